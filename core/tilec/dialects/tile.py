@@ -1,0 +1,572 @@
+"""`tile.*`: the target-neutral block-level ops (Triton's `tt` dialect).
+
+Tensors here carry no layout; backends assign layouts when lowering to gir. Shape rules are checked
+by each op's `verify_()` with messages that give both shapes.
+"""
+
+from __future__ import annotations
+
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr
+from tilec.ir.core import (
+    Operation,
+    Value,
+    VerifyError,
+    attr_def,
+    operand_def,
+    region_def,
+    register_op,
+    result_def,
+)
+from tilec.ir.traits import (
+    BOOL_LIKE,
+    INT_LIKE,
+    INT_TENSOR,
+    NUMERIC_LIKE,
+    PTR_LIKE,
+    SCALAR,
+    TENSOR,
+    Elementwise,
+    HasParent,
+    IsTerminator,
+    Pure,
+    ReadOnly,
+)
+from tilec.ir.types import (
+    IntegerType,
+    PointerType,
+    TensorType,
+    Type,
+    element_type,
+    i32,
+    like,
+    shape_of,
+)
+
+
+def _shape(t: Type) -> str:
+    return "x".join(map(str, shape_of(t))) if isinstance(t, TensorType) else "scalar"
+
+
+def _int(op: Operation, name: str) -> int:
+    return op.attributes[name].value  # type: ignore[attr-defined]
+
+
+# Program identity ------------------------------------------------------------------------------
+
+
+class _GridQueryOp(Operation):
+    axis = attr_def(IntegerAttr)
+    result = result_def()
+    traits = (Pure(),)
+
+    def __init__(self, axis: int):
+        super().__init__(result_types=[i32], attributes={"axis": IntegerAttr(axis, i32)})
+
+    def verify_(self) -> None:
+        if _int(self, "axis") not in (0, 1, 2):
+            raise VerifyError(f"axis must be 0, 1 or 2, got {_int(self, 'axis')}", self)
+        if self.result.type != i32:
+            raise VerifyError(f"result must be i32, got {self.result.type}", self)
+
+
+@register_op
+class ProgramIdOp(_GridQueryOp):
+    """`%pid = tile.program_id {axis = 0 : i32} : i32`: this program's index along an axis."""
+
+    name = "tile.program_id"
+
+
+@register_op
+class NumProgramsOp(_GridQueryOp):
+    """The number of programs launched along an axis."""
+
+    name = "tile.num_programs"
+
+
+# Tensor creation and shape manipulation --------------------------------------------------------
+
+
+@register_op
+class MakeRangeOp(Operation):
+    """`tile.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>`: start..end-1."""
+
+    name = "tile.make_range"
+    start = attr_def(IntegerAttr)
+    end = attr_def(IntegerAttr)
+    result = result_def(INT_TENSOR)
+    traits = (Pure(),)
+
+    def __init__(self, start: int, end: int):
+        super().__init__(
+            result_types=[TensorType((end - start,), i32)],
+            attributes={"start": IntegerAttr(start, i32), "end": IntegerAttr(end, i32)},
+        )
+
+    def verify_(self) -> None:
+        start, end = _int(self, "start"), _int(self, "end")
+        expected = TensorType((end - start,), i32)
+        if end <= start:
+            raise VerifyError(f"end ({end}) must be greater than start ({start})", self)
+        if self.result.type != expected:
+            raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
+
+
+@register_op
+class SplatOp(Operation):
+    """`tile.splat %x : tensor<128xf32>`: a tensor whose every element is the scalar `%x`."""
+
+    name = "tile.splat"
+    source = operand_def(SCALAR)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        if self.result.type.element_type != self.source.type:  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"result element type must be {self.source.type}, got {self.result.type}", self
+            )
+
+
+@register_op
+class BroadcastOp(Operation):
+    """Broadcast dimensions of size 1 to a larger size (same rank)."""
+
+    name = "tile.broadcast"
+    source = operand_def(TENSOR)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.result.type
+        if src.element_type != dst.element_type or src.rank != dst.rank:  # type: ignore[attr-defined]
+            raise VerifyError(f"cannot broadcast {src} to {dst}: element type and rank must match", self)
+        for a, b in zip(src.shape, dst.shape):  # type: ignore[attr-defined]
+            if a not in (1, b):
+                raise VerifyError(
+                    f"cannot broadcast shape {_shape(src)} to {_shape(dst)}: only dimensions of "
+                    "size 1 broadcast",
+                    self,
+                )
+
+
+@register_op
+class ExpandDimsOp(Operation):
+    """Insert a dimension of size 1 at `axis` (`x[:, None]`)."""
+
+    name = "tile.expand_dims"
+    source = operand_def(TENSOR)
+    axis = attr_def(IntegerAttr)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        src = self.source.type
+        axis = _int(self, "axis")
+        if not 0 <= axis <= src.rank:  # type: ignore[attr-defined]
+            raise VerifyError(f"axis {axis} is out of range for {src}", self)
+        shape = list(src.shape)  # type: ignore[attr-defined]
+        shape.insert(axis, 1)
+        expected = TensorType(tuple(shape), src.element_type)  # type: ignore[attr-defined]
+        if self.result.type != expected:
+            raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
+
+
+@register_op
+class ReshapeOp(Operation):
+    """Reshape to another shape with the same number of elements (row-major order)."""
+
+    name = "tile.reshape"
+    source = operand_def(TENSOR)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.result.type
+        if src.element_type != dst.element_type or src.numel != dst.numel:  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"cannot reshape {src} to {dst}: element type and number of elements must match", self
+            )
+
+
+@register_op
+class TransOp(Operation):
+    """Permute dimensions: result dimension i is source dimension `order[i]`."""
+
+    name = "tile.trans"
+    source = operand_def(TENSOR)
+    order = attr_def(ArrayAttr)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        src = self.source.type
+        order = self.attributes["order"].ints()  # type: ignore[attr-defined]
+        if sorted(order) != list(range(src.rank)):  # type: ignore[attr-defined]
+            raise VerifyError(f"order {order} is not a permutation of the dimensions of {src}", self)
+        expected = TensorType(tuple(src.shape[i] for i in order), src.element_type)  # type: ignore[attr-defined]
+        if self.result.type != expected:
+            raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
+
+
+# Pointers and memory ---------------------------------------------------------------------------
+
+
+@register_op
+class AddPtrOp(Operation):
+    """`%q = tile.addptr %p, %offsets : tensor<1024x!tile.ptr<f32>>`: offsets count elements."""
+
+    name = "tile.addptr"
+    ptr = operand_def(PTR_LIKE)
+    offset = operand_def(INT_LIKE)
+    result = result_def(PTR_LIKE)
+    traits = (Pure(), Elementwise())
+
+    def verify_(self) -> None:
+        if self.result.type != self.ptr.type:
+            raise VerifyError(f"result type {self.result.type} must be the pointer type {self.ptr.type}", self)
+
+
+@register_op
+class IntToPtrOp(Operation):
+    name = "tile.int_to_ptr"
+    source = operand_def(INT_LIKE)
+    result = result_def(PTR_LIKE)
+    traits = (Pure(), Elementwise())
+
+
+@register_op
+class PtrToIntOp(Operation):
+    name = "tile.ptr_to_int"
+    source = operand_def(PTR_LIKE)
+    result = result_def(INT_LIKE)
+    traits = (Pure(), Elementwise())
+
+
+def _check_memory_operands(op: Operation, ptr: Value, value_type: Type, mask: Value | None) -> None:
+    expected = like(ptr.type, element_type(ptr.type).pointee)  # type: ignore[attr-defined]
+    if value_type != expected:
+        raise VerifyError(f"value type {value_type} does not match the pointer type {ptr.type}", op)
+    if mask is not None and shape_of(mask.type) != shape_of(ptr.type):
+        raise VerifyError(
+            f"mask shape {_shape(mask.type)} does not match the pointer shape {_shape(ptr.type)}", op
+        )
+
+
+CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt")
+EVICTION_POLICIES = ("", "evict_first", "evict_last", "evict_normal")
+
+
+def _check_choice(op: Operation, key: str, choices: tuple[str, ...]) -> None:
+    attr = op.attributes.get(key)
+    if attr is not None and attr.value not in choices:  # type: ignore[attr-defined]
+        raise VerifyError(
+            f"{key} '{attr.value}' is not one of {', '.join(repr(c) for c in choices)}", op  # type: ignore[attr-defined]
+        )
+
+
+@register_op
+class LoadOp(Operation):
+    """`%v = tile.load %ptrs, %mask, %other : tensor<1024xf32>`; masked-off lanes give `%other`
+    (undefined if absent)."""
+
+    name = "tile.load"
+    ptr = operand_def(PTR_LIKE)
+    mask = operand_def(BOOL_LIKE, optional=True)
+    other = operand_def(optional=True)
+    cache = attr_def(StringAttr, optional=True)
+    eviction = attr_def(StringAttr, optional=True)
+    volatile = attr_def(UnitAttr, optional=True)
+    result = result_def()
+    traits = (ReadOnly(),)
+
+    def verify_(self) -> None:
+        _check_memory_operands(self, self.ptr, self.result.type, self.mask)
+        other = self.other
+        if other is not None and other.type != self.result.type:
+            raise VerifyError(f"other type {other.type} must be the result type {self.result.type}", self)
+        _check_choice(self, "cache", CACHE_MODIFIERS)
+        _check_choice(self, "eviction", EVICTION_POLICIES)
+
+
+@register_op
+class StoreOp(Operation):
+    """`tile.store %ptrs, %values, %mask`: writes where the mask is true."""
+
+    name = "tile.store"
+    ptr = operand_def(PTR_LIKE)
+    value = operand_def()
+    mask = operand_def(BOOL_LIKE, optional=True)
+    cache = attr_def(StringAttr, optional=True)
+    eviction = attr_def(StringAttr, optional=True)
+
+    def verify_(self) -> None:
+        _check_memory_operands(self, self.ptr, self.value.type, self.mask)
+        _check_choice(self, "cache", CACHE_MODIFIERS)
+        _check_choice(self, "eviction", EVICTION_POLICIES)
+
+
+ATOMIC_KINDS = ("add", "max", "min", "umax", "umin", "and", "or", "xor", "xchg")
+MEMORY_SEMANTICS = ("relaxed", "acquire", "release", "acq_rel")
+MEMORY_SCOPES = ("cta", "gpu", "sys")
+
+
+@register_op
+class AtomicRMWOp(Operation):
+    """`%old = tile.atomic_rmw %ptrs, %vals, %mask {kind = "add", sem = "acq_rel", scope = "gpu"}`.
+
+    Returns the values memory held before; `add`/`max`/`min` on float pointers are float atomics.
+    """
+
+    name = "tile.atomic_rmw"
+    ptr = operand_def(PTR_LIKE)
+    value = operand_def(NUMERIC_LIKE)
+    mask = operand_def(BOOL_LIKE, optional=True)
+    kind = attr_def(StringAttr)
+    sem = attr_def(StringAttr)
+    scope = attr_def(StringAttr)
+    result = result_def(NUMERIC_LIKE)
+
+    def verify_(self) -> None:
+        _check_memory_operands(self, self.ptr, self.value.type, self.mask)
+        if self.result.type != self.value.type:
+            raise VerifyError(f"result type must be {self.value.type}, got {self.result.type}", self)
+        _check_choice(self, "kind", ATOMIC_KINDS)
+        _check_choice(self, "sem", MEMORY_SEMANTICS)
+        _check_choice(self, "scope", MEMORY_SCOPES)
+        kind = self.attributes["kind"].value  # type: ignore[attr-defined]
+        if kind in ("and", "or", "xor", "umax", "umin") and not isinstance(
+            element_type(self.value.type), IntegerType
+        ):
+            raise VerifyError(f"atomic '{kind}' needs integer values, got {self.value.type}", self)
+
+
+@register_op
+class AtomicCASOp(Operation):
+    """`%old = tile.atomic_cas %ptrs, %cmp, %new {sem = "acq_rel", scope = "gpu"}`."""
+
+    name = "tile.atomic_cas"
+    ptr = operand_def(PTR_LIKE)
+    compare = operand_def(NUMERIC_LIKE)
+    value = operand_def(NUMERIC_LIKE)
+    sem = attr_def(StringAttr)
+    scope = attr_def(StringAttr)
+    result = result_def(NUMERIC_LIKE)
+
+    def verify_(self) -> None:
+        _check_memory_operands(self, self.ptr, self.value.type, None)
+        if not self.compare.type == self.value.type == self.result.type:
+            raise VerifyError(
+                f"compare, value and result must have one type, got {self.compare.type}, "
+                f"{self.value.type}, {self.result.type}",
+                self,
+            )
+        _check_choice(self, "sem", MEMORY_SEMANTICS)
+        _check_choice(self, "scope", MEMORY_SCOPES)
+
+
+# Reductions, scans and dot ---------------------------------------------------------------------
+
+
+def _check_combiner(op: Operation, terminator_name: str) -> list[Type]:
+    """Check the combiner region: 2N scalar args of the operands' element types, N returned."""
+    element_types = [element_type(v.type) for v in op.operands]
+    block = op.regions[0].block
+    expected = element_types + element_types
+    if [a.type for a in block.args] != expected:
+        raise VerifyError(
+            f"combiner arguments ({', '.join(str(a.type) for a in block.args)}) must be "
+            f"({', '.join(map(str, expected))})",
+            op,
+        )
+    terminator = block.last_op
+    if terminator is None or terminator.name != terminator_name:
+        raise VerifyError(f"combiner must end with '{terminator_name}'", op)
+    returned = [v.type for v in terminator.operands]
+    if returned != element_types:
+        raise VerifyError(
+            f"combiner returns ({', '.join(map(str, returned))}) but "
+            f"({', '.join(map(str, element_types))}) is expected",
+            op,
+        )
+    return element_types
+
+
+def _check_same_shapes(op: Operation) -> tuple[int, ...]:
+    shapes = {shape_of(v.type) for v in op.operands}
+    if not op.operands or any(not isinstance(v.type, TensorType) for v in op.operands) or len(shapes) != 1:
+        raise VerifyError("operands must be tensors of one shape", op)
+    return shapes.pop()
+
+
+@register_op
+class ReduceOp(Operation):
+    """`%r = tile.reduce %x {axis = 0 : i32} : f32 { ^bb0(%a: f32, %b: f32): ... tile.reduce.return %s }`.
+
+    Reduces N tensors of one shape along `axis` together (argmax reduces values and indices).
+    """
+
+    name = "tile.reduce"
+    srcs = operand_def(TENSOR, variadic=True)
+    axis = attr_def(IntegerAttr)
+    results_ = result_def(variadic=True)
+    combiner = region_def()
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        shape = _check_same_shapes(self)
+        axis = _int(self, "axis")
+        if not 0 <= axis < len(shape):
+            raise VerifyError(f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self)
+        element_types = _check_combiner(self, "tile.reduce.return")
+        reduced = shape[:axis] + shape[axis + 1 :]
+        expected = [TensorType(reduced, t) if reduced else t for t in element_types]
+        if [r.type for r in self.results] != expected:
+            raise VerifyError(
+                f"results must be ({', '.join(map(str, expected))}), got "
+                f"({', '.join(str(r.type) for r in self.results)})",
+                self,
+            )
+
+
+@register_op
+class ReduceReturnOp(Operation):
+    name = "tile.reduce.return"
+    values = operand_def(variadic=True)
+    traits = (IsTerminator(), Pure(), HasParent("tile.reduce"))
+
+
+@register_op
+class ScanOp(Operation):
+    """Inclusive scan along `axis` with a combiner region (`tl.cumsum`, `tl.associative_scan`)."""
+
+    name = "tile.scan"
+    srcs = operand_def(TENSOR, variadic=True)
+    axis = attr_def(IntegerAttr)
+    reverse = attr_def(IntegerAttr, optional=True)
+    results_ = result_def(variadic=True)
+    combiner = region_def()
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        shape = _check_same_shapes(self)
+        axis = _int(self, "axis")
+        if not 0 <= axis < len(shape):
+            raise VerifyError(f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self)
+        _check_combiner(self, "tile.scan.return")
+        if [r.type for r in self.results] != [v.type for v in self.operands]:
+            raise VerifyError("results must have the operands' types", self)
+
+
+@register_op
+class ScanReturnOp(Operation):
+    name = "tile.scan.return"
+    values = operand_def(variadic=True)
+    traits = (IsTerminator(), Pure(), HasParent("tile.scan"))
+
+
+@register_op
+class DotOp(Operation):
+    """`%d = tile.dot %a, %b, %acc : tensor<MxNxf32>`: `a @ b + acc`, accumulating in acc's type."""
+
+    name = "tile.dot"
+    a = operand_def(TENSOR)
+    b = operand_def(TENSOR)
+    acc = operand_def(TENSOR)
+    input_precision = attr_def(StringAttr, optional=True)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def verify_(self) -> None:
+        a, b, acc = self.a.type, self.b.type, self.acc.type
+        if not a.rank == b.rank == acc.rank == 2:  # type: ignore[attr-defined]
+            raise VerifyError(f"operands must be 2-D tensors, got {a}, {b}, {acc}", self)
+        (m, k), (k2, n) = a.shape, b.shape  # type: ignore[attr-defined]
+        if k != k2 or acc.shape != (m, n):  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"shapes do not compose: {_shape(a)} @ {_shape(b)} + {_shape(acc)}", self
+            )
+        if a.element_type != b.element_type:  # type: ignore[attr-defined]
+            raise VerifyError(f"a and b must have one element type, got {a} and {b}", self)
+        if self.result.type != acc:
+            raise VerifyError(f"result type must be the accumulator's {acc}, got {self.result.type}", self)
+        precision = self.attributes.get("input_precision")
+        if precision is not None and precision.value not in ("ieee", "tf32", "tf32x3"):  # type: ignore[attr-defined]
+            raise VerifyError("input_precision must be 'ieee', 'tf32' or 'tf32x3'", self)
+
+
+# Calls, returns and debugging ------------------------------------------------------------------
+
+
+@register_op
+class CallOp(Operation):
+    """`%r = tile.call %a, %b {callee = @helper} : f32`: call another function of the module."""
+
+    name = "tile.call"
+    args = operand_def(variadic=True)
+    callee = attr_def(SymbolRefAttr)
+    results_ = result_def(variadic=True)
+
+    def verify_(self) -> None:
+        module = self.parent_op
+        while module is not None and module.name != "builtin.module":
+            module = module.parent_op
+        if module is None:
+            return
+        target_name = self.attributes["callee"].name  # type: ignore[attr-defined]
+        target = module.lookup(target_name)  # type: ignore[attr-defined]
+        if target is None:
+            raise VerifyError(f"calls @{target_name}, which is not a function of this module", self)
+        signature = target.signature
+        arg_types = [v.type for v in self.operands]
+        if arg_types != list(signature.inputs) or [r.type for r in self.results] != list(signature.results):
+            raise VerifyError(
+                f"call types ({', '.join(map(str, arg_types))}) -> "
+                f"({', '.join(str(r.type) for r in self.results)}) do not match @{target_name}'s "
+                f"signature {signature}",
+                self,
+            )
+
+
+@register_op
+class ReturnOp(Operation):
+    """Ends a function, returning its values."""
+
+    name = "tile.return"
+    values = operand_def(variadic=True)
+    traits = (IsTerminator(), HasParent("func.func"))
+
+    def verify_(self) -> None:
+        func = self.parent_op
+        expected = list(func.signature.results)  # type: ignore[union-attr]
+        if [v.type for v in self.operands] != expected:
+            raise VerifyError(
+                f"returns ({', '.join(str(v.type) for v in self.operands)}) but the function "
+                f"returns ({', '.join(map(str, expected))})",
+                self,
+            )
+
+
+@register_op
+class PrintOp(Operation):
+    """`tile.print %x {prefix = "x: "}`: print from every program (`tl.device_print`)."""
+
+    name = "tile.print"
+    values = operand_def(variadic=True)
+    prefix = attr_def(StringAttr)
+    hex = attr_def(UnitAttr, optional=True)
+
+
+@register_op
+class BarrierOp(Operation):
+    """Synchronize the threads of a program (`tl.debug_barrier`)."""
+
+    name = "tile.barrier"
+
+
+@register_op
+class AssertOp(Operation):
+    """`tile.assert %cond {message = "..."}`: abort the kernel where `%cond` is false."""
+
+    name = "tile.assert"
+    condition = operand_def(BOOL_LIKE)
+    message = attr_def(StringAttr)
