@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from tilec.dialects import arith_folding as folding
 from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr, StringAttr
-from tilec.ir.core import Operation, Value, VerifyError, attr_def, operand_def, register_op, result_def
+from tilec.ir.core import (
+    Operation,
+    Value,
+    VerifyError,
+    attr_def,
+    operand_def,
+    register_op,
+    result_def,
+)
 from tilec.ir.traits import (
     BOOL_LIKE,
     FLOAT_LIKE,
@@ -58,7 +66,9 @@ def constant_attr(value: int | float, type_: Type) -> Attribute:
     """The attribute for `value` as a constant of `type_` (a splat for tensors)."""
     scalar_type = element_type(type_)
     if isinstance(scalar_type, IntegerType):
-        scalar: IntegerAttr | FloatAttr = IntegerAttr(folding.wrap_int(int(value), scalar_type), scalar_type)
+        scalar: IntegerAttr | FloatAttr = IntegerAttr(
+            folding.wrap_int(int(value), scalar_type), scalar_type
+        )
     elif isinstance(scalar_type, FloatType):
         scalar = FloatAttr(folding.round_float(float(value), scalar_type), scalar_type)
     else:
@@ -168,7 +178,8 @@ class _CompareOp(Operation):
         predicate = self.attributes["predicate"].value  # type: ignore[attr-defined]
         if predicate not in self.predicates:
             raise VerifyError(
-                f"unknown predicate '{predicate}'; expected one of {', '.join(self.predicates)}", self
+                f"unknown predicate '{predicate}'; expected one of {', '.join(self.predicates)}",
+                self,
             )
 
     def fold(self, constants):
@@ -263,7 +274,9 @@ class CastOp(Operation):
         return folding.fold_cast(self, constants)
 
 
-def _cast(class_name: str, op_name: str, source_kind: type, result_kind: type, width_rule: str) -> type[CastOp]:
+def _cast(
+    class_name: str, op_name: str, source_kind: type, result_kind: type, width_rule: str
+) -> type[CastOp]:
     body = {
         "name": op_name,
         "source_kind": source_kind,
@@ -283,4 +296,6 @@ SIToFPOp = _cast("SIToFPOp", "arith.sitofp", IntegerType, FloatType, "any")
 UIToFPOp = _cast("UIToFPOp", "arith.uitofp", IntegerType, FloatType, "any")
 FPToSIOp = _cast("FPToSIOp", "arith.fptosi", FloatType, IntegerType, "any")
 FPToUIOp = _cast("FPToUIOp", "arith.fptoui", FloatType, IntegerType, "any")
-BitcastOp = _cast("BitcastOp", "arith.bitcast", (IntegerType, FloatType), (IntegerType, FloatType), "same")  # type: ignore[arg-type]
+BitcastOp = _cast(
+    "BitcastOp", "arith.bitcast", (IntegerType, FloatType), (IntegerType, FloatType), "same"
+)  # type: ignore[arg-type]

@@ -37,10 +37,21 @@ def as_unsigned(value: int, width: int) -> int:
 
 
 def bf16_round(value: float) -> float:
-    """Round to bfloat16 (through float32, nearest even)."""
-    if math.isnan(value):
+    """Round to bfloat16, nearest even.
+
+    Goes through float32 rounded to odd (truncate, then set the last bit if inexact), which
+    keeps the second rounding exact; rounding to float32 to nearest first would round twice
+    (1 + 2**-8 + 2**-40 would give 1.0 instead of 1 + 2**-7).
+    """
+    if math.isnan(value) or math.isinf(value):
         return value
-    bits = struct.unpack("<I", struct.pack("<f", np.float32(value)))[0]
+    with np.errstate(over="ignore"):
+        single = np.float32(value)
+    bits = struct.unpack("<I", struct.pack("<f", single))[0]
+    if float(single) != value:
+        if abs(float(single)) > abs(value):
+            bits -= 1
+        bits |= 1
     bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000) & 0xFFFFFFFF
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
@@ -67,7 +78,9 @@ def scalar_value(attr: Attribute | None) -> int | float | None:
 def make_constant(value: int | float, result_type: Type) -> Attribute:
     scalar_type = element_type(result_type)
     if isinstance(scalar_type, IntegerType):
-        scalar: IntegerAttr | FloatAttr = IntegerAttr(wrap_int(int(value), scalar_type), scalar_type)
+        scalar: IntegerAttr | FloatAttr = IntegerAttr(
+            wrap_int(int(value), scalar_type), scalar_type
+        )
     else:
         assert isinstance(scalar_type, FloatType)
         scalar = FloatAttr(round_float(float(value), scalar_type), scalar_type)
@@ -130,17 +143,26 @@ def _float_evaluate(name: str, a: float, b: float) -> float:
             return float(x / y)
         if name == "remf":
             return float(np.fmod(x, y))
-        if name == "maxnumf":
-            return float(np.fmax(x, y))
-        if name == "minnumf":
-            return float(np.fmin(x, y))
-        if name == "maximumf":
-            return float(np.maximum(x, y))
-        return float(np.minimum(x, y))
+    return _min_max(name, float(a), float(b))
+
+
+def _min_max(name: str, x: float, y: float) -> float:
+    """LLVM's minnum/maxnum (a NaN operand is ignored) and minimum/maximum (NaN wins); both
+    order -0.0 below +0.0, which NumPy's min/max functions do not."""
+    if math.isnan(x) or math.isnan(y):
+        if name in ("maximumf", "minimumf"):
+            return math.nan
+        return y if math.isnan(x) else x
+    want_min = name.startswith("min")
+    if x == y:
+        return x if (math.copysign(1.0, x) < 0) == want_min else y
+    return x if (x < y) == want_min else y
 
 
 def _is_int(attr_value: int | float | None, expected: int, width: int) -> bool:
-    return isinstance(attr_value, int) and as_unsigned(attr_value, width) == as_unsigned(expected, width)
+    return isinstance(attr_value, int) and as_unsigned(attr_value, width) == as_unsigned(
+        expected, width
+    )
 
 
 def _is_float(attr_value: int | float | None, expected: float) -> bool:
@@ -279,17 +301,22 @@ def fold_compare(op: Operation, constants) -> list[Attribute | Value] | None:
             u, v = as_unsigned(int(a), width), as_unsigned(int(b), width)
             return [make_constant(int(_INT_COMPARE[predicate](s, t, u, v)), result_type)]
         if op.operands[0] is op.operands[1]:
-            return [make_constant(int(predicate in ("eq", "sle", "sge", "ule", "uge")), result_type)]
+            return [
+                make_constant(int(predicate in ("eq", "sle", "sge", "ule", "uge")), result_type)
+            ]
         return None
     if a is not None and b is not None:
         return [make_constant(int(_float_compare(predicate, float(a), float(b))), result_type)]
+    if any(isinstance(v, float) and math.isnan(v) for v in (a, b)):
+        # Against NaN every comparison is unordered, whatever the other operand.
+        return [make_constant(int(_float_compare(predicate, math.nan, 0.0)), result_type)]
     if predicate in ("true", "false"):
         return [make_constant(int(predicate == "true"), result_type)]
     return None
 
 
 def fold_select(op: Operation, constants) -> list[Attribute | Value] | None:
-    condition, true_value, false_value = op.operands
+    _, true_value, false_value = op.operands
     if true_value is false_value:
         return [true_value]
     cond = scalar_value(constants[0])
@@ -347,11 +374,15 @@ def _bitcast(value: int | float, source: Type, target: Type) -> int | float:
         if source.name == "bf16":
             bits = struct.unpack("<I", struct.pack("<f", value))[0] >> 16
         else:
-            bits = struct.unpack(_INT_FORMATS[source.width], struct.pack(_FLOAT_FORMATS[source.name], value))[0]
+            bits = struct.unpack(
+                _INT_FORMATS[source.width], struct.pack(_FLOAT_FORMATS[source.name], value)
+            )[0]
     else:
         bits = as_unsigned(int(value), source.width)  # type: ignore[attr-defined]
     if isinstance(target, FloatType):
         if target.name == "bf16":
             return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
-        return struct.unpack(_FLOAT_FORMATS[target.name], struct.pack(_INT_FORMATS[target.width], bits))[0]
+        return struct.unpack(
+            _FLOAT_FORMATS[target.name], struct.pack(_INT_FORMATS[target.width], bits)
+        )[0]
     return bits

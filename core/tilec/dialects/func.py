@@ -58,7 +58,9 @@ class FuncOp(Operation):
         entry = dict(per_arg[str(index)].items) if str(index) in per_arg else {}
         entry[key] = value
         per_arg[str(index)] = DictAttr(tuple(entry.items()))
-        self.attributes["arg_attrs"] = DictAttr(tuple(sorted(per_arg.items(), key=lambda kv: int(kv[0]))))
+        self.attributes["arg_attrs"] = DictAttr(
+            tuple(sorted(per_arg.items(), key=lambda kv: int(kv[0])))
+        )
 
     def verify_(self) -> None:
         signature = self.signature
@@ -92,7 +94,9 @@ class FuncOp(Operation):
         elif results:
             printer.write(f" -> ({printer.types(results)})")
         extra = {
-            k: v for k, v in self.attributes.items() if k not in ("sym_name", "function_type", "arg_attrs")
+            k: v
+            for k, v in self.attributes.items()
+            if k not in ("sym_name", "function_type", "arg_attrs")
         }
         if extra:
             printer.write(f" attributes {printer.attr_dict(extra)}")

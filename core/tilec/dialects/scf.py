@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tilec.dialects import scf_patterns
 from tilec.ir.core import (
     Block,
     Operation,
@@ -82,7 +83,8 @@ class ForOp(Operation):
         inits = list(self.init_args)
         if [r.type for r in self.results] != [v.type for v in inits]:
             raise VerifyError(
-                f"results {_types(self.results)} must match the initial values {_types(inits)}", self
+                f"results {_types(self.results)} must match the initial values {_types(inits)}",
+                self,
             )
         block = self.regions[0].block
         expected_args = [lb.type, *(v.type for v in inits)]
@@ -93,6 +95,10 @@ class ForOp(Operation):
                 self,
             )
         _check_yield(self, self.regions[0], [v.type for v in inits], "body")
+
+    @classmethod
+    def canonicalization_patterns(cls) -> list:
+        return [scf_patterns.FoldConstantTripFor(), scf_patterns.SimplifyForIterArgs()]
 
 
 @register_op
@@ -118,6 +124,10 @@ class IfOp(Operation):
             _check_yield(self, self.regions[1], expected, "else region")
         elif expected:
             raise VerifyError("must have an else region because it has results", self)
+
+    @classmethod
+    def canonicalization_patterns(cls) -> list:
+        return [scf_patterns.InlineConstantIf()]
 
 
 @register_op

@@ -6,7 +6,15 @@ by each op's `verify_()` with messages that give both shapes.
 
 from __future__ import annotations
 
-from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, UnitAttr
+from tilec.ir.attributes import (
+    ArrayAttr,
+    DenseAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
 from tilec.ir.core import (
     Operation,
     Value,
@@ -33,7 +41,6 @@ from tilec.ir.traits import (
 )
 from tilec.ir.types import (
     IntegerType,
-    PointerType,
     TensorType,
     Type,
     element_type,
@@ -49,6 +56,16 @@ def _shape(t: Type) -> str:
 
 def _int(op: Operation, name: str) -> int:
     return op.attributes[name].value  # type: ignore[attr-defined]
+
+
+def _fold_shape_op(op: Operation, constants, *, identity: bool) -> list | None:
+    """Shape ops: a splat constant stays a splat of the result type; with `identity`, an op
+    whose result type is its source's type folds to the source."""
+    if isinstance(constants[0], DenseAttr):
+        return [DenseAttr(constants[0].value, op.results[0].type)]
+    if identity and op.operands[0].type == op.results[0].type:
+        return [op.operands[0]]
+    return None
 
 
 # Program identity ------------------------------------------------------------------------------
@@ -120,6 +137,11 @@ class SplatOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    def fold(self, constants):
+        if isinstance(constants[0], (IntegerAttr, FloatAttr)):
+            return [DenseAttr(constants[0], self.result.type)]
+        return None
+
     def verify_(self) -> None:
         if self.result.type.element_type != self.source.type:  # type: ignore[attr-defined]
             raise VerifyError(
@@ -136,11 +158,16 @@ class BroadcastOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    def fold(self, constants):
+        return _fold_shape_op(self, constants, identity=True)
+
     def verify_(self) -> None:
         src, dst = self.source.type, self.result.type
         if src.element_type != dst.element_type or src.rank != dst.rank:  # type: ignore[attr-defined]
-            raise VerifyError(f"cannot broadcast {src} to {dst}: element type and rank must match", self)
-        for a, b in zip(src.shape, dst.shape):  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"cannot broadcast {src} to {dst}: element type and rank must match", self
+            )
+        for a, b in zip(src.shape, dst.shape, strict=True):  # type: ignore[attr-defined]
             if a not in (1, b):
                 raise VerifyError(
                     f"cannot broadcast shape {_shape(src)} to {_shape(dst)}: only dimensions of "
@@ -158,6 +185,9 @@ class ExpandDimsOp(Operation):
     axis = attr_def(IntegerAttr)
     result = result_def(TENSOR)
     traits = (Pure(),)
+
+    def fold(self, constants):
+        return _fold_shape_op(self, constants, identity=False)
 
     def verify_(self) -> None:
         src = self.source.type
@@ -180,11 +210,15 @@ class ReshapeOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    def fold(self, constants):
+        return _fold_shape_op(self, constants, identity=True)
+
     def verify_(self) -> None:
         src, dst = self.source.type, self.result.type
         if src.element_type != dst.element_type or src.numel != dst.numel:  # type: ignore[attr-defined]
             raise VerifyError(
-                f"cannot reshape {src} to {dst}: element type and number of elements must match", self
+                f"cannot reshape {src} to {dst}: element type and number of elements must match",
+                self,
             )
 
 
@@ -198,11 +232,17 @@ class TransOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    def fold(self, constants):
+        order = self.attributes["order"].ints()  # type: ignore[attr-defined]
+        return _fold_shape_op(self, constants, identity=order == sorted(order))
+
     def verify_(self) -> None:
         src = self.source.type
         order = self.attributes["order"].ints()  # type: ignore[attr-defined]
         if sorted(order) != list(range(src.rank)):  # type: ignore[attr-defined]
-            raise VerifyError(f"order {order} is not a permutation of the dimensions of {src}", self)
+            raise VerifyError(
+                f"order {order} is not a permutation of the dimensions of {src}", self
+            )
         expected = TensorType(tuple(src.shape[i] for i in order), src.element_type)  # type: ignore[attr-defined]
         if self.result.type != expected:
             raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
@@ -223,7 +263,9 @@ class AddPtrOp(Operation):
 
     def verify_(self) -> None:
         if self.result.type != self.ptr.type:
-            raise VerifyError(f"result type {self.result.type} must be the pointer type {self.ptr.type}", self)
+            raise VerifyError(
+                f"result type {self.result.type} must be the pointer type {self.ptr.type}", self
+            )
 
 
 @register_op
@@ -248,7 +290,8 @@ def _check_memory_operands(op: Operation, ptr: Value, value_type: Type, mask: Va
         raise VerifyError(f"value type {value_type} does not match the pointer type {ptr.type}", op)
     if mask is not None and shape_of(mask.type) != shape_of(ptr.type):
         raise VerifyError(
-            f"mask shape {_shape(mask.type)} does not match the pointer shape {_shape(ptr.type)}", op
+            f"mask shape {_shape(mask.type)} does not match the pointer shape {_shape(ptr.type)}",
+            op,
         )
 
 
@@ -260,7 +303,8 @@ def _check_choice(op: Operation, key: str, choices: tuple[str, ...]) -> None:
     attr = op.attributes.get(key)
     if attr is not None and attr.value not in choices:  # type: ignore[attr-defined]
         raise VerifyError(
-            f"{key} '{attr.value}' is not one of {', '.join(repr(c) for c in choices)}", op  # type: ignore[attr-defined]
+            f"{key} '{attr.value}' is not one of {', '.join(repr(c) for c in choices)}",
+            op,  # type: ignore[attr-defined]
         )
 
 
@@ -283,7 +327,9 @@ class LoadOp(Operation):
         _check_memory_operands(self, self.ptr, self.result.type, self.mask)
         other = self.other
         if other is not None and other.type != self.result.type:
-            raise VerifyError(f"other type {other.type} must be the result type {self.result.type}", self)
+            raise VerifyError(
+                f"other type {other.type} must be the result type {self.result.type}", self
+            )
         _check_choice(self, "cache", CACHE_MODIFIERS)
         _check_choice(self, "eviction", EVICTION_POLICIES)
 
@@ -329,7 +375,9 @@ class AtomicRMWOp(Operation):
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
         if self.result.type != self.value.type:
-            raise VerifyError(f"result type must be {self.value.type}, got {self.result.type}", self)
+            raise VerifyError(
+                f"result type must be {self.value.type}, got {self.result.type}", self
+            )
         _check_choice(self, "kind", ATOMIC_KINDS)
         _check_choice(self, "sem", MEMORY_SEMANTICS)
         _check_choice(self, "scope", MEMORY_SCOPES)
@@ -393,7 +441,11 @@ def _check_combiner(op: Operation, terminator_name: str) -> list[Type]:
 
 def _check_same_shapes(op: Operation) -> tuple[int, ...]:
     shapes = {shape_of(v.type) for v in op.operands}
-    if not op.operands or any(not isinstance(v.type, TensorType) for v in op.operands) or len(shapes) != 1:
+    if (
+        not op.operands
+        or any(not isinstance(v.type, TensorType) for v in op.operands)
+        or len(shapes) != 1
+    ):
         raise VerifyError("operands must be tensors of one shape", op)
     return shapes.pop()
 
@@ -416,7 +468,9 @@ class ReduceOp(Operation):
         shape = _check_same_shapes(self)
         axis = _int(self, "axis")
         if not 0 <= axis < len(shape):
-            raise VerifyError(f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self)
+            raise VerifyError(
+                f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self
+            )
         element_types = _check_combiner(self, "tile.reduce.return")
         reduced = shape[:axis] + shape[axis + 1 :]
         expected = [TensorType(reduced, t) if reduced else t for t in element_types]
@@ -451,7 +505,9 @@ class ScanOp(Operation):
         shape = _check_same_shapes(self)
         axis = _int(self, "axis")
         if not 0 <= axis < len(shape):
-            raise VerifyError(f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self)
+            raise VerifyError(
+                f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self
+            )
         _check_combiner(self, "tile.scan.return")
         if [r.type for r in self.results] != [v.type for v in self.operands]:
             raise VerifyError("results must have the operands' types", self)
@@ -488,7 +544,9 @@ class DotOp(Operation):
         if a.element_type != b.element_type:  # type: ignore[attr-defined]
             raise VerifyError(f"a and b must have one element type, got {a} and {b}", self)
         if self.result.type != acc:
-            raise VerifyError(f"result type must be the accumulator's {acc}, got {self.result.type}", self)
+            raise VerifyError(
+                f"result type must be the accumulator's {acc}, got {self.result.type}", self
+            )
         precision = self.attributes.get("input_precision")
         if precision is not None and precision.value not in ("ieee", "tf32", "tf32x3"):  # type: ignore[attr-defined]
             raise VerifyError("input_precision must be 'ieee', 'tf32' or 'tf32x3'", self)
@@ -518,7 +576,9 @@ class CallOp(Operation):
             raise VerifyError(f"calls @{target_name}, which is not a function of this module", self)
         signature = target.signature
         arg_types = [v.type for v in self.operands]
-        if arg_types != list(signature.inputs) or [r.type for r in self.results] != list(signature.results):
+        if arg_types != list(signature.inputs) or [r.type for r in self.results] != list(
+            signature.results
+        ):
             raise VerifyError(
                 f"call types ({', '.join(map(str, arg_types))}) -> "
                 f"({', '.join(str(r.type) for r in self.results)}) do not match @{target_name}'s "

@@ -133,7 +133,9 @@ class _SlotDef:
 
     kind_name = ""
 
-    def __init__(self, constraint: Constraint = ANY_TYPE, optional: bool = False, variadic: bool = False):
+    def __init__(
+        self, constraint: Constraint = ANY_TYPE, optional: bool = False, variadic: bool = False
+    ):
         self.constraint = constraint
         self.optional = optional
         self.variadic = variadic
@@ -173,11 +175,15 @@ class ResultDef(_SlotDef):
         return op.results  # type: ignore[return-value]
 
 
-def operand_def(constraint: Constraint = ANY_TYPE, *, optional: bool = False, variadic: bool = False) -> Any:
+def operand_def(
+    constraint: Constraint = ANY_TYPE, *, optional: bool = False, variadic: bool = False
+) -> Any:
     return OperandDef(constraint, optional, variadic)
 
 
-def result_def(constraint: Constraint = ANY_TYPE, *, optional: bool = False, variadic: bool = False) -> Any:
+def result_def(
+    constraint: Constraint = ANY_TYPE, *, optional: bool = False, variadic: bool = False
+) -> Any:
     return ResultDef(constraint, optional, variadic)
 
 
@@ -405,7 +411,9 @@ class Operation:
         if check_uses:
             for result in self.results:
                 if result.has_uses():
-                    raise ValueError(f"cannot erase '{self.name}': result #{result.index} is still used")
+                    raise ValueError(
+                        f"cannot erase '{self.name}': result #{result.index} is still used"
+                    )
         self.detach()
         for op in self.walk(post_order=True):
             op.drop_operand_uses()
@@ -435,7 +443,7 @@ class Operation:
             regions,
             self.location,
         )
-        for old_result, new_result in zip(self.results, new.results):
+        for old_result, new_result in zip(self.results, new.results, strict=True):
             new_result.name_hint = old_result.name_hint
             value_map[old_result] = new_result
         return new
@@ -461,8 +469,10 @@ class Operation:
                 expected = " or ".join(k.__name__ for k in kinds)
                 raise VerifyError(f"attribute '{attr.name}' must be {expected}, got {value}", self)
         if len(self.regions) != len(cls._region_defs):
-            raise VerifyError(f"expects {len(cls._region_defs)} region(s), got {len(self.regions)}", self)
-        for region_def, region in zip(cls._region_defs, self.regions):
+            raise VerifyError(
+                f"expects {len(cls._region_defs)} region(s), got {len(self.regions)}", self
+            )
+        for region_def, region in zip(cls._region_defs, self.regions, strict=True):
             if len(region.blocks) > 1:
                 raise VerifyError(f"region '{region_def.name}' must have a single block", self)
             if not region.blocks and not region_def.optional:
@@ -499,7 +509,7 @@ def _verify_slots(op: Operation, defs: Sequence[_SlotDef], values: Sequence[Valu
         if optionals and not variadic:
             expected = f"{singles} to {singles + optionals}"
         raise VerifyError(f"expects {expected} {kind}(s), got {len(values)}", op)
-    for slot, (start, stop) in zip(defs, segment_ranges(defs, len(values))):
+    for slot, (start, stop) in zip(defs, segment_ranges(defs, len(values)), strict=True):
         for position in range(start, stop):
             value_type = values[position].type
             if not slot.constraint(value_type):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tilec.ir.core import Block, Operation, Region, region_def, register_op
+from tilec.ir.attributes import StringAttr
+from tilec.ir.core import Block, Operation, Region, VerifyError, region_def, register_op
 from tilec.ir.traits import IsolatedFromAbove
 
 
@@ -32,9 +33,25 @@ class ModuleOp(Operation):
 
     def lookup(self, symbol: str) -> Operation | None:
         """The function named `symbol`, or None."""
-        return next((f for f in self.functions if f.name_str == symbol), None)  # type: ignore[attr-defined]
+        return next((f for f in self.functions if _symbol(f) == symbol), None)
+
+    def verify_(self) -> None:
+        seen: set[str] = set()
+        for function in self.functions:
+            name = _symbol(function)
+            if name is None:
+                continue  # a malformed `sym_name` is reported when the function is verified
+            if name in seen:
+                raise VerifyError(f"redefinition of function @{name}", function)
+            seen.add(name)
 
     def __str__(self) -> str:
         from tilec.ir.printer import print_module
 
         return print_module(self)
+
+
+def _symbol(function: Operation) -> str | None:
+    """The function's name, or None when its `sym_name` is missing or not a string."""
+    name = function.attributes.get("sym_name")
+    return name.value if isinstance(name, StringAttr) else None

@@ -63,6 +63,7 @@ class ParseError(Exception):
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _SUFFIX_ID = re.compile(r"[A-Za-z0-9_$.]+")
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+_RESULT_NAMES = re.compile(r"%[A-Za-z0-9_$.]+(?:\s*,\s*%[A-Za-z0-9_$.]+)*\s*=(?!=)")
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
@@ -83,7 +84,9 @@ class Parser:
     # Low-level scanning ----------------------------------------------------------------------
 
     def error(self, message: str, position: int | None = None) -> ParseError:
-        return ParseError(message, self.text, self.pos if position is None else position, self.filename)
+        return ParseError(
+            message, self.text, self.pos if position is None else position, self.filename
+        )
 
     def skip_ws(self) -> None:
         text, n = self.text, len(self.text)
@@ -163,6 +166,10 @@ class Parser:
         self.skip_ws()
         match = _STRING.match(self.text, self.pos)
         if match is None:
+            if self.text.startswith('"', self.pos):
+                raise self.error(
+                    "unterminated string literal (expected a closing '\"' on this line)"
+                )
             raise self.error(f"expected string literal, got {self._found()}")
         self.pos = match.end()
         return re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), match.group(1))
@@ -292,8 +299,12 @@ class Parser:
             return UnitAttr()
         if self.accept_keyword("dense"):
             self.expect("<")
+            self.skip_ws()
             inner_start = self.pos
-            literal = self._number_literal()
+            if self.accept_keyword("true") or self.accept_keyword("false"):
+                literal: int | float = int(self.text.startswith("true", inner_start))
+            else:
+                literal = self._number_literal()
             self.expect(">")
             self.expect(":")
             tensor = self.type()
@@ -305,6 +316,7 @@ class Parser:
         if re.compile(r"[-+]?(\d|inf|nan)").match(self.text, self.pos):
             literal = self._number_literal()
             if self.accept(":"):
+                self.skip_ws()
                 type_start = self.pos
                 return self._typed_number(literal, self.type(), type_start)
             if isinstance(literal, float):
@@ -377,9 +389,12 @@ class Parser:
         self.skip_ws()
         if not self.text.startswith("{", self.pos):
             return False
-        return re.compile(r'\{\s*(\}|("[^"]*"|[A-Za-z_][A-Za-z0-9_$.]*)\s*=)').match(
-            self.text, self.pos
-        ) is not None
+        return (
+            re.compile(r'\{\s*(\}|("(?:[^"\\\n]|\\.)*"|[A-Za-z_][A-Za-z0-9_$.]*)\s*=)').match(
+                self.text, self.pos
+            )
+            is not None
+        )
 
     def location(self) -> Location | None:
         if not self.peek_keyword("loc"):
@@ -446,19 +461,22 @@ class Parser:
                 "are given",
                 name_start,
             )
-        for (result_name, position), result in zip(result_names, op.results):
+        for (result_name, position), result in zip(result_names, op.results, strict=True):
             self.define_value(result_name, result, position)
         loc = self.location()
         op.location = loc if loc is not None else self.text_location(name_start)
         return op
 
     def _generic_operation(self, cls: type[Operation], n_results: int, start: int) -> Operation:
-        operands = self.comma_list(self.use_value) if self.peek("%") else []
+        # `%a, %b =` starts the next op (`tile.barrier` then `%x = ...`), not this op's operands.
+        at_operands = self.peek("%") and _RESULT_NAMES.match(self.text, self.pos) is None
+        operands = self.comma_list(self.use_value) if at_operands else []
         attributes = self.attr_dict() if self.at_attr_dict() else {}
         result_types = self.type_list() if self.accept(":") else []
         if n_results and len(result_types) != n_results:
             raise self.error(
-                f"'{cls.name}' has {n_results} result name(s) but {len(result_types)} result type(s)"
+                f"'{cls.name}' has {n_results} result name(s) but {len(result_types)} result type(s)",
+                start,
             )
         regions = []
         while self.peek("{"):

@@ -25,6 +25,7 @@ from tilec.ir.attributes import (
     DictAttr,
     TypeAttr,
     format_attr_dict,
+    quote,
 )
 from tilec.ir.core import Block, Operation, Region, Value
 from tilec.ir.types import FunctionType, PointerType, TensorType, Type
@@ -42,8 +43,18 @@ def sanitize_hint(hint: str | None) -> str | None:
     return cleaned
 
 
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+def _key(key: str) -> str:
+    """An attribute-dictionary key: bare if it reads as an identifier, else quoted."""
+    return key if _KEY_RE.fullmatch(key) else quote(key)
+
+
 class Printer:
-    def __init__(self, stream: io.StringIO | None = None, *, locations: bool = False, indent: int = 2):
+    def __init__(
+        self, stream: io.StringIO | None = None, *, locations: bool = False, indent: int = 2
+    ):
         self.stream = stream or io.StringIO()
         self.locations = locations
         self.indent_width = indent
@@ -122,7 +133,7 @@ class Printer:
     def attr_dict(self, attributes: dict[str, Attribute]) -> str:
         if not attributes:
             return ""
-        return "{" + ", ".join(f"{k} = {self.attr(v)}" for k, v in attributes.items()) + "}"
+        return "{" + ", ".join(f"{_key(k)} = {self.attr(v)}" for k, v in attributes.items()) + "}"
 
     # Structure -------------------------------------------------------------------------------
 
@@ -181,7 +192,9 @@ class Printer:
     def print_region(self, region: Region, *, entry_args: bool = True) -> None:
         self.write("{")
         for index, block in enumerate(region.blocks):
-            self.print_block(block, label=index > 0 or (entry_args and bool(block.args)), index=index)
+            self.print_block(
+                block, label=index > 0 or (entry_args and bool(block.args)), index=index
+            )
         self.newline()
         self.write("}")
 

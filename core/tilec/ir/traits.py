@@ -97,7 +97,9 @@ class SameOperandsAndResultType(Trait):
         types = [v.type for v in (*op.operands, *op.results)]
         if any(t != types[0] for t in types):
             listed = ", ".join(map(str, types))
-            raise VerifyError(f"requires the same type for all operands and results, got {listed}", op)
+            raise VerifyError(
+                f"requires the same type for all operands and results, got {listed}", op
+            )
 
 
 class SameOperandsType(Trait):
@@ -123,7 +125,9 @@ class Elementwise(Trait):
         shapes = {shape_of(v.type) for v in values}
         if len(shapes) > 1:
             listed = ", ".join("x".join(map(str, s)) for s in sorted(shapes))
-            raise VerifyError(f"requires operands and results of equal shape, got shapes {listed}", op)
+            raise VerifyError(
+                f"requires operands and results of equal shape, got shapes {listed}", op
+            )
 
 
 class SameShapeResultBool(Trait):

@@ -32,20 +32,31 @@ def source_line(loc: Location) -> str | None:
 
 def format_diagnostic(op: Operation | None, message: str, loc: Location | None = None) -> str:
     """`file:line:col: error: 'op.name' op MESSAGE`, the op's text and the source line."""
-    from tilec.ir.printer import print_op
-
     if op is None:
         return f"{format_location(loc) if loc else '<unknown>'}: error: {message}"
     loc = op.location if loc is None else loc
     lines = [f"{format_location(loc)}: error: '{op.name}' op {message}"]
     if not op.regions or all(not r.blocks for r in op.regions):
-        lines.append("  " + print_op(op))
+        lines.append("  " + _op_text(op))
     else:
-        lines.append("  " + print_op(op).split("\n", 1)[0] + " ...")
+        lines.append("  " + _op_text(op).split("\n", 1)[0] + " ...")
     src = source_line(loc)
     if src is not None and isinstance(loc, FileLineColLoc):
         lines.append(f"  {loc.file}:{loc.line}: {src}")
     return "\n".join(lines)
+
+
+def _op_text(op: Operation) -> str:
+    from tilec.ir.printer import Printer, print_op
+
+    try:
+        return print_op(op)
+    except Exception:
+        # The op is malformed (that is what is being reported), which can break its custom
+        # printer (e.g. `func.func` whose `function_type` is not a type): print it generically.
+        printer = Printer()
+        printer._print_generic(op)
+        return printer.stream.getvalue()
 
 
 class Diagnostic(Exception):
