@@ -1,0 +1,471 @@
+"""The pass manager: a pipeline is one dependency DAG, ordered deterministically, then run.
+
+Every pass of a pipeline (core, backend and third-party) is a node of one `networkx.DiGraph`.
+Edges come from the declared relations and from stage order:
+
+- `requires`: the required pass runs first; a required transform that is not in the pipeline is
+  pulled in. A required analysis is not a node (it is computed on demand by
+  `PassContext.get_analysis`) unless the pipeline names it explicitly.
+- `after` / `before`: ordering only, ignored when the other pass is not in the pipeline.
+- stage order: every tir pass runs before every gir pass, which run before every llir pass.
+
+Names unknown to the registry are errors (with close matches), wherever they appear. A cycle is an
+error that names it. Among the orders the DAG allows, the pass manager picks the lexicographically
+smallest by (stage, position in the requested list or registration order, name), so the same
+registrations and request always give the same order, and `--passes cse,dce` runs cse first unless
+the declared relations say otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import itertools
+import re
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from tilec.ir import Diagnostic, verify
+from tilec.ir.core import Operation
+from tilec.passes.base import ALL_ANALYSES, STAGES, Analysis, Pass, PassContext
+from tilec.passes.instrumentation import PassInstrumentation
+
+
+class PipelineError(Exception):
+    """A pipeline that cannot be built: an unknown pass name, a bad option, or an ordering cycle."""
+
+
+class PassVerifyError(Exception):
+    """A pass left the IR invalid. `pass_name` names it; `diagnostic` is the verifier's text."""
+
+    def __init__(self, pass_name: str, diagnostic: str):
+        super().__init__(f"pass '{pass_name}' produced invalid IR:\n{diagnostic}")
+        self.pass_name = pass_name
+        self.diagnostic = diagnostic
+
+
+def pass_origin(cls: type[Pass]) -> str:
+    """Who provides a pass: its `origin` attribute if set, else its top-level package."""
+    origin = getattr(cls, "origin", None)
+    if isinstance(origin, str) and origin:
+        return origin
+    return cls.__module__.split(".", 1)[0]
+
+
+def backend_stages(backend: Any) -> tuple[str, ...]:
+    """The pass stages of `backend`'s pipeline: its `pass_stages` if it declares them, else the
+    stages of `STAGES` that `backend.add_stages` adds to a mapping holding the core's `tir`."""
+    declared = getattr(backend, "pass_stages", None)
+    if declared:
+        return tuple(declared)
+    stages: dict[str, Any] = {"tir": None}
+    with contextlib.suppress(NotImplementedError):
+        backend.add_stages(stages, backend.parse_options())
+    return tuple(stage for stage in STAGES if stage in stages)
+
+
+def other_backend_origins(backend: Any, backends: Mapping[str, Any]) -> frozenset[str]:
+    """The origins (top-level packages) of the backends other than `backend` (None: of every
+    backend), whose passes stay out of `backend`'s default pipeline. Core (`tilec`) is never one."""
+    own = None if backend is None else type(backend).__module__.split(".", 1)[0]
+    origins = {type(other).__module__.split(".", 1)[0] for other in backends.values()}
+    return frozenset(origins - {own, "tilec"})
+
+
+def parse_pipeline(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """Split `'canonicalize,licm{max-depth=2,hoist-loads=true},cse'` into names and options.
+
+    Option values that read as integers, floats or `true`/`false` are converted; others stay
+    strings.
+    """
+    entries: list[tuple[str, dict[str, Any]]] = []
+    pos = 0
+    while text.strip():
+        match = _PIPELINE_ENTRY.match(text, pos)
+        if match is None:
+            raise PipelineError(
+                f"cannot read pass pipeline '{text}' at column {pos + 1}: expected a pass name "
+                "or 'name{key=value,...}'"
+            )
+        entries.append((match[1], _parse_options(match[1], match[2] or "")))
+        if not match[3]:
+            break
+        pos = match.end()
+    return entries
+
+
+_PIPELINE_ENTRY = re.compile(r"\s*([^,{}\s]+)\s*(?:\{([^{}]*)\})?\s*(,|$)")
+
+
+def _parse_options(pass_name: str, text: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise PipelineError(f"option '{item}' of pass '{pass_name}' must look like key=value")
+        options[key.strip()] = _option_value(value.strip())
+    return options
+
+
+def _option_value(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+class PassManager:
+    """Builds and runs pipelines from a registry of pass classes (name -> class, in
+    registration order)."""
+
+    def __init__(self, pass_classes: Mapping[str, type[Pass]], *, verify_each: bool = True):
+        self.registry: dict[str, type[Pass]] = dict(pass_classes)
+        self.verify_each = verify_each
+        self._registration = {name: index for index, name in enumerate(self.registry)}
+        for name, cls in self.registry.items():
+            if cls.stage not in STAGES:
+                raise PipelineError(
+                    f"pass '{name}' declares unknown stage '{cls.stage}' (stages: {', '.join(STAGES)})"
+                )
+
+    @classmethod
+    def from_classes(cls, pass_classes: Iterable[type[Pass]], **kwargs: Any) -> PassManager:
+        """A pass manager over `pass_classes`, keyed by their `name`; duplicate names are errors."""
+        registry: dict[str, type[Pass]] = {}
+        for pass_class in pass_classes:
+            other = registry.get(pass_class.name)
+            if other is not None and other is not pass_class:
+                raise PipelineError(
+                    f"pass name '{pass_class.name}' is registered twice: by "
+                    f"{other.__module__}.{other.__qualname__} and "
+                    f"{pass_class.__module__}.{pass_class.__qualname__}"
+                )
+            registry[pass_class.name] = pass_class
+        return cls(registry, **kwargs)
+
+    @classmethod
+    def from_plugins(cls, **kwargs: Any) -> PassManager:
+        """A pass manager over the core passes and those of every plugin that loaded."""
+        from tilec.plugin.manager import load_pass_classes
+
+        return cls.from_classes(load_pass_classes(), **kwargs)
+
+    # Building --------------------------------------------------------------------------------
+
+    def graph(
+        self,
+        names: Sequence[str] | None = None,
+        stages: Sequence[str] = STAGES,
+        *,
+        skip_origins: Collection[str] = (),
+    ) -> nx.DiGraph:
+        """The pipeline's DAG (it may hold a cycle; `pipeline` rejects those).
+
+        `names=None` selects the default pipeline of `stages`: the registered transforms with
+        `default_pipeline = True`, except those whose origin is in `skip_origins` (another
+        backend's passes). Explicitly named and required passes are used whatever their stage.
+        Nodes carry `cls`, `stage`, `origin`, `requested` and `key` (the sort key); edges carry
+        `kinds` (requires / after / before / stage) and `reasons` (readable sentences).
+        """
+        positions, requested = self._select(names, stages, skip_origins)
+        keys = {
+            name: (
+                STAGES.index(self.registry[name].stage),
+                positions[name],
+                self._registration[name],
+                name,
+            )
+            for name in positions
+        }
+        graph = nx.DiGraph()
+        for name in sorted(keys, key=keys.__getitem__):
+            cls = self.registry[name]
+            graph.add_node(
+                name,
+                cls=cls,
+                stage=cls.stage,
+                origin=pass_origin(cls),
+                requested=name in requested,
+                key=keys[name],
+            )
+        for name in list(graph):
+            cls = self.registry[name]
+            for other in cls.requires:
+                if other in graph:
+                    _add_edge(graph, other, name, "requires", f"'{name}' requires '{other}'")
+            for other in cls.after:
+                if other in graph:
+                    _add_edge(graph, other, name, "after", f"'{name}' runs after '{other}'")
+            for other in cls.before:
+                if other in graph:
+                    _add_edge(graph, name, other, "before", f"'{name}' runs before '{other}'")
+        self._add_stage_edges(graph)
+        return graph
+
+    def pipeline(
+        self,
+        names: Sequence[str] | None = None,
+        stages: Sequence[str] = STAGES,
+        *,
+        skip_origins: Collection[str] = (),
+    ) -> list[type[Pass]]:
+        """The pass classes of the pipeline, in the order they run (see `graph`)."""
+        graph = self.graph(names, stages, skip_origins=skip_origins)
+        return [self.registry[name] for name in self.order(graph)]
+
+    @staticmethod
+    def order(graph: nx.DiGraph) -> list[str]:
+        """The deterministic run order of `graph`'s passes; raises PipelineError on a cycle."""
+        if not nx.is_directed_acyclic_graph(graph):
+            raise PipelineError(_describe_cycle(graph))
+        return list(nx.lexicographical_topological_sort(graph, key=lambda n: graph.nodes[n]["key"]))
+
+    def _select(
+        self, names: Sequence[str] | None, stages: Sequence[str], skip_origins: Collection[str]
+    ) -> tuple[dict[str, int], set[str]]:
+        """The pipeline's pass names with their sort positions, and the requested ones."""
+        for stage in stages:
+            if stage not in STAGES:
+                raise PipelineError(f"unknown stage '{stage}' (stages: {', '.join(STAGES)})")
+        if names is None:
+            requested = [
+                name
+                for name, cls in self.registry.items()
+                if cls.default_pipeline
+                and not cls.is_analysis
+                and cls.stage in stages
+                and pass_origin(cls) not in skip_origins
+            ]
+            positions = {name: self._registration[name] for name in requested}
+        else:
+            requested = list(names)
+            positions = {}
+            for index, name in enumerate(requested):
+                self.check_known(name, "the requested pipeline")
+                if name in positions:
+                    raise PipelineError(
+                        f"pass '{name}' is requested twice; a pipeline runs each pass once "
+                        "(run the tool again to repeat a pass)"
+                    )
+                positions[name] = index
+        self._pull_in_requirements(positions)
+        return positions, set(requested)
+
+    def _pull_in_requirements(self, positions: dict[str, int]) -> None:
+        """Add required transforms, each at the earliest position of a pass that requires it,
+        and check every relation of every pass involved (required analyses included)."""
+        pulled: set[str] = set()
+        checked: set[str] = set()
+        worklist = list(positions)
+        while worklist:
+            name = worklist.pop(0)
+            cls = self.registry[name]
+            if name not in checked:
+                checked.add(name)
+                self._check_relations(name, cls)
+            for required in cls.requires:
+                if self.registry[required].is_analysis and required not in positions:
+                    if required not in checked:
+                        worklist.append(required)
+                    continue
+                if name not in positions:
+                    continue
+                if required not in positions:
+                    pulled.add(required)
+                    positions[required] = positions[name]
+                    worklist.append(required)
+                elif required in pulled and positions[name] < positions[required]:
+                    positions[required] = positions[name]
+                    worklist.append(required)
+
+    def _check_relations(self, name: str, cls: type[Pass]) -> None:
+        for relation in ("requires", "after", "before"):
+            for other in getattr(cls, relation):
+                self.check_known(other, f"'{relation}' of pass '{name}'")
+        if tuple(cls.invalidates) != ALL_ANALYSES:
+            for other in cls.invalidates:
+                self.check_known(other, f"'invalidates' of pass '{name}'")
+
+    def check_known(self, name: str, where: str) -> None:
+        """Raise PipelineError if `name` is not a registered pass, naming `where` it was found
+        and close matches."""
+        if name in self.registry:
+            return
+        matches = difflib.get_close_matches(name, list(self.registry), n=3, cutoff=0.6)
+        hint = (
+            "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?"
+            if matches
+            else "'tilec passes --all' lists the known passes"
+        )
+        raise PipelineError(f"unknown pass '{name}' in {where}; {hint}")
+
+    @staticmethod
+    def _add_stage_edges(graph: nx.DiGraph) -> None:
+        """Edges from every pass of one stage to every pass of the next stage present."""
+        groups = [[n for n in graph if graph.nodes[n]["stage"] == stage] for stage in STAGES]
+        groups = [group for group in groups if group]
+        for earlier, later in itertools.pairwise(groups):
+            for src in earlier:
+                for dst in later:
+                    reason = (
+                        f"{graph.nodes[src]['stage']} passes run before "
+                        f"{graph.nodes[dst]['stage']} passes"
+                    )
+                    _add_edge(graph, src, dst, "stage", reason)
+
+    # Running ---------------------------------------------------------------------------------
+
+    def run(
+        self,
+        module: Operation,
+        names: Sequence[str] | None = None,
+        *,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        instrumentations: Sequence[PassInstrumentation] = (),
+        stages: Sequence[str] = STAGES,
+        skip_origins: Collection[str] = (),
+        context: PassContext | None = None,
+        target: Any = None,
+    ) -> bool:
+        """Run the pipeline of `names` (default pipeline of `stages` if None) on `module`.
+
+        `options` maps a pass name to the options its instance gets. After a pass reports a
+        change, the analyses it `invalidates` are dropped; with `verify_each`, the module is
+        verified after every pass (PassVerifyError names the pass). Returns whether any pass
+        changed the IR.
+        """
+        options = dict(options or {})
+        pipeline = self.pipeline(names, stages, skip_origins=skip_origins)
+        unused = sorted(set(options) - {cls.name for cls in pipeline})
+        if unused:
+            raise PipelineError(
+                f"options given for pass '{unused[0]}', which is not in the pipeline"
+            )
+        if context is None:
+            analyses = {n: c for n, c in self.registry.items() if issubclass(c, Analysis)}
+            context = PassContext(analyses, target=target)
+        context.module = module
+        passes = [cls(dict(options.get(cls.name, {}))) for cls in pipeline]
+        for instrumentation in instrumentations:
+            instrumentation.before_pipeline(passes, module)
+        any_changed = False
+        for pass_ in passes:
+            changed = self._run_one(pass_, module, context, instrumentations)
+            any_changed = any_changed or changed
+        for instrumentation in instrumentations:
+            instrumentation.after_pipeline(module, any_changed)
+        return any_changed
+
+    def _run_one(
+        self,
+        pass_: Pass,
+        module: Operation,
+        context: PassContext,
+        instrumentations: Sequence[PassInstrumentation],
+    ) -> bool:
+        name = type(pass_).name
+        for instrumentation in instrumentations:
+            instrumentation.before_pass(pass_, module)
+        start = time.perf_counter()
+        try:
+            changed = pass_.run(module, context)
+        except Exception as err:
+            if hasattr(err, "add_note"):
+                err.add_note(f"while running pass '{name}'")
+            raise
+        seconds = time.perf_counter() - start
+        if not isinstance(changed, bool):
+            raise TypeError(
+                f"pass '{name}' returned {changed!r} from run(); it must return a bool "
+                "(whether it changed the IR)"
+            )
+        if changed:
+            context.invalidate(tuple(type(pass_).invalidates))
+        for instrumentation in reversed(instrumentations):
+            instrumentation.after_pass(pass_, module, changed, seconds)
+        if self.verify_each:
+            start = time.perf_counter()
+            try:
+                verify(module)
+            except Diagnostic as diag:
+                raise PassVerifyError(name, str(diag)) from None
+            seconds = time.perf_counter() - start
+            for instrumentation in reversed(instrumentations):
+                instrumentation.after_verify(pass_, module, seconds)
+        return changed
+
+
+def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> None:
+    if graph.has_edge(src, dst):
+        data = graph.edges[src, dst]
+        data["kinds"].append(kind)
+        data["reasons"].append(reason)
+    else:
+        graph.add_edge(src, dst, kinds=[kind], reasons=[reason])
+
+
+def _describe_cycle(graph: nx.DiGraph) -> str:
+    """`pass ordering cycle: a -> b -> a`, starting at the cycle's smallest pass, with reasons."""
+    edges = [(src, dst) for src, dst, *_ in nx.find_cycle(graph)]
+    first = min(range(len(edges)), key=lambda i: graph.nodes[edges[i][0]]["key"])
+    edges = edges[first:] + edges[:first]
+    names = [src for src, _ in edges] + [edges[0][0]]
+    lines = [f"pass ordering cycle: {' -> '.join(names)}"]
+    for src, dst in edges:
+        lines.append(f"  {src} -> {dst}: {'; '.join(graph.edges[src, dst]['reasons'])}")
+    return "\n".join(lines)
+
+
+def to_dot(graph: nx.DiGraph, *, stage_edges: bool = False) -> str:
+    """DOT text of a pipeline graph: one cluster per stage, edges labelled by relation.
+
+    Stage-order edges (every pass of a stage to every pass of the next) are left out unless
+    `stage_edges`: the clusters already show them.
+    """
+    lines = ["digraph pipeline {", "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
+    for stage in STAGES:
+        members = [n for n in graph if graph.nodes[n].get("stage") == stage]
+        if not members:
+            continue
+        lines.append(f"  subgraph cluster_{stage} {{")
+        lines.append(f'    label="{stage}";')
+        for name in members:
+            origin = graph.nodes[name].get("origin", "")
+            label = f"{name}\\n({_dot_escape(origin)})" if origin else name
+            lines.append(f'    {_dot_id(name)} [label="{label}"];')
+        lines.append("  }")
+    for src, dst, data in graph.edges(data=True):
+        kinds = [k for k in data.get("kinds", []) if stage_edges or k != "stage"]
+        if not kinds:
+            continue
+        style = ", style=dashed" if kinds == ["stage"] else ""
+        lines.append(f'  {_dot_id(src)} -> {_dot_id(dst)} [label="{",".join(kinds)}"{style}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _dot_id(name: str) -> str:
+    return f'"{_dot_escape(name)}"'
+
+
+__all__ = [
+    "PassManager",
+    "PassVerifyError",
+    "PipelineError",
+    "backend_stages",
+    "other_backend_origins",
+    "parse_pipeline",
+    "pass_origin",
+    "to_dot",
+]
