@@ -1,0 +1,40 @@
+"""The hooks a tilec plugin implements; all prefixed `tilec_`, project name "tilec".
+
+A plugin is a module (or object) registered under the `tilec` entry-point group, for example
+`[project.entry-points.tilec] interp = "tilec_interp.plugin"`, whose functions are marked with
+`@hookimpl`. Every hook is optional: implement the ones you need.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from tilec.backend import Backend
+    from tilec.passes.base import Pass
+
+PROJECT_NAME = "tilec"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def tilec_backends() -> list[Backend]:
+    """Return the backends this plugin provides, as a list of `tilec.backend.Backend` instances.
+
+    Each backend's `name` (e.g. "nvidia") is what `--backend=` selects. Creating the instances
+    must not import vendor libraries; those belong inside the driver-side methods.
+    """
+
+
+@hookspec
+def tilec_passes() -> list[type[Pass]]:
+    """Return the pass classes this plugin contributes, as a list of `tilec.passes.base.Pass`
+    subclasses.
+
+    Each class's `name` must be unique across all plugins; its `stage` and relations
+    (`requires`, `after`, `before`) place it in the pass pipeline's DAG.
+    """

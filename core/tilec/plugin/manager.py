@@ -1,0 +1,257 @@
+"""The plugin manager: built-in plugins first, then the `tilec` entry-point group.
+
+Plain pluggy lets one broken plugin break every command. Here loading is wrapped, as numba does:
+a plugin whose import or registration raises, or whose hook raises or returns garbage, produces
+one `TilecPluginWarning` naming the plugin and its distribution, and is skipped; the others still
+load. `plugin_failures()` lists what failed, so `tilec backends` can show it.
+
+Set `TILEC_DISABLE_PLUGIN_AUTOLOAD=1` to skip entry points (built-in plugins still load).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import traceback
+import warnings
+from typing import Any, NamedTuple
+
+import attrs
+import pluggy
+
+from tilec.backend import Backend
+from tilec.passes.base import Pass
+from tilec.plugin import hookspecs
+
+ENTRY_POINT_GROUP = "tilec"
+DISABLE_AUTOLOAD_ENV = "TILEC_DISABLE_PLUGIN_AUTOLOAD"
+BUILTIN_PLUGINS = ("tilec.passes.builtin",)
+"""Core modules registered as ordinary plugins, before any entry point."""
+
+
+class TilecPluginWarning(UserWarning):
+    """A plugin failed to load, or one of its hooks failed; that plugin (or hook) is skipped."""
+
+
+class PluginFailure(NamedTuple):
+    plugin: str
+    """The plugin and where it comes from, e.g. `broken (tilec-broken 0.1)`."""
+    error: str
+    """What failed and why, e.g. `import failed: ZeroDivisionError: division by zero (at x.py:3)`."""
+
+
+@attrs.define
+class _State:
+    manager: pluggy.PluginManager
+    labels: dict[str, str] = attrs.Factory(dict)
+    failures: list[PluginFailure] = attrs.Factory(list)
+    backends: dict[str, Backend] | None = None
+    pass_classes: list[type[Pass]] | None = None
+
+
+_state: _State | None = None
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, created and loaded on first use."""
+    return _load_state().manager
+
+
+def reset_plugin_manager() -> None:
+    """Forget the plugin manager and everything loaded through it (for tests)."""
+    global _state
+    _state = None
+
+
+def register_plugin(plugin: object, name: str | None = None) -> None:
+    """Register `plugin` (a module or object with `@hookimpl` functions) after loading.
+
+    Failures warn like an entry point's would. Cached backends and passes are recomputed.
+    """
+    state = _load_state()
+    label = name or getattr(plugin, "__name__", None) or repr(plugin)
+    _register(state, plugin, name, label)
+    state.backends = state.pass_classes = None
+
+
+def plugin_failures() -> list[PluginFailure]:
+    """The plugins (or hooks) that failed so far, as (plugin, error text) pairs."""
+    return list(_load_state().failures)
+
+
+def load_backends() -> dict[str, Backend]:
+    """Every backend the loaded plugins provide, by name. A duplicate name warns; the first wins."""
+    state = _load_state()
+    if state.backends is not None:
+        return dict(state.backends)
+    backends: dict[str, Backend] = {}
+    owners: dict[str, str] = {}
+    for label, backend in _call_hook(state, "tilec_backends"):
+        if not isinstance(backend, Backend) or not backend.name:
+            _fail(
+                state,
+                label,
+                f"tilec_backends() returned {backend!r}, not a named tilec.backend.Backend",
+            )
+            continue
+        if backend.name in backends:
+            _fail(
+                state,
+                label,
+                f"backend '{backend.name}' is ignored: plugin '{owners[backend.name]}' already provides it",
+            )
+            continue
+        backends[backend.name] = backend
+        owners[backend.name] = label
+    state.backends = backends
+    return dict(backends)
+
+
+def load_pass_classes() -> list[type[Pass]]:
+    """Every pass class the loaded plugins contribute, core first, one per pass name.
+
+    The same class offered twice is kept once; two different classes claiming one name warn,
+    naming both plugins, and the first is kept.
+    """
+    state = _load_state()
+    if state.pass_classes is not None:
+        return list(state.pass_classes)
+    by_name: dict[str, tuple[type[Pass], str]] = {}
+    for label, cls in _call_hook(state, "tilec_passes"):
+        if not (isinstance(cls, type) and issubclass(cls, Pass) and cls.name):
+            _fail(state, label, f"tilec_passes() returned {cls!r}, not a named tilec Pass subclass")
+            continue
+        previous = by_name.get(cls.name)
+        if previous is None:
+            by_name[cls.name] = (cls, label)
+            continue
+        previous_cls, previous_label = previous
+        if previous_cls is not cls:
+            _fail(
+                state,
+                label,
+                f"pass '{cls.name}' ({_qualname(cls)}) is ignored: plugin '{previous_label}' already "
+                f"registers a pass of that name ({_qualname(previous_cls)})",
+            )
+    state.pass_classes = [cls for cls, _ in by_name.values()]
+    return list(state.pass_classes)
+
+
+# Loading ---------------------------------------------------------------------------------------
+
+
+def _load_state() -> _State:
+    global _state
+    if _state is None:
+        manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        manager.add_hookspecs(hookspecs)
+        state = _State(manager)
+        _load_builtins(state)
+        if not _autoload_disabled():
+            _load_entry_points(state)
+        _state = state
+    return _state
+
+
+def _autoload_disabled() -> bool:
+    return os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _load_builtins(state: _State) -> None:
+    for module_name in BUILTIN_PLUGINS:
+        label = f"{module_name} (built-in)"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name == module_name:
+                continue  # not part of this build of tilec
+            _fail(state, label, "import failed", error)
+            continue
+        except Exception as error:
+            _fail(state, label, "import failed", error)
+            continue
+        _register(state, module, module_name, label)
+
+
+def _load_entry_points(state: _State) -> None:
+    """Load entry points sorted by name and distribution, so the order (which decides who wins a
+    duplicate name) does not depend on the order of `sys.path` or of a folder listing."""
+    entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    for entry_point in sorted(entry_points, key=lambda ep: (ep.name, _entry_point_label(ep))):
+        label = _entry_point_label(entry_point)
+        try:
+            plugin = entry_point.load()
+        except Exception as error:
+            _fail(state, label, f"import of '{entry_point.value}' failed", error)
+            continue
+        _register(state, plugin, entry_point.name, label)
+
+
+def _entry_point_label(entry_point: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    origin = f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+    return f"{entry_point.name} ({origin})"
+
+
+def _register(state: _State, plugin: object, name: str | None, label: str) -> None:
+    manager = state.manager
+    try:
+        registered_name = manager.register(plugin, name=name)
+    except Exception as error:
+        _fail(state, label, "registration failed", error)
+        return
+    if registered_name is None:
+        return  # blocked
+    state.labels[registered_name] = label
+    try:
+        manager.check_pending()  # a misspelled hook (`tilec_backend`) is an error, not silence
+    except Exception as error:
+        manager.unregister(name=registered_name)
+        _fail(state, label, "registration failed", error)
+
+
+def _call_hook(state: _State, hook_name: str) -> list[tuple[str, Any]]:
+    """Call each implementation of `hook_name` on its own, in registration order (tryfirst first,
+    trylast last), so one that raises is skipped with a warning; returns (plugin label, item)."""
+    implementations = [
+        impl
+        for impl in getattr(state.manager.hook, hook_name).get_hookimpls()
+        if not (impl.hookwrapper or impl.wrapper)
+    ]
+    implementations.sort(key=lambda impl: 0 if impl.tryfirst else 2 if impl.trylast else 1)
+    items: list[tuple[str, Any]] = []
+    for impl in implementations:
+        label = state.labels.get(impl.plugin_name, impl.plugin_name)
+        try:
+            result = impl.function()
+        except Exception as error:
+            _fail(state, label, f"{hook_name}() raised", error)
+            continue
+        if result is None:
+            continue
+        if not isinstance(result, (list, tuple)):
+            _fail(state, label, f"{hook_name}() returned {type(result).__name__}, not a list")
+            continue
+        items.extend((label, item) for item in result)
+    return items
+
+
+def _fail(state: _State, label: str, what: str, error: BaseException | None = None) -> None:
+    text = what if error is None else f"{what}: {_describe(error)}"
+    state.failures.append(PluginFailure(label, text))
+    warnings.warn(
+        f"tilec plugin '{label}': {text}; it is skipped", TilecPluginWarning, stacklevel=4
+    )
+
+
+def _describe(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames:
+        text += f" (at {frames[-1].filename}:{frames[-1].lineno})"
+    return text
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"

@@ -1,0 +1,17 @@
+"""The interpreter backend: executes tir after the target-neutral passes; needs no device."""
+
+from __future__ import annotations
+
+from tilec.backend import Availability, Backend, BackendOptions
+from tilec_interp import __version__
+
+
+class InterpBackend(Backend):
+    """Accepts the common options (`num_warps`, `num_stages`, `debug`); the first two are ignored."""
+
+    name = "interp"
+    version = __version__
+    options_class = BackendOptions
+
+    def is_available(self) -> Availability:
+        return Availability(True, "runs on the CPU with NumPy")

@@ -1,0 +1,3 @@
+"""tilec's NVIDIA backend: tile IR -> LLVM IR -> PTX -> cubin, launched through cuda.bindings."""
+
+__version__ = "0.1.0"
