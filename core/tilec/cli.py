@@ -1,0 +1,288 @@
+"""The `tilec` command: `opt` (run passes on textual IR), `passes` (the pipeline), `backends`.
+
+User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
+cycle) print a message to stderr and return 1; argument errors return 2 (argparse). Anything else
+is a bug in tilec or a plugin and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import tilec
+from tilec.passes.base import STAGES, Pass
+
+PROG = "tilec"
+
+
+class UserError(Exception):
+    """A mistake the user can fix; main() prints it without a traceback and returns 1."""
+
+
+# Seams: the plugin host provides these; tests replace them. -------------------------------------
+
+
+def load_pass_classes() -> list[type[Pass]]:
+    """Core passes and those of every plugin that loaded."""
+    from tilec.plugin.manager import load_pass_classes as load
+
+    return load()
+
+
+def load_backends() -> dict[str, Any]:
+    """Every discovered backend by name."""
+    from tilec.plugin.manager import load_backends as load
+
+    return load()
+
+
+def plugin_failures() -> list[tuple[str, str]]:
+    """(plugin, reason) for each plugin that failed to load."""
+    from tilec.plugin.manager import plugin_failures as failures
+
+    return failures()
+
+
+# Commands -------------------------------------------------------------------------------------
+
+
+def _pass_manager(verify_each: bool = True):
+    from tilec.passes.manager import PassManager
+
+    return PassManager.from_classes(load_pass_classes(), verify_each=verify_each)
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    """The text of `path` (`-` is stdin) and the file name diagnostics use."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read(), path
+    except OSError as err:
+        raise UserError(f"cannot read '{path}': {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"cannot read '{path}': not UTF-8 text ({err.reason})") from None
+
+
+def _split_names(values: Sequence[str] | None) -> list[str]:
+    return [name.strip() for value in values or () for name in value.split(",") if name.strip()]
+
+
+def cmd_opt(args: argparse.Namespace) -> int:
+    import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
+    from tilec.ir import parse_module, print_module, verify
+    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
+    from tilec.passes.manager import parse_pipeline
+
+    text, filename = _read_input(args.file)
+    module = parse_module(text, filename)
+    if args.verify:
+        verify(module)
+
+    entries = parse_pipeline(args.passes) if args.passes is not None else []
+    print_after = _split_names(args.print_after)
+    if entries or print_after:
+        manager = _pass_manager(verify_each=args.verify)
+        names = [name for name, _ in entries]
+        pipeline = [cls.name for cls in manager.pipeline(names)]
+        for name in print_after:
+            manager.check_known(name, "--print-after")
+            if name not in pipeline:
+                raise UserError(
+                    f"--print-after: pass '{name}' is not in the pipeline ({', '.join(pipeline)})"
+                )
+        instrumentations = []
+        timing = PassTiming() if args.timing else None
+        if timing is not None:
+            instrumentations.append(timing)
+        if args.print_after_all or print_after:
+            names_to_print = None if args.print_after_all else print_after
+            instrumentations.append(
+                PrintIRAfter(sys.stderr, names_to_print, locations=args.locations)
+            )
+        options = {name: opts for name, opts in entries if opts}
+        manager.run(module, names, options=options, instrumentations=instrumentations)
+        if timing is not None:
+            timing.print_report(sys.stderr)
+
+    output = print_module(module, locations=args.locations)
+    if args.output in (None, "-"):
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as file:
+                file.write(output)
+        except OSError as err:
+            raise UserError(f"cannot write '{args.output}': {err.strerror or err}") from None
+    return 0
+
+
+def _select_backend(name: str, backends: dict[str, Any]) -> Any:
+    if name in backends:
+        return backends[name]
+    known = sorted(backends)
+    matches = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean '{matches[0]}'?" if matches else ""
+    listing = ", ".join(known) if known else "none are installed"
+    raise UserError(f"unknown backend '{name}' (known: {listing}){hint}")
+
+
+def cmd_passes(args: argparse.Namespace) -> int:
+    from tilec.passes.manager import backend_stages, other_backend_origins, pass_origin, to_dot
+
+    manager = _pass_manager()
+    if args.all:
+        classes = sorted(manager.registry.values(), key=lambda c: STAGES.index(c.stage))
+        rows = [(c.name, c.stage, pass_origin(c), _pass_flags(c)) for c in classes]
+        _print_rows(rows)
+        return 0
+    backends = load_backends()
+    backend = _select_backend(args.backend, backends) if args.backend else None
+    stages = backend_stages(backend) if backend is not None else ("tir",)
+    graph = manager.graph(None, stages, skip_origins=other_backend_origins(backend, backends))
+    order = manager.order(graph)
+    if args.dot:
+        sys.stdout.write(to_dot(graph))
+        return 0
+    _print_rows([(n, graph.nodes[n]["stage"], graph.nodes[n]["origin"], "") for n in order])
+    return 0
+
+
+def _pass_flags(cls: type[Pass]) -> str:
+    flags = []
+    if cls.is_analysis:
+        flags.append("analysis")
+    elif not cls.default_pipeline:
+        flags.append("not in default pipeline")
+    return f"({', '.join(flags)})" if flags else ""
+
+
+def _print_rows(rows: list[tuple[str, ...]]) -> None:
+    if not rows:
+        return
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        print("  ".join(cells).rstrip())
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    backends = load_backends()
+    width = max((len(name) for name in backends), default=0)
+    for name in sorted(backends):
+        availability = backends[name].is_available()
+        status = "available" if availability.available else f"unavailable: {availability.reason}"
+        print(f"{name.ljust(width)}  {status}")
+    if not backends:
+        print("no backends installed")
+    for plugin, reason in plugin_failures():
+        print(f"plugin '{plugin}' failed to load: {reason}")
+    return 0
+
+
+# Argument parsing -----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="The tilec tile-level GPU kernel compiler."
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {tilec.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    opt = commands.add_parser(
+        "opt",
+        help="parse textual IR, run passes, print the result",
+        description="Parse textual IR, verify it, run passes and print the result. "
+        "Without --passes it round-trips the IR (parse, verify, print).",
+    )
+    opt.add_argument("file", metavar="FILE", help="input IR file ('-' reads stdin)")
+    opt.add_argument(
+        "--passes",
+        metavar="PIPELINE",
+        help="comma-separated pass names, each optionally with options: 'licm{max-depth=2},cse'",
+    )
+    opt.add_argument(
+        "--print-after-all", action="store_true", help="print the IR after every pass (to stderr)"
+    )
+    opt.add_argument(
+        "--print-after",
+        action="append",
+        metavar="NAME",
+        help="print the IR after pass NAME (to stderr); repeatable or comma-separated",
+    )
+    opt.add_argument(
+        "--timing", action="store_true", help="print the wall time of each pass (to stderr)"
+    )
+    opt.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="verify neither the input nor the IR after each pass",
+    )
+    opt.add_argument("--locations", action="store_true", help="print source locations")
+    opt.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT")
+    opt.set_defaults(handler=cmd_opt)
+
+    passes = commands.add_parser(
+        "passes",
+        help="print the resolved default pass pipeline",
+        description="Print the default pipeline in the order it runs, one pass a line with its "
+        "stage and origin (the package that provides it). With --backend, the pipeline of that "
+        "backend's stages without other backends' passes; without it, the target-neutral tir "
+        "pipeline.",
+    )
+    passes.add_argument("--backend", metavar="NAME", help="the pipeline of backend NAME's stages")
+    passes.add_argument("--dot", action="store_true", help="print the pipeline graph in DOT")
+    passes.add_argument(
+        "--all", action="store_true", help="list every registered pass and analysis instead"
+    )
+    passes.set_defaults(handler=cmd_passes)
+
+    backends = commands.add_parser("backends", help="list backends and whether they are available")
+    backends.set_defaults(handler=cmd_backends)
+    return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Plugin warnings as one line a user reads, not a source excerpt."""
+    text = f"{PROG}: warning: {message}\n"
+    if not category.__name__.startswith("Tilec"):
+        text = warnings.formatwarning(message, category, filename, lineno, line)
+    (file or sys.stderr).write(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `tilec` command; returns the exit status."""
+    from tilec.ir import Diagnostic, ParseError
+    from tilec.passes.manager import PassVerifyError, PipelineError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: a command is required (opt, passes, backends)", file=sys.stderr)
+        return 2
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.handler(args)
+    except (ParseError, Diagnostic) as err:
+        print(err, file=sys.stderr)
+    except (UserError, PipelineError, PassVerifyError) as err:
+        print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
+    except BrokenPipeError:
+        # The reader (`tilec opt ... | head`) went away; stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
