@@ -8,21 +8,17 @@ import textwrap
 
 import numpy as np
 import pytest
+from pass_runner import run_pass
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
-from tilec.ir import parse_module, print_module, verify
+from tilec.ir import parse_module
 from tilec.ir.attributes import format_float
 from tilec.ir.rewriting import NoConvergenceError, RewritePattern, apply_patterns_greedily
-from tilec.passes.base import PassContext
 from tilec.passes.canonicalize import Canonicalize
 
 
 def canonicalize(text: str, **options: object) -> tuple[str, bool]:
-    module = parse_module(textwrap.dedent(text))
-    verify(module)
-    changed = Canonicalize(options).run(module, PassContext())
-    verify(module)
-    return print_module(module), changed
+    return run_pass(Canonicalize, text, **options)
 
 
 def body(text: str) -> str:

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import textwrap
 
+from pass_runner import run_pass
+
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
-from tilec.ir import parse_module, print_module, verify
-from tilec.passes.base import PassContext
 from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
 
 
 def cse(text: str) -> tuple[str, bool]:
-    module = parse_module(textwrap.dedent(text))
-    verify(module)
-    changed = CommonSubexpressionElimination().run(module, PassContext())
-    verify(module)
-    return print_module(module), changed
+    return run_pass(CommonSubexpressionElimination, text)
 
 
 def test_identical_pure_ops_merge_and_commutative_operands_match_in_either_order():

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import textwrap
 
+from pass_runner import run_pass
+
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
-from tilec.ir import parse_module, print_module, verify
-from tilec.passes.base import PassContext
 from tilec.passes.dead_code_elimination import DeadCodeElimination
 
 
 def dce(text: str) -> tuple[str, bool]:
-    module = parse_module(textwrap.dedent(text))
-    verify(module)
-    changed = DeadCodeElimination().run(module, PassContext())
-    verify(module)
-    return print_module(module), changed
+    return run_pass(DeadCodeElimination, text)
 
 
 def test_unused_pure_chains_and_loads_go_but_effects_stay():

@@ -6,19 +6,16 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from pass_runner import run_pass
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
-from tilec.ir import parse_module, print_module, verify
+from tilec.ir import parse_module
 from tilec.passes.base import PassContext
 from tilec.passes.inline import Inline, InlineError
 
 
 def inline(text: str) -> tuple[str, bool]:
-    module = parse_module(textwrap.dedent(text), "test.tir")
-    verify(module)
-    changed = Inline().run(module, PassContext())
-    verify(module)
-    return print_module(module), changed
+    return run_pass(Inline, text)
 
 
 def test_arguments_are_remapped_and_returned_values_replace_results():

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import textwrap
 
+from pass_runner import run_pass
+
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
-from tilec.ir import parse_module, print_module, verify
-from tilec.passes.base import PassContext
 from tilec.passes.loop_invariant_code_motion import LoopInvariantCodeMotion
 
 
 def licm(text: str) -> tuple[str, bool]:
-    module = parse_module(textwrap.dedent(text))
-    verify(module)
-    changed = LoopInvariantCodeMotion().run(module, PassContext())
-    verify(module)
-    return print_module(module), changed
+    return run_pass(LoopInvariantCodeMotion, text)
 
 
 def test_invariant_chains_are_hoisted_and_dependent_ops_stay():
