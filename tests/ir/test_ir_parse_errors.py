@@ -24,6 +24,14 @@ CASES = [
         "use of undefined value %a",
     ),
     (
+        "use-outside-defining-region",
+        "func.func @f(%c: i1) {\n  scf.if %c {\n    %t = arith.constant {value = 1 : i32} : i32\n"
+        "    scf.yield\n  }\n  %u = arith.addi %t, %t : i32\n  tile.return\n}\n",
+        6,
+        19,
+        "use of undefined value %t",
+    ),
+    (
         "redefinition",
         "func.func @f(%a: i32) {\n  %a = arith.addi %a, %a : i32\n  tile.return\n}\n",
         2,
@@ -321,3 +329,16 @@ def test_comments_and_whitespace_are_ignored() -> None:
 
 def test_empty_input_is_an_empty_module() -> None:
     assert print_module(parse_module("// nothing here\n")) == ""
+
+
+def test_sibling_regions_may_reuse_a_value_name() -> None:
+    text = (
+        "func.func @f(%c: i1) {\n"
+        "  scf.if %c {\n    %t = arith.constant {value = 1 : i32} : i32\n    scf.yield\n  } {\n"
+        "    %t = arith.constant {value = 2 : i32} : i32\n    scf.yield\n  }\n"
+        "  tile.return\n}\n"
+    )
+    printed = print_module(parse_module(text))
+    assert "%t = arith.constant {value = 1 : i32}" in printed
+    assert "%t_1 = arith.constant {value = 2 : i32}" in printed
+    assert print_module(parse_module(printed)) == printed

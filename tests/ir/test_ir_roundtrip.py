@@ -407,7 +407,7 @@ ATTRIBUTE_TEXTS = [
     "1e+16 : f64",
     "5e-324 : f64",
     '""',
-    '"tab\there"',
+    '"tab\\there"',
     '"quote \\" backslash \\\\ newline \\n end"',
     "unit",
     "@kernel",
@@ -434,6 +434,15 @@ def test_attribute_round_trips(attr_text: str) -> None:
     assert print_module(module) == text
     func = next(iter(module.body.ops))
     assert parse_module(print_module(module)).body.first_op.attributes == func.attributes
+
+
+def test_unit_attributes_in_dictionaries_print_as_parseable_text() -> None:
+    from tilec.ir.attributes import DictAttr, UnitAttr
+
+    attr = DictAttr((("flag", UnitAttr()), ("a b", UnitAttr())))
+    assert str(attr) == '{flag = unit, "a b" = unit}'
+    text = f"func.func @f() attributes {{x = {attr}}} {{\n  tile.return\n}}\n"
+    assert print_module(parse_module(text)) == text
 
 
 def test_parsed_attribute_values() -> None:

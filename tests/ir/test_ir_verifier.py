@@ -172,22 +172,6 @@ CASES = [
         "scf.yield",
     ),
     (
-        "use-outside-defining-region",
-        _func(
-            "  scf.if %c {\n"
-            "    %t = arith.addi %a, %a : i32\n"
-            "    scf.yield\n"
-            "  }\n"
-            "  %u = arith.muli %t, %a : i32\n"
-            "  tile.return",
-            "%a: i32, %c: i1",
-        ),
-        "arith.muli",
-        "arith.muli",
-        "operand #0 is not defined in an enclosing scope of this use (it does not dominate the use)",
-        "%u = arith.muli %t, %a : i32",
-    ),
-    (
         "for-yield-types",
         _func(
             "  %r = scf.for %a, %a, %a, %a : i32 {\n"
@@ -763,6 +747,30 @@ def test_use_before_definition() -> None:
     # The operand is defined after the use, so the op's text cannot name it yet (`%<<UNKNOWN>>`).
     assert lines[1].startswith("  %y = arith.muli ")
     assert len(lines) == 2
+
+
+def test_use_outside_the_defining_region() -> None:
+    module, ops = _parsed_function(
+        _func(
+            "  scf.if %c {\n    %t = arith.addi %a, %a : i32\n    scf.yield\n  }\n"
+            "  %u = arith.muli %a, %a : i32\n  tile.return",
+            "%a: i32, %c: i1",
+        )
+    )
+    inner_add = next(iter(ops[0].regions[0].block.ops))
+    ops[1].set_operand(0, inner_add.result)
+    with pytest.raises(Diagnostic) as info:
+        verify(module)
+    assert str(info.value).split("\n")[0] == (
+        f"{FILE}:6:8: error: 'arith.muli' op operand #0 is not defined in an enclosing scope of "
+        "this use (it does not dominate the use)"
+    )
+
+
+def test_tensor_elements_must_be_scalars() -> None:
+    text = _func("  tile.return", "%a: tensor<4xtensor<2xf32>>")
+    with pytest.raises(Diagnostic, match=r"tensor elements must be integers, floats or pointers"):
+        verify(parse_module(text, FILE))
 
 
 def test_use_of_value_from_another_function() -> None:

@@ -8,6 +8,7 @@ parser finds them by name, so `ir/` never imports a dialect.
 from __future__ import annotations
 
 import math
+import re
 from typing import ClassVar
 
 import attrs
@@ -78,7 +79,9 @@ class FloatAttr(Attribute):
 
 
 def quote(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    escaped = (
+        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
     return f'"{escaped}"'
 
 
@@ -203,14 +206,18 @@ def register_attribute(cls: type[DialectAttr]) -> type[DialectAttr]:
 
 
 def format_attr_dict(attributes: dict[str, Attribute]) -> str:
-    """`{a = 1, flag}`; an empty dictionary prints as the empty string."""
+    """`{a = 1, flag = unit}`; an empty dictionary prints as the empty string."""
     if not attributes:
         return ""
-    parts = [
-        key if isinstance(value, UnitAttr) else f"{key} = {value}"
-        for key, value in attributes.items()
-    ]
-    return "{" + ", ".join(parts) + "}"
+    return "{" + ", ".join(f"{format_key(k)} = {v}" for k, v in attributes.items()) + "}"
+
+
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+def format_key(key: str) -> str:
+    """An attribute-dictionary key: bare if it reads as an identifier, else quoted."""
+    return key if _KEY_RE.fullmatch(key) else quote(key)
 
 
 # Locations -------------------------------------------------------------------------------------

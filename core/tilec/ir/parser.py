@@ -73,7 +73,10 @@ class Parser:
         self.pos = 0
         self.filename = filename
         self.aliases: dict[str, Attribute] = {}
+        # Value names by scope, innermost last; a scope is a region. Names are visible in nested
+        # regions but not past an isolated scope (a function), and never shadowed.
         self._scopes: list[dict[str, Value]] = [{}]
+        self._isolated: list[bool] = [True]
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def text_location(self, position: int) -> FileLineColLoc:
@@ -172,7 +175,9 @@ class Parser:
                 )
             raise self.error(f"expected string literal, got {self._found()}")
         self.pos = match.end()
-        return re.sub(r"\\(.)", lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), match.group(1))
+        return re.sub(
+            r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), match.group(1)
+        )
 
     def comma_list(self, parse_item, close: str | None = None) -> list[Any]:
         """Items separated by commas; with `close`, the list may be empty and ends at `close`."""
@@ -188,11 +193,22 @@ class Parser:
 
     # Values ----------------------------------------------------------------------------------
 
-    def push_scope(self) -> None:
+    def push_scope(self, *, isolated: bool = True) -> None:
+        """Start a scope of value names; an isolated one (a function) sees no outer names."""
         self._scopes.append({})
+        self._isolated.append(isolated)
 
     def pop_scope(self) -> None:
         self._scopes.pop()
+        self._isolated.pop()
+
+    def _lookup(self, name: str) -> Value | None:
+        for scope, isolated in zip(reversed(self._scopes), reversed(self._isolated), strict=True):
+            if name in scope:
+                return scope[name]
+            if isolated:
+                break
+        return None
 
     def value_name(self) -> tuple[str, int]:
         position = self.pos
@@ -201,16 +217,15 @@ class Parser:
         return self.prefixed_name("%", "value name like '%x'"), position
 
     def define_value(self, name: str, value: Value, position: int) -> None:
-        scope = self._scopes[-1]
-        if name in scope:
+        if self._lookup(name) is not None:
             raise self.error(f"redefinition of value %{name}", position)
-        scope[name] = value
+        self._scopes[-1][name] = value
         if not name.isdigit():
             value.name_hint = name
 
     def use_value(self) -> Value:
         name, position = self.value_name()
-        value = self._scopes[-1].get(name)
+        value = self._lookup(name)
         if value is None:
             raise self.error(f"use of undefined value %{name}", position)
         return value
@@ -486,6 +501,7 @@ class Parser:
     def region(self, entry_args: list[tuple[str, Type, int]] | None = None) -> Region:
         """`{ [^bb0(%a: T, ...):] ops }`; `entry_args` are arguments declared outside (functions)."""
         self.expect("{", "'{' to start a region")
+        self.push_scope(isolated=False)
         region = Region()
         block = region.add_block(Block())
         for name, type_, position in entry_args or []:
@@ -504,6 +520,7 @@ class Parser:
                 self.expect(":", "':' after block label")
             first = False
             block.append(self.operation())
+        self.pop_scope()
         return region
 
     def typed_value_name(self) -> tuple[str, Type, int]:

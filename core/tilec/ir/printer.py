@@ -25,7 +25,7 @@ from tilec.ir.attributes import (
     DictAttr,
     TypeAttr,
     format_attr_dict,
-    quote,
+    format_key,
 )
 from tilec.ir.core import Block, Operation, Region, Value
 from tilec.ir.types import FunctionType, PointerType, TensorType, Type
@@ -41,14 +41,6 @@ def sanitize_hint(hint: str | None) -> str | None:
     if cleaned[0].isdigit() or cleaned[0] in "$.":
         cleaned = "v" + cleaned
     return cleaned
-
-
-_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
-
-
-def _key(key: str) -> str:
-    """An attribute-dictionary key: bare if it reads as an identifier, else quoted."""
-    return key if _KEY_RE.fullmatch(key) else quote(key)
 
 
 class Printer:
@@ -133,7 +125,11 @@ class Printer:
     def attr_dict(self, attributes: dict[str, Attribute]) -> str:
         if not attributes:
             return ""
-        return "{" + ", ".join(f"{_key(k)} = {self.attr(v)}" for k, v in attributes.items()) + "}"
+        return (
+            "{"
+            + ", ".join(f"{format_key(k)} = {self.attr(v)}" for k, v in attributes.items())
+            + "}"
+        )
 
     # Structure -------------------------------------------------------------------------------
 

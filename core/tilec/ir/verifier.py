@@ -15,7 +15,7 @@ import linecache
 from tilec.ir.attributes import FileLineColLoc, Location
 from tilec.ir.core import Block, BlockArgument, Operation, Value, VerifyError
 from tilec.ir.traits import IsolatedFromAbove, IsTerminator
-from tilec.ir.types import TensorType, Type, is_power_of_two
+from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type, is_power_of_two
 
 
 def format_location(loc: Location) -> str:
@@ -94,7 +94,10 @@ def _check_type(op: Operation, t: Type) -> None:
     if isinstance(t, TensorType):
         if not all(is_power_of_two(d) for d in t.shape):
             raise VerifyError(f"tensor dimensions must be powers of two, got {t}", op)
-        _check_type(op, t.element_type)
+        if not isinstance(t.element_type, (IntegerType, FloatType, PointerType)):
+            raise VerifyError(f"tensor elements must be integers, floats or pointers, got {t}", op)
+    if isinstance(t, PointerType):
+        _check_type(op, t.pointee)
 
 
 def _check_terminator(op: Operation, block: Block) -> None:
