@@ -897,3 +897,21 @@ def test_valid_module_verifies() -> None:
         "f32",
     )
     verify(parse_module(text, FILE))
+
+
+def test_reduce_combiner_may_not_use_outer_values() -> None:
+    text = _func(
+        "  %r = tile.reduce %x {axis = 0 : i32} : f32 {\n"
+        "  ^bb0(%a: f32, %b: f32):\n"
+        "    %s = arith.addf %a, %y : f32\n"
+        "    tile.reduce.return %s\n"
+        "  }\n"
+        "  tile.return",
+        "%x: tensor<8xf32>, %y: f32",
+    )
+    with pytest.raises(Diagnostic) as info:
+        verify(parse_module(text, FILE))
+    assert str(info.value).split("\n")[0] == (
+        f"{FILE}:4:10: error: 'arith.addf' op operand #1 is not defined in an enclosing scope of "
+        "this use (it does not dominate the use)"
+    )

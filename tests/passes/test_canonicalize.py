@@ -516,3 +516,25 @@ def test_folding_random_expressions_agrees_with_numpy(seed):
     expected = values[-1].item()
     expected_text = str(expected) if type_name[0] == "i" else format_float(expected)
     assert str(returned.op.attributes["value"]) == f"{expected_text} : {type_name}", text
+
+
+def test_constants_stay_inside_reduce_combiners() -> None:
+    out, _ = canonicalize(
+        """
+        func.func @f(%x: tensor<8xf32>) -> f32 {
+          %r = tile.reduce %x {axis = 0 : i32} : f32 {
+          ^bb0(%a: f32, %b: f32):
+            %two = arith.constant {value = 2.0 : f32} : f32
+            %s = arith.addf %a, %b : f32
+            %t = arith.mulf %s, %two : f32
+            tile.reduce.return %t
+          }
+          %two_outer = arith.constant {value = 2.0 : f32} : f32
+          %u = arith.mulf %r, %two_outer : f32
+          tile.return %u
+        }
+        """
+    )
+    combiner = out.split("^bb0")[1].split("tile.reduce.return")[0]
+    assert "arith.constant {value = 2.0 : f32}" in combiner
+    assert out.count("arith.constant") == 2

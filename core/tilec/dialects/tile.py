@@ -35,6 +35,7 @@ from tilec.ir.traits import (
     TENSOR,
     Elementwise,
     HasParent,
+    IsolatedFromAbove,
     IsTerminator,
     Pure,
     ReadOnly,
@@ -455,6 +456,7 @@ class ReduceOp(Operation):
     """`%r = tile.reduce %x {axis = 0 : i32} : f32 { ^bb0(%a: f32, %b: f32): ... tile.reduce.return %s }`.
 
     Reduces N tensors of one shape along `axis` together (argmax reduces values and indices).
+    The combiner is a scalar function of its arguments: it may not use values from outside.
     """
 
     name = "tile.reduce"
@@ -462,7 +464,7 @@ class ReduceOp(Operation):
     axis = attr_def(IntegerAttr)
     results_ = result_def(variadic=True)
     combiner = region_def()
-    traits = (Pure(),)
+    traits = (Pure(), IsolatedFromAbove())
 
     def verify_(self) -> None:
         shape = _check_same_shapes(self)
@@ -499,7 +501,7 @@ class ScanOp(Operation):
     reverse = attr_def(IntegerAttr, optional=True)
     results_ = result_def(variadic=True)
     combiner = region_def()
-    traits = (Pure(),)
+    traits = (Pure(), IsolatedFromAbove())
 
     def verify_(self) -> None:
         shape = _check_same_shapes(self)
