@@ -15,3 +15,9 @@ class InterpBackend(Backend):
 
     def is_available(self) -> Availability:
         return Availability(True, "runs on the CPU with NumPy")
+
+    def execute(self, module, function_name: str, grid: tuple[int, ...], args: list) -> None:
+        """Run `@function_name` of a tir module over `grid` (see `tilec_interp.interpreter`)."""
+        from tilec_interp.interpreter import execute
+
+        execute(module, function_name, grid, args)

@@ -1,0 +1,485 @@
+"""Executes tile IR (tir) with NumPy, vectorized over the grid.
+
+Every SSA value is an array whose leading dimension is the program index within a chunk of the
+grid: scalars have shape (P,), tensors (P, *shape). Programs are numbered with axis 0 fastest;
+the grid runs in chunks of programs so that chunk size x the largest tensor stays under 2**22
+elements. Divergent control flow (a loop bound or `if` condition that differs between programs)
+runs under a per-program active mask: stores, atomics, prints and asserts of inactive programs
+are masked off, and values merge with `np.where`.
+
+    execute(module, "add_kernel", (grid,), [x, y, out, n])
+
+Pointer arguments are NumPy arrays, read and written in place (a bf16 buffer is a uint16 array
+of bit patterns); scalar arguments are Python ints and floats.
+
+Exact: integer ops (wrapping), f16/f32/f64 + - * / and casts, bf16 rounding, compares, min/max
+NaN rules, memory and atomics (program-major, then element order; old values returned). Defined
+where LLVM says poison: see `tilec_interp.ops`. Approximate (not bit-matched to any GPU): float
+sums in `tile.reduce` (NumPy pairwise order), `tile.dot` (BLAS order; an f16 accumulator is
+computed in f32 and rounded), transcendentals (libm), `fma` (float64 then one rounding). Stores
+of several lanes to one address: the last in program-major, element order wins.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from tilec.ir.attributes import DenseAttr, FileLineColLoc
+from tilec.ir.core import Block, Operation
+from tilec.ir.types import PointerType, TensorType, element_type, shape_of
+from tilec_interp import dtypes, ops
+from tilec_interp.memory import InterpreterError, Memory
+from tilec_interp.reductions import reduce_op, scan_op
+
+__all__ = ["InterpreterError", "execute"]
+
+MAX_CHUNK_ELEMENTS = 1 << 22
+
+
+def location_text(op: Operation) -> str:
+    loc = op.location
+    return loc.short() if isinstance(loc, FileLineColLoc) else str(loc)
+
+
+class Context:
+    """One chunk of programs: their ids, the grid, and which programs are active (None: all)."""
+
+    def __init__(self, P: int, pids: tuple, grid: tuple, active: np.ndarray | None):
+        self.P, self.pids, self.grid, self.active = P, pids, grid, active
+
+    def with_active(self, active: np.ndarray | None) -> Context:
+        return Context(self.P, self.pids, self.grid, active)
+
+    def pid(self, p: int) -> tuple[int, ...]:
+        return tuple(int(a[p]) for a in self.pids[: len(self.grid)])
+
+    def combine(self, mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
+        """`mask` (P, *shape) and the active mask, or None when everything is on."""
+        if self.active is None:
+            return mask
+        act = self.active.reshape((self.P,) + (1,) * len(shape))
+        return np.broadcast_to(act, (self.P, *shape)) if mask is None else (mask & act)
+
+
+class Interpreter:
+    def __init__(self, module: Operation, memory: Memory):
+        self.module = module
+        self.memory = memory
+
+    # Blocks ----------------------------------------------------------------------------------
+
+    def run_block(self, block: Block, env: dict, ctx: Context, args: list) -> list:
+        """Run `block` with its arguments bound to `args`; returns the terminator's operands."""
+        for arg, value in zip(block.args, args, strict=True):
+            env[arg] = value
+        for op in block.ops:
+            name = op.name
+            handler = ops.HANDLERS.get(name)
+            if handler is not None:
+                env[op.results[0]] = handler(op, [env[v] for v in op._operands])
+                continue
+            if name in _TERMINATORS:
+                return [env[v] for v in op._operands]
+            method = _METHODS.get(name)
+            if method is None:
+                raise InterpreterError(f"{location_text(op)}: the interpreter cannot run '{name}'")
+            results = method(self, op, env, ctx)
+            if results is not None:
+                for r, value in zip(op.results, results, strict=True):
+                    env[r] = value
+        return []
+
+    def call(self, name: str, ctx: Context, args: list) -> list:
+        function = self.module.lookup(name)  # type: ignore[attr-defined]
+        if function is None:
+            raise InterpreterError(f"no function @{name} in the module")
+        return self.run_block(function.regions[0].block, {}, ctx, args)
+
+    # Errors ----------------------------------------------------------------------------------
+
+    def fail(self, op: Operation, ctx: Context, shape: tuple, flat: int, what: str) -> None:
+        numel = math.prod(shape)
+        p, lane = divmod(flat, numel)
+        index = np.unravel_index(lane, shape) if shape else ()
+        lane_text = f", element {tuple(int(i) for i in index)}" if shape else ""
+        raise InterpreterError(
+            f"{location_text(op)}: out-of-bounds {op.name} in program {ctx.pid(p)}{lane_text}: "
+            f"{what}"
+        )
+
+    # Memory ----------------------------------------------------------------------------------
+
+    def _resolve(self, op, ctx, ptr, mask, pointee):
+        shape = ptr.shape[1:]
+        sel = ctx.combine(mask, shape)
+        flat_sel = None if sel is None else np.ascontiguousarray(sel).reshape(-1)
+        addr = np.ascontiguousarray(ptr).reshape(-1)
+        dtype = dtypes.storage_dtype(pointee)
+        parts = self.memory.resolve(
+            addr, flat_sel, dtype, lambda i, what: self.fail(op, ctx, shape, i, what)
+        )
+        return parts, dtype, addr.size, sel
+
+    def load(self, op, env, ctx):
+        ptr = env[op.ptr]
+        mask = env[op.mask] if op.mask is not None else None
+        pointee = element_type(op.ptr.type).pointee
+        parts, dtype, n, sel = self._resolve(op, ctx, ptr, mask, pointee)
+        if len(parts) == 1 and parts[0][2] is None:
+            buf, idx, _ = parts[0]
+            flat = buf.view(dtype)[idx]
+        else:
+            flat = np.zeros(n, dtype)
+            for buf, idx, pos in parts:
+                flat[pos] = buf.view(dtype)[idx]
+        value = dtypes.from_storage(flat.reshape(ptr.shape), pointee)
+        if sel is not None:
+            other = env[op.other] if op.other is not None else np.zeros((), value.dtype)
+            value = np.where(sel, value, other)
+        return [value]
+
+    def store(self, op, env, ctx):
+        ptr = env[op.ptr]
+        mask = env[op.mask] if op.mask is not None else None
+        pointee = element_type(op.ptr.type).pointee
+        parts, dtype, _, _ = self._resolve(op, ctx, ptr, mask, pointee)
+        value = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), ptr.shape).reshape(-1)
+        for buf, idx, pos in parts:
+            buf.view(dtype)[idx] = value if pos is None else value[pos]
+
+    def atomic(self, op, env, ctx):
+        ptr = env[op.ptr]
+        is_cas = op.name == "tile.atomic_cas"
+        mask = None if is_cas or op.mask is None else env[op.mask]
+        pointee = element_type(op.ptr.type).pointee
+        parts, dtype, n, _ = self._resolve(op, ctx, ptr, mask, pointee)
+        value = np.broadcast_to(env[op.value], ptr.shape).reshape(-1)
+        compare = np.broadcast_to(env[op.compare], ptr.shape).reshape(-1) if is_cas else None
+        kind = "cas" if is_cas else op.attributes["kind"].value
+        vtype = op.value.type
+        old_all = np.zeros(n, dtypes.value_dtype(vtype))
+        for buf, idx, pos in parts:
+            positions = np.arange(n) if pos is None else pos
+            memory = buf.view(dtype)
+            # Apply in order: the r-th access to an address happens in round r.
+            order = np.argsort(idx, kind="stable")
+            sorted_idx = idx[order]
+            starts = np.r_[True, sorted_idx[1:] != sorted_idx[:-1]]
+            group_start = np.maximum.accumulate(np.where(starts, np.arange(idx.size), 0))
+            rank = np.empty(idx.size, np.int64)
+            rank[order] = np.arange(idx.size) - group_start
+            rounds = int(rank.max()) + 1 if idx.size else 0
+            groups = np.flatnonzero(starts)
+            ufunc = _atomic_ufunc(kind, vtype)
+            if ufunc is not None and rounds > 4 and rounds > groups.size:
+                # Few addresses, many collisions: one sequential accumulate per address.
+                func, view = ufunc
+                ends = np.r_[groups[1:], idx.size]
+                for s, e in zip(groups, ends, strict=True):
+                    where_val = positions[order[s:e]]
+                    where_mem = int(sorted_idx[s])
+                    seq = np.concatenate([memory[where_mem : where_mem + 1], value[where_val]])
+                    seq = func.accumulate(seq.view(view), dtype=view).view(seq.dtype)
+                    old_all[where_val] = seq[:-1]
+                    memory[where_mem] = seq[-1]
+                continue
+            for r in range(rounds):
+                which = np.flatnonzero(rank == r)
+                where_mem = idx[which]
+                where_val = positions[which]
+                old = dtypes.from_storage(memory[where_mem], pointee)
+                new = _atomic_combine(kind, old, value[where_val], vtype, compare, where_val)
+                memory[where_mem] = dtypes.to_storage(new, pointee)
+                old_all[where_val] = old
+        return [old_all.reshape(ptr.shape)]
+
+    # Control flow ----------------------------------------------------------------------------
+
+    def scf_for(self, op, env, ctx):
+        lb, ub, step = (env[v] for v in op._operands[:3])
+        carried = [env[v] for v in op._operands[3:]]
+        block = op.regions[0].block
+        act = ctx.active
+        live = slice(None) if act is None else act
+        lbs, ubs, steps = lb[live], ub[live], step[live]
+        if lbs.size == 0:
+            return carried
+        if bool((steps <= 0).any()):
+            raise InterpreterError(f"{location_text(op)}: scf.for step must be positive")
+        if (lbs == lbs[0]).all() and (ubs == ubs[0]).all() and (steps == steps[0]).all():
+            for i in range(int(lbs[0]), int(ubs[0]), int(steps[0])):
+                iv = np.full(ctx.P, i, lb.dtype)
+                carried = self.run_block(block, env, ctx, [iv, *carried])
+            return carried
+        iv = lb.copy()
+        while True:
+            on = iv < ub
+            if act is not None:
+                on &= act
+            if not on.any():
+                return carried
+            new = self.run_block(block, env, ctx.with_active(on), [iv, *carried])
+            carried = [_merge(on, n, c) for n, c in zip(new, carried, strict=True)]
+            iv = np.where(on, iv + step, iv)
+
+    def scf_if(self, op, env, ctx):
+        cond = env[op.condition]
+        live = cond if ctx.active is None else cond[ctx.active]
+        then_block = op.regions[0].block
+        else_block = op.regions[1].blocks[0] if op.regions[1].blocks else None
+        if live.size == 0 or live.all() or not live.any():
+            taken = bool(live.all()) if live.size else False
+            block = then_block if taken else else_block
+            return [] if block is None else self.run_block(block, env, ctx, [])
+        on = cond if ctx.active is None else cond & ctx.active
+        off = ~cond if ctx.active is None else ~cond & ctx.active
+        then_values = self.run_block(then_block, env, ctx.with_active(on), [])
+        if else_block is None:
+            return []
+        else_values = self.run_block(else_block, env, ctx.with_active(off), [])
+        return [_merge(cond, a, b) for a, b in zip(then_values, else_values, strict=True)]
+
+    def scf_while(self, op, env, ctx):
+        carried = [env[v] for v in op._operands]
+        before, after = op.regions[0].block, op.regions[1].block
+        results = None
+        active = ctx.active if ctx.active is not None else np.ones(ctx.P, np.bool_)
+        while True:
+            values = self.run_block(before, env, ctx.with_active(active), carried)
+            cond, forwarded = values[0], values[1:]
+            stopping = active & ~cond
+            if results is None:
+                results = list(forwarded)
+            else:
+                results = [_merge(stopping, f, r) for f, r in zip(forwarded, results, strict=True)]
+            active = active & cond
+            if not active.any():
+                return results
+            new = self.run_block(after, env, ctx.with_active(active), forwarded)
+            carried = [_merge(active, n, c) for n, c in zip(new, carried, strict=True)]
+
+    # Other tile ops --------------------------------------------------------------------------
+
+    def constant(self, op, env, ctx):
+        attr = op.attributes["value"]
+        t = op.results[0].type
+        if isinstance(attr, DenseAttr):
+            attr = attr.value
+        return [dtypes.constant(attr.value, t, (ctx.P, *shape_of(t)))]
+
+    def program_id(self, op, env, ctx):
+        return [ctx.pids[op.attributes["axis"].value]]
+
+    def num_programs(self, op, env, ctx):
+        axis = op.attributes["axis"].value
+        size = ctx.grid[axis] if axis < len(ctx.grid) else 1
+        return [np.full(ctx.P, size, np.int32)]
+
+    def make_range(self, op, env, ctx):
+        start, end = op.attributes["start"].value, op.attributes["end"].value
+        return [np.broadcast_to(np.arange(start, end, dtype=np.int32), (ctx.P, end - start))]
+
+    def splat(self, op, env, ctx):
+        x = env[op.source]
+        shape = op.results[0].type.shape
+        return [np.broadcast_to(x.reshape((ctx.P,) + (1,) * len(shape)), (ctx.P, *shape))]
+
+    def broadcast(self, op, env, ctx):
+        return [np.broadcast_to(env[op.source], (ctx.P, *op.results[0].type.shape))]
+
+    def expand_dims(self, op, env, ctx):
+        return [np.expand_dims(env[op.source], op.attributes["axis"].value + 1)]
+
+    def reshape(self, op, env, ctx):
+        return [np.reshape(env[op.source], (ctx.P, *op.results[0].type.shape))]
+
+    def trans(self, op, env, ctx):
+        order = op.attributes["order"].ints()
+        return [np.transpose(env[op.source], (0, *(o + 1 for o in order)))]
+
+    def addptr(self, op, env, ctx):
+        pointee = element_type(op.ptr.type).pointee
+        size = dtypes.storage_dtype(pointee).itemsize
+        offset = np.asarray(env[op.offset]).astype(np.int64)
+        return [env[op.ptr] + offset * size]
+
+    def int_to_ptr(self, op, env, ctx):
+        return [np.asarray(env[op.source]).astype(np.int64)]
+
+    def ptr_to_int(self, op, env, ctx):
+        return [np.asarray(env[op.source]).astype(dtypes.value_dtype(op.results[0].type))]
+
+    def dot(self, op, env, ctx):
+        a, b, acc = env[op.a], env[op.b], env[op.acc]
+        acc_type = op.acc.type
+        dtype = dtypes.value_dtype(acc_type)
+        compute = np.float32 if dtype in (np.float16,) else dtype
+        product = np.matmul(a.astype(compute), b.astype(compute))
+        if dtypes.is_bf16(acc_type):
+            return [dtypes.bf16_round(product.astype(np.float64) + acc)]
+        return [(product.astype(dtype) + acc).astype(dtype)]
+
+    def reduce(self, op, env, ctx):
+        return reduce_op(self, op, env, ctx)
+
+    def scan(self, op, env, ctx):
+        return scan_op(self, op, env, ctx)
+
+    def tile_call(self, op, env, ctx):
+        return self.call(op.attributes["callee"].name, ctx, [env[v] for v in op._operands])
+
+    def print_(self, op, env, ctx):
+        prefix = op.attributes["prefix"].value
+        values = [env[v] for v in op._operands]
+        for p in range(ctx.P):
+            if ctx.active is not None and not ctx.active[p]:
+                continue
+            shown = " ".join(np.array2string(np.asarray(v[p])) for v in values)
+            print(f"pid {ctx.pid(p)} {prefix}{shown}", file=sys.stdout)
+
+    def assert_(self, op, env, ctx):
+        cond = np.asarray(env[op.condition])
+        bad = ~cond.reshape(ctx.P, -1).all(axis=1)
+        if ctx.active is not None:
+            bad &= ctx.active
+        if bad.any():
+            p = int(np.argmax(bad))
+            raise InterpreterError(
+                f"{location_text(op)}: assertion failed in program {ctx.pid(p)}: "
+                f"{op.attributes['message'].value}"
+            )
+
+    def nothing(self, op, env, ctx):
+        return None
+
+
+def _merge(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    c = cond.reshape(cond.shape + (1,) * (np.ndim(a) - 1))
+    return np.where(c, a, b)
+
+
+def _atomic_ufunc(kind, vtype):
+    """(ufunc, dtype to view values as) for atomics that accumulate exactly, else None."""
+    if dtypes.is_bf16(vtype) or dtypes.value_dtype(vtype) == np.bool_:
+        return None
+    dtype = dtypes.value_dtype(vtype)
+    if ops.is_float_type(vtype):
+        return {"add": (np.add, dtype), "max": (np.fmax, dtype), "min": (np.fmin, dtype)}.get(kind)
+    signed, unsigned = dtypes.signed_dtype(vtype), dtypes.unsigned_dtype(vtype)
+    return {
+        "add": (np.add, dtype),
+        "max": (np.maximum, signed),
+        "min": (np.minimum, signed),
+        "umax": (np.maximum, unsigned),
+        "umin": (np.minimum, unsigned),
+        "and": (np.bitwise_and, dtype),
+        "or": (np.bitwise_or, dtype),
+        "xor": (np.bitwise_xor, dtype),
+    }.get(kind)
+
+
+def _atomic_combine(kind, old, value, vtype, compare, where_val):
+    bf16 = dtypes.is_bf16(vtype)
+    floating = ops.is_float_type(vtype)
+    if kind == "cas":
+        return np.where(old == compare[where_val], value, old)
+    if kind == "xchg":
+        return value
+    if kind == "add":
+        if bf16:
+            return dtypes.bf16_round(old.astype(np.float64) + value)
+        return old + value
+    if kind in ("max", "min") and floating:
+        return np.fmax(old, value) if kind == "max" else np.fmin(old, value)
+    if kind in ("max", "min", "umax", "umin"):
+        view = dtypes.unsigned_dtype(vtype) if kind[0] == "u" else dtypes.signed_dtype(vtype)
+        a, b = old.view(view), value.view(view)
+        r = np.maximum(a, b) if kind.endswith("max") else np.minimum(a, b)
+        return r.view(old.dtype)
+    return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[kind](old, value)
+
+
+_TERMINATORS = {"tile.return", "scf.yield", "scf.condition", "tile.reduce.return",
+                "tile.scan.return"}  # fmt: skip
+_METHODS = {
+    "arith.constant": Interpreter.constant,
+    "tile.program_id": Interpreter.program_id,
+    "tile.num_programs": Interpreter.num_programs,
+    "tile.make_range": Interpreter.make_range,
+    "tile.splat": Interpreter.splat,
+    "tile.broadcast": Interpreter.broadcast,
+    "tile.expand_dims": Interpreter.expand_dims,
+    "tile.reshape": Interpreter.reshape,
+    "tile.trans": Interpreter.trans,
+    "tile.addptr": Interpreter.addptr,
+    "tile.int_to_ptr": Interpreter.int_to_ptr,
+    "tile.ptr_to_int": Interpreter.ptr_to_int,
+    "tile.load": Interpreter.load,
+    "tile.store": Interpreter.store,
+    "tile.atomic_rmw": Interpreter.atomic,
+    "tile.atomic_cas": Interpreter.atomic,
+    "tile.dot": Interpreter.dot,
+    "tile.reduce": Interpreter.reduce,
+    "tile.scan": Interpreter.scan,
+    "tile.call": Interpreter.tile_call,
+    "tile.print": Interpreter.print_,
+    "tile.assert": Interpreter.assert_,
+    "tile.barrier": Interpreter.nothing,
+    "scf.for": Interpreter.scf_for,
+    "scf.if": Interpreter.scf_if,
+    "scf.while": Interpreter.scf_while,
+}
+
+
+def _largest_numel(function: Operation) -> int:
+    largest = 1
+    for op in function.walk():
+        for value in op.results:
+            if isinstance(value.type, TensorType):
+                largest = max(largest, value.type.numel)
+    return largest
+
+
+def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: list) -> None:
+    """Run `@function_name` of `module` over `grid` (1 to 3 axes) with `args`.
+
+    Pointer arguments are NumPy arrays, read and written in place; scalars are Python numbers.
+    Raises InterpreterError for out-of-bounds accesses and failed asserts.
+    """
+    function = module.lookup(function_name)  # type: ignore[attr-defined]
+    if function is None:
+        raise InterpreterError(f"no function @{function_name} in the module")
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+        raise ValueError(f"grid must have 1 to 3 non-negative sizes, got {grid}")
+    inputs = list(function.signature.inputs)
+    if len(args) != len(inputs):
+        raise TypeError(f"@{function_name} takes {len(inputs)} arguments, got {len(args)}")
+    memory = Memory()
+    scalars = []
+    for t, arg in zip(inputs, args, strict=True):
+        if isinstance(t, PointerType):
+            scalars.append((t, memory.register(arg)))
+        else:
+            scalars.append((t, arg))
+    total = math.prod(grid)
+    chunk = max(1, min(total, MAX_CHUNK_ELEMENTS // _largest_numel(function)))
+    interpreter = Interpreter(module, memory)
+    full = grid + (1,) * (3 - len(grid))
+    try:
+        with np.errstate(all="ignore"):
+            for start in range(0, total, chunk):
+                linear = np.arange(start, min(start + chunk, total), dtype=np.int64)
+                pids = (
+                    (linear % full[0]).astype(np.int32),
+                    (linear // full[0] % full[1]).astype(np.int32),
+                    (linear // (full[0] * full[1])).astype(np.int32),
+                )
+                ctx = Context(linear.size, pids, grid, None)
+                values = [dtypes.constant(v, t, (ctx.P,)) for t, v in scalars]
+                interpreter.run_block(function.regions[0].block, {}, ctx, values)
+    finally:
+        memory.finish()

@@ -1,0 +1,116 @@
+"""The interpreter's memory: registered NumPy buffers at disjoint fake addresses.
+
+Buffer k lives at byte address `(k + 1) << 40`; a pointer is an int64 byte address. An address is
+attributed to the buffer whose base is nearest, so an offset within +-2**39 bytes of a buffer is
+reported relative to that buffer. Every access is bounds-checked and alignment-checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+SHIFT = 40
+HALF = 1 << (SHIFT - 1)
+
+
+class InterpreterError(RuntimeError):
+    """A kernel fault found by the interpreter (out-of-bounds access, failed assert, ...)."""
+
+
+class Buffer:
+    def __init__(self, array: np.ndarray, base: int):
+        self.original = array
+        self.array = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        self.base = base
+        self.bytes = self.array.reshape(-1).view(np.uint8)
+        self.nbytes = self.bytes.size
+        self._views: dict[np.dtype, np.ndarray] = {}
+
+    def view(self, dtype: np.dtype) -> np.ndarray:
+        v = self._views.get(dtype)
+        if v is None:
+            usable = self.nbytes - self.nbytes % dtype.itemsize
+            v = self._views[dtype] = self.bytes[:usable].view(dtype)
+        return v
+
+    def write_back(self) -> None:
+        if self.array is not self.original:
+            self.original[...] = self.array
+
+
+class Memory:
+    def __init__(self) -> None:
+        self.buffers: list[Buffer] = []
+
+    def register(self, array: np.ndarray) -> int:
+        """Register `array` (read and written in place); returns its base address."""
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"a pointer argument must be a NumPy array, got {type(array).__name__}")
+        base = (len(self.buffers) + 1) << SHIFT
+        self.buffers.append(Buffer(array, base))
+        return base
+
+    def finish(self) -> None:
+        for buffer in self.buffers:
+            buffer.write_back()
+
+    def resolve(
+        self,
+        addr: np.ndarray,
+        sel: np.ndarray | None,
+        dtype: np.dtype,
+        fail: Callable[[int, str], None],
+    ) -> list[tuple[Buffer, np.ndarray, np.ndarray | None]]:
+        """Split flat addresses (those where `sel`) into (buffer, element indices, positions).
+
+        `positions` are indices into the flat arrays (None: all of them). Calls
+        `fail(flat_index, description)` for the first bad access.
+        """
+        itemsize = dtype.itemsize
+        if sel is not None and bool(sel.all()):
+            sel = None
+        positions = None if sel is None else np.flatnonzero(sel)
+        a = addr if positions is None else addr[positions]
+        if a.size == 0:
+            return []
+        # Fast path: every address in one buffer, in bounds and aligned (bases are 2**40-aligned).
+        lo, hi = int(a.min()), int(a.max())
+        k_lo = ((lo + HALF) >> SHIFT) - 1
+        if k_lo == ((hi + HALF) >> SHIFT) - 1 and 0 <= k_lo < len(self.buffers):
+            buf = self.buffers[k_lo]
+            if (
+                lo >= buf.base
+                and hi + itemsize <= buf.base + buf.nbytes
+                and (itemsize == 1 or not bool((a & (itemsize - 1)).any()))
+            ):
+                return [(buf, (a - buf.base) >> (itemsize.bit_length() - 1), positions)]
+        k = ((a + HALF) >> SHIFT) - 1
+        k0 = int(k[0])
+        if bool((k == k0).all()):
+            groups = [(k0, None)]
+        else:
+            groups = [(int(kk), np.flatnonzero(k == kk)) for kk in np.unique(k)]
+        out = []
+        for kk, where in groups:
+            aa = a if where is None else a[where]
+            pos = positions if where is None else (where if positions is None else positions[where])
+            if not 0 <= kk < len(self.buffers):
+                first = 0 if pos is None else int(pos[0])
+                fail(first, "to an address that belongs to no buffer")
+            buf = self.buffers[kk]
+            off = aa - buf.base
+            bad = (off < 0) | (off + itemsize > buf.nbytes) | (off % itemsize != 0)
+            if bool(bad.any()):
+                i = int(np.argmax(bad))
+                first = i if pos is None else int(pos[i])
+                o = int(off[i])
+                where = f"{o // itemsize}" if o % itemsize == 0 else f"{o / itemsize} (misaligned)"
+                fail(
+                    first,
+                    f"at element offset {where} of a buffer of "
+                    f"{buf.nbytes // itemsize} elements ({buf.nbytes} bytes)",
+                )
+            out.append((buf, off // itemsize, pos))
+        return out
