@@ -1,0 +1,211 @@
+"""Control flow: `for` (scf.for or unrolled), `if` (compile-time or scf.if)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tilec.frontend.context import TensorValue
+from tilec.frontend.errors import UserError
+from tilec.frontend.semantics import op_class
+from tilec.ir.core import Block, Region
+from tilec.ir.types import IntegerType, i1, i32, i64
+
+
+def assigned_names(statements: list[ast.stmt]) -> list[str]:
+    """Names assigned anywhere in `statements`, in first-assignment order."""
+    names: list[str] = []
+    for statement in statements:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                targets = [node.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name) and leaf.id not in names:
+                        names.append(leaf.id)
+    return names
+
+
+class ControlFlowMixin:
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise UserError("for/else is not supported in kernels", "remove the else clause")
+        if not isinstance(node.iter, ast.Call):
+            raise UserError("kernels loop only over range(...)", "write for i in range(a, b, step)")
+        iterator = getattr(self.visit(node.iter.func), "__tilec_builtin__", None)
+        if iterator is None and self.visit(node.iter.func) is not range:
+            raise UserError("kernels loop only over range(...)", "write for i in range(a, b, step)")
+        bounds = [self.visit(a) for a in node.iter.args]
+        if len(bounds) == 1:
+            bounds = [0, bounds[0]]
+        if len(bounds) == 2:
+            bounds.append(1)
+        if not isinstance(node.target, ast.Name):
+            raise UserError("the loop variable must be a single name")
+        static = all(not isinstance(b, TensorValue) for b in bounds)
+        if iterator == "static_range":
+            if not static:
+                raise UserError("tl.static_range needs constexpr bounds", "use range(...)")
+            for i in range(*bounds):
+                self.scope[node.target.id] = i
+                self.visit_body(node.body)
+            return
+        if not isinstance(bounds[2], TensorValue) and bounds[2] <= 0:
+            raise UserError(
+                f"loop step must be positive, got {bounds[2]}",
+                "count upwards, e.g. range(0, n, 1), and compute the index from the counter",
+            )
+        self.emit_for(node, bounds)
+
+    def emit_for(self, node: ast.For, bounds: list[Any]) -> None:
+        widest = i64 if any(isinstance(b, TensorValue) and b.dtype == i64 for b in bounds) else i32
+        values = []
+        for bound in bounds:
+            value = self.sem.to_value(bound, widest)
+            if not isinstance(value.dtype, IntegerType) or value.is_tensor:
+                raise UserError("loop bounds must be integer scalars")
+            values.append(self.sem.cast(value, widest))
+        carried = [
+            n
+            for n in assigned_names(node.body)
+            if n in self.scope and n != node.target.id  # type: ignore[attr-defined]
+        ]
+        inits = [self.sem.to_value(self.scope[n]) for n in carried]
+        for_class = op_class("scf.for")
+        body = Block([widest, *(v.type for v in inits)])
+        op = self.builder.create(
+            for_class,
+            [v.value for v in [*values, *inits]],
+            [v.type for v in inits],
+            regions=[Region([body])],
+        )
+        outer = self.scope
+        self.scope = self.bind_carried(outer, carried, body.args[1:])
+        self.scope[node.target.id] = TensorValue(body.args[0])  # type: ignore[attr-defined]
+        body.args[0].name_hint = node.target.id  # type: ignore[attr-defined]
+        with self.builder.at(body):
+            self.visit_body(node.body)
+            self.check_no_return("a loop")
+            yielded = self.carried_values(carried, inits, "loop")
+            self.builder.create(op_class("scf.yield"), [v.value for v in yielded])
+        self.scope = outer
+        for name, result in zip(carried, op.results, strict=True):
+            result.name_hint = name
+            self.scope[name] = TensorValue(result)
+
+    def visit_If(self, node: ast.If) -> None:
+        condition = self.visit(node.test)
+        if not isinstance(condition, TensorValue):
+            self.visit_body(node.body if condition else node.orelse)
+            return
+        if condition.is_tensor:
+            raise UserError(
+                "'if' needs a scalar condition, got a tensor",
+                "use tl.where(condition, x, y) for elementwise choices",
+            )
+        condition = self.sem.cast(condition, i1)
+        outer = self.scope
+        branches = []
+        for statements in (node.body, node.orelse):
+            block = Block()
+            self.scope = outer.copy()
+            with self.builder.at(block):
+                self.visit_body(statements)
+            self.check_no_return("an 'if' on a runtime value")
+            branches.append((block, self.scope))
+        self.scope = outer
+        names = [
+            n
+            for n in assigned_names(node.body + node.orelse)
+            if all(n in s for _, s in branches)
+            and any(s[n] is not outer.names.get(n) for _, s in branches)
+        ]
+        results = []
+        for block, scope in branches:
+            with self.builder.at(block):
+                values = []
+                for n in names:
+                    other = next(s[n] for _, s in branches if isinstance(s[n], TensorValue))
+                    values.append(
+                        self.sem.cast(self.sem.to_value(scope[n], other.dtype), other.dtype)
+                    )
+                results.append(values)
+        for n, (a, b) in zip(names, zip(*results, strict=True), strict=True):
+            if a.type != b.type:
+                raise UserError(
+                    f"'{n}' has type {a.type} in the then branch and {b.type} in the else branch",
+                    "give it one type in both branches, e.g. with .to(tl.float32)",
+                )
+        for (block, _), values in zip(branches, results, strict=True):
+            with self.builder.at(block):
+                self.builder.create(op_class("scf.yield"), [v.value for v in values])
+        types = [v.type for v in results[0]]
+        op = self.builder.create(
+            op_class("scf.if"),
+            [condition.value],
+            types,
+            regions=[Region([branches[0][0]]), Region([branches[1][0]])],
+        )
+        for n, result in zip(names, op.results, strict=True):
+            result.name_hint = n
+            self.scope[n] = TensorValue(result)
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise UserError("while/else is not supported in kernels", "remove the else clause")
+        carried = [n for n in assigned_names(node.body) if n in self.scope]
+        inits = [self.sem.to_value(self.scope[n]) for n in carried]
+        types = [v.type for v in inits]
+        before, after = Block(types), Block(types)
+        op = self.builder.create(
+            op_class("scf.while"),
+            [v.value for v in inits],
+            types,
+            regions=[Region([before]), Region([after])],
+        )
+        outer = self.scope
+        self.scope = self.bind_carried(outer, carried, before.args)
+        with self.builder.at(before):
+            condition = self.sem.to_value(self.visit(node.test), i1)
+            if condition.is_tensor:
+                raise UserError(
+                    "'while' needs a scalar condition, got a tensor",
+                    "reduce it first, e.g. tl.max(mask, axis=0)",
+                )
+            condition = self.sem.cast(condition, i1)
+            self.builder.create(op_class("scf.condition"), [condition.value, *before.args])
+        self.scope = self.bind_carried(outer, carried, after.args)
+        with self.builder.at(after):
+            self.visit_body(node.body)
+            self.check_no_return("a loop")
+            yielded = self.carried_values(carried, inits, "while loop")
+            self.builder.create(op_class("scf.yield"), [v.value for v in yielded])
+        self.scope = outer
+        for name, result in zip(carried, op.results, strict=True):
+            result.name_hint = name
+            self.scope[name] = TensorValue(result)
+
+    def bind_carried(self, outer: Any, carried: list[str], args: list[Any]) -> Any:
+        scope = outer.copy()
+        for name, arg in zip(carried, args, strict=True):
+            arg.name_hint = name
+            scope[name] = TensorValue(arg)
+        return scope
+
+    def carried_values(self, carried: list[str], inits: list[TensorValue], what: str) -> list:
+        """The values of the loop-carried names at the end of the body, checked against inits."""
+        values = []
+        for name, init in zip(carried, inits, strict=True):
+            value = self.sem.to_value(self.scope[name], init.dtype)
+            if value.type != init.type:
+                raise UserError(
+                    f"loop-carried variable '{name}' changes type from {init.type} to "
+                    f"{value.type} in the {what} body",
+                    f"initialize '{name}' before the loop with its final type, "
+                    "e.g. tl.zeros([...], dtype=tl.float32)",
+                )
+            values.append(value)
+        return values

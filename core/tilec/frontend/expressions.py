@@ -1,0 +1,202 @@
+"""Expressions: names, constants, operators, subscripts, attributes and calls."""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+from typing import Any
+
+import attrs
+
+from tilec.frontend.context import TensorValue
+from tilec.frontend.errors import UserError
+from tilec.language import constexpr, dtype
+from tilec.runtime.jit import JITFunction
+
+BINARY_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}  # fmt: skip
+COMPARE_SYMBOLS = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+}  # fmt: skip
+PYTHON_OPERATORS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}  # fmt: skip
+ALLOWED_PYTHON_CALLS = {py_builtins.min, py_builtins.max, py_builtins.len, py_builtins.int}
+ALLOWED_PYTHON_CALLS |= {py_builtins.float, py_builtins.bool, py_builtins.isinstance}
+
+
+@attrs.frozen
+class TensorMethod:
+    """A method looked up on a tensor, such as `x.to`, waiting for its call."""
+
+    tensor: TensorValue
+    name: str
+
+
+def unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, constexpr) else value
+
+
+class ExpressionsMixin:
+    """Evaluates expression nodes to `TensorValue`s or constexpr Python values."""
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id in self.scope:
+            return self.scope[node.id]
+        if node.id in self.fn.globals:
+            return unwrap(self.fn.globals[node.id])
+        if hasattr(py_builtins, node.id):
+            return getattr(py_builtins, node.id)
+        raise UserError(
+            f"name '{node.id}' is not defined",
+            "define it before use, pass it as a kernel argument, or import it at module level",
+        )
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self.visit(e) for e in node.elts)
+
+    visit_List = visit_Tuple
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.visit(node.value)
+        if isinstance(base, TensorValue):
+            if node.attr == "dtype":
+                from tilec.language import dtype_of
+
+                return dtype_of(base.dtype)
+            if node.attr == "shape":
+                return base.shape
+            if node.attr == "T":
+                return self.sem.trans(base)
+            if node.attr == "to":
+                return TensorMethod(base, node.attr)
+            raise UserError(f"tensors have no attribute '{node.attr}'")
+        if not hasattr(base, node.attr):
+            raise UserError(f"{base!r} has no attribute '{node.attr}'")
+        return unwrap(getattr(base, node.attr))
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        lhs, rhs = self.visit(node.left), self.visit(node.right)
+        symbol = BINARY_SYMBOLS.get(type(node.op))
+        if symbol is None:
+            raise UserError(f"operator {type(node.op).__name__} is not supported in kernels")
+        return self.apply_binary(symbol, lhs, rhs)
+
+    def apply_binary(self, symbol: str, lhs: Any, rhs: Any) -> Any:
+        if not isinstance(lhs, TensorValue) and not isinstance(rhs, TensorValue):
+            return PYTHON_OPERATORS[symbol](lhs, rhs)
+        return self.sem.binary(symbol, lhs, rhs)
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise UserError("chained comparisons are not supported", "write (a < b) & (b < c)")
+        symbol = COMPARE_SYMBOLS.get(type(node.ops[0]))
+        lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
+        if symbol is None:
+            if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and not isinstance(lhs, TensorValue):
+                same = lhs is rhs
+                return same if isinstance(node.ops[0], ast.Is) else not same
+            raise UserError(f"comparison {type(node.ops[0]).__name__} is not supported")
+        return self.apply_binary(symbol, lhs, rhs)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.visit(node.operand)
+        if not isinstance(operand, TensorValue):
+            ops = {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x}
+            ops[ast.Invert] = lambda x: ~x
+            return ops[type(node.op)](operand)
+        if isinstance(node.op, ast.USub):
+            return self.sem.negate(operand)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not):
+            return self.sem.logical_not(operand)
+        return self.sem.invert(operand)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        values = [self.visit(v) for v in node.values]
+        if all(not isinstance(v, TensorValue) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            return result
+        raise UserError(
+            "'and'/'or' on tensors is not supported",
+            "use '&' or '|' on boolean tensors instead",
+        )
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        condition = self.visit(node.test)
+        if isinstance(condition, TensorValue):
+            return self.builtins.tl_where(condition, self.visit(node.body), self.visit(node.orelse))
+        return self.visit(node.body if condition else node.orelse)
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.visit(node.value)
+        index = node.slice
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        if not isinstance(base, TensorValue):
+            return base[self.visit(index)]
+        result, axis = base, 0
+        for item in items:
+            if isinstance(item, ast.Constant) and item.value is None:
+                result = self.sem.expand_dims(result, axis)
+                axis += 1
+            elif (
+                isinstance(item, ast.Slice) and not item.lower and not item.upper and not item.step
+            ):
+                axis += 1
+            else:
+                raise UserError(
+                    "tensor indexing supports only ':' and None, as in x[:, None]",
+                    "use tl.load with computed offsets to pick elements",
+                )
+        return result
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        callee = self.visit(node.func)
+        args = [self.visit(a) for a in node.args]
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
+        if isinstance(callee, TensorMethod):
+            target = self.dtype_arg(args[0] if args else kwargs.get("dtype"))
+            return self.sem.cast(callee.tensor, target)
+        name = getattr(callee, "__tilec_builtin__", None)
+        if name is not None:
+            return self.builtins.call(name, args, kwargs)
+        if isinstance(callee, JITFunction):
+            return self.inline_call(callee, args, kwargs)
+        if callee in ALLOWED_PYTHON_CALLS:
+            if any(isinstance(a, TensorValue) for a in args):
+                if callee in (py_builtins.min, py_builtins.max) and len(args) == 2:
+                    kind = "minimum" if callee is py_builtins.min else "maximum"
+                    return self.builtins.call(kind, args, {})
+                raise UserError(f"{callee.__name__}() cannot take tensors here")
+            return callee(*args, **kwargs)
+        if isinstance(callee, dtype):
+            raise UserError(f"{callee!r} cannot be called", "cast with x.to(tl.float32)")
+        what = getattr(callee, "__name__", repr(callee))
+        raise UserError(
+            f"cannot call '{what}': it is a plain Python function, not a kernel builtin",
+            "decorate it with @tilec.jit to call it from a kernel, or use a tl.* function",
+        )
+
+    def dtype_arg(self, value: Any) -> Any:
+        if not isinstance(value, dtype):
+            raise UserError(f"expected a tl dtype such as tl.float32, got {value!r}")
+        return value.ir_type
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        raise UserError("lambda is not supported in kernels", "define a @tilec.jit function")
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:
+        raise UserError("f-strings are not supported in kernels", "use tl.device_print")

@@ -1,0 +1,288 @@
+"""Triton's typing rules: literal types, promotion, broadcasting, casts and arithmetic ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.dialects import arith
+from tilec.frontend.context import TensorValue
+from tilec.frontend.errors import UserError
+from tilec.ir.attributes import IntegerAttr, int_array
+from tilec.ir.builder import Builder
+from tilec.ir.core import Operation
+from tilec.ir.types import (
+    FloatType,
+    IntegerType,
+    PointerType,
+    TensorType,
+    Type,
+    f32,
+    i1,
+    i32,
+    i64,
+    like,
+)
+
+INT_BINARY = {"+": "addi", "-": "subi", "*": "muli", "//": "divsi", "%": "remsi"}
+INT_BINARY.update({"&": "andi", "|": "ori", "^": "xori", "<<": "shli", ">>": "shrsi"})
+UNSIGNED_BINARY = {"//": "divui", "%": "remui", ">>": "shrui"}
+FLOAT_BINARY = {"+": "addf", "-": "subf", "*": "mulf", "/": "divf", "%": "remf"}
+COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
+
+def op_class(name: str) -> type[Operation]:
+    from tilec.ir.core import OP_REGISTRY
+
+    return OP_REGISTRY[name]
+
+
+def literal_type(value: Any) -> Type:
+    """The IR type of a Python constant used as a value: bool i1, int i32 (or i64), float f32."""
+    if isinstance(value, bool):
+        return i1
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31:
+            return i32
+        if -(2**63) <= value < 2**64:
+            return i64
+        raise UserError(f"integer literal {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return f32
+    raise UserError(
+        f"{value!r} of type {type(value).__name__} cannot be used as a kernel value",
+        "use a number, a tl dtype or a tensor",
+    )
+
+
+def _rank(t: Type) -> int:
+    if isinstance(t, FloatType):
+        return 100 + t.width + (1 if t.name == "bf16" else 0)
+    assert isinstance(t, IntegerType)
+    return t.width * 2 + (1 if t.unsigned else 0)
+
+
+def computation_type(a: Type, b: Type, a_literal: bool, b_literal: bool, div: bool) -> Type:
+    """Triton's promotion: float wins over int, wider wins, fp16 with bf16 is f32, literals adapt."""
+    if a_literal and not b_literal:
+        a = b if not (isinstance(a, FloatType) and isinstance(b, IntegerType)) else a
+    elif b_literal and not a_literal:
+        b = a if not (isinstance(b, FloatType) and isinstance(a, IntegerType)) else b
+    if isinstance(a, FloatType) or isinstance(b, FloatType):
+        if isinstance(a, FloatType) and isinstance(b, FloatType):
+            if {a.name, b.name} == {"f16", "bf16"}:
+                return f32
+            return a if a.width >= b.width else b
+        return a if isinstance(a, FloatType) else b
+    if div:
+        return f32
+    if a == i1 and b == i1:
+        return i1
+    assert isinstance(a, IntegerType) and isinstance(b, IntegerType)
+    if a.width == b.width:
+        return a if a.unsigned else b
+    return a if _rank(a) > _rank(b) else b
+
+
+class Semantics:
+    """Emits the ops for typed operations at the builder's insertion point and location."""
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    def op(self, name: str, operands, result_type: Type | None, **attributes) -> TensorValue | None:
+        types = [] if result_type is None else [result_type]
+        op = self.builder.create(op_class(name), [v.value for v in operands], types, attributes)
+        return TensorValue(op.result) if types else None
+
+    def constant(self, value: Any, type_: Type) -> TensorValue:
+        return self.op("arith.constant", [], type_, value=arith.constant_attr(value, type_))
+
+    def to_value(self, x: Any, type_: Type | None = None) -> TensorValue:
+        """Materialize a Python constant (of `type_`, else its literal type) as a value."""
+        if isinstance(x, TensorValue):
+            return x
+        return self.constant(x, type_ or literal_type(x))
+
+    # Shapes --------------------------------------------------------------------------------
+
+    def splat(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
+        return self.op("tile.splat", [x], TensorType(shape, x.type))
+
+    def expand_dims(self, x: TensorValue, axis: int) -> TensorValue:
+        if not x.is_tensor:
+            return self.splat(x, (1,))
+        if axis < 0:
+            axis += len(x.shape) + 1
+        shape = (*x.shape[:axis], 1, *x.shape[axis:])
+        return self.op(
+            "tile.expand_dims", [x], TensorType(shape, x.dtype), axis=IntegerAttr(axis, i32)
+        )
+
+    def broadcast_to(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
+        shape = tuple(shape)
+        if not x.is_tensor:
+            return self.splat(x, shape) if shape else x
+        if x.shape == shape:
+            return x
+        while len(x.shape) < len(shape):
+            x = self.expand_dims(x, 0)
+        if len(x.shape) != len(shape) or any(
+            s not in (1, t) for s, t in zip(x.shape, shape, strict=True)
+        ):
+            raise UserError(
+                f"cannot broadcast shape {list(x.shape)} to {list(shape)}",
+                "dimensions must match or be 1; use x[:, None] or tl.reshape to line them up",
+            )
+        return self.op("tile.broadcast", [x], TensorType(shape, x.dtype))
+
+    def broadcast_shape(self, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+        rank = max(len(s) for s in shapes)
+        padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+        result = []
+        for dims in zip(*padded, strict=True):
+            sizes = {d for d in dims if d != 1}
+            if len(sizes) > 1:
+                shown = " and ".join(str(list(s)) for s in shapes)
+                raise UserError(
+                    f"shape mismatch: {shown} cannot be broadcast together",
+                    "dimensions must match or be 1; use x[:, None] or tl.reshape to line them up",
+                )
+            result.append(sizes.pop() if sizes else 1)
+        return tuple(result)
+
+    def broadcast_all(self, *values: TensorValue) -> list[TensorValue]:
+        shape = self.broadcast_shape(*(v.shape for v in values))
+        return [self.broadcast_to(v, shape) for v in values]
+
+    def trans(self, x: TensorValue, order: tuple[int, ...] | None = None) -> TensorValue:
+        order = tuple(order) if order else tuple(reversed(range(len(x.shape))))
+        shape = tuple(x.shape[i] for i in order)
+        return self.op("tile.trans", [x], TensorType(shape, x.dtype), order=int_array(order))
+
+    def reshape(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
+        numel = 1
+        for d in shape:
+            numel *= d
+        if x.type.numel != numel:  # type: ignore[attr-defined]
+            raise UserError(f"cannot reshape {list(x.shape)} to {list(shape)}: sizes differ")
+        return self.op("tile.reshape", [x], TensorType(tuple(shape), x.dtype))
+
+    # Casts ---------------------------------------------------------------------------------
+
+    def cast(self, x: TensorValue, target: Type) -> TensorValue:
+        source = x.dtype
+        if source == target:
+            return x
+        result = like(x.type, target)
+        if isinstance(target, IntegerType) and target.width == 1:
+            zero = self.broadcast_to(self.constant(0, source), x.shape)
+            if isinstance(source, FloatType):
+                return self.op("arith.cmpf", [x, zero], result, predicate=_str("une"))
+            return self.op("arith.cmpi", [x, zero], result, predicate=_str("ne"))
+        if isinstance(source, FloatType) and isinstance(target, FloatType):
+            if source.width == target.width:
+                return self.cast(self.cast(x, f32), target)
+            name = "arith.extf" if target.width > source.width else "arith.truncf"
+            return self.op(name, [x], result)
+        if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+            if source.width == target.width:
+                return self.op("arith.bitcast", [x], result)
+            if target.width < source.width:
+                return self.op("arith.trunci", [x], result)
+            extend = "arith.extui" if source.unsigned or source.width == 1 else "arith.extsi"
+            return self.op(extend, [x], result)
+        if isinstance(source, IntegerType) and isinstance(target, FloatType):
+            name = "arith.uitofp" if source.unsigned or source.width == 1 else "arith.sitofp"
+            return self.op(name, [x], result)
+        if isinstance(source, FloatType) and isinstance(target, IntegerType):
+            return self.op("arith.fptoui" if target.unsigned else "arith.fptosi", [x], result)
+        raise UserError(f"cannot cast {source} to {target}")
+
+    # Arithmetic ----------------------------------------------------------------------------
+
+    def binary(self, symbol: str, lhs: Any, rhs: Any) -> TensorValue:
+        lhs_literal, rhs_literal = (
+            not isinstance(lhs, TensorValue),
+            not isinstance(rhs, TensorValue),
+        )
+        if any(isinstance(v, TensorValue) and v.is_pointer for v in (lhs, rhs)):
+            return self.pointer_arith(symbol, self.to_value(lhs), self.to_value(rhs))
+        lt = literal_type(lhs) if lhs_literal else lhs.dtype
+        rt = literal_type(rhs) if rhs_literal else rhs.dtype
+        target = computation_type(lt, rt, lhs_literal, rhs_literal, symbol == "/")
+        a, b = lhs, rhs
+        if lhs_literal:
+            a = self.constant(lhs, target)
+        if rhs_literal:
+            b = self.constant(rhs, target)
+        a, b = self.broadcast_all(self.cast(a, target), self.cast(b, target))
+        if symbol in COMPARE:
+            return self.compare(symbol, a, b)
+        if isinstance(target, FloatType):
+            if symbol not in FLOAT_BINARY:
+                raise UserError(f"operator {symbol} is not defined for {target}", _INT_ONLY_HINT)
+            return self.op(f"arith.{FLOAT_BINARY[symbol]}", [a, b], a.type)
+        if symbol == "/":
+            raise UserError("internal: integer true division")
+        unsigned = isinstance(target, IntegerType) and target.unsigned
+        name = UNSIGNED_BINARY.get(symbol) if unsigned else None
+        return self.op(f"arith.{name or INT_BINARY[symbol]}", [a, b], a.type)
+
+    def compare(self, symbol: str, a: TensorValue, b: TensorValue) -> TensorValue:
+        kind = COMPARE[symbol]
+        result = like(a.type, i1)
+        if isinstance(a.dtype, FloatType):
+            predicate = "une" if kind == "ne" else f"o{kind}"
+            return self.op("arith.cmpf", [a, b], result, predicate=_str(predicate))
+        unsigned = a.dtype.unsigned or a.dtype == i1  # type: ignore[attr-defined]
+        predicate = kind if kind in ("eq", "ne") else ("u" if unsigned else "s") + kind
+        return self.op("arith.cmpi", [a, b], result, predicate=_str(predicate))
+
+    def pointer_arith(self, symbol: str, a: TensorValue, b: TensorValue) -> TensorValue:
+        if b.is_pointer and symbol == "+":
+            a, b = b, a
+        if symbol not in ("+", "-") or b.is_pointer or not isinstance(b.dtype, IntegerType):
+            raise UserError(
+                f"operator {symbol} is not defined between {a.type} and {b.type}",
+                "add integer offsets to a pointer: ptr + offsets",
+            )
+        if symbol == "-":
+            b = self.negate(b)
+        shape = self.broadcast_shape(a.shape, b.shape)
+        a, b = self.broadcast_to(a, shape), self.broadcast_to(b, shape)
+        return self.op("tile.addptr", [a, b], a.type)
+
+    def negate(self, x: TensorValue) -> TensorValue:
+        if isinstance(x.dtype, FloatType):
+            return self.op("arith.negf", [x], x.type)
+        zero = self.broadcast_to(self.constant(0, x.dtype), x.shape)
+        return self.op("arith.subi", [zero, x], x.type)
+
+    def invert(self, x: TensorValue) -> TensorValue:
+        if not isinstance(x.dtype, IntegerType):
+            raise UserError(f"operator ~ is not defined for {x.dtype}", _INT_ONLY_HINT)
+        ones = self.broadcast_to(self.constant(-1, x.dtype), x.shape)
+        return self.op("arith.xori", [x, ones], x.type)
+
+    def logical_not(self, x: TensorValue) -> TensorValue:
+        x = self.cast(x, i1)
+        ones = self.broadcast_to(self.constant(1, i1), x.shape)
+        return self.op("arith.xori", [x, ones], x.type)
+
+    def pointee(self, ptr: TensorValue) -> Type:
+        if not ptr.is_pointer:
+            raise UserError(
+                f"expected a pointer, got a value of type {ptr.type}",
+                "pass a pointer argument (a '*fp32'-like signature) plus offsets",
+            )
+        assert isinstance(ptr.dtype, PointerType)
+        return ptr.dtype.pointee
+
+
+_INT_ONLY_HINT = "bitwise and shift operators need integer operands; cast with x.to(tl.int32)"
+
+
+def _str(text: str):
+    from tilec.ir.attributes import StringAttr
+
+    return StringAttr(text)

@@ -1,0 +1,101 @@
+"""Statements: assignments, expression statements, returns, asserts and rejected constructs."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from tilec.frontend.context import TensorValue
+from tilec.frontend.errors import UserError
+
+UNSUPPORTED = {
+    ast.Try: ("try/except is not supported in kernels", "check conditions with tl.where or if"),
+    ast.With: ("'with' is not supported in kernels", "remove the with block"),
+    ast.ClassDef: ("classes cannot be defined in kernels", "define them outside the kernel"),
+    ast.FunctionDef: ("functions cannot be nested in kernels", "define a @tilec.jit function"),
+    ast.Global: ("kernels cannot change globals", "pass values as arguments and store results"),
+    ast.Nonlocal: ("kernels cannot change enclosing variables", "return values instead"),
+    ast.Delete: ("'del' is not supported in kernels", "remove it"),
+    ast.Raise: ("'raise' is not supported in kernels", "use tl.static_assert"),
+    ast.Import: ("imports are not allowed in kernels", "import at module level"),
+    ast.ImportFrom: ("imports are not allowed in kernels", "import at module level"),
+}
+
+
+class StatementsMixin:
+    def visit_body(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            if self.returned is not None:
+                return  # the rest is dead code, as in Python
+            self.visit(statement)
+
+    def check_no_return(self, what: str) -> None:
+        if self.returned is not None:
+            raise UserError(
+                f"'return' inside {what} is not supported yet",
+                "assign the result to a variable and return it at the end of the function",
+            )
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        from tilec.frontend.expressions import BINARY_SYMBOLS
+
+        if not isinstance(node.target, ast.Name):
+            raise UserError(
+                "only augmented assignments to names are supported",
+                "store to memory with tl.store(pointer, value)",
+            )
+        current = self.visit(ast.Name(id=node.target.id, ctx=ast.Load()))
+        self.assign(
+            node.target,
+            self.apply_binary(BINARY_SYMBOLS[type(node.op)], current, self.visit(node.value)),
+        )
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, TensorValue) and value.value.name_hint is None:
+                value.value.name_hint = target.id
+            self.scope[target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise UserError("cannot unpack: the number of values does not match")
+            for element, item in zip(target.elts, value, strict=True):
+                self.assign(element, item)
+            return
+        raise UserError(
+            "only assignments to names are supported",
+            "store to memory with tl.store(pointer, value)",
+        )
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return
+        self.visit(node.value)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def visit_Return(self, node: ast.Return) -> None:
+        self.returned = self.visit(node.value) if node.value is not None else ()
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        condition = self.visit(node.test)
+        if isinstance(condition, TensorValue):
+            raise UserError("assert on a runtime value is not supported", "use tl.static_assert")
+        if not condition:
+            raise UserError("assertion failed at compile time")
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        message, hint = UNSUPPORTED.get(
+            type(node), (f"{type(node).__name__} is not supported in kernels", "")
+        )
+        raise UserError(message, hint)

@@ -1,0 +1,162 @@
+"""The kernel language, imported by users as `import tilec.language as tl`.
+
+The functions here are markers: the frontend recognizes them by their `__tilec_builtin__` name
+and emits tile IR for them. Calling one from ordinary Python raises `RuntimeError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from tilec.ir.types import FloatType, IntegerType, PointerType, Type
+
+
+@attrs.frozen
+class dtype:
+    """A kernel element type such as `tl.float32`; `ir_type` is its tile IR type."""
+
+    name: str
+    ir_type: Type
+
+    def __repr__(self) -> str:
+        return f"tl.{self.name}"
+
+
+int1 = dtype("int1", IntegerType(1))
+int8 = dtype("int8", IntegerType(8))
+int16 = dtype("int16", IntegerType(16))
+int32 = dtype("int32", IntegerType(32))
+int64 = dtype("int64", IntegerType(64))
+uint8 = dtype("uint8", IntegerType(8, unsigned=True))
+uint16 = dtype("uint16", IntegerType(16, unsigned=True))
+uint32 = dtype("uint32", IntegerType(32, unsigned=True))
+uint64 = dtype("uint64", IntegerType(64, unsigned=True))
+float16 = dtype("float16", FloatType("f16"))
+bfloat16 = dtype("bfloat16", FloatType("bf16"))
+float32 = dtype("float32", FloatType("f32"))
+float64 = dtype("float64", FloatType("f64"))
+
+DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+DTYPES += (float16, bfloat16, float32, float64)
+
+
+def dtype_of(ir_type: Type) -> dtype | None:
+    """The `tl` dtype whose IR type is `ir_type` (None for pointers and unknown types)."""
+    if isinstance(ir_type, PointerType):
+        return None
+    return next((d for d in DTYPES if d.ir_type == ir_type), None)
+
+
+class constexpr:
+    """Annotation for a kernel parameter whose value is known at compile time."""
+
+    def __init__(self, value: Any = None):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"constexpr({self.value!r})"
+
+
+def _builtin(name: str) -> Callable[..., Any]:
+    def outside_kernel(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"tl.{name} can only be called inside a @tilec.jit kernel, which the tilec "
+            "frontend compiles; it has no meaning in ordinary Python"
+        )
+
+    outside_kernel.__name__ = name
+    outside_kernel.__qualname__ = name
+    outside_kernel.__tilec_builtin__ = name  # type: ignore[attr-defined]
+    return outside_kernel
+
+
+BUILTIN_NAMES = [
+    "program_id",
+    "num_programs",
+    "arange",
+    "zeros",
+    "full",
+    "load",
+    "store",
+    "where",
+    "minimum",
+    "maximum",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "sin",
+    "cos",
+    "sigmoid",
+    "fma",
+    "erf",
+    "sum",
+    "max",
+    "min",
+    "dot",
+    "trans",
+    "reshape",
+    "broadcast_to",
+    "expand_dims",
+    "atomic_add",
+    "static_range",
+    "range",
+    "multiple_of",
+    "max_contiguous",
+    "static_assert",
+    "device_print",
+    "debug_barrier",
+]
+
+program_id = _builtin("program_id")
+num_programs = _builtin("num_programs")
+arange = _builtin("arange")
+zeros = _builtin("zeros")
+full = _builtin("full")
+load = _builtin("load")
+store = _builtin("store")
+where = _builtin("where")
+minimum = _builtin("minimum")
+maximum = _builtin("maximum")
+exp = _builtin("exp")
+exp2 = _builtin("exp2")
+log = _builtin("log")
+log2 = _builtin("log2")
+sqrt = _builtin("sqrt")
+rsqrt = _builtin("rsqrt")
+abs = _builtin("abs")
+sin = _builtin("sin")
+cos = _builtin("cos")
+sigmoid = _builtin("sigmoid")
+fma = _builtin("fma")
+erf = _builtin("erf")
+sum = _builtin("sum")
+max = _builtin("max")
+min = _builtin("min")
+dot = _builtin("dot")
+trans = _builtin("trans")
+reshape = _builtin("reshape")
+broadcast_to = _builtin("broadcast_to")
+expand_dims = _builtin("expand_dims")
+atomic_add = _builtin("atomic_add")
+static_range = _builtin("static_range")
+range = _builtin("range")
+multiple_of = _builtin("multiple_of")
+max_contiguous = _builtin("max_contiguous")
+static_assert = _builtin("static_assert")
+device_print = _builtin("device_print")
+debug_barrier = _builtin("debug_barrier")
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division; works in Python (for grids) and inside kernels."""
+    return -(-a // b)
+
+
+cdiv.__tilec_builtin__ = "cdiv"  # type: ignore[attr-defined]
