@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.semantics import Semantics
 from tilec.ir.attributes import IntegerAttr, StringAttr
 from tilec.ir.core import Block, Value
@@ -42,11 +44,12 @@ def _ir_type(value: Any) -> Any:
     return value.ir_type
 
 
-class Builtins:
+class Builtins(ReductionsMixin):
     """Dispatch table from `tl` function names to the ops they emit."""
 
-    def __init__(self, sem: Semantics):
+    def __init__(self, sem: Semantics, inline: Callable[..., Any] | None = None):
         self.sem = sem
+        self.inline = inline  # inlines a @tilec.jit function: (callee, args, kwargs) -> result
 
     def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if name in UNARY_MATH:
@@ -110,15 +113,66 @@ class Builtins:
             operands.append(self.sem.broadcast_to(self.sem.cast(self.value(mask), i1), ptr.shape))
         self.sem.op("tile.store", operands, None)
 
-    def tl_atomic_add(self, pointer: Any, value: Any, mask: Any = None, **_: Any) -> TensorValue:
+    def _atomic(
+        self,
+        kind: str,
+        pointer: Any,
+        value: Any,
+        mask: Any = None,
+        sem: Any = None,
+        scope: Any = None,
+    ) -> TensorValue:
+        """`tile.atomic_rmw`: returns the values memory held before, per element."""
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
-        operands = [ptr, self.sem.broadcast_to(self.sem.to_value(value, pointee), ptr.shape)]
-        operands[1] = self.sem.cast(operands[1], pointee)
+        integer = isinstance(pointee, IntegerType)
+        if kind in ("and", "or", "xor") and not integer:
+            raise UserError(
+                f"tl.atomic_{kind} needs an integer pointer, got {pointee}",
+                "bitwise atomics work on int32/int64 (or unsigned) memory",
+            )
+        if kind in ("max", "min") and integer and pointee.unsigned:  # type: ignore[attr-defined]
+            kind = "u" + kind
+        val = self.sem.cast(self.sem.to_value(value, pointee), pointee)
+        operands = [ptr, val]
         if mask is not None:
-            operands.append(self.sem.broadcast_to(self.sem.cast(self.value(mask), i1), ptr.shape))
-        attrs = {"kind": StringAttr("add"), "sem": StringAttr("acq_rel")}
-        return self.sem.op("tile.atomic_rmw", operands, operands[1].type, **attrs, scope=_gpu())
+            operands.append(self.sem.cast(self.value(mask), i1))
+        operands = self.sem.broadcast_all(*operands)
+        attrs = {"kind": StringAttr(kind), **_memory_order(sem, scope)}
+        return self.sem.op("tile.atomic_rmw", operands, operands[1].type, **attrs)
+
+    def tl_atomic_add(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("add", pointer, val, mask, **kw)
+
+    def tl_atomic_max(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("max", pointer, val, mask, **kw)
+
+    def tl_atomic_min(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("min", pointer, val, mask, **kw)
+
+    def tl_atomic_xchg(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("xchg", pointer, val, mask, **kw)
+
+    def tl_atomic_and(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("and", pointer, val, mask, **kw)
+
+    def tl_atomic_or(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("or", pointer, val, mask, **kw)
+
+    def tl_atomic_xor(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
+        return self._atomic("xor", pointer, val, mask, **kw)
+
+    def tl_atomic_cas(
+        self, pointer: Any, cmp: Any, val: Any, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        """`tile.atomic_cas`: where memory equals `cmp` it becomes `val`; returns the old values."""
+        ptr = self.value(pointer)
+        pointee = self.sem.pointee(ptr)
+        compare = self.sem.cast(self.sem.to_value(cmp, pointee), pointee)
+        new = self.sem.cast(self.sem.to_value(val, pointee), pointee)
+        ptr, compare, new = self.sem.broadcast_all(ptr, compare, new)
+        attrs = _memory_order(sem, scope)
+        return self.sem.op("tile.atomic_cas", [ptr, compare, new], new.type, **attrs)
 
     def tl_where(self, condition: Any, x: Any, y: Any) -> TensorValue:
         cond = self.sem.cast(self.value(condition), i1)
@@ -149,6 +203,20 @@ class Builtins:
 
     def tl_maximum(self, x: Any, y: Any, **_: Any) -> TensorValue:
         return self._binary_math(x, y, "max{}i", "maxnumf")
+
+    def tl_clamp(self, x: Any, min: Any, max: Any, propagate_nan: Any = None) -> TensorValue:
+        """`minimum(maximum(x, min), max)` with NaN-ignoring float min/max (Triton's default
+        `propagate_nan=NONE`: a NaN `x` gives `min`); integers are accepted too (Triton: floats)."""
+        v = self.value(x)
+        bounds = []
+        for bound in (min, max):
+            bound = bound.value if isinstance(bound, constexpr) else bound
+            adapts = isinstance(v.dtype, FloatType) or isinstance(bound, int)
+            if not isinstance(bound, TensorValue) and adapts:
+                bound = self.sem.to_value(bound, v.dtype)  # literals take x's dtype
+            bounds.append(bound)
+        lo, hi = bounds
+        return self.tl_minimum(self.tl_maximum(v, lo), hi)
 
     def _float(self, x: Any) -> TensorValue:
         v = self.value(x)
@@ -212,14 +280,39 @@ class Builtins:
             builder.create(_op("tile.reduce.return"), [combined.result])
         return TensorValue(op.result)
 
-    def tl_sum(self, x: Any, axis: Any = None, **_: Any) -> TensorValue:
-        return self._reduce(x, axis, "add")
+    def tl_sum(
+        self, x: Any, axis: Any = None, keep_dims: Any = False, dtype: Any = None
+    ) -> TensorValue:
+        v = self.value(x)
+        if _const(dtype, "dtype") is not None:
+            v = self.sem.cast(v, _ir_type(dtype))
+        return self.keep_dims(self._reduce(v, axis, "add"), v, axis, keep_dims)
 
-    def tl_max(self, x: Any, axis: Any = None, **_: Any) -> TensorValue:
-        return self._reduce(x, axis, "max")
+    def tl_max(
+        self,
+        x: Any,
+        axis: Any = None,
+        return_indices: Any = False,
+        return_indices_tie_break_left: Any = True,
+        keep_dims: Any = False,
+    ) -> Any:
+        if _const(return_indices, "return_indices"):
+            return self.arg_reduce(x, axis, return_indices_tie_break_left, keep_dims, "max")
+        v = self.value(x)
+        return self.keep_dims(self._reduce(v, axis, "max"), v, axis, keep_dims)
 
-    def tl_min(self, x: Any, axis: Any = None, **_: Any) -> TensorValue:
-        return self._reduce(x, axis, "min")
+    def tl_min(
+        self,
+        x: Any,
+        axis: Any = None,
+        return_indices: Any = False,
+        return_indices_tie_break_left: Any = True,
+        keep_dims: Any = False,
+    ) -> Any:
+        if _const(return_indices, "return_indices"):
+            return self.arg_reduce(x, axis, return_indices_tie_break_left, keep_dims, "min")
+        v = self.value(x)
+        return self.keep_dims(self._reduce(v, axis, "min"), v, axis, keep_dims)
 
     def tl_dot(self, a: Any, b: Any, acc: Any = None, **_: Any) -> TensorValue:
         a, b = self.value(a), self.value(b)
@@ -284,5 +377,14 @@ def _i32(value: int) -> IntegerAttr:
     return IntegerAttr(value, i32)
 
 
-def _gpu() -> StringAttr:
-    return StringAttr("gpu")
+def _memory_order(sem: Any, scope: Any) -> dict[str, StringAttr]:
+    """The `sem`/`scope` attributes of an atomic: Triton's defaults are acq_rel and gpu."""
+    from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
+
+    sem = _const(sem, "sem") or "acq_rel"
+    scope = _const(scope, "scope") or "gpu"
+    if sem not in MEMORY_SEMANTICS:
+        raise UserError(f"unknown atomic sem {sem!r}", f"use one of {', '.join(MEMORY_SEMANTICS)}")
+    if scope not in MEMORY_SCOPES:
+        raise UserError(f"unknown atomic scope {scope!r}", f"use one of {', '.join(MEMORY_SCOPES)}")
+    return {"sem": StringAttr(sem), "scope": StringAttr(scope)}

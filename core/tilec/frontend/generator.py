@@ -46,7 +46,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
     def __init__(self, fn: JITFunction, builder: Builder, scope: Scope):
         self.fn, self.builder, self.scope = fn, builder, scope
         self.sem = Semantics(builder)
-        self.builtins = Builtins(self.sem)
+        self.builtins = Builtins(self.sem, self.inline_call)
         self.returned: Any = None
 
     def location(self, node: ast.AST) -> FileLineColLoc:

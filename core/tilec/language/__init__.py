@@ -105,6 +105,20 @@ BUILTIN_NAMES = [
     "broadcast_to",
     "expand_dims",
     "atomic_add",
+    "clamp",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "reduce",
+    "associative_scan",
+    "atomic_max",
+    "atomic_min",
+    "atomic_xchg",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_cas",
     "static_range",
     "range",
     "multiple_of",
@@ -145,6 +159,20 @@ reshape = _builtin("reshape")
 broadcast_to = _builtin("broadcast_to")
 expand_dims = _builtin("expand_dims")
 atomic_add = _builtin("atomic_add")
+clamp = _builtin("clamp")
+argmax = _builtin("argmax")
+argmin = _builtin("argmin")
+cumsum = _builtin("cumsum")
+cumprod = _builtin("cumprod")
+reduce = _builtin("reduce")
+associative_scan = _builtin("associative_scan")
+atomic_max = _builtin("atomic_max")
+atomic_min = _builtin("atomic_min")
+atomic_xchg = _builtin("atomic_xchg")
+atomic_and = _builtin("atomic_and")
+atomic_or = _builtin("atomic_or")
+atomic_xor = _builtin("atomic_xor")
+atomic_cas = _builtin("atomic_cas")
 static_range = _builtin("static_range")
 range = _builtin("range")
 multiple_of = _builtin("multiple_of")
