@@ -5,4 +5,6 @@ from tilec.runtime.jit import jit
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "cdiv", "jit"]
+from tilec.runtime.compiler import compile, set_backend  # after __version__: imported by it
+
+__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend"]

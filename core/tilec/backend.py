@@ -146,5 +146,11 @@ class Backend:
         """Launch a loaded kernel on `grid` (x, y, z program counts) with `args`."""
         raise NotImplementedError(f"backend '{self.name}' cannot launch kernels yet")
 
+    def run(
+        self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any], options: BackendOptions
+    ) -> None:
+        """Run a `tilec.runtime.compiler.CompiledKernel` on `grid` with its runtime `args`."""
+        raise NotImplementedError(f"backend '{self.name}' cannot run compiled kernels yet")
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self.name}' {self.version}>"

@@ -1,4 +1,5 @@
-"""The runtime: `@jit` kernel objects (launching, specialization and caching come later)."""
+"""The runtime: `@jit` kernels (`jit`), launching (`launcher`), specialization, the compile cache
+and `tilec.compile` (`compiler`; not imported here: it needs `tilec.__version__`)."""
 
 from tilec.runtime.jit import JITFunction, jit
 

@@ -32,6 +32,12 @@ class JITFunction:
             "or call it from another kernel"
         )
 
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
+        from tilec.runtime.launcher import Launcher
+
+        return Launcher(self, grid)
+
     def __repr__(self) -> str:
         return f"JITFunction({self.fn.__module__}:{self.__name__})"
 

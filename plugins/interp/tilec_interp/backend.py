@@ -21,3 +21,7 @@ class InterpBackend(Backend):
         from tilec_interp.interpreter import execute
 
         execute(module, function_name, grid, args)
+
+    def run(self, compiled, grid: tuple[int, ...], args, options: BackendOptions) -> None:
+        """Interpret the compiled kernel's tir module; pointer arguments are NumPy arrays."""
+        self.execute(compiled.module, compiled.name, grid, list(args))

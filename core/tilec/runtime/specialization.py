@@ -1,0 +1,62 @@
+"""Argument -> signature type and specialization facts, as Triton infers them at launch.
+
+NumPy arrays are pointers typed by dtype (bool -> `*i1`); bf16 has no NumPy dtype, so a bf16
+pointer cannot be inferred: compile with `tilec.compile(signature=...)` instead. Python ints are
+`i32` when they fit, else `i64`; floats are `fp32`; bools `i1`. An int equal to 1 is specialized
+(its value is part of the key); ints divisible by 16 and 16-byte aligned arrays get
+`tile.divisibility = 16` on their argument.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+DTYPES = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "fp16", "float32": "fp32", "float64": "fp64",
+}  # fmt: skip
+
+I32 = (-(2**31), 2**31 - 1)
+I64 = (-(2**63), 2**63 - 1)
+
+
+def spec_token(value: Any) -> Any:
+    """A small hashable summary of a runtime argument: what the compiled code depends on."""
+    if isinstance(value, np.ndarray):
+        return (value.dtype, value.__array_interface__["data"][0] % 16 == 0)
+    if type(value) is int or (isinstance(value, np.integer) and not isinstance(value, np.bool_)):
+        value = int(value)
+        return (int, value == 1, value % 16 == 0, I32[0] <= value <= I32[1])
+    return type(value)
+
+
+def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
+    """The signature type of `value` for `param`, and whether it is divisible by 16.
+
+    Raises TypeError naming the parameter for a value that cannot be a kernel argument.
+    """
+    if isinstance(value, np.ndarray):
+        elem = DTYPES.get(value.dtype.name)
+        if elem is None:
+            raise TypeError(
+                f"argument '{param}' of {kernel_name}: unsupported array dtype {value.dtype}"
+            )
+        return "*" + elem, value.__array_interface__["data"][0] % 16 == 0
+    if isinstance(value, (bool, np.bool_)):
+        return "i1", False
+    if isinstance(value, (int, np.integer)):
+        value = int(value)
+        if I32[0] <= value <= I32[1]:
+            return "i32", value % 16 == 0
+        if I64[0] <= value <= I64[1]:
+            return "i64", value % 16 == 0
+        raise TypeError(f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits")
+    if isinstance(value, (float, np.floating)):
+        return "fp32", False
+    raise TypeError(
+        f"argument '{param}' of {kernel_name}: expected a NumPy array (pointer), int, float or "
+        f"bool; got {type(value).__name__}"
+    )
