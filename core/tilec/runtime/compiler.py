@@ -133,7 +133,7 @@ def compile_cached(
     }
     spec = (sorted(signature.items()), sorted(constexprs.items(), key=repr), sorted(divisible))
     key = cache.make_key(
-        cache.make_key(kernel.src), spec, repr(options), backend.hash(options), tilec.__version__
+        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__
     )
     hit = cache.memory.get(key)
     if hit is not None:

@@ -58,6 +58,7 @@ class Launcher:
         constexpr = info.constexpr
         try:
             key = (
+                self.kernel.cache_key,  # changes with a rebound global or callee
                 backend_name,
                 len(args),
                 tuple(a if cx else spec_token(a) for a, cx in zip(args, constexpr, strict=False)),
