@@ -1,4 +1,5 @@
-"""The `tilec` command: `opt` (run passes on textual IR), `passes` (the pipeline), `backends`.
+"""The `tilec` command: `opt` (run passes on textual IR), `passes` (the pipeline), `backends`,
+`run` (a Python script on a chosen backend) and `compile` (one kernel ahead of time, printed).
 
 User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
 cycle) print a message to stderr and return 1; argument errors return 2 (argparse). Anything else
@@ -188,6 +189,168 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+# run and compile ------------------------------------------------------------------------------
+
+
+def _require_backend(name: str) -> None:
+    """Select backend `name` for this process (and its children), or a UserError naming why not."""
+    from tilec.runtime import compiler
+
+    backend = _select_backend(name, load_backends())
+    availability = backend.is_available()
+    if not availability:
+        raise UserError(f"backend '{name}' is not available: {availability.reason}")
+    os.environ["TILEC_BACKEND"] = name
+    compiler.set_backend(name)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import runpy
+
+    if not os.path.isfile(args.file):
+        raise UserError(f"cannot read '{args.file}': no such file")
+    if args.backend:
+        _require_backend(args.backend)
+    script_args = list(args.script_args or ())
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [args.file, *script_args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(args.file)))
+    try:
+        runpy.run_path(args.file, run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        print(exit_.code, file=sys.stderr)
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
+
+
+def parse_assignments(text: str, option: str) -> dict[str, str]:
+    """`a=x,b=y` -> {'a': 'x', 'b': 'y'}; anything else is a UserError naming `option`."""
+    result: dict[str, str] = {}
+    for item in text.split(","):
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name.isidentifier() or not value:
+            raise UserError(
+                f"{option}: expected NAME=VALUE pairs separated by commas "
+                f"(e.g. 'x_ptr=*fp32,n=i32'), got '{item.strip()}'"
+            )
+        if name in result:
+            raise UserError(f"{option}: '{name}' is given twice")
+        result[name] = value
+    return result
+
+
+def _check_type(name: str, type_: str) -> None:
+    from tilec.frontend.generator import SCALAR_TYPES
+
+    if type_ != "constexpr" and type_.lstrip("*") not in SCALAR_TYPES:
+        known = ", ".join(sorted(SCALAR_TYPES))
+        raise UserError(
+            f"--signature: unknown type '{type_}' for '{name}' "
+            f"(types: {known}; '*T' a pointer to T; constexpr)"
+        )
+
+
+def _constexpr_value(text: str) -> Any:
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _load_kernel(spec: str) -> Any:
+    import importlib.util
+
+    from tilec.runtime.jit import JITFunction
+
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise UserError(f"expected FILE.py:KERNEL, got '{spec}'")
+    if not os.path.isfile(path):
+        raise UserError(f"cannot read '{path}': no such file")
+    module_name = os.path.splitext(os.path.basename(path))[0]
+    module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise UserError(f"cannot import '{path}' (not a Python file?)")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules.setdefault(module_name, module)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    module_spec.loader.exec_module(module)
+    kernel = getattr(module, name, None)
+    if not isinstance(kernel, JITFunction):
+        kernels = sorted(k for k, v in vars(module).items() if isinstance(v, JITFunction))
+        what = "has no" if kernel is None else "has no @tilec.jit kernel"
+        raise UserError(f"'{path}' {what} '{name}' (kernels: {', '.join(kernels) or 'none'})")
+    return kernel
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from tilec.runtime import compiler
+
+    kernel = _load_kernel(args.kernel)
+    signature = parse_assignments(args.signature, "--signature")
+    for name, type_ in signature.items():
+        _check_type(name, type_)
+    constexprs: dict[str, Any] = {}
+    for text in args.constexpr or ():
+        constexprs.update(
+            {k: _constexpr_value(v) for k, v in parse_assignments(text, "--constexpr").items()}
+        )
+    for name in [*signature, *constexprs]:
+        if name not in kernel.arg_names:
+            raise UserError(
+                f"{kernel.__name__} has no parameter '{name}' "
+                f"(parameters: {', '.join(kernel.arg_names)})"
+            )
+    if args.backend:
+        backend = _select_backend(args.backend, load_backends())
+    else:
+        try:
+            backend = compiler.get_backend(require_available=False)
+        except (RuntimeError, ValueError) as err:
+            raise UserError(str(err)) from None
+    try:  # a missing constexpr value or argument type is a TypeError of the frontend
+        if args.print_after_all or args.timing:
+            _compile_instrumented(kernel, signature, constexprs, backend, args)
+        compiled = compiler.compile(kernel, signature, constexprs, backend=backend)
+    except TypeError as err:
+        raise UserError(f"{err} (give it with --signature or --constexpr)") from None
+    if args.emit not in compiled.asm:
+        stages = ", ".join(sorted(compiled.asm))
+        raise UserError(f"--emit: backend '{backend.name}' has no stage '{args.emit}' ({stages})")
+    sys.stdout.write(compiled.asm[args.emit])
+    sys.stdout.flush()
+    return 0
+
+
+def _compile_instrumented(kernel, signature, constexprs, backend, args) -> None:
+    """Compile once more outside the cache, printing after each pass and/or timing to stderr."""
+    from tilec.frontend import compile_to_tir
+    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
+    from tilec.passes.manager import PassManager, backend_stages, other_backend_origins
+
+    signature = {p: t for p, t in signature.items() if p not in constexprs and t != "constexpr"}
+    module = compile_to_tir(kernel, signature, constexprs)
+    instrumentations: list[Any] = []
+    timing = PassTiming() if args.timing else None
+    if timing is not None:
+        instrumentations.append(timing)
+    if args.print_after_all:
+        instrumentations.append(PrintIRAfter(sys.stderr, None))
+    stages = tuple(s for s in backend_stages(backend) if s == "tir")
+    skip = other_backend_origins(backend, load_backends())
+    PassManager.from_plugins().run(
+        module, None, stages=stages, skip_origins=skip, instrumentations=instrumentations
+    )
+    if timing is not None:
+        timing.print_report(sys.stderr)
+
+
 # Argument parsing -----------------------------------------------------------------------------
 
 
@@ -249,6 +412,45 @@ def build_parser() -> argparse.ArgumentParser:
 
     backends = commands.add_parser("backends", help="list backends and whether they are available")
     backends.set_defaults(handler=cmd_backends)
+
+    run = commands.add_parser(
+        "run",
+        help="run a Python script with a backend selected",
+        usage=f"{PROG} run [-h] [--backend NAME] FILE [-- ARGS ...]",
+        description="Run FILE as __main__ with --backend selected (TILEC_BACKEND and "
+        "tilec.set_backend); sys.argv is FILE and the ARGS after '--'.",
+    )
+    run.add_argument("file", metavar="FILE", help="the Python script")
+    run.add_argument("--backend", metavar="NAME", help="the backend: interp, nvidia, amd, ...")
+    run.set_defaults(handler=cmd_run)
+
+    compile_ = commands.add_parser(
+        "compile",
+        help="compile one kernel ahead of time and print a stage",
+        description="Compile KERNEL of FILE.py for a signature and print one stage's text.",
+    )
+    compile_.add_argument("kernel", metavar="FILE.py:KERNEL", help="the file and kernel name")
+    compile_.add_argument(
+        "--signature",
+        required=True,
+        metavar="SIG",
+        help="argument types: 'x_ptr=*fp32,n=i32' (a pointer is '*' and its element type)",
+    )
+    compile_.add_argument(
+        "--constexpr",
+        action="append",
+        metavar="NAME=VALUE",
+        help="constexpr values, e.g. BLOCK=1024; repeatable or comma-separated",
+    )
+    compile_.add_argument("--backend", metavar="NAME", help="the backend (need not be available)")
+    compile_.add_argument("--emit", default="tir", metavar="STAGE", help="the stage to print")
+    compile_.add_argument(
+        "--print-after-all", action="store_true", help="print the IR after every pass (to stderr)"
+    )
+    compile_.add_argument(
+        "--timing", action="store_true", help="print the wall time of each pass (to stderr)"
+    )
+    compile_.set_defaults(handler=cmd_compile)
     return parser
 
 
@@ -266,13 +468,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tilec.passes.manager import PassVerifyError, PipelineError
 
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if argv[:1] == ["run"] and "--" in argv:  # `tilec run FILE [--backend B] -- script args`
+        split = argv.index("--")
+        argv, script_args = argv[:split], argv[split + 1 :]
     try:
         args = parser.parse_args(argv)
+        if args.command == "run":
+            args.script_args = script_args
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print(f"{PROG}: error: a command is required (opt, passes, backends)", file=sys.stderr)
+        print(
+            f"{PROG}: error: a command is required (opt, passes, backends, run, compile)",
+            file=sys.stderr,
+        )
         return 2
     try:
         with warnings.catch_warnings():
