@@ -296,10 +296,9 @@ class Builtins(ReductionsMixin):
         return_indices_tie_break_left: Any = True,
         keep_dims: Any = False,
     ) -> Any:
-        if _const(return_indices, "return_indices"):
-            return self.arg_reduce(x, axis, return_indices_tie_break_left, keep_dims, "max")
-        v = self.value(x)
-        return self.keep_dims(self._reduce(v, axis, "max"), v, axis, keep_dims)
+        return self._extremum(
+            "max", x, axis, return_indices, return_indices_tie_break_left, keep_dims
+        )
 
     def tl_min(
         self,
@@ -309,10 +308,18 @@ class Builtins(ReductionsMixin):
         return_indices_tie_break_left: Any = True,
         keep_dims: Any = False,
     ) -> Any:
+        return self._extremum(
+            "min", x, axis, return_indices, return_indices_tie_break_left, keep_dims
+        )
+
+    def _extremum(
+        self, kind: str, x: Any, axis: Any, return_indices: Any, tie_break_left: Any, keep_dims: Any
+    ) -> Any:
+        """`tl.max`/`tl.min`: a reduction, or with `return_indices` the (value, index) pair."""
         if _const(return_indices, "return_indices"):
-            return self.arg_reduce(x, axis, return_indices_tie_break_left, keep_dims, "min")
+            return self.arg_reduce(x, axis, tie_break_left, keep_dims, kind)
         v = self.value(x)
-        return self.keep_dims(self._reduce(v, axis, "min"), v, axis, keep_dims)
+        return self.keep_dims(self._reduce(v, axis, kind), v, axis, keep_dims)
 
     def tl_dot(self, a: Any, b: Any, acc: Any = None, **_: Any) -> TensorValue:
         a, b = self.value(a), self.value(b)
