@@ -79,7 +79,6 @@ def _split_names(values: Sequence[str] | None) -> list[str]:
 def cmd_opt(args: argparse.Namespace) -> int:
     import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
     from tilec.ir import parse_module, print_module, verify
-    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
     from tilec.passes.manager import parse_pipeline
 
     text, filename = _read_input(args.file)
@@ -99,15 +98,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
                 raise UserError(
                     f"--print-after: pass '{name}' is not in the pipeline ({', '.join(pipeline)})"
                 )
-        instrumentations = []
-        timing = PassTiming() if args.timing else None
-        if timing is not None:
-            instrumentations.append(timing)
-        if args.print_after_all or print_after:
-            names_to_print = None if args.print_after_all else print_after
-            instrumentations.append(
-                PrintIRAfter(sys.stderr, names_to_print, locations=args.locations)
-            )
+        print_names = None if args.print_after_all else print_after
+        instrumentations, timing = _instrumentations(args.timing, print_names, args.locations)
         options = {name: opts for name, opts in entries if opts}
         manager.run(module, names, options=options, instrumentations=instrumentations)
         if timing is not None:
@@ -314,12 +306,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
             backend = compiler.get_backend(require_available=False)
         except (RuntimeError, ValueError) as err:
             raise UserError(str(err)) from None
+    instrumentations, timing = _instrumentations(args.timing, None if args.print_after_all else [])
     try:  # a missing constexpr value or argument type is a TypeError of the frontend
-        if args.print_after_all or args.timing:
-            _compile_instrumented(kernel, signature, constexprs, backend, args)
-        compiled = compiler.compile(kernel, signature, constexprs, backend=backend)
+        compiled = compiler.compile(
+            kernel, signature, constexprs, backend=backend, instrumentations=instrumentations
+        )
     except TypeError as err:
         raise UserError(f"{err} (give it with --signature or --constexpr)") from None
+    if timing is not None:
+        timing.print_report(sys.stderr)
     if args.emit not in compiled.asm:
         stages = ", ".join(sorted(compiled.asm))
         raise UserError(f"--emit: backend '{backend.name}' has no stage '{args.emit}' ({stages})")
@@ -328,27 +323,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compile_instrumented(kernel, signature, constexprs, backend, args) -> None:
-    """Compile once more outside the cache, printing after each pass and/or timing to stderr."""
-    from tilec.frontend import compile_to_tir
-    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
-    from tilec.passes.manager import PassManager, backend_stages, other_backend_origins
+def _instrumentations(
+    timing: bool, print_after: list[str] | None, locations: bool = False
+) -> tuple[list[Any], Any]:
+    """The pass instrumentations the flags ask for, and the timing one (or None) to report.
 
-    signature = {p: t for p, t in signature.items() if p not in constexprs and t != "constexpr"}
-    module = compile_to_tir(kernel, signature, constexprs)
+    `print_after` names the passes to print after; None means all, an empty list none.
+    """
+    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
+
     instrumentations: list[Any] = []
-    timing = PassTiming() if args.timing else None
-    if timing is not None:
-        instrumentations.append(timing)
-    if args.print_after_all:
-        instrumentations.append(PrintIRAfter(sys.stderr, None))
-    stages = tuple(s for s in backend_stages(backend) if s == "tir")
-    skip = other_backend_origins(backend, load_backends())
-    PassManager.from_plugins().run(
-        module, None, stages=stages, skip_origins=skip, instrumentations=instrumentations
-    )
-    if timing is not None:
-        timing.print_report(sys.stderr)
+    pass_timing = PassTiming() if timing else None
+    if pass_timing is not None:
+        instrumentations.append(pass_timing)
+    if print_after is None or print_after:
+        instrumentations.append(PrintIRAfter(sys.stderr, print_after, locations=locations))
+    return instrumentations, pass_timing
 
 
 # Argument parsing -----------------------------------------------------------------------------

@@ -130,3 +130,16 @@ def test_two_processes_compile_at_once(tmp_path, monkeypatch):
     assert [f.name for f in files] == [f"{keys.pop()}.tir"]  # no temporary files left
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "shared"))
     assert cache.read(files[0].stem) is not None
+
+
+def test_instrumented_compile_runs_the_passes_despite_a_cached_entry():
+    from tilec.passes.instrumentation import PassTiming
+
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    first = tilec.compile(add_kernel, signature, {"BLOCK_SIZE": 1024}, backend="interp")
+    timing = PassTiming()
+    again = tilec.compile(
+        add_kernel, signature, {"BLOCK_SIZE": 1024}, backend="interp", instrumentations=[timing]
+    )
+    assert [row.name for row in timing.rows if row.name == "canonicalize"] == ["canonicalize"]
+    assert again.asm["tir"] == first.asm["tir"]

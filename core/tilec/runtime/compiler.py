@@ -7,7 +7,7 @@ Selection order: the `backend=` argument, then `tilec.set_backend(name)`, then t
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -101,15 +101,18 @@ def compile(
     backend: str | Backend | None = None,
     target: Any = None,
     divisibility: Iterable[str] = (),
+    instrumentations: Sequence[Any] = (),
     **options: Any,
 ) -> CompiledKernel:
     """Compile `kernel` ahead of time (no launch). `divisibility` names the arguments known to
-    be multiples of 16 (or 16-byte aligned pointers). The backend need not be available here."""
+    be multiples of 16 (or 16-byte aligned pointers). The backend need not be available here.
+    With `instrumentations` (pass timing, IR printing) the passes always run, skipping the cache
+    lookup, so that there is something to print and time; the result is still cached."""
     if not isinstance(backend, Backend):
         backend = get_backend(backend, require_available=False)
     return compile_cached(
         kernel, dict(signature), dict(constexprs or {}), tuple(divisibility), backend,
-        backend.parse_options(**options), target,
+        backend.parse_options(**options), target, instrumentations,
     )  # fmt: skip
 
 
@@ -121,6 +124,7 @@ def compile_cached(
     backend: Backend,
     options: BackendOptions,
     target: Any = None,
+    instrumentations: Sequence[Any] = (),
 ) -> CompiledKernel:
     """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
     unknown = sorted(set(signature) - set(kernel.arg_names))
@@ -135,18 +139,20 @@ def compile_cached(
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__
     )
-    hit = cache.memory.get(key)
+    hit = None if instrumentations else cache.memory.get(key)
     if hit is not None:
         return hit
     module = None
-    text = cache.read(key)
+    text = None if instrumentations else cache.read(key)
     if text is not None:
         try:
             module = parse_module(text)
         except Exception:  # a corrupt entry is recompiled, never trusted
             module = None
     if module is None:
-        module = _compile_tir(kernel, signature, constexprs, divisible, backend, target)
+        module = _compile_tir(
+            kernel, signature, constexprs, divisible, backend, target, instrumentations
+        )
         text = print_module(module)
         cache.write(key, text)
     compiled = CompiledKernel(
@@ -156,7 +162,7 @@ def compile_cached(
     return compiled
 
 
-def _compile_tir(kernel, signature, constexprs, divisible, backend, target):
+def _compile_tir(kernel, signature, constexprs, divisible, backend, target, instrumentations=()):
     from tilec.dialects.func import FuncOp
     from tilec.passes.manager import PassManager, backend_stages, other_backend_origins
 
@@ -170,5 +176,12 @@ def _compile_tir(kernel, signature, constexprs, divisible, backend, target):
             func.set_argument_attribute(index, "tile.divisibility", IntegerAttr(16))
     stages = tuple(s for s in backend_stages(backend) if s == "tir")
     skip = other_backend_origins(backend, _backends())
-    PassManager.from_plugins().run(module, None, stages=stages, skip_origins=skip, target=target)
+    PassManager.from_plugins().run(
+        module,
+        None,
+        stages=stages,
+        skip_origins=skip,
+        target=target,
+        instrumentations=instrumentations,
+    )
     return module
