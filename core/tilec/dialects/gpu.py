@@ -1,0 +1,199 @@
+"""`gpu.*`: layouts (tensor encodings) and the ops that exist only once tensors have layouts (gir).
+
+A layout says which thread of a block holds which element of a tensor, as in Triton's
+TritonGPU dialect:
+
+- `#gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>`:
+  each thread holds `sizePerThread` contiguous elements per dimension, the lanes of a warp and the
+  warps of a block (CTA) tile the tensor in the given `order` (fastest-varying dimension first).
+  The tile the layout covers is `sizePerThread * threadsPerWarp * warpsPerCTA` per dimension; a
+  tensor larger than the tile wraps around (each thread holds several repetitions), a smaller one
+  is replicated (several threads hold the same element).
+- `#gpu.slice<{dim = 1, parent = #blocked}>`: the layout of a tensor with dimension `dim` of the
+  parent removed, as a reduction along `dim` produces; threads that differ only along `dim` hold
+  the same elements.
+
+`tilec.layout.mapping` computes which elements each thread holds.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from tilec.ir.attributes import ArrayAttr, Attribute, DialectAttr, IntegerAttr, register_attribute
+from tilec.ir.core import Operation, VerifyError, operand_def, register_op, result_def
+from tilec.ir.traits import TENSOR, Pure
+from tilec.ir.types import TensorType
+
+
+def _ints(name: str, value: Attribute | None) -> tuple[int, ...]:
+    if not isinstance(value, ArrayAttr) or not all(
+        isinstance(e, IntegerAttr) for e in value.elements
+    ):
+        raise ValueError(f"'{name}' must be an array of integers, like [4]")
+    return tuple(value.ints())
+
+
+def _array(values: tuple[int, ...]) -> ArrayAttr:
+    return ArrayAttr(tuple(IntegerAttr(v) for v in values))
+
+
+def _power_of_two(v: int) -> bool:
+    return v > 0 and not v & (v - 1)
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class BlockedEncodingAttr(DialectAttr):
+    """`#gpu.blocked<{sizePerThread, threadsPerWarp, warpsPerCTA, order}>` (see the module doc)."""
+
+    name: ClassVar[str] = "gpu.blocked"
+    alias_prefix: ClassVar[str] = "blocked"
+
+    size_per_thread: tuple[int, ...] = attrs.field(converter=tuple)
+    threads_per_warp: tuple[int, ...] = attrs.field(converter=tuple)
+    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
+    order: tuple[int, ...] = attrs.field(converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        rank = len(self.order)
+        fields = {
+            "sizePerThread": self.size_per_thread,
+            "threadsPerWarp": self.threads_per_warp,
+            "warpsPerCTA": self.warps_per_cta,
+        }
+        for key, values in fields.items():
+            if len(values) != rank:
+                raise ValueError(f"'{key}' has {len(values)} entries but 'order' has {rank}")
+            if not all(_power_of_two(v) for v in values):
+                raise ValueError(f"'{key}' entries must be powers of two, got {list(values)}")
+        if sorted(self.order) != list(range(rank)):
+            raise ValueError(f"'order' must be a permutation of 0..{rank - 1}, got {self.order}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    @property
+    def num_warps(self) -> int:
+        n = 1
+        for w in self.warps_per_cta:
+            n *= w
+        return n
+
+    @property
+    def lanes(self) -> int:
+        n = 1
+        for t in self.threads_per_warp:
+            n *= t
+        return n
+
+    def tile(self) -> tuple[int, ...]:
+        """The extent the layout covers once per dimension, before wrapping or replicating."""
+        return tuple(
+            s * t * w
+            for s, t, w in zip(
+                self.size_per_thread, self.threads_per_warp, self.warps_per_cta, strict=True
+            )
+        )
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {
+            "sizePerThread": _array(self.size_per_thread),
+            "threadsPerWarp": _array(self.threads_per_warp),
+            "warpsPerCTA": _array(self.warps_per_cta),
+            "order": _array(self.order),
+        }
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> BlockedEncodingAttr:
+        expected = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
+        unknown = sorted(set(params) - set(expected))
+        if unknown:
+            raise ValueError(f"unknown parameter '{unknown[0]}' (expected {', '.join(expected)})")
+        missing = [k for k in expected if k not in params]
+        if missing:
+            raise ValueError(f"missing parameter '{missing[0]}'")
+        return cls(*(_ints(k, params[k]) for k in expected))
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class SliceEncodingAttr(DialectAttr):
+    """`#gpu.slice<{dim = 1, parent = #blocked}>`: the parent layout with dimension `dim` removed."""
+
+    name: ClassVar[str] = "gpu.slice"
+    alias_prefix: ClassVar[str] = "slice"
+
+    dim: int
+    parent: DialectAttr
+
+    def __attrs_post_init__(self) -> None:
+        parent_rank = getattr(self.parent, "rank", None)
+        if parent_rank is None:
+            raise ValueError(f"'parent' must be a layout, got {self.parent}")
+        if not 0 <= self.dim < parent_rank:
+            raise ValueError(f"'dim' must be in [0, {parent_rank}), got {self.dim}")
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1  # type: ignore[attr-defined]
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps  # type: ignore[attr-defined]
+
+    @property
+    def lanes(self) -> int:
+        return self.parent.lanes  # type: ignore[attr-defined]
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {"dim": IntegerAttr(self.dim), "parent": self.parent}
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> SliceEncodingAttr:
+        dim, parent = params.get("dim"), params.get("parent")
+        if not isinstance(dim, IntegerAttr):
+            raise ValueError("'dim' must be an integer")
+        if not isinstance(parent, (BlockedEncodingAttr, SliceEncodingAttr)):
+            raise ValueError("'parent' must be a #gpu.blocked or #gpu.slice layout")
+        if set(params) - {"dim", "parent"}:
+            raise ValueError(f"unknown parameter '{sorted(set(params) - {'dim', 'parent'})[0]}'")
+        return cls(dim.value, parent)
+
+
+LAYOUTS = (BlockedEncodingAttr, SliceEncodingAttr)
+
+
+def layout_of(value_type: object) -> DialectAttr | None:
+    """The layout of a tensor type, or None for scalars and tensors without one."""
+    if isinstance(value_type, TensorType) and isinstance(value_type.encoding, LAYOUTS):
+        return value_type.encoding
+    return None
+
+
+@register_op
+class ConvertLayoutOp(Operation):
+    """`%y = gpu.convert_layout %x : tensor<128xf32, #blocked1>`: the same tensor, another layout.
+
+    Lowered through shared memory when threads must exchange elements.
+    """
+
+    name = "gpu.convert_layout"
+    source = operand_def(TENSOR)
+    result = result_def(TENSOR)
+    traits = (Pure(),)
+
+    def __init__(self, source, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, res = self.operands[0].type, self.results[0].type
+        if src.shape != res.shape or src.element_type != res.element_type:  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"source {src} and result {res} must differ only in their layout", self
+            )
+        if layout_of(res) is None:
+            raise VerifyError(f"result {res} must have a layout", self)

@@ -1,0 +1,1 @@
+"""gir -> LLVM IR with `llvmlite.ir`, parameterised by the backend's `TargetInfo`."""

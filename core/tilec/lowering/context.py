@@ -1,0 +1,294 @@
+"""The state of lowering one gir function to LLVM IR, and the op-lowering registry.
+
+Representation of lowered values:
+
+- a scalar SSA value (i32, f32, `!tile.ptr<f32>`, ...) becomes one `llvmlite.ir.Value`;
+- a tensor value with a layout becomes an `LTensor`: the elements this thread holds, one
+  `ir.Value` per register, in the register order of `tilec.layout.mapping.thread_mapping`
+  (the one place that decides which thread holds what).
+
+Op lowerings are functions `lower(ctx, op) -> None` registered per op name with `@lowers(...)`;
+they read operands with `ctx.get(value)` and bind results with `ctx.set(result, lowered)`.
+Modules of `tilec.lowering` register theirs when imported.
+
+Shared memory: one block-wide scratch buffer (`ctx.shared_scratch(nbytes)` returns its base, an
+`i8` pointer in the target's shared address space). Every user brackets its use with barriers
+(`barrier; write; barrier; read`), so that users may reuse the same bytes one after another; the
+largest request becomes the kernel's dynamic shared memory size (`ctx.shared_bytes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+from llvmlite import ir
+
+from tilec.dialects.gpu import layout_of
+from tilec.ir.core import Operation, Region, Value
+from tilec.ir.traits import IsTerminator
+from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type
+from tilec.layout.mapping import ThreadMapping, thread_mapping
+from tilec.lowering.target import TargetInfo
+
+
+class LoweringError(Exception):
+    """An op the lowering cannot handle, with the op's source location in the message."""
+
+
+class _BFloat16(ir.Type):
+    """LLVM's `bfloat` (llvmlite has no class for it)."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def _to_string(self) -> str:
+        return "bfloat"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _BFloat16)
+
+    def __hash__(self) -> int:
+        return hash("bfloat")
+
+
+BF16 = _BFloat16()
+I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+
+
+@attrs.define(eq=False)
+class LTensor:
+    """A tensor as this thread holds it: `values[i]` is the element of register i."""
+
+    type: TensorType
+    values: list[ir.Value]
+
+    @property
+    def mapping(self) -> ThreadMapping:
+        return thread_mapping(self.type.encoding, self.type.shape)
+
+
+Lowering = Callable[["LoweringContext", Operation], None]
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def lowers(*names: str) -> Callable[[Lowering], Lowering]:
+    """Register a lowering function for the ops `names`."""
+
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            if name in LOWERINGS:
+                raise ValueError(f"two lowerings registered for '{name}'")
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+def llvm_type(t: Type, target: TargetInfo | None = None) -> ir.Type:
+    """The LLVM type of a scalar tile type (tensors are lowered element by element)."""
+    if isinstance(t, IntegerType):
+        return ir.IntType(t.width)
+    if isinstance(t, FloatType):
+        return {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}[t.name]
+    if isinstance(t, PointerType):
+        space = target.global_address_space if target is not None else t.address_space
+        return ir.PointerType(addrspace=space)
+    raise TypeError(f"no LLVM type for {t}")
+
+
+def memory_type(t: Type, target: TargetInfo | None = None) -> ir.Type:
+    """The type a scalar has in memory: as `llvm_type`, except that i1 is stored as i8."""
+    if isinstance(t, IntegerType) and t.width == 1:
+        return I8
+    return llvm_type(t, target)
+
+
+class LoweringContext:
+    """Lowering state of one kernel function (see the module doc)."""
+
+    def __init__(
+        self,
+        module: ir.Module,
+        fn: ir.Function,
+        builder: ir.IRBuilder,
+        target: TargetInfo,
+        num_warps: int,
+    ):
+        self.module = module
+        self.fn = fn
+        self.builder = builder
+        self.target = target
+        self.num_warps = num_warps
+        self.threads_per_warp = target.threads_per_warp
+        self.values: dict[Value, Any] = {}
+        self.shared_bytes = 0
+        self._shared: ir.GlobalVariable | None = None
+        self._entry_values: dict[Any, ir.Value] = {}
+
+    # Values ----------------------------------------------------------------------------------
+
+    def get(self, value: Value) -> Any:
+        try:
+            return self.values[value]
+        except KeyError:
+            raise LoweringError(f"value {value} used before it was lowered") from None
+
+    def set(self, value: Value, lowered: Any) -> None:
+        self.values[value] = lowered
+
+    def type(self, t: Type) -> ir.Type:
+        return llvm_type(element_type(t), self.target)
+
+    # Thread ids (computed once, in the entry block) -----------------------------------------
+
+    def _entry(self, key: Any, make: Callable[[ir.IRBuilder], ir.Value]) -> ir.Value:
+        if key not in self._entry_values:
+            entry = self.fn.entry_basic_block
+            b = ir.IRBuilder(entry)
+            if entry.instructions:
+                b.position_before(entry.instructions[0])
+            self._entry_values[key] = make(b)
+        return self._entry_values[key]
+
+    def thread_id(self) -> ir.Value:
+        return self._entry("tid", self.target.thread_id)
+
+    def lane_id(self) -> ir.Value:
+        lanes = self.threads_per_warp
+        return self._entry("lane", lambda b: b.urem(self.thread_id(), ir.Constant(I32, lanes)))
+
+    def warp_id(self) -> ir.Value:
+        lanes = self.threads_per_warp
+        return self._entry("warp", lambda b: b.udiv(self.thread_id(), ir.Constant(I32, lanes)))
+
+    def thread_offsets(self, mapping: ThreadMapping) -> list[ir.Value]:
+        """Per dimension, this thread's unwrapped offset (see `tilec.layout.mapping`)."""
+        return [self._dim_offset(d) for d in mapping.dims]
+
+    def _dim_offset(self, d: Any) -> ir.Value:
+        def make(b: ir.IRBuilder) -> ir.Value:
+            total = ir.Constant(I32, 0)
+            for ident, div, count, scale in (
+                (self.lane_id(), d.lane_div, d.lane_count, d.lane_scale),
+                (self.warp_id(), d.warp_div, d.warp_count, d.warp_scale),
+            ):
+                if count == 1:
+                    continue
+                coord = b.urem(b.udiv(ident, ir.Constant(I32, div)), ir.Constant(I32, count))
+                total = b.add(total, b.mul(coord, ir.Constant(I32, scale)))
+            return total
+
+        return self._entry(("dim", d), make)
+
+    def element_coords(self, mapping: ThreadMapping) -> list[list[ir.Value]]:
+        """Per register, per dimension, the (wrapped) coordinate of the element it holds."""
+        base = self.thread_offsets(mapping)
+        b = self.builder
+        coords = []
+        for reg in mapping.registers:
+            row = []
+            for offset, start, size in zip(reg, base, mapping.shape, strict=True):
+                value = b.add(start, ir.Constant(I32, offset)) if offset else start
+                row.append(b.urem(value, ir.Constant(I32, size)))  # sizes are powers of two
+            coords.append(row)
+        return coords
+
+    def owner_masks(self, mapping: ThreadMapping) -> list[ir.Value] | None:
+        """Per register, an i1 that is true when this thread owns the element (not a replica);
+        None when no element is replicated (every thread owns all it holds)."""
+        b = self.builder
+        base = self.thread_offsets(mapping)
+        hidden = [self._dim_offset(h) for h in mapping.hidden]
+        replicated = bool(hidden) or any(
+            reg_offset + d.lane_scale * (d.lane_count - 1) + d.warp_scale * (d.warp_count - 1)
+            >= d.size
+            for reg in mapping.registers
+            for reg_offset, d in zip(reg, mapping.dims, strict=True)
+        )
+        if not replicated:
+            return None
+        hidden_ok = ir.Constant(I1, 1)
+        for h in hidden:
+            hidden_ok = b.and_(hidden_ok, b.icmp_unsigned("==", h, ir.Constant(I32, 0)))
+        masks = []
+        for reg in mapping.registers:
+            ok = hidden_ok
+            for offset, start, size in zip(reg, base, mapping.shape, strict=True):
+                value = b.add(start, ir.Constant(I32, offset)) if offset else start
+                ok = b.and_(ok, b.icmp_unsigned("<", value, ir.Constant(I32, size)))
+            masks.append(ok)
+        return masks
+
+    # Shared memory -------------------------------------------------------------------------
+
+    def shared_scratch(self, nbytes: int) -> ir.Value:
+        """The base (`ptr addrspace(shared)`, 16-byte aligned) of the block's scratch buffer,
+        at least `nbytes` long. Bracket every use with `self.target.barrier` (module doc)."""
+        self.shared_bytes = max(self.shared_bytes, (nbytes + 15) // 16 * 16)
+        if self._shared is None:
+            space = self.target.shared_address_space
+            gv = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "global_smem", space)
+            gv.linkage = "external"
+            gv.align = 16
+            self._shared = gv
+        return self.builder.bitcast(self._shared, ir.PointerType(addrspace=self._shared_space()))
+
+    def _shared_space(self) -> int:
+        return self.target.shared_address_space
+
+    # Regions --------------------------------------------------------------------------------
+
+    def lower_op(self, op: Operation) -> None:
+        lowering = LOWERINGS.get(op.name)
+        if lowering is None:
+            raise LoweringError(f"{_where(op)}no LLVM lowering for '{op.name}' yet")
+        lowering(self, op)
+
+    def inline_region(self, region: Region, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """Lower the single block of `region` (a reduce/scan combiner) at the builder, on scalar
+        `args` for its block arguments; return the lowered operands of its terminator."""
+        block = region.block
+        for arg, value in zip(block.args, args, strict=True):
+            self.set(arg, value)
+        terminator = None
+        for op in block.ops:
+            if op.has_trait(IsTerminator):
+                terminator = op
+                break
+            self.lower_op(op)
+        if terminator is None:
+            raise LoweringError(f"{_where(region.parent)}combiner region has no terminator")
+        return [self.get(v) for v in terminator.operands]
+
+
+def element_type(t: Type) -> Type:
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _where(op: Operation | None) -> str:
+    loc = getattr(op, "location", None)
+    return f"{loc}: " if loc is not None and "unknown" not in str(loc) else ""
+
+
+__all__ = [
+    "BF16",
+    "F16",
+    "F32",
+    "F64",
+    "I1",
+    "I8",
+    "I16",
+    "I32",
+    "I64",
+    "LOWERINGS",
+    "LTensor",
+    "LoweringContext",
+    "LoweringError",
+    "layout_of",
+    "llvm_type",
+    "lowers",
+    "memory_type",
+]

@@ -1,0 +1,95 @@
+"""`TargetInfo`: what the core LLVM lowering asks of a GPU backend.
+
+The core lowering (gir -> LLVM IR with `llvmlite.ir`) is target-neutral; every place where NVIDIA
+and AMD differ goes through one of these methods. A backend plugin subclasses `TargetInfo` (NVIDIA:
+NVVM intrinsics and `ptx_kernel`; AMD: `llvm.amdgcn.*` and `amdgpu_kernel`), and the differences
+stay data and a few short methods, as in tinygrad's renderers.
+
+All methods that emit code take the `llvmlite.ir.IRBuilder` positioned where the code goes.
+Thread ids are i32 values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from llvmlite import ir
+
+
+class TargetInfo:
+    """Target hooks of the core lowering. Subclasses set the class attributes and methods."""
+
+    triple: ClassVar[str] = ""
+    data_layout: ClassVar[str] = ""
+    global_address_space: ClassVar[int] = 1
+    shared_address_space: ClassVar[int] = 3
+
+    def __init__(self, arch: str, threads_per_warp: int):
+        self.arch = arch
+        self.threads_per_warp = threads_per_warp
+
+    # Kernel definition -----------------------------------------------------------------------
+
+    def define_kernel(self, module: ir.Module, name: str, fn_type: ir.FunctionType) -> ir.Function:
+        """Declare the kernel entry point (calling convention, linkage) in `module`."""
+        raise NotImplementedError
+
+    def finalize_kernel(
+        self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int
+    ) -> None:
+        """Attach the kernel's launch facts (block size, ...) as attributes or metadata."""
+        raise NotImplementedError
+
+    # Ids ---------------------------------------------------------------------------------------
+
+    def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
+        """The thread's index within the block (x dimension; blocks are one-dimensional)."""
+        raise NotImplementedError
+
+    def block_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        """The block's (program's) index along `axis` (0, 1, 2)."""
+        raise NotImplementedError
+
+    def num_blocks(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        """The grid's extent along `axis`."""
+        raise NotImplementedError
+
+    # Synchronization and cross-lane exchange ---------------------------------------------------
+
+    def barrier(self, builder: ir.IRBuilder) -> None:
+        """Block-wide barrier that also orders shared-memory accesses."""
+        raise NotImplementedError
+
+    def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
+        """The `value` (an i32 or f32) of lane `lane ^ lane_mask` in the same warp."""
+        raise NotImplementedError
+
+    def shuffle_up(self, builder: ir.IRBuilder, value: ir.Value, delta: int) -> ir.Value:
+        """The `value` (i32 or f32) of lane `lane - delta` (lanes below `delta` get their own)."""
+        raise NotImplementedError
+
+    def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+        """The `value` (i32 or f32) of lane `lane` (an i32 value) in the same warp."""
+        raise NotImplementedError
+
+    # Math and printing -------------------------------------------------------------------------
+
+    def math(
+        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
+    ) -> ir.Value | None:
+        """A target instruction or intrinsic for math op `name` (`exp2`, `log2`, `sqrt`, `rsqrt`,
+        `sin`, `cos`, `exp`, `log`, `erf`, `tanh`, `fma`, `floor`, `ceil`, `absf`) on scalar
+        arguments of `dtype` (`f16`, `bf16`, `f32`, `f64`); None when the target has none and the
+        core's generic expansion (in terms of other ops) should be used."""
+        return None
+
+    def printf(
+        self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
+    ) -> None:
+        """Device-side printf of `fmt` (C format) with scalar `args` (i32, i64, f64, ptr)."""
+        raise NotImplementedError
+
+    def trap(self, builder: ir.IRBuilder) -> None:
+        """Abort the kernel (a failed device-side assert)."""
+        raise NotImplementedError
