@@ -203,6 +203,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read '{args.file}': no such file")
     if args.backend:
         _require_backend(args.backend)
+    if args.check:
+        from tilec.runtime import check
+
+        os.environ["TILEC_CHECK"] = "1"  # for child processes too
+        check.enabled = True
     script_args = list(args.script_args or ())
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [args.file, *script_args]
@@ -406,12 +411,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run a Python script with a backend selected",
-        usage=f"{PROG} run [-h] [--backend NAME] FILE [-- ARGS ...]",
+        usage=f"{PROG} run [-h] [--backend NAME] [--check] FILE [-- ARGS ...]",
         description="Run FILE as __main__ with --backend selected (TILEC_BACKEND and "
         "tilec.set_backend); sys.argv is FILE and the ARGS after '--'.",
     )
     run.add_argument("file", metavar="FILE", help="the Python script")
     run.add_argument("--backend", metavar="NAME", help="the backend: interp, nvidia, amd, ...")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="also run every launch on the interpreter and compare the results",
+    )
     run.set_defaults(handler=cmd_run)
 
     compile_ = commands.add_parser(

@@ -323,6 +323,16 @@ SAMPLES: dict[str, str] = {
     "tile.assert": _func(
         '  tile.assert %c {message = "index out of bounds"}\n  tile.return', "%c: tensor<8xi1>"
     ),
+    "gpu.convert_layout": (
+        "#blocked = #gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], "
+        "warpsPerCTA = [4], order = [0]}>\n"
+        "#blocked1 = #gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], "
+        "warpsPerCTA = [4], order = [0]}>\n"
+        + _func(
+            "  %r = gpu.convert_layout %a : tensor<512xf32, #blocked1>\n  tile.return",
+            "%a: tensor<512xf32, #blocked>",
+        )
+    ),
 }
 SAMPLES["scf.yield"] = SAMPLES["scf.for"]
 SAMPLES["scf.condition"] = SAMPLES["scf.while"]

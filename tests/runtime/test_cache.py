@@ -37,7 +37,7 @@ def launch(rng, n=1000):
 
 
 def entries():
-    return sorted(cache.cache_dir().glob("*.tir"))
+    return sorted(cache.cache_dir().glob("*.json"))
 
 
 def test_second_launch_hits_memory(rng, frontend_calls):
@@ -127,7 +127,7 @@ def test_two_processes_compile_at_once(tmp_path, monkeypatch):
     keys = {out.strip() for out, _ in results}
     assert len(keys) == 1
     files = list((tmp_path / "shared").iterdir())
-    assert [f.name for f in files] == [f"{keys.pop()}.tir"]  # no temporary files left
+    assert [f.name for f in files] == [f"{keys.pop()}.json"]  # no temporary files left
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "shared"))
     assert cache.read(files[0].stem) is not None
 

@@ -123,11 +123,11 @@ def test_disk_cache_keyed_by_dependencies(load):
     cache.clear_memory()
     x, out = run(load(offset=4.0))  # fresh memory cache, changed callee: no stale disk hit
     np.testing.assert_array_equal(out, x * 2 + 4)
-    assert len(list(cache.cache_dir().glob("*.tir"))) == 2
+    assert len(list(cache.cache_dir().glob("*.json"))) == 2
     cache.clear_memory()
     x, out = run(load(offset=1.0))  # the first entry is still valid and reused
     np.testing.assert_array_equal(out, x * 2 + 1)
-    assert len(list(cache.cache_dir().glob("*.tir"))) == 2
+    assert len(list(cache.cache_dir().glob("*.json"))) == 2
 
 
 def test_cyclic_references_terminate(tmp_path):

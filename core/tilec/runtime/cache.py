@@ -1,6 +1,7 @@
 """The compile cache: in memory, and on disk under `TILEC_CACHE_DIR` (default `~/.cache/tilec`).
 
-A disk entry is `<key>.tir`: a header line `// tilec-cache v1 sha256=<hex>` then the tir text.
+A disk entry is `<key>.json`: a header line `// tilec-cache v2 sha256=<hex>` then a JSON body (the
+compiled stages and the kernel's metadata, see `tilec.runtime.compiler`).
 Writes are atomic (temporary file in the same folder, then `os.replace`), so concurrent compilers
 never see half an entry; an entry whose header or checksum is wrong reads as a miss.
 """
@@ -14,7 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-HEADER = "// tilec-cache v1 sha256="
+HEADER = "// tilec-cache v2 sha256="
+SUFFIX = ".json"
 
 memory: dict[str, Any] = {}
 generation = 0
@@ -39,7 +41,7 @@ def make_key(*parts: Any) -> str:
 def read(key: str) -> str | None:
     """The stored text for `key`, or None when absent, unreadable, truncated or corrupt."""
     try:
-        data = (cache_dir() / f"{key}.tir").read_text()
+        data = (cache_dir() / f"{key}{SUFFIX}").read_text()
     except (OSError, UnicodeDecodeError):
         return None
     header, _, body = data.partition("\n")
@@ -59,7 +61,7 @@ def write(key: str, text: str) -> None:
         try:
             with os.fdopen(fd, "w") as file:
                 file.write(f"{HEADER}{hashlib.sha256(text.encode()).hexdigest()}\n{text}")
-            os.replace(tmp, folder / f"{key}.tir")
+            os.replace(tmp, folder / f"{key}{SUFFIX}")
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -6,6 +6,9 @@ Selection order: the `backend=` argument, then `tilec.set_backend(name)`, then t
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -74,16 +77,25 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
 
 @attrs.define(eq=False)
 class CompiledKernel:
-    """A kernel compiled for one backend and specialization. `asm` maps stage -> text."""
+    """A kernel compiled for one backend and specialization.
+
+    `asm` maps each stage to its output: text (`tir`, `gir`, `llir`, `ptx`, ...) or bytes for
+    binaries (`cubin`, `hsaco`). `metadata` holds what the driver needs (for GPU backends:
+    `num_warps`, `threads_per_warp`, `shared_bytes`, `params`, `written`). `module` is the tir
+    module (what the interp backend executes). Backends keep per-kernel driver state (a loaded
+    module, an argument packer) in `runtime`.
+    """
 
     name: str
-    asm: dict[str, str]
+    asm: dict[str, str | bytes]
     module: Any
     backend: Backend
     options: BackendOptions
     signature: dict[str, str]
     constexprs: dict[str, Any]
     key: str
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    runtime: dict[str, Any] = attrs.field(factory=dict)
 
     @property
     def runtime_params(self) -> list[str]:
@@ -102,17 +114,22 @@ def compile(
     target: Any = None,
     divisibility: Iterable[str] = (),
     instrumentations: Sequence[Any] = (),
+    equal_to_1: Iterable[str] = (),
     **options: Any,
 ) -> CompiledKernel:
     """Compile `kernel` ahead of time (no launch). `divisibility` names the arguments known to
-    be multiples of 16 (or 16-byte aligned pointers). The backend need not be available here.
+    be multiples of 16 (or 16-byte aligned pointers), `equal_to_1` the integer arguments known to
+    be 1 (compiled in as constants). The backend need not be available here; `target` (e.g.
+    `"sm_90"`) is the architecture to compile for where the backend has several.
     With `instrumentations` (pass timing, IR printing) the passes always run, skipping the cache
     lookup, so that there is something to print and time; the result is still cached."""
     if not isinstance(backend, Backend):
         backend = get_backend(backend, require_available=False)
+    if target is not None and "target" in attrs.fields_dict(backend.options_class):
+        options.setdefault("target", target)
     return compile_cached(
         kernel, dict(signature), dict(constexprs or {}), tuple(divisibility), backend,
-        backend.parse_options(**options), target, instrumentations,
+        backend.parse_options(**options), target, instrumentations, tuple(equal_to_1),
     )  # fmt: skip
 
 
@@ -125,6 +142,7 @@ def compile_cached(
     options: BackendOptions,
     target: Any = None,
     instrumentations: Sequence[Any] = (),
+    equal_to_1: tuple[str, ...] = (),
 ) -> CompiledKernel:
     """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
     unknown = sorted(set(signature) - set(kernel.arg_names))
@@ -135,37 +153,104 @@ def compile_cached(
         for p in kernel.arg_names
         if p in signature and p not in constexprs and signature[p] != "constexpr"
     }
-    spec = (sorted(signature.items()), sorted(constexprs.items(), key=repr), sorted(divisible))
+    spec = (
+        sorted(signature.items()),
+        sorted(constexprs.items(), key=repr),
+        sorted(divisible),
+        sorted(equal_to_1),
+    )
     key = cache.make_key(
-        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__
+        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__, target
     )
     hit = None if instrumentations else cache.memory.get(key)
     if hit is not None:
         return hit
-    module = None
-    text = None if instrumentations else cache.read(key)
-    if text is not None:
-        try:
-            module = parse_module(text)
-        except Exception:  # a corrupt entry is recompiled, never trusted
-            module = None
-    if module is None:
-        module = _compile_tir(
-            kernel, signature, constexprs, divisible, backend, target, instrumentations
+    entry = None if instrumentations else _read_entry(cache.read(key))
+    if entry is None:
+        spec_facts = (divisible, equal_to_1)
+        asm, metadata = _compile(
+            kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations
         )
-        text = print_module(module)
-        cache.write(key, text)
+        cache.write(key, _entry_text(asm, metadata))
+    else:
+        asm, metadata = entry
+    module = parse_module(asm["tir"]) if "gir" not in asm else None
     compiled = CompiledKernel(
-        kernel.__name__, {"tir": text}, module, backend, options, signature, constexprs, key
+        kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata
     )
     cache.memory[key] = compiled
     return compiled
 
 
-def _compile_tir(kernel, signature, constexprs, divisible, backend, target, instrumentations=()):
+def _entry_text(asm: dict[str, str | bytes], metadata: dict[str, Any]) -> str:
+    stages = {
+        name: {"base64": base64.b64encode(v).decode()} if isinstance(v, bytes) else {"text": v}
+        for name, v in asm.items()
+    }
+    return json.dumps({"asm": stages, "metadata": metadata}, sort_keys=True)
+
+
+def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any]] | None:
+    """The stages and metadata of a cache entry; None for an absent or unusable one, which is
+    recompiled, never trusted."""
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+        asm: dict[str, str | bytes] = {}
+        for name, stage in data["asm"].items():
+            asm[name] = base64.b64decode(stage["base64"]) if "base64" in stage else stage["text"]
+        if not isinstance(asm.get("tir"), str):
+            return None
+        if "gir" not in asm:
+            parse_module(asm["tir"])  # the interp runs the tir: it must parse
+        return asm, dict(data["metadata"])
+    except Exception:
+        return None
+
+
+def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
+    """Run the stages: the core's `tir`, then the backend's (`gir`, `llir`, `ptx`, `cubin`...).
+
+    Each stage is `function(src, metadata) -> output`; its output is the next stage's input and
+    its text (or bytes) is kept in `asm`.
+    """
+    metadata: dict[str, Any] = {"name": kernel.__name__, "target": target}
+    stages: dict[str, Any] = {
+        "tir": lambda _src, md: _compile_tir(
+            kernel, signature, constexprs, spec_facts, backend, target, instrumentations
+        )
+    }
+    with contextlib.suppress(NotImplementedError):
+        backend.add_stages(stages, options)
+    context = StageContext(target, instrumentations, backend, options)
+    src: Any = None
+    asm: dict[str, str | bytes] = {}
+    for name, stage in stages.items():
+        metadata["_context"] = context
+        src = stage(src, metadata)
+        asm[name] = src if isinstance(src, (str, bytes)) else print_module(src)
+    metadata.pop("_context", None)
+    return asm, metadata
+
+
+@attrs.frozen
+class StageContext:
+    """What a backend's stage functions may need besides `src` and `metadata` (which is stored
+    in the cache and so holds only JSON values): found as `metadata["_context"]`."""
+
+    target: Any
+    instrumentations: Sequence[Any]
+    backend: Backend
+    options: BackendOptions
+
+
+def _compile_tir(kernel, signature, constexprs, spec_facts, backend, target, instrumentations=()):
+    from tilec.dialects.arith import ConstantOp
     from tilec.dialects.func import FuncOp
     from tilec.passes.manager import PassManager, backend_stages, other_backend_origins
 
+    divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
     runtime = [p for p in kernel.arg_names if p in signature and p not in constexprs]
     func = next(
@@ -174,6 +259,13 @@ def _compile_tir(kernel, signature, constexprs, divisible, backend, target, inst
     for index, param in enumerate(runtime):
         if param in divisible:
             func.set_argument_attribute(index, "tile.divisibility", IntegerAttr(16))
+        if param in equal_to_1:
+            # The argument stays in the signature (the launch passes it) but is compiled in.
+            argument = func.body.block.args[index]
+            one = ConstantOp(IntegerAttr(1, argument.type))
+            func.body.block.insert_before(one, func.body.block.first_op)
+            argument.replace_all_uses_with(one.result)
+            func.set_argument_attribute(index, "tile.equal_to", IntegerAttr(1, argument.type))
     stages = tuple(s for s in backend_stages(backend) if s == "tir")
     skip = other_backend_origins(backend, _backends())
     PassManager.from_plugins().run(

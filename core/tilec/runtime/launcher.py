@@ -1,7 +1,8 @@
 """`kernel[grid](*args, **meta)`: bind arguments, specialize, compile through the cache, run.
 
 `meta` holds constexpr values and launch options (`num_warps`, `num_stages`, ... of the backend's
-options); `backend=` and `check=` are reserved (`check` is accepted and has no effect yet). The
+options); `backend=` and `check=` are reserved (`check=True` also runs the launch on the
+interpreter and compares the results, see `tilec.runtime.check`). The
 hot path (a launch like an earlier one) computes one small key per call and reuses the result.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 import attrs
 
 from tilec.runtime import cache
+from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend, requested_backend
 from tilec.runtime.specialization import arg_type, spec_token
 
@@ -54,7 +56,7 @@ class Launcher:
     def __call__(self, *args: Any, **meta: Any) -> None:
         info = kernel_info(self.kernel)
         backend_name = requested_backend(meta.pop("backend", None))
-        meta.pop("check", None)
+        check = meta.pop("check", None)
         constexpr = info.constexpr
         try:
             key = (
@@ -78,7 +80,19 @@ class Launcher:
         if callable(grid):
             grid = grid({**info.defaults, **bound})
         grid = (grid,) if isinstance(grid, int) else tuple(grid)
-        compiled.run(grid, [bound[p] for p in compiled.runtime_params])
+        args = [bound[p] for p in compiled.runtime_params]
+        if check or (check is None and checking.enabled):
+            checking.run_checked(compiled, grid, args, lambda: self._reference(compiled))
+            return
+        compiled.run(grid, args)
+
+    def _reference(self, compiled: Any) -> Any:
+        """The interp compile of `compiled`'s kernel and specialization (for `check=True`)."""
+        interp = get_backend("interp")
+        return compile_cached(
+            self.kernel, dict(compiled.signature), dict(compiled.constexprs), (), interp,
+            interp.parse_options(),
+        )  # fmt: skip
 
     def _specialize(self, info: KernelInfo, args: tuple, meta: dict, backend_name: str | None):
         kernel, name = self.kernel, self.kernel.__name__
@@ -103,7 +117,7 @@ class Launcher:
                     f"{name} got an unknown keyword '{key}' (parameters: {', '.join(info.names)}; "
                     f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
                 )
-        signature, constexprs, divisible = {}, {}, []
+        signature, constexprs, divisible, equal_to_1 = {}, {}, [], []
         for param, cx in zip(info.names, info.constexpr, strict=True):
             if param not in bound and param in info.defaults:
                 bound[param] = info.defaults[param]
@@ -116,5 +130,10 @@ class Launcher:
             signature[param], divisible_16 = arg_type(name, param, bound[param])
             if divisible_16:
                 divisible.append(param)
+            if signature[param] in ("i32", "i64") and bound[param] == 1:
+                equal_to_1.append(param)
         options = backend.parse_options(**options)
-        return compile_cached(kernel, signature, constexprs, tuple(divisible), backend, options)
+        return compile_cached(
+            kernel, signature, constexprs, tuple(divisible), backend, options,
+            equal_to_1=tuple(equal_to_1),
+        )  # fmt: skip

@@ -23,13 +23,45 @@ I32 = (-(2**31), 2**31 - 1)
 I64 = (-(2**63), 2**63 - 1)
 
 
+TORCH_DTYPES = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+}  # fmt: skip
+
+
+def device_array_info(value: Any) -> tuple[str, int] | None:
+    """For an array that is not a NumPy array (a torch tensor, an object with
+    `__cuda_array_interface__` such as CuPy arrays and `tilec.to_device` arrays): its element
+    type (`fp32`, `bf16`, ...) and data address; None for anything else."""
+    data_ptr = getattr(value, "data_ptr", None)
+    if callable(data_ptr) and hasattr(value, "dtype"):  # torch.Tensor, on any device
+        elem = TORCH_DTYPES.get(str(value.dtype).rsplit(".", 1)[-1])
+        return (elem or f"unsupported dtype {value.dtype}"), data_ptr()
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if isinstance(interface, dict):
+        try:
+            elem = DTYPES.get(np.dtype(interface["typestr"]).name)
+        except TypeError:
+            elem = None
+        if interface.get("typestr") in ("<V2", "|V2") and "bf16" in str(interface.get("descr")):
+            elem = "bf16"
+        return (elem or f"unsupported dtype {interface.get('typestr')}"), interface["data"][0]
+    return None
+
+
 def spec_token(value: Any) -> Any:
     """A small hashable summary of a runtime argument: what the compiled code depends on."""
     if isinstance(value, np.ndarray):
         return (value.dtype, value.__array_interface__["data"][0] % 16 == 0)
+    if hasattr(value, "data_ptr"):  # torch tensors: the hot path of GPU benchmarks
+        return (type(value), value.dtype, value.data_ptr() % 16 == 0)
     if type(value) is int or (isinstance(value, np.integer) and not isinstance(value, np.bool_)):
         value = int(value)
         return (int, value == 1, value % 16 == 0, I32[0] <= value <= I32[1])
+    if hasattr(value, "__cuda_array_interface__"):
+        info = device_array_info(value)
+        return (type(value), info) if info is None else (type(value), info[0], info[1] % 16 == 0)
     return type(value)
 
 
@@ -56,6 +88,12 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
         raise TypeError(f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits")
     if isinstance(value, (float, np.floating)):
         return "fp32", False
+    info = device_array_info(value)
+    if info is not None:
+        elem, address = info
+        if elem.startswith("unsupported"):
+            raise TypeError(f"argument '{param}' of {kernel_name}: {elem}")
+        return "*" + elem, address % 16 == 0
     raise TypeError(
         f"argument '{param}' of {kernel_name}: expected a NumPy array (pointer), int, float or "
         f"bool; got {type(value).__name__}"

@@ -1,0 +1,100 @@
+"""`check=True` launches and `tilec run --check`: every launch also runs on the interpreter.
+
+The interpreter is the reference: the launch's array arguments are copied to the host before the
+launch, the kernel runs on the chosen backend, the same kernel and specialization runs on the
+interpreter over the copies, and every array the kernel may write is compared with tolerances by
+dtype. A mismatch raises `CheckError` naming the kernel, the argument and the first mismatching
+index with both values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+TOLERANCES = {
+    "fp64": (1e-9, 1e-12),
+    "fp32": (1e-4, 1e-5),
+    "fp16": (1e-2, 1e-3),
+    "bf16": (2e-2, 1e-2),
+}
+"""(rtol, atol) by element type; integer and boolean results must match exactly."""
+
+
+class CheckError(AssertionError):
+    """A backend's result differs from the interpreter's."""
+
+
+enabled = os.environ.get("TILEC_CHECK", "") not in ("", "0")
+"""Whether launches without a `check=` option are checked: `TILEC_CHECK=1` (what
+`tilec run --check` sets) or `tilec.runtime.check.enabled = True`."""
+
+
+def run_checked(
+    compiled: Any,
+    grid: tuple[int, ...],
+    args: list[Any],
+    reference: Callable[[], Any],
+) -> None:
+    """Run `compiled` on its backend and `reference()` (the interp compile of the same kernel and
+    specialization) on host copies of `args`; compare what the kernel wrote."""
+    backend = compiled.backend
+    params = compiled.runtime_params
+    pointers = [i for i, p in enumerate(params) if compiled.signature[p].startswith("*")]
+    host_args = list(args)
+    for i in pointers:
+        host_args[i] = _to_host(backend, args[i], params[i]).copy()
+    compiled.run(grid, args)
+    if backend.name == "interp":
+        return
+    interp = reference()
+    interp.run(grid, host_args)
+    written = compiled.metadata.get("written", pointers)
+    for i in written:
+        actual = _to_host(backend, args[i], params[i])
+        _compare(compiled.name, params[i], compiled.signature[params[i]][1:], actual, host_args[i])
+
+
+def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    to_host = getattr(backend, "to_host", None)
+    if to_host is None:
+        raise TypeError(
+            f"check=True cannot read argument '{param}' ({type(value).__name__}) back from "
+            f"backend '{backend.name}'"
+        )
+    return to_host(value)
+
+
+def _compare(kernel: str, param: str, elem: str, actual: np.ndarray, expected: np.ndarray) -> None:
+    actual, expected = actual.reshape(-1), expected.reshape(-1)
+    if elem in TOLERANCES:
+        rtol, atol = TOLERANCES[elem]
+        a, e = _as_float(actual, elem), _as_float(expected, elem)
+        bad = ~(np.isclose(a, e, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(e)))
+    else:
+        bad = actual != expected
+    if not bad.any():
+        return
+    index = int(np.argmax(bad))
+    position = np.unravel_index(index, actual.shape)
+    raise CheckError(
+        f"{kernel}: argument '{param}' differs from the interpreter at index "
+        f"{position[0] if len(position) == 1 else position}: got {actual[index].item()!r}, "
+        f"expected {expected[index].item()!r} ({int(bad.sum())} of {bad.size} elements differ"
+        + (
+            f"; rtol={TOLERANCES[elem][0]}, atol={TOLERANCES[elem][1]})"
+            if elem in TOLERANCES
+            else ")"
+        )
+    )
+
+
+def _as_float(values: np.ndarray, elem: str) -> np.ndarray:
+    if elem == "bf16" and values.dtype == np.uint16:
+        return (values.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return values.astype(np.float64)

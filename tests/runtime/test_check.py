@@ -1,0 +1,90 @@
+"""`check=True`: a backend's results compared with the interpreter's; int == 1 specialization."""
+
+import numpy as np
+import pytest
+from frontend_kernels import add_kernel, softmax_kernel
+
+import tilec
+from tilec.runtime import check
+from tilec_interp.backend import InterpBackend
+
+ADD_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+
+
+class OffByOneBackend(InterpBackend):
+    """Runs the interpreter, then corrupts one output element: a backend with a bug."""
+
+    name = "offbyone"
+
+    def __init__(self, index: int = 1234, delta: float = 0.5):
+        self.index, self.delta = index, delta
+
+    def run(self, compiled, grid, args, options):
+        super().run(compiled, grid, args, options)
+        args[2][self.index] += self.delta
+
+
+def reference():
+    return tilec.compile(add_kernel, ADD_SIGNATURE, {"BLOCK_SIZE": 1024}, backend="interp")
+
+
+def add_args(rng, n=5000):
+    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    return [x, y, np.empty_like(x), n]
+
+
+def test_check_names_kernel_argument_and_first_bad_index(rng):
+    compiled = tilec.compile(
+        add_kernel, ADD_SIGNATURE, {"BLOCK_SIZE": 1024}, backend=OffByOneBackend()
+    )
+    with pytest.raises(check.CheckError) as error:
+        check.run_checked(compiled, (5,), add_args(rng), reference)
+    message = str(error.value)
+    assert "add_kernel" in message and "'output_ptr'" in message and "index 1234" in message
+    assert "1 of 5000 elements differ" in message
+
+
+def test_check_accepts_differences_within_tolerance(rng):
+    backend = OffByOneBackend(delta=1e-7)
+    compiled = tilec.compile(add_kernel, ADD_SIGNATURE, {"BLOCK_SIZE": 1024}, backend=backend)
+    args = add_args(rng)
+    check.run_checked(compiled, (5,), args, reference)
+    np.testing.assert_allclose(args[2], args[0] + args[1], rtol=1e-6)
+
+
+def test_check_compares_integers_exactly():
+    expected = np.arange(10, dtype=np.int32)
+    actual = expected.copy()
+    actual[7] += 1
+    with pytest.raises(check.CheckError, match="index 7: got 8, expected 7"):
+        check._compare("k", "out", "i32", actual, expected)
+    check._compare("k", "out", "i32", expected.copy(), expected)
+
+
+def test_check_option_on_interp_launch_runs(rng):
+    x, y, out, n = add_args(rng)
+    add_kernel[(5,)](x, y, out, n, BLOCK_SIZE=1024, check=True)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_int_equal_to_one_is_compiled_in(rng):
+    x = rng.standard_normal((3, 64), dtype=np.float32)
+    y = np.empty_like(x)
+    softmax_kernel[(3,)](y, x, 64, 64, 64, BLOCK=64)
+    compiled = tilec.compile(
+        softmax_kernel,
+        {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": "i32", "out_row_stride": "i32",
+         "n_cols": "i32"},
+        {"BLOCK": 64},
+        backend="interp",
+        equal_to_1=["in_row_stride"],
+    )  # fmt: skip
+    tir = compiled.asm["tir"]
+    assert "tile.equal_to = 1 : i32" in tir
+    # The stride multiplies nothing any more: program_id is used as the row offset directly.
+    assert tir.count("arith.muli") == 1, tir
+    one_row = rng.standard_normal((1, 64), dtype=np.float32)
+    out = np.empty_like(one_row)
+    softmax_kernel[(1,)](out, one_row, 1, 64, 64, BLOCK=64)  # in_row_stride == 1: specialized
+    e = np.exp(one_row - one_row.max())
+    np.testing.assert_allclose(out, e / e.sum(), rtol=1e-5)
