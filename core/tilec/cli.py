@@ -101,7 +101,13 @@ def cmd_opt(args: argparse.Namespace) -> int:
         print_names = None if args.print_after_all else print_after
         instrumentations, timing = _instrumentations(args.timing, print_names, args.locations)
         options = {name: opts for name, opts in entries if opts}
-        manager.run(module, names, options=options, instrumentations=instrumentations)
+        manager.run(
+            module,
+            names,
+            options=options,
+            instrumentations=instrumentations,
+            target=_gpu_target(args),
+        )
         if timing is not None:
             timing.print_report(sys.stderr)
 
@@ -312,20 +318,53 @@ def cmd_compile(args: argparse.Namespace) -> int:
         except (RuntimeError, ValueError) as err:
             raise UserError(str(err)) from None
     instrumentations, timing = _instrumentations(args.timing, None if args.print_after_all else [])
+    divisible = _split_names(args.divisibility)
+    for name in divisible:
+        if name not in signature:
+            raise UserError(f"--divisibility: '{name}' is not in --signature")
+    options: dict[str, Any] = {}
+    if args.num_warps is not None:
+        options["num_warps"] = args.num_warps
     try:  # a missing constexpr value or argument type is a TypeError of the frontend
         compiled = compiler.compile(
-            kernel, signature, constexprs, backend=backend, instrumentations=instrumentations
-        )
+            kernel, signature, constexprs, backend=backend, target=args.target,
+            divisibility=divisible, instrumentations=instrumentations, **options,
+        )  # fmt: skip
     except TypeError as err:
         raise UserError(f"{err} (give it with --signature or --constexpr)") from None
+    except ValueError as err:  # a bad option value or target, named by the backend
+        raise UserError(str(err)) from None
     if timing is not None:
         timing.print_report(sys.stderr)
     if args.emit not in compiled.asm:
-        stages = ", ".join(sorted(compiled.asm))
+        stages = ", ".join(compiled.asm)
         raise UserError(f"--emit: backend '{backend.name}' has no stage '{args.emit}' ({stages})")
-    sys.stdout.write(compiled.asm[args.emit])
-    sys.stdout.flush()
+    output = compiled.asm[args.emit]
+    if args.output:
+        mode = "wb" if isinstance(output, bytes) else "w"
+        with open(args.output, mode) as file:
+            file.write(output)
+    elif isinstance(output, bytes):
+        raise UserError(f"--emit {args.emit} is binary: write it to a file with -o FILE")
+    else:
+        sys.stdout.write(output)
+        sys.stdout.flush()
     return 0
+
+
+def _gpu_target(args: argparse.Namespace) -> Any:
+    """The `GpuTarget` the gir passes of `tilec opt` get: the defaults (32 lanes, 4 warps)
+    unless --threads-per-warp, --num-warps or --arch say otherwise."""
+    from tilec.layout.rules import GpuTarget, LayoutRules
+
+    for flag, value in (
+        ("--threads-per-warp", args.threads_per_warp),
+        ("--num-warps", args.num_warps),
+    ):
+        if value is not None and (value < 1 or value & (value - 1)):
+            raise UserError(f"{flag} must be a power of two, got {value}")
+    rules = LayoutRules(threads_per_warp=args.threads_per_warp or 32)
+    return GpuTarget(rules, arch=args.arch or "", num_warps=args.num_warps or 4)
 
 
 def _instrumentations(
@@ -386,6 +425,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="verify neither the input nor the IR after each pass",
     )
+    opt.add_argument(
+        "--threads-per-warp",
+        type=int,
+        metavar="N",
+        help="lanes of a warp for the gir passes (default 32; 64 for AMD CDNA)",
+    )
+    opt.add_argument(
+        "--num-warps", type=int, metavar="N", help="warps of a block for the gir passes (default 4)"
+    )
+    opt.add_argument("--arch", metavar="NAME", help="the GPU architecture the gir passes target")
     opt.add_argument("--locations", action="store_true", help="print source locations")
     opt.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT")
     opt.set_defaults(handler=cmd_opt)
@@ -444,6 +493,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compile_.add_argument("--backend", metavar="NAME", help="the backend (need not be available)")
     compile_.add_argument("--emit", default="tir", metavar="STAGE", help="the stage to print")
+    compile_.add_argument(
+        "--target", metavar="ARCH", help="the architecture (e.g. sm_90) when there is no device"
+    )
+    compile_.add_argument("--num-warps", type=int, metavar="N", help="warps per program")
+    compile_.add_argument(
+        "--divisibility",
+        action="append",
+        metavar="NAMES",
+        help="comma-separated arguments known to be multiples of 16 (16-byte aligned pointers)",
+    )
+    compile_.add_argument("-o", "--output", metavar="FILE", help="write the stage to FILE")
     compile_.add_argument(
         "--print-after-all", action="store_true", help="print the IR after every pass (to stderr)"
     )

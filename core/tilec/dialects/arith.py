@@ -230,6 +230,9 @@ class SelectOp(Operation):
             raise VerifyError(
                 f"condition shape {self.condition.type} does not match the result type {t}", self
             )
+        cond = self.condition.type
+        if cond_shape and cond.encoding != getattr(t, "encoding", None):  # type: ignore[attr-defined]
+            raise VerifyError(f"condition {cond} and result {t} must have one layout", self)
 
     def fold(self, constants):
         return folding.fold_select(self, constants)

@@ -6,6 +6,7 @@ by each op's `verify_()` with messages that give both shapes.
 
 from __future__ import annotations
 
+from tilec.dialects.gpu import SliceEncodingAttr
 from tilec.ir.attributes import (
     ArrayAttr,
     DenseAttr,
@@ -53,6 +54,23 @@ from tilec.ir.types import (
 
 def _shape(t: Type) -> str:
     return "x".join(map(str, shape_of(t))) if isinstance(t, TensorType) else "scalar"
+
+
+def _bare(t: Type) -> Type:
+    """`t` without its layout (gir tensors carry one; shape rules ignore it)."""
+    return TensorType(t.shape, t.element_type) if isinstance(t, TensorType) else t
+
+
+def _encoding(t: Type) -> object:
+    return t.encoding if isinstance(t, TensorType) else None
+
+
+def _check_same_layout(op: Operation, values: list[Value], what: str) -> None:
+    """In gir, `values` (the tensors among them) must share one layout."""
+    layouts = {_encoding(v.type) for v in values if isinstance(v.type, TensorType)}
+    if len(layouts) > 1:
+        listed = ", ".join(str(v.type) for v in values if isinstance(v.type, TensorType))
+        raise VerifyError(f"{what} must have one layout, got {listed}", op)
 
 
 def _int(op: Operation, name: str) -> int:
@@ -125,7 +143,7 @@ class MakeRangeOp(Operation):
         expected = TensorType((end - start,), i32)
         if end <= start:
             raise VerifyError(f"end ({end}) must be greater than start ({start})", self)
-        if self.result.type != expected:
+        if _bare(self.result.type) != expected:
             raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
 
 
@@ -175,6 +193,7 @@ class BroadcastOp(Operation):
                     "size 1 broadcast",
                     self,
                 )
+        _check_same_layout(self, [self.source, self.result], "source and result")
 
 
 @register_op
@@ -198,8 +217,17 @@ class ExpandDimsOp(Operation):
         shape = list(src.shape)  # type: ignore[attr-defined]
         shape.insert(axis, 1)
         expected = TensorType(tuple(shape), src.element_type)  # type: ignore[attr-defined]
-        if self.result.type != expected:
+        if _bare(self.result.type) != expected:
             raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
+        src_layout, layout = _encoding(src), _encoding(self.result.type)
+        if src_layout is None and layout is None:
+            return
+        if getattr(src_layout, "dim", None) != axis or getattr(src_layout, "parent", 0) != layout:
+            raise VerifyError(
+                f"source layout must be the slice along dimension {axis} of the result's layout, "
+                f"got {src} and {self.result.type}",
+                self,
+            )
 
 
 @register_op
@@ -245,7 +273,7 @@ class TransOp(Operation):
                 f"order {order} is not a permutation of the dimensions of {src}", self
             )
         expected = TensorType(tuple(src.shape[i] for i in order), src.element_type)  # type: ignore[attr-defined]
-        if self.result.type != expected:
+        if _bare(self.result.type) != expected:
             raise VerifyError(f"result must be {expected}, got {self.result.type}", self)
 
 
@@ -294,6 +322,8 @@ def _check_memory_operands(op: Operation, ptr: Value, value_type: Type, mask: Va
             f"mask shape {_shape(mask.type)} does not match the pointer shape {_shape(ptr.type)}",
             op,
         )
+    if mask is not None:
+        _check_same_layout(op, [ptr, mask], "pointer and mask")
 
 
 CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt")
@@ -448,6 +478,7 @@ def _check_same_shapes(op: Operation) -> tuple[int, ...]:
         or len(shapes) != 1
     ):
         raise VerifyError("operands must be tensors of one shape", op)
+    _check_same_layout(op, list(op.operands), "operands")
     return shapes.pop()
 
 
@@ -475,7 +506,12 @@ class ReduceOp(Operation):
             )
         element_types = _check_combiner(self, "tile.reduce.return")
         reduced = shape[:axis] + shape[axis + 1 :]
-        expected = [TensorType(reduced, t) if reduced else t for t in element_types]
+        layout = _encoding(self.operands[0].type)
+        if reduced and layout is not None:
+            layout = SliceEncodingAttr(axis, layout)  # type: ignore[arg-type]
+        else:
+            layout = None
+        expected = [TensorType(reduced, t, layout) if reduced else t for t in element_types]  # type: ignore[arg-type]
         if [r.type for r in self.results] != expected:
             raise VerifyError(
                 f"results must be ({', '.join(map(str, expected))}), got "

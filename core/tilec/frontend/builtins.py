@@ -198,15 +198,18 @@ class Builtins(ReductionsMixin):
         prefix = "u" if target.unsigned else "s"  # type: ignore[attr-defined]
         return self.sem.op(f"arith.{int_name.format(prefix)}", [a, b], a.type)
 
-    def tl_minimum(self, x: Any, y: Any, **_: Any) -> TensorValue:
-        return self._binary_math(x, y, "min{}i", "minnumf")
+    def tl_minimum(self, x: Any, y: Any, propagate_nan: Any = None) -> TensorValue:
+        """Float NaN rule: `propagate_nan=tl.PropagateNan.NONE` (default) ignores a NaN operand
+        (`arith.minnumf`), `ALL` returns NaN (`arith.minimumf`)."""
+        return self._binary_math(x, y, "min{}i", _nan_op("min", propagate_nan))
 
-    def tl_maximum(self, x: Any, y: Any, **_: Any) -> TensorValue:
-        return self._binary_math(x, y, "max{}i", "maxnumf")
+    def tl_maximum(self, x: Any, y: Any, propagate_nan: Any = None) -> TensorValue:
+        """Like `tl_minimum`: `arith.maxnumf`, or `arith.maximumf` with `PropagateNan.ALL`."""
+        return self._binary_math(x, y, "max{}i", _nan_op("max", propagate_nan))
 
     def tl_clamp(self, x: Any, min: Any, max: Any, propagate_nan: Any = None) -> TensorValue:
-        """`minimum(maximum(x, min), max)` with NaN-ignoring float min/max (Triton's default
-        `propagate_nan=NONE`: a NaN `x` gives `min`); integers are accepted too (Triton: floats)."""
+        """`minimum(maximum(x, min), max)`. With the default `propagate_nan=NONE` a NaN `x`
+        gives `min` (Triton's rule), with `ALL` it gives NaN; integers are accepted too."""
         v = self.value(x)
         bounds = []
         for bound in (min, max):
@@ -216,7 +219,7 @@ class Builtins(ReductionsMixin):
                 bound = self.sem.to_value(bound, v.dtype)  # literals take x's dtype
             bounds.append(bound)
         lo, hi = bounds
-        return self.tl_minimum(self.tl_maximum(v, lo), hi)
+        return self.tl_minimum(self.tl_maximum(v, lo, propagate_nan), hi, propagate_nan)
 
     def _float(self, x: Any) -> TensorValue:
         v = self.value(x)
@@ -259,18 +262,22 @@ class Builtins(ReductionsMixin):
         if not 0 <= axis < len(v.shape):
             raise UserError(f"axis {axis} is out of range for shape {list(v.shape)}")
         if kind == "add" and isinstance(v.dtype, IntegerType) and v.dtype.width < 32:
-            v = self.sem.cast(v, i32)
+            # Triton widens to the 32-bit type of the same signedness (i1 counts as signed).
+            v = self.sem.cast(v, IntegerType(32, v.dtype.unsigned and v.dtype.width > 1))
         element = v.dtype
         reduced = v.shape[:axis] + v.shape[axis + 1 :]
         result_type = TensorType(reduced, element) if reduced else element
         combiner = Block([element, element])
         if isinstance(element, FloatType):
+            if kind == "xor":
+                raise UserError(
+                    f"tl.xor_sum needs an integer tensor, got {element}", "cast it with .to()"
+                )
             name = {"add": "arith.addf", "max": "arith.maxnumf", "min": "arith.minnumf"}[kind]
         else:
             sign = "u" if element.unsigned else "s"  # type: ignore[attr-defined]
-            name = {"add": "arith.addi", "max": f"arith.max{sign}i", "min": f"arith.min{sign}i"}[
-                kind
-            ]
+            names = {"add": "arith.addi", "max": f"arith.max{sign}i", "min": f"arith.min{sign}i"}
+            name = {**names, "xor": "arith.xori"}[kind]
         builder = self.sem.builder
         op = builder.create(_op("tile.reduce"), [v.value], [result_type], {"axis": _i32(axis)})
         op.regions[0].add_block(combiner)
@@ -287,6 +294,11 @@ class Builtins(ReductionsMixin):
         if _const(dtype, "dtype") is not None:
             v = self.sem.cast(v, _ir_type(dtype))
         return self.keep_dims(self._reduce(v, axis, "add"), v, axis, keep_dims)
+
+    def tl_xor_sum(self, x: Any, axis: Any = None, keep_dims: Any = False) -> TensorValue:
+        """The bitwise xor of the elements along `axis` (integers only, no widening)."""
+        v = self.value(x)
+        return self.keep_dims(self._reduce(v, axis, "xor"), v, axis, keep_dims)
 
     def tl_max(
         self,
@@ -372,6 +384,20 @@ class Builtins(ReductionsMixin):
 
     def tl_debug_barrier(self) -> None:
         self.sem.op("tile.barrier", [], None)
+
+
+def _nan_op(kind: str, propagate_nan: Any) -> str:
+    """The float op of `tl.minimum`/`tl.maximum` for a `propagate_nan` argument."""
+    from tilec.language import PropagateNan
+
+    value = _const(propagate_nan, "propagate_nan")
+    if value is None or value == PropagateNan.NONE:
+        return f"{kind}numf"
+    if value == PropagateNan.ALL:
+        return f"{kind}imumf"
+    raise UserError(
+        f"propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL, got {value!r}"
+    )
 
 
 def _op(name: str):

@@ -21,7 +21,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block
-from tilec.ir.types import FloatType, IntegerType, TensorType, Type, i32
+from tilec.ir.types import FloatType, IntegerType, TensorType, Type, f32, i32
 from tilec.language import constexpr
 from tilec.runtime.jit import JITFunction
 
@@ -164,6 +164,8 @@ class ReductionsMixin:
         (v,) = self._inputs(x, what)
         (v,), axis = self._axis([v], axis, what)
         dtype = _const(dtype)
+        if isinstance(v.dtype, FloatType) and v.dtype.name == "bf16":
+            v = self.sem.cast(v, f32)  # Triton scans bf16 in f32
         if dtype is not None:
             v = self.sem.cast(v, dtype.ir_type)
         elif kind == "sum" and isinstance(v.dtype, IntegerType) and v.dtype.width < 32:

@@ -210,14 +210,24 @@ class Printer:
     def _collect_aliases(self, module: Operation) -> None:
         counts: dict[str, int] = {}
 
+        def visit_encoding(encoding: DialectAttr) -> None:
+            if encoding in self.aliases:
+                return
+            # Layouts nested in this one (a slice's parent) get their aliases first, so this
+            # one's definition can refer to them.
+            for param in encoding.parameters().values():
+                if isinstance(param, DialectAttr) and hasattr(param, "alias_prefix"):
+                    visit_encoding(param)
+            prefix = getattr(encoding, "alias_prefix", encoding.name.split(".")[-1])
+            n = counts.get(prefix, 0)
+            counts[prefix] = n + 1
+            self.aliases[encoding] = prefix if n == 0 else f"{prefix}{n}"
+
         def visit_type(t: Type) -> None:
             if isinstance(t, TensorType):
                 visit_type(t.element_type)
-                if isinstance(t.encoding, DialectAttr) and t.encoding not in self.aliases:
-                    prefix = getattr(t.encoding, "alias_prefix", t.encoding.name.split(".")[-1])
-                    n = counts.get(prefix, 0)
-                    counts[prefix] = n + 1
-                    self.aliases[t.encoding] = prefix if n == 0 else f"{prefix}{n}"
+                if isinstance(t.encoding, DialectAttr):
+                    visit_encoding(t.encoding)
             elif isinstance(t, FunctionType):
                 for inner in (*t.inputs, *t.results):
                     visit_type(inner)
@@ -234,7 +244,9 @@ class Printer:
                     visit_type(a.type)
 
     def _attr_without_alias(self, a: Attribute) -> str:
-        saved, self.aliases = self.aliases, {}
+        """`a` spelled out (its own alias aside), for its alias definition."""
+        saved = self.aliases
+        self.aliases = {k: v for k, v in saved.items() if k != a}
         try:
             return self.attr(a)
         finally:

@@ -128,6 +128,14 @@ class Elementwise(Trait):
             raise VerifyError(
                 f"requires operands and results of equal shape, got shapes {listed}", op
             )
+        layouts = {v.type.encoding for v in values if isinstance(v.type, TensorType)}
+        if len(layouts) > 1:
+            listed = ", ".join(str(v.type) for v in values)
+            raise VerifyError(
+                f"requires operands and results of one layout, got {listed}; insert a "
+                "gpu.convert_layout",
+                op,
+            )
 
 
 class SameShapeResultBool(Trait):

@@ -6,6 +6,7 @@ and emits tile IR for them. Calling one from ordinary Python raises `RuntimeErro
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,17 @@ class constexpr:
         return f"constexpr({self.value!r})"
 
 
+class PropagateNan(enum.IntEnum):
+    """How `tl.maximum`, `tl.minimum` and `tl.clamp` treat NaN operands (Triton's values).
+
+    NONE (the default): a NaN operand is ignored, the other operand is the result.
+    ALL: a NaN operand makes the result NaN.
+    """
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
 def _builtin(name: str) -> Callable[..., Any]:
     def outside_kernel(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
@@ -97,6 +109,7 @@ BUILTIN_NAMES = [
     "fma",
     "erf",
     "sum",
+    "xor_sum",
     "max",
     "min",
     "dot",
@@ -151,6 +164,7 @@ sigmoid = _builtin("sigmoid")
 fma = _builtin("fma")
 erf = _builtin("erf")
 sum = _builtin("sum")
+xor_sum = _builtin("xor_sum")
 max = _builtin("max")
 min = _builtin("min")
 dot = _builtin("dot")

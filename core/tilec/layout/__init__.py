@@ -1,6 +1,19 @@
 """Layouts: the backend's `LayoutRules`, the thread -> element mapping, and layout assignment."""
 
+from tilec.layout.assignment import to_gir, verify_gir
+from tilec.layout.axis_info import AxisInfo, AxisInfoResult, analyze_axis_info, axis_info
 from tilec.layout.mapping import ThreadMapping, thread_mapping
 from tilec.layout.rules import GpuTarget, LayoutRules
 
-__all__ = ["GpuTarget", "LayoutRules", "ThreadMapping", "thread_mapping"]
+__all__ = [
+    "AxisInfo",
+    "AxisInfoResult",
+    "GpuTarget",
+    "LayoutRules",
+    "ThreadMapping",
+    "analyze_axis_info",
+    "axis_info",
+    "thread_mapping",
+    "to_gir",
+    "verify_gir",
+]

@@ -1,1 +1,23 @@
-"""gir -> LLVM IR with `llvmlite.ir`, parameterised by the backend's `TargetInfo`."""
+"""gir -> LLVM IR with `llvmlite.ir`, parameterised by the backend's `TargetInfo`.
+
+Importing this package imports every lowering module, so that their `@lowers` registrations
+are in place before `lower_module` runs.
+"""
+
+from tilec.lowering import (  # noqa: F401  (imported for their registrations)
+    atomics,
+    control_flow,
+    debug,
+    dot,
+    elementwise,
+    layout_ops,
+    math_ops,
+    memory,
+    reduce,
+    scan,
+)
+from tilec.lowering.context import LoweringError
+from tilec.lowering.lower import LoweredKernel, lower_module
+from tilec.lowering.target import TargetInfo
+
+__all__ = ["LoweredKernel", "LoweringError", "TargetInfo", "lower_module"]

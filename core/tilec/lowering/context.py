@@ -19,6 +19,7 @@ largest request becomes the kernel's dynamic shared memory size (`ctx.shared_byt
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,6 +46,11 @@ class _BFloat16(ir.Type):
 
     def _to_string(self) -> str:
         return "bfloat"
+
+    def format_constant(self, value: float) -> str:
+        # LLVM spells bfloat constants by their bits (`0xR3F80` is 1.0).
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+        return f"0xR{bits >> 16:04X}"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _BFloat16)
@@ -127,6 +133,11 @@ class LoweringContext:
         self.shared_bytes = 0
         self._shared: ir.GlobalVariable | None = None
         self._entry_values: dict[Any, ir.Value] = {}
+        self.axis_info: Any = None
+        """The kernel's axis-info analysis (contiguity, divisibility, constancy), set by
+        `lower_module`; memory lowerings use it to choose vector widths."""
+        self.prologue = ir.IRBuilder(fn.entry_basic_block)
+        """Appends to the entry block, which holds the values computed once (thread ids)."""
 
     # Values ----------------------------------------------------------------------------------
 
@@ -145,12 +156,11 @@ class LoweringContext:
     # Thread ids (computed once, in the entry block) -----------------------------------------
 
     def _entry(self, key: Any, make: Callable[[ir.IRBuilder], ir.Value]) -> ir.Value:
+        # One builder appends to the prologue (the entry block, which `lower_module` leaves
+        # unterminated until the end): llvmlite builders insert at a remembered index, so two
+        # builders inserting into one block would put instructions before their operands.
         if key not in self._entry_values:
-            entry = self.fn.entry_basic_block
-            b = ir.IRBuilder(entry)
-            if entry.instructions:
-                b.position_before(entry.instructions[0])
-            self._entry_values[key] = make(b)
+            self._entry_values[key] = make(self.prologue)
         return self._entry_values[key]
 
     def thread_id(self) -> ir.Value:
@@ -233,8 +243,11 @@ class LoweringContext:
             gv = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "global_smem", space)
             gv.linkage = "external"
             gv.align = 16
+            # An opaque pointer type, so that loads and stores of any type may use it
+            # (llvmlite's `bitcast` between pointer types is a no-op that keeps the typed one).
+            gv.type = ir.PointerType(addrspace=space)
             self._shared = gv
-        return self.builder.bitcast(self._shared, ir.PointerType(addrspace=self._shared_space()))
+        return self._shared
 
     def _shared_space(self) -> int:
         return self.target.shared_address_space
@@ -269,7 +282,11 @@ def element_type(t: Type) -> Type:
 
 
 def _where(op: Operation | None) -> str:
+    """`file:line:col: ` of `op`'s source location, or nothing when it has none."""
     loc = getattr(op, "location", None)
+    short = getattr(loc, "short", None)
+    if short is not None:
+        return f"{short()}: "
     return f"{loc}: " if loc is not None and "unknown" not in str(loc) else ""
 
 

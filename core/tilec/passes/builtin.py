@@ -7,6 +7,10 @@ dce).
 
 from __future__ import annotations
 
+from tilec.layout.assign_layouts import AssignLayouts
+from tilec.layout.axis_info import AxisInfoAnalysis
+from tilec.layout.print_axis_info import PrintAxisInfo
+from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
 from tilec.passes.base import Pass
 from tilec.passes.canonicalize import Canonicalize
 from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
@@ -18,11 +22,15 @@ from tilec.plugin.hookspecs import hookimpl
 
 @hookimpl
 def tilec_passes() -> list[type[Pass]]:
-    """The core tir passes."""
+    """The core tir passes, and the gir layout passes and analyses."""
     return [
         Canonicalize,
         CommonSubexpressionElimination,
         DeadCodeElimination,
         LoopInvariantCodeMotion,
         Inline,
+        AxisInfoAnalysis,
+        AssignLayouts,
+        RemoveLayoutConversions,
+        PrintAxisInfo,
     ]

@@ -168,13 +168,15 @@ def compile_cached(
     entry = None if instrumentations else _read_entry(cache.read(key))
     if entry is None:
         spec_facts = (divisible, equal_to_1)
-        asm, metadata = _compile(
+        asm, metadata, located = _compile(
             kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations
         )
-        cache.write(key, _entry_text(asm, metadata))
+        cache.write(key, _entry_text(asm, metadata, located))
     else:
-        asm, metadata = entry
-    module = parse_module(asm["tir"]) if "gir" not in asm else None
+        asm, metadata, located = entry
+    # The interp executes the tir: parsed from the text that keeps the kernel's source locations
+    # (for its error messages). GPU backends run their binaries.
+    module = parse_module(located) if "gir" not in asm else None
     compiled = CompiledKernel(
         kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata
     )
@@ -182,15 +184,15 @@ def compile_cached(
     return compiled
 
 
-def _entry_text(asm: dict[str, str | bytes], metadata: dict[str, Any]) -> str:
+def _entry_text(asm: dict[str, str | bytes], metadata: dict[str, Any], located: str) -> str:
     stages = {
         name: {"base64": base64.b64encode(v).decode()} if isinstance(v, bytes) else {"text": v}
         for name, v in asm.items()
     }
-    return json.dumps({"asm": stages, "metadata": metadata}, sort_keys=True)
+    return json.dumps({"asm": stages, "metadata": metadata, "located": located}, sort_keys=True)
 
 
-def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any]] | None:
+def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any], str] | None:
     """The stages and metadata of a cache entry; None for an absent or unusable one, which is
     recompiled, never trusted."""
     if text is None:
@@ -200,11 +202,12 @@ def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any
         asm: dict[str, str | bytes] = {}
         for name, stage in data["asm"].items():
             asm[name] = base64.b64decode(stage["base64"]) if "base64" in stage else stage["text"]
-        if not isinstance(asm.get("tir"), str):
+        located = data["located"]
+        if not isinstance(asm.get("tir"), str) or not isinstance(located, str):
             return None
         if "gir" not in asm:
-            parse_module(asm["tir"])  # the interp runs the tir: it must parse
-        return asm, dict(data["metadata"])
+            parse_module(located)  # the interp runs the tir: it must parse
+        return asm, dict(data["metadata"]), located
     except Exception:
         return None
 
@@ -213,7 +216,7 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
     """Run the stages: the core's `tir`, then the backend's (`gir`, `llir`, `ptx`, `cubin`...).
 
     Each stage is `function(src, metadata) -> output`; its output is the next stage's input and
-    its text (or bytes) is kept in `asm`.
+    its text (or bytes) is kept in `asm`. A stage that returns None is left out.
     """
     metadata: dict[str, Any] = {"name": kernel.__name__, "target": target}
     stages: dict[str, Any] = {
@@ -226,12 +229,18 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
     context = StageContext(target, instrumentations, backend, options)
     src: Any = None
     asm: dict[str, str | bytes] = {}
+    located = ""
     for name, stage in stages.items():
         metadata["_context"] = context
-        src = stage(src, metadata)
+        output = stage(src, metadata)
+        if output is None:  # the stage does not apply here (a cubin without a usable ptxas)
+            continue
+        src = output
         asm[name] = src if isinstance(src, (str, bytes)) else print_module(src)
+        if name == "tir":
+            located = print_module(src, locations=True)
     metadata.pop("_context", None)
-    return asm, metadata
+    return asm, metadata, located
 
 
 @attrs.frozen

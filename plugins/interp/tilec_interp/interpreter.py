@@ -2,10 +2,12 @@
 
 Every SSA value is an array whose leading dimension is the program index within a chunk of the
 grid: scalars have shape (P,), tensors (P, *shape). Programs are numbered with axis 0 fastest;
-the grid runs in chunks of programs so that chunk size x the largest tensor stays under 2**22
-elements. Divergent control flow (a loop bound or `if` condition that differs between programs)
-runs under a per-program active mask: stores, atomics, prints and asserts of inactive programs
-are masked off, and values merge with `np.where`.
+the grid runs in chunks of programs so that chunk size x the largest tensor stays under 2**20
+elements (fastest in the benchmarks: a chunk's arrays stay in cache). Pointer tensors are kept
+as per-program bases plus offsets until an op needs addresses (`tilec_interp.pointers`).
+Divergent control flow (a loop bound or `if` condition that differs between programs) runs
+under a per-program active mask: stores, atomics, prints and asserts of inactive programs are
+masked off, and values merge with `np.where`.
 
     execute(module, "add_kernel", (grid,), [x, y, out, n])
 
@@ -16,8 +18,9 @@ Exact: integer ops (wrapping), f16/f32/f64 + - * / and casts, bf16 rounding, com
 NaN rules, memory and atomics (program-major, then element order; old values returned). Defined
 where LLVM says poison: see `tilec_interp.ops`. Approximate (not bit-matched to any GPU): float
 sums in `tile.reduce` (NumPy pairwise order), `tile.dot` (BLAS order; an f16 accumulator is
-computed in f32 and rounded), transcendentals (libm), `fma` (float64 then one rounding). Stores
-of several lanes to one address: the last in program-major, element order wins.
+computed in f32 and rounded), transcendentals (libm; erf from `tilec_interp.special`), `fma`
+(float64 with an exact product, then one rounding; see `tilec_interp.special.fma`). Stores of
+several lanes to one address: the last in program-major, element order wins.
 """
 
 from __future__ import annotations
@@ -30,13 +33,14 @@ import numpy as np
 from tilec.ir.attributes import DenseAttr, FileLineColLoc
 from tilec.ir.core import Block, Operation
 from tilec.ir.types import PointerType, TensorType, element_type, shape_of
-from tilec_interp import dtypes, ops
+from tilec_interp import dtypes, ops, pointers
 from tilec_interp.memory import InterpreterError, Memory
+from tilec_interp.pointers import Pointers
 from tilec_interp.reductions import reduce_op, scan_op
 
 __all__ = ["InterpreterError", "execute"]
 
-MAX_CHUNK_ELEMENTS = 1 << 22
+MAX_CHUNK_ELEMENTS = 1 << 20
 
 
 def location_text(op: Operation) -> str:
@@ -79,13 +83,20 @@ class Interpreter:
             name = op.name
             handler = ops.HANDLERS.get(name)
             if handler is not None:
-                env[op.results[0]] = handler(op, [env[v] for v in op._operands])
+                args = [env[v] for v in op._operands]
+                if any(type(a) is Pointers for a in args):
+                    args = [_addresses(a) for a in args]
+                env[op.results[0]] = handler(op, args)
                 continue
             if name in _TERMINATORS:
                 return [env[v] for v in op._operands]
             method = _METHODS.get(name)
             if method is None:
                 raise InterpreterError(f"{location_text(op)}: the interpreter cannot run '{name}'")
+            if name not in _POINTER_AWARE:
+                for v in op._operands:
+                    if type(env[v]) is Pointers:
+                        env[v] = env[v].materialize()
             results = method(self, op, env, ctx)
             if results is not None:
                 for r, value in zip(op.results, results, strict=True):
@@ -112,10 +123,10 @@ class Interpreter:
 
     # Memory ----------------------------------------------------------------------------------
 
-    def _resolve(self, op, ctx, ptr, mask, pointee):
+    def _resolve(self, op, ctx, ptr, flat_sel, pointee):
+        """The slow, general path: `flat_sel` is the flat selection (mask and active programs)."""
         shape = ptr.shape[1:]
-        sel = ctx.combine(mask, shape)
-        flat_sel = None if sel is None else np.ascontiguousarray(sel).reshape(-1)
+        sel = flat_sel
         addr = np.ascontiguousarray(ptr).reshape(-1)
         dtype = dtypes.storage_dtype(pointee)
         parts = self.memory.resolve(
@@ -123,39 +134,96 @@ class Interpreter:
         )
         return parts, dtype, addr.size, sel
 
-    def load(self, op, env, ctx):
-        ptr = env[op.ptr]
+    def _selection(self, op, env, ctx, shape):
+        """The flat selection of lanes (mask and active programs), None when all are selected."""
         mask = env[op.mask] if op.mask is not None else None
+        sel = ctx.combine(mask, shape[1:])
+        flat_sel = None if sel is None else np.ascontiguousarray(sel).reshape(-1)
+        if flat_sel is not None and bool(flat_sel.all()):
+            return None
+        return flat_sel
+
+    def _fast_pointers(self, op, env, ctx, dtype):
+        """(pointer value, flat selection, (buffer, flat indices) or None) for a `Pointers`
+        operand whose selected lanes are certainly in bounds; the pointer is materialized in
+        `env` otherwise, for the exact path."""
+        ptr = env[op.ptr]
+        flat_sel = self._selection(op, env, ctx, ptr.shape)
+        if type(ptr) is not Pointers:
+            return ptr, flat_sel, None
+        sel = None if flat_sel is None else flat_sel.reshape(ptr.shape)
+        found = pointers.indices(self.memory, ptr, dtype, sel)
+        if found is not None:
+            return ptr, flat_sel, (found[0], found[1].reshape(-1))
+        env[op.ptr] = ptr = ptr.materialize()
+        return ptr, flat_sel, None
+
+    def load(self, op, env, ctx):
         pointee = element_type(op.ptr.type).pointee
-        parts, dtype, n, sel = self._resolve(op, ctx, ptr, mask, pointee)
-        if len(parts) == 1 and parts[0][2] is None:
-            buf, idx, _ = parts[0]
-            flat = buf.view(dtype)[idx]
+        dtype = dtypes.storage_dtype(pointee)
+        ptr, flat_sel, fast = self._fast_pointers(op, env, ctx, dtype)
+        if fast is not None:
+            buf, index = fast
+            flat = buf.view(dtype).take(index, mode="clip")  # unselected lanes may be out of range
+            return [self._finish_load(op, env, flat, flat_sel, ptr.shape, pointee)]
+        addr = np.ascontiguousarray(ptr).reshape(-1)
+        if flat_sel is None:
+            fast = self.memory.resolve_fast(addr, dtype.itemsize)
+        elif flat_sel.any():
+            # Masked-off lanes read the first selected lane's address: no compaction, and the
+            # bounds check still covers exactly the selected lanes.
+            safe = np.where(flat_sel, addr, addr[int(flat_sel.argmax())])
+            fast = self.memory.resolve_fast(safe, dtype.itemsize)
+        if fast is not None:
+            buf, index = fast
+            flat = buf.view(dtype).take(index)
         else:
+            parts, dtype, n, _ = self._resolve(op, ctx, ptr, flat_sel, pointee)
             flat = np.zeros(n, dtype)
             for buf, idx, pos in parts:
-                flat[pos] = buf.view(dtype)[idx]
-        value = dtypes.from_storage(flat.reshape(ptr.shape), pointee)
-        if sel is not None:
+                flat[slice(None) if pos is None else pos] = buf.view(dtype)[idx]
+        return [self._finish_load(op, env, flat, flat_sel, ptr.shape, pointee)]
+
+    def _finish_load(self, op, env, flat, flat_sel, shape, pointee):
+        value = dtypes.from_storage(flat.reshape(shape), pointee)
+        if flat_sel is not None:
             other = env[op.other] if op.other is not None else np.zeros((), value.dtype)
-            value = np.where(sel, value, other)
-        return [value]
+            value = np.where(flat_sel.reshape(shape), value, other)
+        return value
 
     def store(self, op, env, ctx):
-        ptr = env[op.ptr]
-        mask = env[op.mask] if op.mask is not None else None
         pointee = element_type(op.ptr.type).pointee
-        parts, dtype, _, _ = self._resolve(op, ctx, ptr, mask, pointee)
-        value = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), ptr.shape).reshape(-1)
+        dtype = dtypes.storage_dtype(pointee)
+        ptr, flat_sel, fast = self._fast_pointers(op, env, ctx, dtype)
+        shape = ptr.shape
+        value = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), shape).reshape(-1)
+        if fast is not None:
+            buf, index = fast
+            if flat_sel is not None:
+                index, value = index[flat_sel], value[flat_sel]
+            buf.view(dtype)[index] = value
+            return
+        addr = np.ascontiguousarray(ptr).reshape(-1)
+        if flat_sel is not None:
+            addr, value = addr[flat_sel], value[flat_sel]
+        fast = self.memory.resolve_fast(addr, dtype.itemsize)
+        if fast is not None:
+            buf, index = fast
+            buf.view(dtype)[index] = value
+            return
+        parts, dtype, _, _ = self._resolve(op, ctx, ptr, flat_sel, pointee)
+        full = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), ptr.shape).reshape(-1)
         for buf, idx, pos in parts:
-            buf.view(dtype)[idx] = value if pos is None else value[pos]
+            buf.view(dtype)[idx] = full if pos is None else full[pos]
 
     def atomic(self, op, env, ctx):
         ptr = env[op.ptr]
         is_cas = op.name == "tile.atomic_cas"
         mask = None if is_cas or op.mask is None else env[op.mask]
         pointee = element_type(op.ptr.type).pointee
-        parts, dtype, n, _ = self._resolve(op, ctx, ptr, mask, pointee)
+        sel = ctx.combine(mask, ptr.shape[1:])
+        flat_sel = None if sel is None else np.ascontiguousarray(sel).reshape(-1)
+        parts, dtype, n, _ = self._resolve(op, ctx, ptr, flat_sel, pointee)
         value = np.broadcast_to(env[op.value], ptr.shape).reshape(-1)
         compare = np.broadcast_to(env[op.compare], ptr.shape).reshape(-1) if is_cas else None
         kind = "cas" if is_cas else op.attributes["kind"].value
@@ -268,7 +336,8 @@ class Interpreter:
         t = op.results[0].type
         if isinstance(attr, DenseAttr):
             attr = attr.value
-        return [dtypes.constant(attr.value, t, (ctx.P, *shape_of(t)))]
+        # A read-only broadcast view: no per-chunk fill of a (P, *shape) array.
+        return [np.broadcast_to(dtypes.constant(attr.value, t, ()), (ctx.P, *shape_of(t)))]
 
     def program_id(self, op, env, ctx):
         return [ctx.pids[op.attributes["axis"].value]]
@@ -284,27 +353,48 @@ class Interpreter:
 
     def splat(self, op, env, ctx):
         x = env[op.source]
-        shape = op.results[0].type.shape
-        return [np.broadcast_to(x.reshape((ctx.P,) + (1,) * len(shape)), (ctx.P, *shape))]
+        t = op.results[0].type
+        shape = (ctx.P, *t.shape)
+        if isinstance(t.element_type, PointerType):
+            itemsize = dtypes.storage_dtype(t.element_type.pointee).itemsize
+            return [pointers.splat(x, itemsize, shape)]
+        return [np.broadcast_to(x.reshape((ctx.P,) + (1,) * len(t.shape)), shape)]
+
+    def _shape_op(self, op, env, ctx, fn):
+        x = env[op.source]
+        shape = (ctx.P, *op.results[0].type.shape)
+        return [x.reshaped(fn, shape) if type(x) is Pointers else fn(x)]
 
     def broadcast(self, op, env, ctx):
-        return [np.broadcast_to(env[op.source], (ctx.P, *op.results[0].type.shape))]
+        shape = (ctx.P, *op.results[0].type.shape)
+        return self._shape_op(op, env, ctx, lambda x: np.broadcast_to(x, shape))
 
     def expand_dims(self, op, env, ctx):
-        return [np.expand_dims(env[op.source], op.attributes["axis"].value + 1)]
+        axis = op.attributes["axis"].value + 1
+        return self._shape_op(op, env, ctx, lambda x: np.expand_dims(x, axis))
 
     def reshape(self, op, env, ctx):
-        return [np.reshape(env[op.source], (ctx.P, *op.results[0].type.shape))]
+        shape = (ctx.P, *op.results[0].type.shape)
+        return self._shape_op(op, env, ctx, lambda x: np.reshape(x, shape))
 
     def trans(self, op, env, ctx):
-        order = op.attributes["order"].ints()
-        return [np.transpose(env[op.source], (0, *(o + 1 for o in order)))]
+        order = (0, *(o + 1 for o in op.attributes["order"].ints()))
+        return self._shape_op(op, env, ctx, lambda x: np.transpose(x, order))
 
     def addptr(self, op, env, ctx):
         pointee = element_type(op.ptr.type).pointee
         size = dtypes.storage_dtype(pointee).itemsize
-        offset = np.asarray(env[op.offset]).astype(np.int64)
-        return [env[op.ptr] + offset * size]
+        ptr, offset = env[op.ptr], np.asarray(env[op.offset])
+        if type(ptr) is Pointers and ptr.itemsize == size:
+            return [ptr.add(offset, (ctx.P, *shape_of(op.results[0].type)))]
+        # One C-ordered int64 result, computed in place: NumPy would lay out `splat + range`
+        # column-major (following the broadcast operand), which makes every later pass slow.
+        out = np.empty(np.broadcast_shapes(ptr.shape, offset.shape), np.int64)
+        out[...] = offset
+        if size != 1:
+            np.multiply(out, size, out=out)
+        np.add(out, ptr, out=out)
+        return [out]
 
     def int_to_ptr(self, op, env, ctx):
         return [np.asarray(env[op.source]).astype(np.int64)]
@@ -356,7 +446,12 @@ class Interpreter:
         return None
 
 
+def _addresses(x):
+    return x.materialize() if type(x) is Pointers else x
+
+
 def _merge(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = _addresses(a), _addresses(b)
     c = cond.reshape(cond.shape + (1,) * (np.ndim(a) - 1))
     return np.where(c, a, b)
 
@@ -404,6 +499,10 @@ def _atomic_combine(kind, old, value, vtype, compare, where_val):
 
 _TERMINATORS = {"tile.return", "scf.yield", "scf.condition", "tile.reduce.return",
                 "tile.scan.return"}  # fmt: skip
+# Methods that take `Pointers` operands as they are (the others see int64 addresses).
+_POINTER_AWARE = {"tile.splat", "tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.trans",
+                  "tile.addptr", "tile.load", "tile.store", "tile.call", "scf.for", "scf.if",
+                  "scf.while"}  # fmt: skip
 _METHODS = {
     "arith.constant": Interpreter.constant,
     "tile.program_id": Interpreter.program_id,

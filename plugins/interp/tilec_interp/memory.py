@@ -56,6 +56,28 @@ class Memory:
         for buffer in self.buffers:
             buffer.write_back()
 
+    def resolve_fast(self, addr: np.ndarray, itemsize: int) -> tuple[Buffer, np.ndarray] | None:
+        """(buffer, element indices) when every address of the flat int64 `addr` lies in one
+        buffer, in bounds and aligned; None otherwise (then `resolve` finds and reports why).
+
+        Five passes over `addr` (min, max, or, subtract, shift) and one new array."""
+        if addr.size == 0:
+            return None
+        lo, hi = int(addr.min()), int(addr.max())
+        k = ((lo + HALF) >> SHIFT) - 1
+        if k != ((hi + HALF) >> SHIFT) - 1 or not 0 <= k < len(self.buffers):
+            return None
+        buf = self.buffers[k]
+        if lo < buf.base or hi + itemsize > buf.base + buf.nbytes:
+            return None
+        # Bases are 2**40-aligned, so an address is aligned when its low bits are clear.
+        if itemsize > 1 and int(np.bitwise_or.reduce(addr)) & (itemsize - 1):
+            return None
+        index = np.subtract(addr, buf.base)
+        if itemsize > 1:
+            np.right_shift(index, itemsize.bit_length() - 1, out=index)
+        return buf, index
+
     def resolve(
         self,
         addr: np.ndarray,

@@ -10,7 +10,6 @@ target range and send NaN to 0 (as PTX `cvt.rzi.sat` does; LLVM calls it poison)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -26,6 +25,7 @@ from tilec_interp.dtypes import (
     unsigned_dtype,
     value_dtype,
 )
+from tilec_interp.special import erf, fma
 
 Handler = Callable[[Operation, list], np.ndarray]
 HANDLERS: dict[str, Handler] = {}
@@ -80,9 +80,9 @@ for _name, _fn in {
 }.items():
     _float("math." + _name, _fn)
 
-# erf: Python's double-precision math.erf per element (slow but accurate to float64, so f32 results
-# are correctly rounded in practice). Transcendentals use NumPy's libm, not the device's approximations.
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+# erf: computed in float64 by `tilec_interp.special.erf` (within a few float64 ulps, so f32
+# results round correctly in practice). Other transcendentals use NumPy's libm, not the device's
+# approximations.
 
 
 def _rsqrt(x):
@@ -90,17 +90,11 @@ def _rsqrt(x):
 
 
 _float("math.rsqrt", _rsqrt)
-_float("math.erf", lambda x: _erf(np.asarray(x, np.float64)))
-# fma: the product of two f32 (or f16/bf16) values is exact in float64, so only the final
-# rounding to the result type can differ from a fused operation (double rounding, rare).
-_float(
-    "math.fma",
-    lambda a, b, c: (
-        np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
-        if np.asarray(a).dtype != np.float64
-        else a * b + c
-    ),
-)
+_float("math.erf", lambda x: erf(np.asarray(x, np.float64)))
+# fma: computed in float64 with an exact product (`tilec_interp.special.fma`); f32, f16 and bf16
+# products are exact in float64 anyway, so only the final rounding to the result type can differ
+# from a fused operation (double rounding, rare).
+_float("math.fma", fma)
 
 
 def _int_binary(name: str, fn: Callable, view: str) -> None:

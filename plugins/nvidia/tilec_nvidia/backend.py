@@ -1,6 +1,12 @@
-"""The NVIDIA backend. `cuda.bindings` is imported inside the driver-side methods only."""
+"""The NVIDIA backend: tir -> gir -> LLVM IR -> PTX -> cubin, launched through cuda.bindings.
+
+`cuda.bindings` is imported inside the driver-side methods only (through `tilec_nvidia.driver`),
+so that the backend loads, lists and compiles ahead of time on machines without a GPU.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
@@ -13,6 +19,13 @@ TARGETS = (
 )  # fmt: skip
 """Compute capabilities we generate PTX for."""
 
+SHARED_MEMORY_BYTES = {
+    "sm_70": 96 * 1024, "sm_75": 64 * 1024, "sm_80": 163 * 1024, "sm_86": 99 * 1024,
+    "sm_87": 163 * 1024, "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_90a": 227 * 1024,
+    "sm_100": 227 * 1024, "sm_100a": 227 * 1024, "sm_120": 99 * 1024,
+}  # fmt: skip
+"""The shared memory one block may opt in to, per architecture (CUDA programming guide)."""
+
 INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-bindings"
 
 
@@ -20,12 +33,117 @@ INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-b
 class NvidiaOptions(BackendOptions):
     target: str | None = attrs.field(default=None, validator=one_of(TARGETS))
     """`sm_XY`; None means the compute capability of the current device."""
+    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
+    """LLVM's optimization level for the kernel."""
 
 
 class NvidiaBackend(Backend):
     name = "nvidia"
     version = __version__
     options_class = NvidiaOptions
+    threads_per_warp = 32
+
+    # Compiler side ---------------------------------------------------------------------------
+
+    def layout_rules(self, target: str) -> Any:
+        from tilec.layout import LayoutRules
+
+        return LayoutRules(
+            threads_per_warp=self.threads_per_warp,
+            max_vector_bytes=16,
+            shared_memory_bytes=SHARED_MEMORY_BYTES[target],
+            default_num_warps=4,
+        )
+
+    def resolve_target(self, options: NvidiaOptions) -> str:
+        """The arch to compile for: the `target` option, else the current device's."""
+        if options.target is not None:
+            return options.target
+        availability = self.is_available()
+        if not availability:
+            raise RuntimeError(
+                "the nvidia backend needs a target to compile without a device: pass "
+                f"target='sm_90' (one of {', '.join(TARGETS)}); {availability.reason}"
+            )
+        from tilec_nvidia.driver import get_driver
+
+        properties = get_driver().properties
+        target = properties.target
+        if target is None:
+            raise RuntimeError(
+                f"the device's compute capability {properties.arch} is not one tilec compiles "
+                f"for ({', '.join(TARGETS)}); pass target= explicitly"
+            )
+        return target
+
+    def hash(self, options: NvidiaOptions | None = None) -> str:
+        """As `Backend.hash`, plus the device's arch when the options leave the target open."""
+        options = options or self.parse_options()
+        if options.target is None and self.is_available():
+            from tilec_nvidia.driver import get_driver
+
+            options = attrs.evolve(options, target=get_driver().properties.target)
+        return super().hash(options)
+
+    def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
+        from tilec_nvidia.codegen import find_ptxas
+
+        stages["gir"] = lambda src, metadata: self._make_gir(src, metadata, options)
+        stages["llir"] = lambda src, metadata: self._make_llir(src, metadata, options)
+        stages["ptx"] = lambda src, metadata: self._make_ptx(src, metadata, options)
+        if find_ptxas() is not None:
+            stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
+
+    def _make_gir(self, module: Any, metadata: dict[str, Any], options: NvidiaOptions) -> Any:
+        from tilec.layout import GpuTarget, to_gir
+
+        arch = metadata["target"] = self.resolve_target(options)
+        context = metadata.get("_context")
+        from tilec.passes.manager import other_backend_origins
+        from tilec.plugin.manager import load_backends
+
+        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
+        skip = other_backend_origins(self, load_backends())
+        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
+        return module
+
+    def _make_llir(self, module: Any, metadata: dict[str, Any], options: NvidiaOptions) -> str:
+        from tilec.lowering import lower_module
+        from tilec_nvidia.target_info import NvidiaTargetInfo
+
+        arch = metadata["target"]
+        target_info = NvidiaTargetInfo(arch, self.threads_per_warp)
+        lowered = lower_module(module, target_info, metadata["name"])
+        limit = SHARED_MEMORY_BYTES[arch]
+        if lowered.shared_bytes > limit:
+            raise RuntimeError(
+                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of shared memory, more "
+                f"than the {limit} an {arch} block may use (num_warps={options.num_warps}); use "
+                "smaller blocks"
+            )
+        metadata.update(
+            num_warps=lowered.num_warps,
+            threads_per_warp=lowered.threads_per_warp,
+            shared_bytes=lowered.shared_bytes,
+            params=list(lowered.params),
+            written=list(lowered.written),
+            kernel=lowered.name,
+        )
+        return lowered.llvm_ir
+
+    def _make_ptx(self, llvm_ir: str, metadata: dict[str, Any], options: NvidiaOptions) -> str:
+        from tilec_nvidia.codegen import llir_to_ptx
+
+        return llir_to_ptx(llvm_ir, metadata["target"], opt_level=options.opt_level)
+
+    def _make_cubin(self, ptx: str, metadata: dict[str, Any]) -> bytes | None:
+        """The cubin, or None (no `cubin` stage: the driver JIT-compiles the PTX at load) where
+        this ptxas cannot assemble for the arch (CUDA 13 dropped sm_70)."""
+        from tilec_nvidia.codegen import ptx_to_cubin
+
+        return ptx_to_cubin(ptx, metadata["target"])
+
+    # Driver side -----------------------------------------------------------------------------
 
     def is_available(self) -> Availability:
         try:
@@ -44,6 +162,58 @@ class NvidiaBackend(Backend):
         if count == 0:
             return _no_device("no CUDA device found")
         return Availability(True, f"{count} CUDA device(s)")
+
+    def load_compiled(self, compiled: Any) -> Any:
+        """Load a compiled kernel's cubin (else its PTX) once; kept in `compiled.runtime`."""
+        loaded = compiled.runtime.get("loaded")
+        if loaded is not None:
+            return loaded
+        from tilec_nvidia.driver import get_driver
+
+        md = compiled.metadata
+        binary = compiled.asm.get("cubin")
+        is_ptx = binary is None
+        if is_ptx:
+            binary = compiled.asm["ptx"]
+        loaded = get_driver().load(
+            binary,
+            md["kernel"],
+            is_ptx=is_ptx,
+            shared_bytes=md["shared_bytes"],
+            signature=md["params"],
+            param_names=compiled.runtime_params,
+            num_warps=md["num_warps"],
+            threads_per_warp=md["threads_per_warp"],
+        )
+        compiled.runtime["loaded"] = loaded
+        return loaded
+
+    def run(self, compiled: Any, grid: tuple[int, ...], args: Any, options: Any) -> None:
+        """Launch: NumPy arrays are copied in (and back where the kernel writes), device
+        arrays (torch, CuPy, `tilec.to_device`) are passed as they are."""
+        from tilec_nvidia.arrays import run_kernel
+
+        loaded = compiled.runtime.get("loaded") or self.load_compiled(compiled)
+        md = compiled.metadata
+        run_kernel(
+            loaded,
+            grid,
+            args,
+            num_warps=md["num_warps"],
+            threads_per_warp=md["threads_per_warp"],
+            written=md["written"],
+        )
+
+    def to_device(self, array: Any) -> Any:
+        from tilec_nvidia.arrays import to_device
+
+        return to_device(array)
+
+    def to_host(self, value: Any) -> Any:
+        """A NumPy copy of a device array argument (for `check=True`)."""
+        from tilec_nvidia.arrays import to_host
+
+        return to_host(value)
 
 
 def _no_device(detail: str) -> Availability:

@@ -1,0 +1,394 @@
+"""The `assign-layouts` pass: tir -> gir, a layout on every tensor (the first `gir` pass).
+
+How it decides, per function (see the gir contract in `tilec.dialects.gpu` and DESIGN.md):
+
+1. *Cheap* tensors (constants, `tile.splat`, `tile.make_range`, and element-wise ops, broadcasts
+   and `expand_dims` of cheap tensors: offsets, pointers and masks) have no layout of their own:
+   each use gets a copy computed directly in the layout it needs (Triton rematerializes these
+   rather than convert them).
+2. The other tensors fall into classes that must share one layout: the operands and results of
+   an element-wise op, a load or store, a scan, a broadcast, a dot's accumulator and result, and
+   the init, block argument, yield and result of each loop-carried value.
+3. Each class takes the coalesced layout of its first load (Triton's Coalesce pass: the most
+   contiguous dimension of the pointer fastest, as many elements a thread as one aligned vector
+   access holds), else of its first store or atomic; else, for a reduction's results, the slice
+   of the reduced operand's layout; else what an `expand_dims` next to it implies; else
+   Triton's default blocked layout for its largest shape.
+4. Where a value's layout differs from what a use needs (a load with another coalesced layout,
+   a reduction result meeting a loaded tensor, a store whose coalesced layout differs from its
+   value's), a `gpu.convert_layout` is inserted after the value's definition.
+
+Each `func.func` gets `gpu.num_warps` and `gpu.threads_per_warp` attributes.
+"""
+
+from __future__ import annotations
+
+from tilec.dialects.gpu import BlockedEncodingAttr, ConvertLayoutOp, SliceEncodingAttr
+from tilec.ir.attributes import DenseAttr, IntegerAttr
+from tilec.ir.core import BlockArgument, Operation, Value
+from tilec.ir.traits import Elementwise
+from tilec.ir.types import TensorType, i32, shape_of
+from tilec.layout.axis_info import AxisInfoResult
+from tilec.layout.blocked import coalesced_layout, default_layout
+from tilec.layout.rules import GpuTarget, LayoutRules
+from tilec.passes.base import ModulePass, PassContext
+
+MEMORY_OPS = ("tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_cas")
+SAME_LAYOUT_OPS = ("arith.select", "tile.broadcast", "tile.scan", *MEMORY_OPS)
+CHEAP_SOURCES = ("arith.constant", "tile.splat", "tile.make_range")
+CHEAP_SHAPE_OPS = ("arith.select", "tile.broadcast", "tile.expand_dims")
+
+
+def with_layout(t: TensorType, layout: object) -> TensorType:
+    return TensorType(t.shape, t.element_type, layout)  # type: ignore[arg-type]
+
+
+def is_tensor(value: Value) -> bool:
+    return isinstance(value.type, TensorType)
+
+
+class AssignLayouts(ModulePass):
+    name = "assign-layouts"
+    stage = "gir"
+    description = "give every tensor a blocked or slice layout, coalesced for memory accesses"
+    requires = ("axis-info",)
+
+    def run(self, module: Operation, context: PassContext) -> bool:
+        target = context.target
+        if not isinstance(target, GpuTarget):
+            target = GpuTarget(LayoutRules(), arch="")
+        info = context.get_analysis("axis-info")
+        funcs = [op for op in module.walk() if op.name == "func.func"]
+        for func in funcs:
+            _Assigner(func, target, info).run()
+        return bool(funcs)
+
+
+class _Assigner:
+    def __init__(self, func: Operation, target: GpuTarget, info: AxisInfoResult):
+        self.func = func
+        self.num_warps = target.num_warps
+        self.lanes = target.rules.threads_per_warp
+        self.max_vector_bytes = target.rules.max_vector_bytes
+        self.info = info
+        self.ops = list(func.walk())[1:]
+        self.values: list[Value] = []
+        self.cheap: set[Value] = set()
+        self.parent: dict[Value, Value] = {}
+        self.anchors: dict[Operation, BlockedEncodingAttr] = {}
+        self.strong: set[Operation] = set()
+        self.class_layouts: dict[Value, object] = {}
+        self.resolving: set[Value] = set()
+        self.memo: dict[tuple[Value, object], Value] = {}
+
+    # Steps -----------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.values = self._values()
+        self._find_cheap()
+        self._build_classes()
+        self._find_anchors()
+        values = [v for v in self.values if is_tensor(v) and v not in self.cheap]
+        layouts = {v: self.layout(v) for v in values}
+        for value, layout in layouts.items():
+            value.type = with_layout(value.type, layout)  # type: ignore[arg-type]
+        for op in self.ops:
+            if not self._is_cheap_op(op):
+                self._fix_operands(op)
+        for op in reversed(self.ops):
+            if self._is_cheap_op(op) and not any(r.has_uses() for r in op.results):
+                op.erase()
+        self.func.attributes["gpu.num_warps"] = IntegerAttr(self.num_warps, i32)
+        self.func.attributes["gpu.threads_per_warp"] = IntegerAttr(self.lanes, i32)
+
+    def _values(self) -> list[Value]:
+        values: list[Value] = []
+        for op in [self.func, *self.ops]:
+            if op is not self.func:
+                values.extend(op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    values.extend(block.args)
+        return values
+
+    def _is_cheap_op(self, op: Operation) -> bool:
+        return bool(op.results) and all(r in self.cheap for r in op.results)
+
+    def _find_cheap(self) -> None:
+        for op in self.ops:
+            if len(op.results) != 1 or not is_tensor(op.results[0]):
+                continue
+            if op.name in CHEAP_SOURCES:
+                self.cheap.add(op.results[0])
+                continue
+            elementwise = op.has_trait(Elementwise) and not op.name.startswith("math.")
+            if (elementwise or op.name in CHEAP_SHAPE_OPS) and all(
+                v in self.cheap for v in op.operands if is_tensor(v)
+            ):
+                self.cheap.add(op.results[0])
+
+    # Classes ---------------------------------------------------------------------------------
+
+    def find(self, value: Value) -> Value:
+        root = value
+        while self.parent.get(root, root) is not root:
+            root = self.parent[root]
+        while value is not root:
+            value, self.parent[value] = self.parent[value], root
+        return root
+
+    def union(self, values: list[Value]) -> None:
+        kept = [v for v in values if is_tensor(v) and v not in self.cheap]
+        for other in kept[1:]:
+            a, b = self.find(kept[0]), self.find(other)
+            if a is not b:
+                self.parent[b] = a
+
+    def _build_classes(self) -> None:
+        for op in self.ops:
+            if op.has_trait(Elementwise) or op.name in SAME_LAYOUT_OPS:
+                self.union([*op.operands, *op.results])
+            elif op.name == "tile.reduce":
+                self.union(list(op.operands))
+            elif op.name == "tile.dot":
+                self.union([op.operands[2], op.results[0]])
+            elif op.name == "scf.for":
+                block = op.regions[0].block
+                for i, result in enumerate(op.results):
+                    yielded = block.last_op.operands[i]  # type: ignore[union-attr]
+                    self.union([op.operands[3 + i], block.args[1 + i], yielded, result])
+            elif op.name == "scf.if":
+                for i, result in enumerate(op.results):
+                    yields = [r.block.last_op.operands[i] for r in op.regions if r.blocks]  # type: ignore[union-attr]
+                    self.union([result, *yields])
+            elif op.name == "scf.while":
+                before, after = op.regions[0].block, op.regions[1].block
+                for i, init in enumerate(op.operands):
+                    yielded = after.last_op.operands[i]  # type: ignore[union-attr]
+                    self.union([init, before.args[i], yielded])
+                for i, result in enumerate(op.results):
+                    forwarded = before.last_op.operands[1 + i]  # type: ignore[union-attr]
+                    self.union([forwarded, after.args[i], result])
+
+    def _find_anchors(self) -> None:
+        for op in self.ops:
+            if op.name in MEMORY_OPS and is_tensor(op.operands[0]):
+                ptr = op.operands[0]
+                self.anchors[op] = coalesced_layout(
+                    ptr, self.info, self.num_warps, self.lanes, self.max_vector_bytes
+                )
+                if max(self.info.get(ptr).contiguity) > 1:
+                    self.strong.add(op)
+
+    # Layouts ---------------------------------------------------------------------------------
+
+    def default(self, value: Value) -> BlockedEncodingAttr:
+        return default_layout(shape_of(value.type), self.num_warps, self.lanes)
+
+    def layout(self, value: Value) -> object:
+        """The layout `value` is defined in (a pinned result's own, else its class's)."""
+        if isinstance(value, BlockArgument) or value.op.name not in (  # type: ignore[attr-defined]
+            "tile.reduce",
+            "tile.load",
+            "tile.atomic_rmw",
+            "tile.atomic_cas",
+            "tile.dot",
+        ):
+            return self.class_layout(self.find(value))
+        op = value.op  # type: ignore[attr-defined]
+        if op.name == "tile.reduce":
+            return SliceEncodingAttr(op.attributes["axis"].value, self.op_layout(op))
+        return self.op_layout(op)
+
+    def op_layout(self, op: Operation) -> object:
+        """The one layout the tensor operands of `op` (and its results, where pinned) have."""
+        if op in self.strong:
+            return self.anchors[op]
+        if op in self.anchors:
+            # No contiguity to coalesce for (a gather, a scatter): take the class's layout.
+            tensors = [
+                v for v in (*op.results, *op.operands) if is_tensor(v) and v not in self.cheap
+            ]
+            layout = self.class_layout(self.find(tensors[0])) if tensors else None
+            return layout if layout is not None else self.anchors[op]
+        if op.name == "tile.reduce":
+            srcs = [v for v in op.operands if v not in self.cheap]
+            if srcs:
+                layout = self.class_layout(self.find(srcs[0]))
+                if layout is not None:
+                    return layout
+            return self.default(op.operands[0])
+        if op.name == "tile.dot":
+            layout = self.class_layout(self.find(op.results[0]))
+            if isinstance(layout, BlockedEncodingAttr):
+                return layout
+            return self.default(op.results[0])
+        tensors = [v for v in op.results if is_tensor(v)]
+        return self.layout(tensors[0]) if tensors else None
+
+    def class_layout(self, root: Value) -> object:
+        if root in self.class_layouts:
+            return self.class_layouts[root]
+        if root in self.resolving:
+            return None
+        self.resolving.add(root)
+        layout = self._choose(root)
+        self.resolving.discard(root)
+        self.class_layouts[root] = layout
+        return layout
+
+    def _members(self, root: Value) -> list[Value]:
+        return [
+            v for v in self.values if is_tensor(v) and v not in self.cheap and self.find(v) is root
+        ]
+
+    def _choose(self, root: Value) -> object:
+        members = self._members(root)
+        ops = [op for op in self.ops if self._op_in_class(op, root)]
+        memory = [op for op in ops if op in self.strong]
+        for kinds in (("tile.load",), ("tile.store", "tile.atomic_rmw", "tile.atomic_cas")):
+            candidates = [self.anchors[op] for op in memory if op.name in kinds]
+            if candidates:
+                return max(candidates, key=lambda a: self._anchor_score(a, memory))
+        for value in members:
+            op = getattr(value, "op", None)
+            if op is not None and op.name == "tile.reduce":
+                return self.layout(value)
+        for op in ops:
+            if op.name != "tile.expand_dims" or self.find(op.results[0]) is not root:
+                continue
+            source = op.operands[0]
+            if source not in self.cheap:
+                layout = self.class_layout(self.find(source))
+                axis = op.attributes["axis"].value
+                if isinstance(layout, SliceEncodingAttr) and layout.dim == axis:
+                    return layout.parent
+        for op in ops:
+            source = op.operands[0] if op.operands else None
+            if op.name != "tile.expand_dims" or source is None or source in self.cheap:
+                continue
+            if self.find(source) is root:
+                parent = self.class_layout(self.find(op.results[0]))
+                if parent is not None:
+                    return SliceEncodingAttr(op.attributes["axis"].value, parent)
+        weak = [self.anchors[op] for op in ops if op in self.anchors]
+        if weak:
+            return weak[0]
+        largest = max(members, key=lambda v: v.type.numel)  # type: ignore[attr-defined]
+        return self.default(largest)
+
+    def _anchor_score(self, layout: BlockedEncodingAttr, memory: list[Operation]) -> tuple:
+        """Prefer the layout most memory ops of the class want, then the widest accesses
+        (`max` keeps the first of equals: program order)."""
+        uses = sum(1 for op in memory if self.anchors[op] == layout)
+        per_thread = 1
+        for size in layout.size_per_thread:
+            per_thread *= size
+        return (uses, per_thread)
+
+    def _op_in_class(self, op: Operation, root: Value) -> bool:
+        return any(
+            is_tensor(v) and v not in self.cheap and self.find(v) is root
+            for v in (*op.operands, *op.results)
+        )
+
+    # Rewriting -------------------------------------------------------------------------------
+
+    def _fix_operands(self, op: Operation) -> None:
+        for index, required in self._requirements(op):
+            value = op.operands[index]
+            new = self.materialize(value, required)
+            if new is not value:
+                op.set_operand(index, new)
+
+    def _requirements(self, op: Operation) -> list[tuple[int, object]]:
+        tensors = [i for i, v in enumerate(op.operands) if is_tensor(v)]
+        if op.has_trait(Elementwise) or op.name in (*SAME_LAYOUT_OPS, "tile.reduce"):
+            layout = self.op_layout(op)
+            return [(i, layout) for i in tensors]
+        if op.name == "tile.expand_dims":
+            axis = op.attributes["axis"].value  # type: ignore[attr-defined]
+            return [(0, SliceEncodingAttr(axis, op.results[0].type.encoding))]  # type: ignore[attr-defined]
+        if op.name == "tile.dot":
+            return [(2, self.op_layout(op)), *((i, self._own(op.operands[i])) for i in (0, 1))]
+        if op.name == "scf.for":
+            args = op.regions[0].block.args
+            return [(i, args[i - 2].type.encoding) for i in tensors if i >= 3]  # type: ignore[attr-defined]
+        if op.name == "scf.while":
+            args = op.regions[0].block.args
+            return [(i, args[i].type.encoding) for i in tensors]  # type: ignore[attr-defined]
+        if op.name in ("scf.yield", "scf.condition"):
+            targets = self._yield_targets(op)
+            return [(i, targets[i].type.encoding) for i in tensors]  # type: ignore[attr-defined]
+        return [(i, self._own(op.operands[i])) for i in tensors]
+
+    def _yield_targets(self, op: Operation) -> list[Value | None]:
+        """The value each operand of a yield or condition flows into (None for the flag)."""
+        parent = op.parent_op
+        assert parent is not None
+        if op.name == "scf.condition":
+            return [None, *parent.regions[1].block.args]
+        if parent.name == "scf.for":
+            return list(parent.regions[0].block.args[1:])
+        if parent.name == "scf.while":
+            return list(parent.regions[0].block.args)
+        return list(parent.results)
+
+    def _own(self, value: Value) -> object:
+        if value in self.cheap:
+            return self.default(value)
+        return value.type.encoding  # type: ignore[attr-defined]
+
+    def materialize(self, value: Value, layout: object) -> Value:
+        """`value` in `layout`: itself, a copy of a cheap value's computation, or a conversion."""
+        if value not in self.cheap and value.type.encoding == layout:  # type: ignore[attr-defined]
+            return value
+        key = (value, layout)
+        if key in self.memo:
+            return self.memo[key]
+        if value in self.cheap:
+            new = self._recompute(value, layout)
+        else:
+            convert = ConvertLayoutOp(value, with_layout(value.type, layout))  # type: ignore[arg-type]
+            convert.location = _location(value) or convert.location
+            _insert_after_definition(value, convert)
+            new = convert.results[0]
+        new.name_hint = value.name_hint
+        self.memo[key] = new
+        return new
+
+    def _recompute(self, value: Value, layout: object) -> Value:
+        op = value.op  # type: ignore[attr-defined]
+        result_type = with_layout(value.type, layout)  # type: ignore[arg-type]
+        operands = []
+        for operand in op.operands:
+            if not is_tensor(operand):
+                operands.append(operand)
+            elif op.name == "tile.expand_dims":
+                axis = op.attributes["axis"].value
+                operands.append(self.materialize(operand, SliceEncodingAttr(axis, layout)))
+            else:
+                operands.append(self.materialize(operand, layout))
+        attributes = dict(op.attributes)
+        if isinstance(attributes.get("value"), DenseAttr):
+            attributes["value"] = DenseAttr(attributes["value"].value, result_type)
+        clone = type(op).create(operands, [result_type], attributes, location=op.location)
+        op.parent.insert_after(clone, op)
+        return clone.results[0]
+
+
+def _location(value: Value):
+    if isinstance(value, BlockArgument):
+        return value.block.parent_op.location if value.block.parent_op else None
+    return value.op.location  # type: ignore[attr-defined]
+
+
+def _insert_after_definition(value: Value, op: Operation) -> None:
+    if isinstance(value, BlockArgument):
+        block = value.block
+        if block.first_op is None:
+            block.append(op)
+        else:
+            block.insert_before(op, block.first_op)
+    else:
+        value.op.parent.insert_after(op, value.op)  # type: ignore[attr-defined]

@@ -1,0 +1,279 @@
+"""The `axis-info` analysis: per value and dimension, Triton's contiguity, divisibility, constancy.
+
+For a value `x` (a scalar counts as a one-element tensor) and a dimension `d`:
+
+- `contiguity[d] = c`: along `d`, `x` is made of runs of `c` elements that increase by one
+  (for pointers: by one element), each run starting at an index divisible by `c`;
+- `divisibility[d] = v`: the first element of every run is a multiple of `v`. For pointers it
+  counts *bytes* (the address), as in Triton; for integers, the value;
+- `constancy[d] = k`: along `d`, runs of `k` elements are equal.
+
+All three are powers of two (or a tensor extent). The facts come from `tile.make_range`,
+constants, `tile.divisibility` on function arguments (16 bytes for pointers, 16 for integers)
+and `tile.divisibility` / `tile.contiguity` / `tile.constancy` hints on an op (integer arrays,
+one entry per dimension: `tl.multiple_of` / `tl.max_contiguous`), and flow through the integer
+and pointer arithmetic (`transfer.py`). Everything else is pessimistic (all ones). Encodings are
+ignored, so the analysis answers the same on tir and gir.
+
+Layout assignment uses it to pick coalesced layouts; the lowering asks it how wide a load or
+store can be (`vector_width`) and whether a mask is constant across a vector (`mask_constancy`).
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+import attrs
+
+from tilec.ir.attributes import ArrayAttr, IntegerAttr
+from tilec.ir.core import Block, BlockArgument, Operation, Value
+from tilec.ir.types import IntegerType, PointerType, element_type, shape_of
+from tilec.passes.base import Analysis, PassContext
+
+MAX_DIVISIBILITY = 1 << 62
+"""The divisibility of 0 (Triton's `highestPowOf2Divisor(0)`); products are capped at it."""
+
+HINT_ATTRIBUTES = ("tile.contiguity", "tile.divisibility", "tile.constancy")
+
+
+def highest_pow2_divisor(n: int) -> int:
+    """The largest power of two dividing `n` (`MAX_DIVISIBILITY` for 0)."""
+    if n == 0:
+        return MAX_DIVISIBILITY
+    return min(n & -n, MAX_DIVISIBILITY)
+
+
+@attrs.frozen
+class AxisInfo:
+    """The facts about one value (see the module doc). `constant` is its value where known."""
+
+    contiguity: tuple[int, ...]
+    divisibility: tuple[int, ...]
+    constancy: tuple[int, ...]
+    constant: int | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.contiguity)
+
+    @classmethod
+    def unknown(cls, rank: int, divisibility: int = 1) -> AxisInfo:
+        return cls((1,) * rank, (divisibility,) * rank, (1,) * rank)
+
+    @classmethod
+    def splat_constant(cls, value: int, shape: tuple[int, ...]) -> AxisInfo:
+        dims = shape or (1,)
+        return cls((1,) * len(dims), (highest_pow2_divisor(value),) * len(dims), dims, value)
+
+    def join(self, other: AxisInfo) -> AxisInfo:
+        """What holds for a value that is either `self` or `other` (loop-carried values)."""
+        return AxisInfo(
+            tuple(map(gcd, self.contiguity, other.contiguity)),
+            tuple(map(gcd, self.divisibility, other.divisibility)),
+            tuple(map(gcd, self.constancy, other.constancy)),
+            self.constant if self.constant == other.constant else None,
+        )
+
+    def __str__(self) -> str:
+        text = (
+            f"contiguity = {list(self.contiguity)}, divisibility = {list(self.divisibility)}, "
+            f"constancy = {list(self.constancy)}"
+        )
+        return text if self.constant is None else f"{text}, constant = {self.constant}"
+
+
+def rank_of(value: Value) -> int:
+    """The number of dimensions the analysis tracks: a scalar counts as one."""
+    return max(1, len(shape_of(value.type)))
+
+
+def element_bytes(value: Value) -> int:
+    """The bytes of one element a pointer (tensor) points to (i1 pointers point to bytes)."""
+    pointee = element_type(value.type).pointee  # type: ignore[attr-defined]
+    return max(1, getattr(pointee, "width", 8) // 8)
+
+
+class AxisInfoResult:
+    """The analysis result: `get(value)` gives the `AxisInfo` of any SSA value of the module."""
+
+    def __init__(self, infos: dict[Value, AxisInfo]):
+        self._infos = infos
+
+    def get(self, value: Value) -> AxisInfo:
+        info = self._infos.get(value)
+        return info if info is not None else AxisInfo.unknown(rank_of(value))
+
+    def __contains__(self, value: Value) -> bool:
+        return value in self._infos
+
+    def vector_width(self, ptr: Value, dim: int, max_vector_bytes: int = 16) -> int:
+        """How many consecutive elements along `dim` one access through `ptr` may cover: the
+        contiguity, capped by the alignment (divisibility in bytes over the element size) and
+        the widest access. The lowering caps it further by the elements a thread holds."""
+        info = self.get(ptr)
+        size = element_bytes(ptr)
+        alignment = max(info.divisibility[dim] // size, 1)
+        return max(1, min(info.contiguity[dim], alignment, max(max_vector_bytes // size, 1)))
+
+    def mask_constancy(self, mask: Value, dim: int) -> int:
+        """How many consecutive elements along `dim` a mask is known to be equal over."""
+        return self.get(mask).constancy[dim]
+
+
+def analyze_axis_info(module: Operation) -> AxisInfoResult:
+    """Compute the axis info of every value of `module` (a module, or one function)."""
+    from tilec.layout.transfer import transfer
+
+    infos: dict[Value, AxisInfo] = {}
+    solver = _Solver(infos, transfer)
+    for op in _functions(module):
+        solver.function(op)
+    return AxisInfoResult(infos)
+
+
+def axis_info(source: Operation | AxisInfoResult, value: Value) -> AxisInfo:
+    """The `AxisInfo` of `value`; `source` is an analysis result or the module (analyzed anew:
+    call `analyze_axis_info` once when asking about many values)."""
+    if not isinstance(source, AxisInfoResult):
+        source = analyze_axis_info(source)
+    return source.get(value)
+
+
+class AxisInfoAnalysis(Analysis):
+    name = "axis-info"
+    stage = "tir"
+    description = "contiguity, divisibility and constancy of every value (Triton's AxisInfo)"
+
+    def analyze(self, module: Operation, context: PassContext) -> AxisInfoResult:
+        return analyze_axis_info(module)
+
+
+def _functions(module: Operation) -> list[Operation]:
+    if module.name == "func.func":
+        return [module]
+    return [op for op in module.walk() if op.name == "func.func"]
+
+
+def _hints(op: Operation, info: AxisInfo) -> AxisInfo:
+    """Apply `tile.contiguity` / `tile.divisibility` / `tile.constancy` hints set on `op`."""
+    fields = {}
+    for key, field in zip(
+        HINT_ATTRIBUTES, ("contiguity", "divisibility", "constancy"), strict=True
+    ):
+        hint = op.attributes.get(key)
+        if isinstance(hint, IntegerAttr):
+            fields[field] = (hint.value,) * info.rank
+        elif isinstance(hint, ArrayAttr) and len(hint.elements) == info.rank:
+            fields[field] = tuple(hint.ints())
+    return attrs.evolve(info, **fields) if fields else info
+
+
+class _Solver:
+    """Walks functions in order; loop-carried values iterate to a fixed point of `join`."""
+
+    def __init__(self, infos: dict[Value, AxisInfo], transfer):
+        self.infos = infos
+        self.transfer = transfer
+
+    def get(self, value: Value) -> AxisInfo:
+        info = self.infos.get(value)
+        return info if info is not None else AxisInfo.unknown(rank_of(value))
+
+    def function(self, func: Operation) -> None:
+        block = func.regions[0].block
+        for index, arg in enumerate(block.args):
+            self.infos[arg] = _argument_info(func, index, arg)
+        self.block(block)
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if op.name == "scf.for":
+            self._for(op)
+        elif op.name == "scf.if":
+            self._if(op)
+        elif op.name == "scf.while":
+            self._while(op)
+        else:
+            for region in op.regions:
+                for block in region.blocks:
+                    for arg in block.args:
+                        self.infos[arg] = AxisInfo.unknown(rank_of(arg))
+                    self.block(block)
+            infos = self.transfer(op, [self.get(v) for v in op.operands])
+            for result, info in zip(op.results, infos, strict=True):
+                self.infos[result] = _hints(op, info)
+
+    def _fixpoint(self, args: list[BlockArgument], inits: list[AxisInfo], body) -> list[AxisInfo]:
+        """Iterate `body` (which returns the values fed back to `args`) until nothing changes."""
+        current = list(inits)
+        for _ in range(64):
+            for arg, info in zip(args, current, strict=True):
+                self.infos[arg] = info
+            fed_back = body()
+            joined = [c.join(f) for c, f in zip(current, fed_back, strict=True)]
+            if joined == current:
+                return current
+            current = joined
+        pessimistic = [AxisInfo.unknown(rank_of(a)) for a in args]
+        for arg, info in zip(args, pessimistic, strict=True):
+            self.infos[arg] = info
+        body()
+        return pessimistic
+
+    def _for(self, op: Operation) -> None:
+        block = op.regions[0].block
+        lower, _, step = op.operands[:3]
+        divisibility = gcd(self.get(lower).divisibility[0], self.get(step).divisibility[0])
+        self.infos[block.args[0]] = AxisInfo((1,), (divisibility,), (1,))
+        inits = [self.get(v) for v in op.operands[3:]]
+
+        def body() -> list[AxisInfo]:
+            self.block(block)
+            return [self.get(v) for v in block.last_op.operands]  # type: ignore[union-attr]
+
+        final = self._fixpoint(block.args[1:], inits, body)
+        for result, info in zip(op.results, final, strict=True):
+            self.infos[result] = info
+
+    def _if(self, op: Operation) -> None:
+        yielded = []
+        for region in op.regions:
+            if region.blocks:
+                self.block(region.block)
+                yielded.append([self.get(v) for v in region.block.last_op.operands])  # type: ignore[union-attr]
+        for index, result in enumerate(op.results):
+            infos = [y[index] for y in yielded]
+            joined = infos[0]
+            for other in infos[1:]:
+                joined = joined.join(other)
+            self.infos[result] = joined
+
+    def _while(self, op: Operation) -> None:
+        before, after = op.regions[0].block, op.regions[1].block
+        inits = [self.get(v) for v in op.operands]
+
+        def body() -> list[AxisInfo]:
+            self.block(before)
+            forwarded = [self.get(v) for v in before.last_op.operands[1:]]  # type: ignore[union-attr]
+            for arg, info in zip(after.args, forwarded, strict=True):
+                self.infos[arg] = info
+            self.block(after)
+            return [self.get(v) for v in after.last_op.operands]  # type: ignore[union-attr]
+
+        self._fixpoint(before.args, inits, body)
+        forwarded = [self.get(v) for v in before.last_op.operands[1:]]  # type: ignore[union-attr]
+        for result, info in zip(op.results, forwarded, strict=True):
+            self.infos[result] = info
+
+
+def _argument_info(func: Operation, index: int, arg: Value) -> AxisInfo:
+    attributes = func.argument_attributes(index)  # type: ignore[attr-defined]
+    divisibility = attributes.get("tile.divisibility")
+    value = divisibility.value if isinstance(divisibility, IntegerAttr) else 1
+    info = AxisInfo.unknown(rank_of(arg), value)
+    if isinstance(arg.type, (IntegerType, PointerType)):
+        return info
+    return AxisInfo.unknown(rank_of(arg))

@@ -1,0 +1,137 @@
+"""The `remove-layout-conversions` pass: drop the `gpu.convert_layout`s gir does not need.
+
+- A conversion to the layout its source already has is its source.
+- A conversion of a conversion converts the original value (`convert(convert(x))` ->
+  `convert(x)`), which may then be the first case.
+- A second conversion of one value to one layout is the first one, where that dominates it.
+- A conversion of a cheap value (a constant, `tile.splat`, `tile.make_range`, or a broadcast,
+  `expand_dims` or element-wise op, `math.*` aside, of cheap values) is replaced by computing
+  that value again directly in the target layout: a few register operations instead of a trip
+  through shared memory.
+
+Conversions and cheap ops left without uses are erased.
+"""
+
+from __future__ import annotations
+
+from tilec.dialects.gpu import SliceEncodingAttr
+from tilec.ir.attributes import DenseAttr
+from tilec.ir.core import Operation, Value
+from tilec.ir.traits import Elementwise
+from tilec.ir.types import TensorType
+from tilec.layout.assign_layouts import CHEAP_SHAPE_OPS, CHEAP_SOURCES, is_tensor, with_layout
+from tilec.passes.base import ModulePass, PassContext
+
+
+class RemoveLayoutConversions(ModulePass):
+    name = "remove-layout-conversions"
+    stage = "gir"
+    description = "drop identity and chained layout conversions, recompute cheap values instead"
+    after = ("assign-layouts",)
+
+    def run(self, module: Operation, context: PassContext) -> bool:
+        remover = _Remover()
+        for op in list(module.walk()):
+            if op.name == "gpu.convert_layout" and op.parent is not None:
+                remover.simplify(op)
+        remover.erase_dead()
+        return remover.changed
+
+
+class _Remover:
+    def __init__(self) -> None:
+        self.changed = False
+        self.memo: dict[tuple[Value, object], Value] = {}
+        self.maybe_dead: list[Operation] = []
+        self.converts: dict[tuple[Value, object], Operation] = {}
+
+    def simplify(self, convert: Operation) -> None:
+        source = convert.operands[0]
+        while getattr(source, "op", None) is not None and source.op.name == "gpu.convert_layout":  # type: ignore[attr-defined]
+            self.maybe_dead.append(source.op)  # type: ignore[attr-defined]
+            source = source.op.operands[0]  # type: ignore[attr-defined]
+            convert.set_operand(0, source)
+            self.changed = True
+        result = convert.results[0]
+        if not result.has_uses():
+            self.maybe_dead.append(convert)
+            self.changed = True
+            return
+        layout = result.type.encoding  # type: ignore[attr-defined]
+        earlier = self.converts.get((source, layout))
+        if source.type == result.type:
+            replacement = source
+        elif self.is_cheap(source):
+            replacement = self.recompute(source, layout)
+        elif earlier is not None and _dominates(earlier, convert):
+            replacement = earlier.results[0]
+        else:
+            self.converts[(source, layout)] = convert
+            return
+        result.replace_all_uses_with(replacement)
+        self.maybe_dead.append(convert)
+        self.changed = True
+
+    def is_cheap(self, value: Value) -> bool:
+        op = getattr(value, "op", None)
+        if op is None or len(op.results) != 1 or not is_tensor(value):
+            return False
+        if op.name in CHEAP_SOURCES:
+            return True
+        elementwise = op.has_trait(Elementwise) and not op.name.startswith("math.")
+        if not (elementwise or op.name in CHEAP_SHAPE_OPS):
+            return False
+        return all(self.is_cheap(v) for v in op.operands if is_tensor(v))
+
+    def recompute(self, value: Value, layout: object) -> Value:
+        if value.type.encoding == layout:  # type: ignore[attr-defined]
+            return value
+        key = (value, layout)
+        if key in self.memo:
+            return self.memo[key]
+        op = value.op  # type: ignore[attr-defined]
+        result_type = with_layout(value.type, layout)  # type: ignore[arg-type]
+        operands = []
+        for operand in op.operands:
+            if not is_tensor(operand):
+                operands.append(operand)
+            elif op.name == "tile.expand_dims":
+                axis = op.attributes["axis"].value
+                operands.append(self.recompute(operand, SliceEncodingAttr(axis, layout)))  # type: ignore[arg-type]
+            else:
+                operands.append(self.recompute(operand, layout))
+        attributes = dict(op.attributes)
+        if isinstance(attributes.get("value"), DenseAttr):
+            attributes["value"] = DenseAttr(attributes["value"].value, result_type)
+        clone = type(op).create(operands, [result_type], attributes, location=op.location)
+        clone.results[0].name_hint = value.name_hint
+        op.parent.insert_after(clone, op)
+        self.memo[key] = clone.results[0]
+        self.maybe_dead.append(op)
+        return clone.results[0]
+
+    def erase_dead(self) -> None:
+        """Erase the replaced conversions, and the cheap ops they leave unused."""
+        worklist = list(self.maybe_dead)
+        while worklist:
+            op = worklist.pop()
+            if op.parent is None or any(r.has_uses() for r in op.results):
+                continue
+            operands = [v for v in op.operands if isinstance(v.type, TensorType)]
+            op.erase()
+            for value in operands:
+                producer = getattr(value, "op", None)
+                if producer is not None and (
+                    self.is_cheap(value) or producer.name == "gpu.convert_layout"
+                ):
+                    worklist.append(producer)
+
+
+def _dominates(earlier: Operation, later: Operation) -> bool:
+    """Whether `earlier`, met before `later` in a walk, is in `later`'s block or an enclosing one."""
+    op: Operation | None = later
+    while op is not None:
+        if op.parent is earlier.parent:
+            return True
+        op = op.parent_op
+    return False

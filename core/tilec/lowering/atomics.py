@@ -1,0 +1,228 @@
+"""`tile.atomic_rmw` and `tile.atomic_cas` -> LLVM `atomicrmw` / `cmpxchg`.
+
+- Kinds: `add` (`fadd` on floats), `max`/`min` (signed, or `fmax`/`fmin` on floats: maxnum
+  semantics, NaN loses, as the interpreter's `np.fmax`), `umax`/`umin`, `and`/`or`/`xor`, `xchg`.
+  LLVM expands what the target has no instruction for into compare-and-swap loops.
+- `sem` gives the ordering (`relaxed` -> `monotonic`, `acquire`, `release`, `acq_rel`), `scope` the
+  synchronization scope (`cta` -> `syncscope("block")`, `gpu` -> `syncscope("device")`, `sys` ->
+  the default system scope). `cmpxchg` carries its ordering; `atomicrmw` is relaxed between
+  fences of the scope (a release fence before, an acquire fence after), because LLVM's NVPTX
+  backend drops the ordering of `atomicrmw` (it prints a plain `atom.global.add.f32`).
+- Only the thread that owns an element performs its atomic (a replicated layout would otherwise
+  repeat it); a scalar atomic is done by thread 0. Masked-off elements do nothing and return 0,
+  as in the interpreter. When the old values are used and some threads hold replicas, the owners
+  publish theirs through shared memory so that every replica returns the owner's value.
+- `atomic_cas` compares bits (floats are compared as integers of their width, as in Triton).
+- i1 values live in memory as bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from tilec.ir.core import Operation
+from tilec.ir.types import FloatType, IntegerType, TensorType, element_type
+from tilec.lowering.context import (
+    I1,
+    I8,
+    I32,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    lowers,
+)
+from tilec.lowering.reduce import load_slot, shared_slots, store_slot
+
+ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "release",
+             "acq_rel": "acq_rel"}  # fmt: skip
+FAILURE_ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic",
+                     "acq_rel": "acquire"}  # fmt: skip
+SYNC_SCOPES = {"cta": "block", "gpu": "device", "sys": None}
+INT_OPS = {"add": "add", "max": "max", "min": "min", "umax": "umax", "umin": "umin",
+           "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}  # fmt: skip
+FLOAT_OPS = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
+
+
+def _ordering(op: Operation, table: dict[str, str]) -> str:
+    """The LLVM ordering of the op's `sem`, preceded by its `syncscope` unless it is `sys`
+    (llvmlite prints the ordering where the syncscope goes, so both travel together)."""
+    sem = op.attributes["sem"].value  # type: ignore[attr-defined]
+    scope = SYNC_SCOPES[op.attributes["scope"].value]  # type: ignore[attr-defined]
+    ordering = table[sem]
+    return ordering if scope is None else f'syncscope("{scope}") {ordering}'
+
+
+def _registers(ctx: LoweringContext, value) -> list[ir.Value] | None:
+    if value is None:
+        return None
+    lowered = ctx.get(value)
+    return lowered.values if isinstance(lowered, LTensor) else [lowered]
+
+
+def _conditions(ctx: LoweringContext, op: Operation, mask) -> list[ir.Value | None]:
+    """Per register, when its atomic runs: the mask and ownership (None: always)."""
+    b = ctx.builder
+    ptr_type = op.operands[0].type
+    if isinstance(ptr_type, TensorType):
+        count = LTensor(ptr_type, []).mapping.num_registers
+        owners = ctx.owner_masks(LTensor(ptr_type, []).mapping)
+    else:
+        count = 1
+        owners = [b.icmp_unsigned("==", ctx.thread_id(), I32(0))]
+    masks = _registers(ctx, mask)
+    conditions: list[ir.Value | None] = []
+    for i in range(count):
+        condition = None if masks is None else masks[i]
+        if owners is not None:
+            condition = owners[i] if condition is None else b.and_(condition, owners[i])
+        conditions.append(condition)
+    return conditions
+
+
+def _guarded(
+    ctx: LoweringContext, condition: ir.Value | None, body: Callable[[], ir.Value]
+) -> ir.Value:
+    """`body()` where `condition` holds, else 0 of its type."""
+    b = ctx.builder
+    if condition is None:
+        return body()
+    start = b.block
+    taken = b.append_basic_block("atomic")
+    done = b.append_basic_block("atomic.end")
+    b.cbranch(condition, taken, done)
+    b.position_at_end(taken)
+    value = body()
+    end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(value.type)
+    phi.add_incoming(value, end)
+    phi.add_incoming(ir.Constant(value.type, None), start)
+    return phi
+
+
+def _to_memory(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    return b.zext(value, I8) if value.type == I1 else value
+
+
+def _from_memory(b: ir.IRBuilder, value: ir.Value, t: ir.Type) -> ir.Value:
+    return b.icmp_unsigned("!=", value, I8(0)) if t == I1 else value
+
+
+@lowers("tile.atomic_rmw")
+def _atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    kind = op.attributes["kind"].value  # type: ignore[attr-defined]
+    scalar = element_type(op.operands[1].type)
+    table = FLOAT_OPS if isinstance(scalar, FloatType) else INT_OPS
+    if kind not in table:
+        raise LoweringError(f"{_where(op)}no atomic '{kind}' for {scalar} values")
+    llvm_op = table[kind]
+    if isinstance(scalar, IntegerType) and scalar.width == 1 and kind in ("max", "min"):
+        llvm_op = "u" + llvm_op  # i1 as a byte: true (1) is the larger
+    sem = op.attributes["sem"].value  # type: ignore[attr-defined]
+    scope = SYNC_SCOPES[op.attributes["scope"].value]  # type: ignore[attr-defined]
+    relaxed = "monotonic" if scope is None else f'syncscope("{scope}") monotonic'
+    ptrs = _registers(ctx, op.operands[0])
+    values = _registers(ctx, op.operands[1])
+    mask = op.operands[2] if len(op.operands) > 2 else None
+    olds = []
+    for ptr, value, condition in zip(ptrs, values, _conditions(ctx, op, mask), strict=True):
+
+        def body(ptr: ir.Value = ptr, value: ir.Value = value) -> ir.Value:
+            if sem in ("release", "acq_rel"):
+                b.fence("release", scope)
+            old = b.atomic_rmw(llvm_op, ptr, _to_memory(b, value), relaxed)
+            if sem in ("acquire", "acq_rel"):
+                b.fence("acquire", scope)
+            return old
+
+        olds.append(_guarded(ctx, condition, body))
+    _bind(ctx, op, [_from_memory(b, old, v.type) for old, v in zip(olds, values, strict=True)])
+
+
+@lowers("tile.atomic_cas")
+def _atomic_cas(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    success, failure = _ordering(op, ORDERINGS), op.attributes["sem"].value  # type: ignore[attr-defined]
+    failure = FAILURE_ORDERINGS[failure]
+    ptrs = _registers(ctx, op.operands[0])
+    compares = _registers(ctx, op.operands[1])
+    values = _registers(ctx, op.operands[2])
+    olds = []
+    for ptr, compare, value, condition in zip(
+        ptrs, compares, values, _conditions(ctx, op, None), strict=True
+    ):
+
+        def body(ptr: ir.Value = ptr, compare: ir.Value = compare, value: ir.Value = value):
+            t = _to_memory(b, value).type
+            bits = ir.IntType(t.width) if isinstance(t, ir.IntType) else _int_of(t)
+            old = b.cmpxchg(
+                ptr,
+                b.bitcast(_to_memory(b, compare), bits),
+                b.bitcast(_to_memory(b, value), bits),
+                success,
+                failure,
+            )
+            return b.bitcast(b.extract_value(old, 0), t)
+
+        olds.append(_guarded(ctx, condition, body))
+    _bind(ctx, op, [_from_memory(b, old, v.type) for old, v in zip(olds, values, strict=True)])
+
+
+def _int_of(t: ir.Type) -> ir.IntType:
+    return ir.IntType({"half": 16, "bfloat": 16, "float": 32, "double": 64}[str(t)])
+
+
+def _bind(ctx: LoweringContext, op: Operation, olds: list[ir.Value]) -> None:
+    """Bind the old values; replicas get their owner's through shared memory when used."""
+    result = op.results[0]
+    result_type = result.type
+    b = ctx.builder
+    if not isinstance(result_type, TensorType):
+        if result.has_uses():
+            thread0 = b.icmp_unsigned("==", ctx.thread_id(), I32(0))
+            olds = _publish(ctx, olds, [I32(0)], [thread0], 1)
+        ctx.set(result, olds[0])
+        return
+    mapping = LTensor(result_type, []).mapping
+    owners = ctx.owner_masks(mapping)
+    if result.has_uses() and owners is not None:
+        indices = []
+        for coords in ctx.element_coords(mapping):
+            index: ir.Value = I32(0)
+            for coord, size in zip(coords, mapping.shape, strict=True):
+                index = b.add(b.mul(index, I32(size)), coord)
+            indices.append(index)
+        olds = _publish(ctx, olds, indices, owners, _size(mapping))
+    ctx.set(result, LTensor(result_type, olds))
+
+
+def _publish(
+    ctx: LoweringContext,
+    values: list[ir.Value],
+    indices: list[ir.Value],
+    owners: list[ir.Value],
+    numel: int,
+) -> list[ir.Value]:
+    """Owners write `values` at `indices` of a shared buffer of `numel` elements; every thread
+    reads them back."""
+    b = ctx.builder
+    t = values[0].type
+    ctx.target.barrier(b)
+    (base,) = shared_slots(ctx, [t], numel)
+    for value, index, owner in zip(values, indices, owners, strict=True):
+        with b.if_then(owner):
+            store_slot(ctx, base, index, value)
+    ctx.target.barrier(b)
+    return [load_slot(ctx, base, index, t) for index in indices]
+
+
+def _size(mapping) -> int:
+    numel = 1
+    for size in mapping.shape:
+        numel *= size
+    return numel

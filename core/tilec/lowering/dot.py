@@ -1,0 +1,140 @@
+"""`tile.dot` -> LLVM IR with FMAs through shared memory (tensor cores come later).
+
+`a` (MxK) and `b` (KxN) may have any layouts: every thread writes the elements it holds to
+shared memory, `a` transposed (`[k][m]`) and `b` as it is (`[k][n]`), so that at one `k` the
+threads of a warp read neighbouring words. After a barrier each thread computes its `acc`
+elements in a loop over K (an LLVM loop, unrolled by `UNROLL`), reading one `a` value per
+distinct row and one `b` value per distinct column it holds at each `k`.
+
+Arithmetic follows the interpreter: inputs are extended to the compute type (f32 for f16, bf16
+and f32 accumulators, f64, or the accumulator's integer type, signed or unsigned as the inputs
+are); float products are fused (`llvm.fma`). f32 and wider accumulate onto `acc`; an f16 or bf16
+accumulator gets `round(sum) + acc` (f16) or `round(sum + acc)` (bf16), as the interpreter's
+`matmul` then add. `input_precision` (`tf32`, `tf32x3`) computes in full f32, as Triton's FMA
+path does.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilec.ir.core import Operation
+from tilec.ir.types import IntegerType, element_type
+from tilec.layout.mapping import ThreadMapping
+from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
+from tilec.lowering.reduce import element_bytes, load_slot, store_slot
+
+UNROLL = 8
+"""Values of K handled per loop iteration."""
+
+
+@lowers("tile.dot")
+def _dot(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    a, bm, acc = (ctx.get(v) for v in op.operands)
+    (m_size, k_size), n_size = a.type.shape, bm.type.shape[1]
+    in_type = element_type(op.operands[0].type)
+    acc_type = element_type(op.operands[2].type)
+    a_mem, acc_ll = ctx.type(in_type), ctx.type(acc_type)
+    compute = _compute_type(acc_ll)
+
+    ctx.target.barrier(b)
+    a_base = ctx.shared_scratch((m_size * k_size + k_size * n_size) * element_bytes(a_mem))
+    b_base = b.gep(a_base, [I32(m_size * k_size)], source_etype=a_mem)
+    _write(ctx, a, lambda m, k: b.add(b.mul(k, I32(m_size)), m), a_base)
+    _write(ctx, bm, lambda k, n: b.add(b.mul(k, I32(n_size)), n), b_base)
+    ctx.target.barrier(b)
+
+    mapping = acc.mapping
+    rows, cols = _distinct(ctx, mapping, 0), _distinct(ctx, mapping, 1)
+    starts = [
+        v if acc_ll == compute else ir.Constant(compute, 0.0)
+        for v in acc.values  # f16/bf16: add acc after the loop, as the interpreter does
+    ]
+    unsigned = isinstance(in_type, IntegerType) and in_type.unsigned
+
+    def extend(value: ir.Value) -> ir.Value:
+        if value.type == compute:
+            return value
+        if isinstance(compute, ir.IntType):
+            return b.zext(value, compute) if unsigned else b.sext(value, compute)
+        return b.fpext(value, compute)
+
+    fma = _fma(ctx, compute)
+    entry = b.block
+    loop = b.append_basic_block("dot.k")
+    done = b.append_basic_block("dot.end")
+    b.branch(loop)
+    b.position_at_end(loop)
+    k = b.phi(I32)
+    phis = [b.phi(compute) for _ in starts]
+    sums: list[ir.Value] = list(phis)
+    unroll = min(UNROLL, k_size)
+    for u in range(unroll):
+        kk = b.add(k, I32(u)) if u else k
+        a_vals = {
+            off: extend(load_slot(ctx, a_base, b.add(b.mul(kk, I32(m_size)), row), a_mem))
+            for off, row in rows.items()
+        }
+        b_vals = {
+            off: extend(load_slot(ctx, b_base, b.add(b.mul(kk, I32(n_size)), col), a_mem))
+            for off, col in cols.items()
+        }
+        for i, (m_off, n_off) in enumerate(mapping.registers):
+            x, y = a_vals[m_off], b_vals[n_off]
+            sums[i] = fma(x, y, sums[i])
+    k_next = b.add(k, I32(unroll))
+    body_end = b.block
+    b.cbranch(b.icmp_unsigned("<", k_next, I32(k_size)), loop, done)
+    k.add_incoming(I32(0), entry)
+    k.add_incoming(k_next, body_end)
+    for phi, start, total in zip(phis, starts, sums, strict=True):
+        phi.add_incoming(start, entry)
+        phi.add_incoming(total, body_end)
+    b.position_at_end(done)
+    results = [_finish(b, total, old, acc_ll) for total, old in zip(sums, acc.values, strict=True)]
+    ctx.set(op.results[0], LTensor(op.results[0].type, results))
+
+
+def _compute_type(acc: ir.Type) -> ir.Type:
+    if acc in (F16, BF16):
+        return F32
+    return acc
+
+
+def _finish(b: ir.IRBuilder, total: ir.Value, acc: ir.Value, acc_type: ir.Type) -> ir.Value:
+    if acc_type == F16:
+        return b.fadd(b.fptrunc(total, F16), acc)
+    if acc_type == BF16:
+        return b.fptrunc(b.fadd(total, b.fpext(acc, F32)), BF16)
+    return total
+
+
+def _fma(ctx: LoweringContext, compute: ir.Type):
+    b = ctx.builder
+    if isinstance(compute, ir.IntType):
+        return lambda x, y, z: b.add(b.mul(x, y), z)
+    name = f"llvm.fma.{'f64' if compute == F64 else 'f32'}"
+    fn = ctx.module.globals.get(name) or ir.Function(
+        ctx.module, ir.FunctionType(compute, [compute] * 3), name
+    )
+    return lambda x, y, z: b.call(fn, [x, y, z])
+
+
+def _write(ctx: LoweringContext, tensor: LTensor, index, base: ir.Value) -> None:
+    """Store every register of a 2-D `tensor` at `index(row, col)` (replicas store the same
+    values as their owners)."""
+    for (row, col), value in zip(ctx.element_coords(tensor.mapping), tensor.values, strict=True):
+        store_slot(ctx, base, index(row, col), value)
+
+
+def _distinct(ctx: LoweringContext, mapping: ThreadMapping, dim: int) -> dict[int, ir.Value]:
+    """Per distinct register offset along `dim`, the coordinate it holds."""
+    b = ctx.builder
+    start = ctx.thread_offsets(mapping)[dim]
+    size = mapping.shape[dim]
+    offsets = sorted({reg[dim] for reg in mapping.registers})
+    return {off: b.urem(b.add(start, I32(off)), I32(size)) for off in offsets}
+
+
+__all__ = ["UNROLL"]

@@ -1,0 +1,282 @@
+"""`arith.*` -> LLVM IR, register by register, with the interpreter's semantics.
+
+Where LLVM leaves a result undefined (poison or UB), the lowering adds the guard that gives the
+interpreter's (`tilec_interp.ops`) answer; guards on constant operands fold away:
+
+- integer division and remainder by zero give 0; `divsi` of the minimum by -1 wraps;
+- shifts by the width or more give 0 (`shli`, `shrui`) or the sign fill (`shrsi`);
+- `fptosi` / `fptoui` saturate and send NaN to 0 (`llvm.fpto[su]i.sat`, PTX `cvt.rzi.sat`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr
+from tilec.ir.core import Operation
+from tilec.ir.types import FloatType, TensorType, element_type
+from tilec.lowering.context import (
+    I1,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    llvm_type,
+    lowers,
+)
+
+Emit = Callable[..., ir.Value]
+
+
+def map_registers(ctx: LoweringContext, op: Operation, emit: Emit) -> None:
+    """Bind `op`'s result to `emit(*operands)` applied register by register (scalar operands,
+    such as a scalar `select` condition, are used for every register)."""
+    operands = [ctx.get(v) for v in op.operands]
+    result_type = op.results[0].type
+    if not isinstance(result_type, TensorType):
+        ctx.set(op.results[0], emit(*operands))
+        return
+    count = next(len(x.values) for x in operands if isinstance(x, LTensor))
+    values = [
+        emit(*[x.values[i] if isinstance(x, LTensor) else x for x in operands])
+        for i in range(count)
+    ]
+    ctx.set(op.results[0], LTensor(result_type, values))
+
+
+def constant_value(ctx: LoweringContext, attr: IntegerAttr | FloatAttr) -> ir.Constant:
+    ty = llvm_type(attr.type, ctx.target)
+    if isinstance(attr, IntegerAttr):
+        return ir.Constant(ty, attr.value & ((1 << attr.type.width) - 1))
+    return ir.Constant(ty, attr.value)
+
+
+@lowers("arith.constant")
+def _constant(ctx: LoweringContext, op: Operation) -> None:
+    attr = op.attributes["value"]
+    if isinstance(attr, DenseAttr):
+        value = constant_value(ctx, attr.value)
+        count = LTensor(attr.type, []).mapping.num_registers
+        ctx.set(op.results[0], LTensor(op.results[0].type, [value] * count))
+        return
+    ctx.set(op.results[0], constant_value(ctx, attr))  # type: ignore[arg-type]
+
+
+# Integer arithmetic ----------------------------------------------------------------------------
+
+_SIMPLE = {
+    "arith.addi": "add",
+    "arith.subi": "sub",
+    "arith.muli": "mul",
+    "arith.andi": "and_",
+    "arith.ori": "or_",
+    "arith.xori": "xor",
+    "arith.addf": "fadd",
+    "arith.subf": "fsub",
+    "arith.mulf": "fmul",
+    "arith.divf": "fdiv",
+    "arith.remf": "frem",
+}
+
+
+@lowers(*_SIMPLE)
+def _simple(ctx: LoweringContext, op: Operation) -> None:
+    method = getattr(ctx.builder, _SIMPLE[op.name])
+    map_registers(ctx, op, method)
+
+
+@lowers("arith.negf")
+def _negf(ctx: LoweringContext, op: Operation) -> None:
+    map_registers(ctx, op, ctx.builder.fneg)
+
+
+def _zero(value: ir.Value) -> ir.Constant:
+    return ir.Constant(value.type, 0)
+
+
+@lowers("arith.divsi", "arith.remsi", "arith.divui", "arith.remui")
+def _divrem(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    signed = op.name in ("arith.divsi", "arith.remsi")
+    remainder = op.name.startswith("arith.rem")
+
+    def emit(x: ir.Value, y: ir.Value) -> ir.Value:
+        ty = x.type
+        unsafe = b.icmp_unsigned("==", y, _zero(y))
+        if signed:
+            # -1 is replaced too: x / -1 is -x (wrapping), x % -1 is 0, with no INT_MIN overflow.
+            unsafe = b.or_(unsafe, b.icmp_signed("==", y, ir.Constant(ty, -1)))
+        divisor = b.select(unsafe, ir.Constant(ty, 1), y)
+        if signed:
+            result = b.srem(x, divisor) if remainder else b.sdiv(x, divisor)
+        else:
+            result = b.urem(x, divisor) if remainder else b.udiv(x, divisor)
+        by_minus_one = _zero(x) if remainder else b.sub(_zero(x), x)
+        if not signed:
+            return b.select(unsafe, _zero(x), result)
+        special = b.select(b.icmp_unsigned("==", y, _zero(y)), _zero(x), by_minus_one)
+        return b.select(unsafe, special, result)
+
+    map_registers(ctx, op, emit)
+
+
+@lowers("arith.shli", "arith.shrui", "arith.shrsi")
+def _shift(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+
+    def emit(x: ir.Value, amount: ir.Value) -> ir.Value:
+        width = ir.Constant(x.type, x.type.width)
+        too_far = b.icmp_unsigned(">=", amount, width)
+        if op.name == "arith.shrsi":
+            clamped = b.select(too_far, ir.Constant(x.type, x.type.width - 1), amount)
+            return b.ashr(x, clamped)
+        shifted = b.shl(x, amount) if op.name == "arith.shli" else b.lshr(x, amount)
+        return b.select(too_far, _zero(x), shifted)
+
+    map_registers(ctx, op, emit)
+
+
+_MINMAX = {
+    "arith.maxsi": (True, ">"),
+    "arith.minsi": (True, "<"),
+    "arith.maxui": (False, ">"),
+    "arith.minui": (False, "<"),
+}
+
+
+@lowers(*_MINMAX)
+def _minmax_int(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    signed, predicate = _MINMAX[op.name]
+    compare = b.icmp_signed if signed else b.icmp_unsigned
+    map_registers(ctx, op, lambda x, y: b.select(compare(predicate, x, y), x, y))
+
+
+_FLOAT_MINMAX = {
+    "arith.maxnumf": "llvm.maxnum",
+    "arith.minnumf": "llvm.minnum",
+    "arith.maximumf": "llvm.maximum",
+    "arith.minimumf": "llvm.minimum",
+}
+
+
+@lowers(*_FLOAT_MINMAX)
+def _minmax_float(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+
+    def emit(x: ir.Value, y: ir.Value) -> ir.Value:
+        return call_intrinsic(
+            b, f"{_FLOAT_MINMAX[op.name]}.{x.type.intrinsic_name}", x.type, [x, y]
+        )
+
+    map_registers(ctx, op, emit)
+
+
+def call_intrinsic(
+    builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Value]
+) -> ir.Value:
+    """Call the intrinsic (or function) `name`, declaring it on first use."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
+    return builder.call(fn, args)
+
+
+# Comparisons and select ------------------------------------------------------------------------
+
+_INT_PREDICATES = {
+    "eq": (False, "=="),
+    "ne": (False, "!="),
+    "slt": (True, "<"),
+    "sle": (True, "<="),
+    "sgt": (True, ">"),
+    "sge": (True, ">="),
+    "ult": (False, "<"),
+    "ule": (False, "<="),
+    "ugt": (False, ">"),
+    "uge": (False, ">="),
+}
+_FLOAT_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@lowers("arith.cmpi")
+def _cmpi(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    signed, predicate = _INT_PREDICATES[op.attributes["predicate"].value]  # type: ignore[attr-defined]
+    compare = b.icmp_signed if signed else b.icmp_unsigned
+    map_registers(ctx, op, lambda x, y: compare(predicate, x, y))
+
+
+@lowers("arith.cmpf")
+def _cmpf(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    predicate = op.attributes["predicate"].value  # type: ignore[attr-defined]
+
+    def emit(x: ir.Value, y: ir.Value) -> ir.Value:
+        if predicate in ("true", "false"):
+            return ir.Constant(I1, int(predicate == "true"))
+        if predicate in ("ord", "uno"):
+            return b.fcmp_ordered(predicate, x, y)
+        compare = b.fcmp_ordered if predicate[0] == "o" else b.fcmp_unordered
+        return compare(_FLOAT_OPS[predicate[1:]], x, y)
+
+    map_registers(ctx, op, emit)
+
+
+@lowers("arith.select")
+def _select(ctx: LoweringContext, op: Operation) -> None:
+    map_registers(ctx, op, ctx.builder.select)
+
+
+# Casts -----------------------------------------------------------------------------------------
+
+_CASTS = {
+    "arith.extsi": "sext",
+    "arith.extui": "zext",
+    "arith.trunci": "trunc",
+    "arith.extf": "fpext",
+    "arith.truncf": "fptrunc",
+    "arith.sitofp": "sitofp",
+    "arith.uitofp": "uitofp",
+    "arith.bitcast": "bitcast",
+}
+
+
+@lowers(*_CASTS)
+def _cast(ctx: LoweringContext, op: Operation) -> None:
+    method = getattr(ctx.builder, _CASTS[op.name])
+    _check_bf16(ctx, op)
+    ty = ctx.type(op.results[0].type)
+    map_registers(ctx, op, lambda x: method(x, ty))
+
+
+@lowers("arith.fptosi", "arith.fptoui")
+def _float_to_int(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    _check_bf16(ctx, op)
+    ty = ctx.type(op.results[0].type)
+    kind = "fptosi" if op.name == "arith.fptosi" else "fptoui"
+
+    def emit(x: ir.Value) -> ir.Value:
+        name = f"llvm.{kind}.sat.i{ty.width}.{x.type.intrinsic_name}"
+        return call_intrinsic(b, name, ty, [x])
+
+    map_registers(ctx, op, emit)
+
+
+def _check_bf16(ctx: LoweringContext, op: Operation) -> None:
+    """bf16 conversions need the target's bf16 support (NVIDIA sm_80 and newer)."""
+    types = [element_type(v.type) for v in (*op.operands, *op.results)]
+    uses_bf16 = any(isinstance(t, FloatType) and t.name == "bf16" for t in types)
+    capability = getattr(ctx.target, "capability", None)
+    if uses_bf16 and capability is not None and capability < 80:
+        raise LoweringError(
+            f"{_where(op)}'{op.name}' converts bf16, which {ctx.target.arch} has no instructions for; "
+            "compile for sm_80 or newer, or use f16/f32"
+        )
+
+
+__all__ = ["call_intrinsic", "constant_value", "map_registers"]

@@ -1,0 +1,160 @@
+"""The entry point of the LLVM lowering: one gir kernel (`func.func`) -> an LLVM module.
+
+The kernel ABI (see the gir contract): `define ptx_kernel void @name(...)` (or the target's
+equivalent) with one parameter per function argument, in order; pointers live in the target's
+global address space; one-dimensional blocks of `num_warps * threads_per_warp` threads.
+
+The function has two blocks to begin with: `entry`, the prologue, which holds what is computed
+once (thread ids, per-dimension thread offsets; see `LoweringContext.prologue`) and ends in a
+branch to `body`, where the ops are lowered in order.
+"""
+
+from __future__ import annotations
+
+import attrs
+from llvmlite import ir
+
+from tilec.ir.core import Block, Operation, Value
+from tilec.ir.types import FloatType, IntegerType, PointerType, Type, element_type
+from tilec.layout.axis_info import analyze_axis_info
+from tilec.lowering.context import LoweringContext, LoweringError, llvm_type
+from tilec.lowering.target import TargetInfo
+
+WRITING_OPS = ("tile.store", "tile.atomic_rmw", "tile.atomic_cas")
+
+
+@attrs.frozen
+class LoweredKernel:
+    """A kernel in LLVM IR and the facts its launcher needs."""
+
+    llvm_ir: str
+    name: str
+    num_warps: int
+    threads_per_warp: int
+    shared_bytes: int
+    params: list[str]
+    """Triton signature types of the parameters, in order: `*fp32`, `i32`, ..."""
+    written: list[int]
+    """Indices of the pointer parameters the kernel may write through."""
+
+
+def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -> LoweredKernel:
+    """Lower the gir kernel `kernel_name` of `module` to LLVM IR for `target_info`."""
+    func = _find_kernel(module, kernel_name)
+    num_warps = _int_attr(func, "gpu.num_warps")
+    threads_per_warp = _int_attr(func, "gpu.threads_per_warp")
+    if threads_per_warp != target_info.threads_per_warp:
+        raise LoweringError(
+            f"kernel @{kernel_name} was laid out for {threads_per_warp} threads a warp, but the "
+            f"target has {target_info.threads_per_warp}; run the gir stage for this target"
+        )
+    args = list(func.entry_block.args)
+    llmodule = ir.Module(name=kernel_name)
+    fn_type = ir.FunctionType(ir.VoidType(), [llvm_type(a.type, target_info) for a in args])
+    fn = target_info.define_kernel(llmodule, kernel_name, fn_type)
+    prologue = fn.append_basic_block("entry")
+    body = fn.append_basic_block("body")
+    ctx = LoweringContext(llmodule, fn, ir.IRBuilder(body), target_info, num_warps)
+    ctx.axis_info = analyze_axis_info(func)
+    for arg, llarg in zip(args, fn.args, strict=True):
+        if arg.name_hint:
+            llarg.name = arg.name_hint
+        ctx.set(arg, llarg)
+    lower_block(ctx, func.entry_block)
+    ir.IRBuilder(prologue).branch(body)
+    num_threads = num_warps * threads_per_warp
+    target_info.finalize_kernel(llmodule, fn, num_threads, ctx.shared_bytes)
+    return LoweredKernel(
+        llvm_ir=str(llmodule),
+        name=kernel_name,
+        num_warps=num_warps,
+        threads_per_warp=threads_per_warp,
+        shared_bytes=ctx.shared_bytes,
+        params=[signature_type(a.type) for a in args],
+        written=written_parameters(func),
+    )
+
+
+def lower_block(ctx: LoweringContext, block: Block) -> None:
+    """Lower every op of `block` in order at the context's builder (terminators included)."""
+    for op in block.ops:
+        ctx.lower_op(op)
+
+
+def signature_type(t: Type) -> str:
+    """The Triton signature spelling of a parameter type: `*fp32`, `i32`, `u8`, `bf16`, `i1`."""
+    if isinstance(t, PointerType):
+        return "*" + signature_type(t.pointee)
+    if isinstance(t, IntegerType):
+        return f"{'u' if t.unsigned else 'i'}{t.width}"
+    if isinstance(t, FloatType):
+        return t.name if t.name == "bf16" else "fp" + t.name[1:]
+    raise LoweringError(f"kernel parameters cannot have type {t}")
+
+
+def written_parameters(func: Operation) -> list[int]:
+    """The pointer parameters that a store or atomic may write through.
+
+    A may-alias over-approximation: every pointer derives from the parameters of all pointer
+    operands of the op that makes it (and of the yields of its regions, for loops and branches);
+    a pointer read from memory or made from an integer may point anywhere.
+    """
+    args = list(func.entry_block.args)
+    pointer_args = [i for i, a in enumerate(args) if isinstance(a.type, PointerType)]
+    everything = frozenset(pointer_args)
+    derived: dict[Value, frozenset[int]] = {a: frozenset([i]) for i, a in enumerate(args)}
+
+    def sources(value: Value) -> frozenset[int]:
+        if not isinstance(element_type(value.type), PointerType):
+            return frozenset()  # integers carry no provenance (int_to_ptr is "anything")
+        return derived.get(value, frozenset())
+
+    changed = True
+    while changed:
+        changed = False
+        for op in func.walk():
+            if op is func:
+                continue
+            inflow = frozenset().union(*(sources(v) for v in op.operands))
+            if op.name in ("tile.load", "tile.int_to_ptr"):
+                inflow = everything  # a pointer read from memory or made from an integer
+            for region in op.regions:
+                for block in region.blocks:
+                    last = block.last_op
+                    if last is not None and last.name in ("scf.yield", "scf.condition"):
+                        inflow = inflow.union(*(sources(v) for v in last.operands))
+            targets = list(op.results) + [
+                a for region in op.regions for block in region.blocks for a in block.args
+            ]
+            if op.name in ("tile.reduce", "tile.scan"):
+                targets = list(op.results)
+            for value in targets:
+                if isinstance(element_type(value.type), PointerType) and not inflow <= sources(
+                    value
+                ):
+                    derived[value] = sources(value) | inflow
+                    changed = True
+    written: set[int] = set()
+    for op in func.walk():
+        if op.name in WRITING_OPS:
+            written |= sources(op.operands[0])
+    return sorted(written & everything)
+
+
+def _find_kernel(module: Operation, kernel_name: str) -> Operation:
+    functions = [op for op in module.walk() if op.name == "func.func"]
+    for func in functions:
+        if func.attributes["sym_name"].value == kernel_name:  # type: ignore[attr-defined]
+            return func
+    names = ", ".join("@" + f.attributes["sym_name"].value for f in functions)  # type: ignore[attr-defined]
+    raise LoweringError(f"no function @{kernel_name} to lower; the module has {names or 'none'}")
+
+
+def _int_attr(func: Operation, key: str) -> int:
+    attr = func.attributes.get(key)
+    if attr is None:
+        name = func.attributes["sym_name"].value  # type: ignore[attr-defined]
+        raise LoweringError(
+            f"kernel @{name} has no '{key}' attribute: lower gir (after layout assignment), not tir"
+        )
+    return int(attr.value)  # type: ignore[attr-defined]

@@ -1,0 +1,95 @@
+"""`math.*` -> LLVM IR, element by element.
+
+Each function goes to the target first (`TargetInfo.math`: an instruction or intrinsic, e.g.
+NVPTX's `ex2.approx.f32`); where the target has none, f16 and bf16 are computed in f32 and
+rounded back, `sqrt`/`floor`/`ceil`/`absf`/`fma` become LLVM intrinsics, `rsqrt` is `1 / sqrt`,
+and the transcendental functions take the generic expansions of `math_expansions` (f64 ones
+about one ulp accurate, since NVPTX has no f64 `exp`, `log`, `sin`, ... instructions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+
+from tilec.ir.core import Operation
+from tilec.ir.types import element_type
+from tilec.lowering.context import F32, F64, I1, LoweringContext, LoweringError, _where, lowers
+from tilec.lowering.elementwise import map_registers
+from tilec.lowering.math_expansions import F64_FUNCTIONS, erf_f32, tanh_f32
+from tilec.lowering.target import TargetInfo
+
+FLOAT_FUNCTIONS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf", "tanh",
+                   "floor", "ceil", "absf", "fma")  # fmt: skip
+LLVM_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "absf": "fabs", "fma": "fma"}
+
+
+def math_value(
+    builder: ir.IRBuilder, target: TargetInfo, name: str, args: Sequence[ir.Value], dtype: str
+) -> ir.Value:
+    """`name` (a `math.*` function without the prefix) of scalar `args` of float `dtype`."""
+    value = target.math(builder, name, args, dtype)
+    if value is not None:
+        return value
+    if dtype in ("f16", "bf16"):
+        wide = [builder.fpext(a, F32) for a in args]
+        return builder.fptrunc(math_value(builder, target, name, wide, "f32"), args[0].type)
+    return _generic(builder, target, name, args, dtype)
+
+
+def _generic(
+    b: ir.IRBuilder, target: TargetInfo, name: str, args: Sequence[ir.Value], dtype: str
+) -> ir.Value:
+    ty = F64 if dtype == "f64" else F32
+    if name in LLVM_INTRINSICS:
+        return _intrinsic(b, f"llvm.{LLVM_INTRINSICS[name]}.{dtype}", ty, args)
+    (x,) = args
+    if name == "rsqrt":
+        return b.fdiv(ir.Constant(ty, 1.0), math_value(b, target, "sqrt", [x], dtype))
+    if dtype == "f64":
+        return F64_FUNCTIONS[name](b, x)
+
+    def exp(v: ir.Value) -> ir.Value:
+        return math_value(b, target, "exp", [v], "f32")
+
+    if name == "erf":
+        return erf_f32(b, x, exp)
+    if name == "tanh":
+        return tanh_f32(b, x, exp)
+    return b.fptrunc(F64_FUNCTIONS[name](b, b.fpext(x, F64)), F32)
+
+
+def _intrinsic(b: ir.IRBuilder, name: str, ty: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
+    module = b.module
+    fn = module.globals.get(name) or ir.Function(
+        module, ir.FunctionType(ty, [a.type for a in args]), name
+    )
+    return b.call(fn, list(args))
+
+
+@lowers(*(f"math.{name}" for name in FLOAT_FUNCTIONS))
+def _math(ctx: LoweringContext, op: Operation) -> None:
+    name = op.name.split(".", 1)[1]
+    dtype = element_type(op.results[0].type).name  # type: ignore[attr-defined]
+    if dtype not in ("f16", "bf16", "f32", "f64"):
+        raise LoweringError(f"{_where(op)}'{op.name}' needs float operands, got {dtype}")
+
+    def emit(*args: ir.Value) -> ir.Value:
+        return math_value(ctx.builder, ctx.target, name, args, dtype)
+
+    map_registers(ctx, op, emit)
+
+
+@lowers("math.absi")
+def _absi(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+
+    def emit(x: ir.Value) -> ir.Value:
+        # `llvm.abs` with is_int_min_poison = false: the minimum wraps to itself, as in LLVM.
+        return _intrinsic(b, f"llvm.abs.i{x.type.width}", x.type, [x, ir.Constant(I1, 0)])
+
+    map_registers(ctx, op, emit)
+
+
+__all__ = ["FLOAT_FUNCTIONS", "math_value"]

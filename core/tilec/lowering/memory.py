@@ -1,0 +1,225 @@
+"""`tile.load`, `tile.store` and pointer ops -> LLVM IR, with vector accesses.
+
+A thread's registers come in groups of `ThreadMapping.contiguity` consecutive elements along the
+layout's fastest dimension. A group is read or written with one vector access of `vec` elements
+when the axis-info analysis says the pointers are contiguous and 16-byte-style aligned that far
+(`vec = min(mapping contiguity, pointer contiguity, divisibility / element bytes,
+16 bytes / element bytes, mask constancy)`), so a kernel whose pointers are divisible by 16 gets
+`ld.global.v4.f32`. A mask constant across the vector costs one branch per vector; masked-off
+loads give `other` (zero without it). Stores are done by owners only where a layout replicates
+elements (`LoweringContext.owner_masks`), and by thread 0 alone for a scalar store.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilec.ir.core import Operation, Value
+from tilec.ir.types import IntegerType, TensorType, element_type
+from tilec.lowering.context import (
+    I8,
+    I32,
+    I64,
+    LoweringContext,
+    LTensor,
+    lowers,
+    memory_type,
+)
+from tilec.lowering.elementwise import map_registers
+
+MAX_VECTOR_BYTES = 16
+
+
+@lowers("tile.addptr")
+def _addptr(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    pointee = memory_type(element_type(op.operands[0].type).pointee, ctx.target)  # type: ignore[attr-defined]
+    offset_type = element_type(op.operands[1].type)
+    unsigned = isinstance(offset_type, IntegerType) and offset_type.unsigned
+
+    def emit(ptr: ir.Value, offset: ir.Value) -> ir.Value:
+        if unsigned and offset.type.width < 64:
+            offset = b.zext(offset, I64)
+        return b.gep(ptr, [offset], source_etype=pointee)
+
+    map_registers(ctx, op, emit)
+
+
+@lowers("tile.int_to_ptr")
+def _int_to_ptr(ctx: LoweringContext, op: Operation) -> None:
+    ty = ctx.type(op.results[0].type)
+    map_registers(ctx, op, lambda x: ctx.builder.inttoptr(x, ty))
+
+
+@lowers("tile.ptr_to_int")
+def _ptr_to_int(ctx: LoweringContext, op: Operation) -> None:
+    ty = ctx.type(op.results[0].type)
+    map_registers(ctx, op, lambda x: ctx.builder.ptrtoint(x, ty))
+
+
+# Vector widths -----------------------------------------------------------------------------------
+
+
+def vector_width(ctx: LoweringContext, ptr: Value, mask: Value | None, elem_bytes: int) -> int:
+    """How many consecutive registers one access covers (see the module doc)."""
+    if not isinstance(ptr.type, TensorType):
+        return 1
+    mapping = LTensor(ptr.type, []).mapping
+    dim = mapping.contiguous_dim
+    info = _axis_info(ctx, ptr)
+    if dim is None or info is None:
+        return 1
+    vec = min(
+        mapping.contiguity,
+        info.contiguity[dim],
+        max(1, info.divisibility[dim] // elem_bytes),
+        max(1, MAX_VECTOR_BYTES // elem_bytes),
+    )
+    if mask is not None:
+        mask_info = _axis_info(ctx, mask)
+        vec = min(vec, mask_info.constancy[dim] if mask_info is not None else 1)
+    return max(1, _power_of_two_floor(vec))
+
+
+def _axis_info(ctx: LoweringContext, value: Value):
+    return None if ctx.axis_info is None else ctx.axis_info.get(value)
+
+
+def _power_of_two_floor(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 1
+
+
+# Loads and stores --------------------------------------------------------------------------------
+
+
+def _registers(ctx: LoweringContext, value: Value | None) -> list[ir.Value] | None:
+    if value is None:
+        return None
+    lowered = ctx.get(value)
+    return lowered.values if isinstance(lowered, LTensor) else [lowered]
+
+
+def _masked(
+    ctx: LoweringContext, condition: ir.Value | None, body, fallback: ir.Value | None = None
+) -> ir.Value | None:
+    """Run `body()` (which emits code and returns a value or None) where `condition` holds; the
+    result is `body()`'s value there and `fallback` elsewhere."""
+    b = ctx.builder
+    if condition is None:
+        return body()
+    if isinstance(condition, ir.Constant) and condition.constant == 1:
+        return body()
+    start = b.block
+    taken = b.append_basic_block("masked")
+    done = b.append_basic_block("masked.end")
+    b.cbranch(condition, taken, done)
+    b.position_at_end(taken)
+    value = body()
+    end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    if value is None:
+        return None
+    phi = b.phi(value.type)
+    phi.add_incoming(value, end)
+    phi.add_incoming(fallback, start)
+    return phi
+
+
+@lowers("tile.load")
+def _load(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    ptr, mask, other = op.ptr, op.mask, op.other  # type: ignore[attr-defined]
+    result_type = op.results[0].type
+    scalar = element_type(result_type)
+    mem = memory_type(scalar, ctx.target)
+    is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
+    elem_bytes = byte_size(mem)
+    vec = vector_width(ctx, ptr, mask, elem_bytes)
+    ptrs = _registers(ctx, ptr)
+    masks = _registers(ctx, mask)
+    others = _registers(ctx, other)
+    values: list[ir.Value] = []
+    access_type = ir.VectorType(mem, vec) if vec > 1 else mem
+    for start in range(0, len(ptrs), vec):
+        fallback = ir.Constant(access_type, None)
+        if others is not None:
+            fallback = _pack(b, others[start : start + vec], access_type, is_bool)
+
+        def load(address: ir.Value = ptrs[start]) -> ir.Value:
+            return b.load(address, typ=access_type, align=vec * elem_bytes)
+
+        loaded = _masked(ctx, None if masks is None else masks[start], load, fallback)
+        for element in _unpack(b, loaded, vec):
+            values.append(
+                b.icmp_unsigned("!=", element, ir.Constant(I8, 0)) if is_bool else element
+            )
+    if isinstance(result_type, TensorType):
+        ctx.set(op.results[0], LTensor(result_type, values))
+    else:
+        ctx.set(op.results[0], values[0])
+
+
+@lowers("tile.store")
+def _store(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    ptr, value, mask = op.ptr, op.value, op.mask  # type: ignore[attr-defined]
+    scalar = element_type(value.type)
+    mem = memory_type(scalar, ctx.target)
+    is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
+    elem_bytes = byte_size(mem)
+    vec = vector_width(ctx, ptr, mask, elem_bytes)
+    ptrs = _registers(ctx, ptr)
+    values = _registers(ctx, value)
+    masks = _registers(ctx, mask)
+    owners = _owners(ctx, ptr)
+    access_type = ir.VectorType(mem, vec) if vec > 1 else mem
+    for start in range(0, len(ptrs), vec):
+        condition = None if masks is None else masks[start]
+        if owners is not None:
+            owner = owners[start]
+            condition = owner if condition is None else b.and_(condition, owner)
+        vector = _pack(b, values[start : start + vec], access_type, is_bool)
+
+        def store(address: ir.Value = ptrs[start], data: ir.Value = vector) -> None:
+            b.store(data, address, align=vec * elem_bytes)
+
+        _masked(ctx, condition, store)
+
+
+def _pack(
+    b: ir.IRBuilder, elements: list[ir.Value], access_type: ir.Type, is_bool: bool
+) -> ir.Value:
+    """The registers `elements` as one access of `access_type` (a vector, or the scalar)."""
+    if is_bool:
+        elements = [b.zext(e, I8) for e in elements]
+    if not isinstance(access_type, ir.VectorType):
+        return elements[0]
+    vector = ir.Constant(access_type, None)
+    for i, element in enumerate(elements):
+        vector = b.insert_element(vector, element, ir.Constant(I32, i))
+    return vector
+
+
+def _unpack(b: ir.IRBuilder, value: ir.Value, vec: int) -> list[ir.Value]:
+    if vec == 1:
+        return [value]
+    return [b.extract_element(value, ir.Constant(I32, i)) for i in range(vec)]
+
+
+def _owners(ctx: LoweringContext, ptr: Value) -> list[ir.Value] | None:
+    if isinstance(ptr.type, TensorType):
+        return ctx.owner_masks(LTensor(ptr.type, []).mapping)
+    return [ctx.builder.icmp_unsigned("==", ctx.thread_id(), ir.Constant(I32, 0))]
+
+
+def byte_size(t: ir.Type) -> int:
+    """The size in bytes of an LLVM scalar type as memory holds it."""
+    if isinstance(t, ir.IntType):
+        return max(1, t.width // 8)
+    if isinstance(t, ir.PointerType):
+        return 8
+    return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(t)]
+
+
+__all__ = ["byte_size", "vector_width"]

@@ -1,0 +1,209 @@
+"""NVIDIA code generation: LLVM IR -> PTX (llvmlite's NVPTX target) -> cubin (`ptxas`).
+
+LLVM aborts the whole process on an unknown CPU name or a PTX version the CPU does not accept, so
+every arch is checked against `TARGETS` and its PTX feature comes from `PTX_FEATURES`, never from
+the caller.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+import attrs
+import llvmlite.binding as llvm
+
+TRIPLE = "nvptx64-nvidia-cuda"
+
+PTX_FEATURES = {
+    "sm_70": "+ptx60", "sm_75": "+ptx63", "sm_80": "+ptx70", "sm_86": "+ptx71",
+    "sm_87": "+ptx74", "sm_89": "+ptx78", "sm_90": "+ptx78", "sm_90a": "+ptx80",
+    "sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_120": "+ptx87",
+}  # fmt: skip
+"""The oldest PTX ISA each arch accepts (as LLVM's NVPTX.td pairs them): the PTX then loads on the
+oldest driver that knows the arch. `+ptxNN` is PTX ISA N.N. The keys are backend.TARGETS (a test
+checks it; importing backend here would make an import cycle once backend imports codegen)."""
+
+PTXAS_ENV = "TILEC_PTXAS"
+SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+PTXAS_TIMEOUT_S = 300
+
+_llvm_lock = threading.Lock()
+
+
+class CodegenError(RuntimeError):
+    """LLVM or ptxas rejected a kernel; the message names the kernel and the tool's diagnostic."""
+
+
+def check_arch(arch: str) -> str:
+    """`arch` if tilec generates code for it, else a ValueError listing the choices."""
+    if arch not in PTX_FEATURES:
+        raise ValueError(
+            f"unsupported NVIDIA target {arch!r}; choose one of {', '.join(PTX_FEATURES)} "
+            "(the `target` option of the nvidia backend)"
+        )
+    return arch
+
+
+def ptx_features(arch: str) -> str:
+    """The LLVM feature string (`+ptxNN`) selecting the PTX ISA version emitted for `arch`."""
+    return PTX_FEATURES[check_arch(arch)]
+
+
+@functools.cache
+def _initialize_llvm() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+@functools.cache
+def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    _initialize_llvm()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=arch, features=ptx_features(arch), opt=opt_level)
+
+
+def kernel_names(llvm_ir: str) -> list[str]:
+    """The `ptx_kernel` functions that `llvm_ir` defines (for error messages and loading)."""
+    return re.findall(r"define\s+(?:[\w.]+\s+)*?ptx_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
+
+
+def _describe(llvm_ir: str) -> str:
+    names = kernel_names(llvm_ir)
+    return f"kernel {', '.join(names)}" if names else "module (no ptx_kernel function found)"
+
+
+def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
+    """Optimize `llvm_ir` at `opt_level` (0-3) and emit PTX for `arch` (`sm_90`, ...).
+
+    Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
+    """
+    check_arch(arch)
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
+    with _llvm_lock:  # llvmlite's global state (targets, contexts) is not thread-safe
+        machine = _target_machine(arch, opt_level)
+        try:
+            module = llvm.parse_assembly(llvm_ir)
+            module.verify()
+        except RuntimeError as error:
+            raise CodegenError(f"invalid LLVM IR for {_describe(llvm_ir)}:\n{error}") from None
+        module.triple = TRIPLE
+        module.data_layout = str(machine.target_data)
+        if opt_level > 0:
+            tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+            builder = llvm.create_pass_builder(machine, tuning)
+            builder.getModulePassManager().run(module, builder)
+        try:
+            return machine.emit_assembly(module)
+        except RuntimeError as error:
+            raise CodegenError(
+                f"LLVM could not emit PTX for {_describe(llvm_ir)}: {error}"
+            ) from None
+
+
+# ptxas ------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def find_ptxas() -> str | None:
+    """`TILEC_PTXAS`, else `ptxas` on PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
+    configured = os.environ.get(PTXAS_ENV)
+    if configured:
+        if not os.access(configured, os.X_OK):
+            raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
+        return configured
+    on_path = shutil.which("ptxas")
+    if on_path:
+        return on_path
+    candidates = sorted(glob.glob("/usr/local/cuda*/bin/ptxas"), reverse=True)
+    return next((path for path in candidates if os.access(path, os.X_OK)), None)
+
+
+@attrs.frozen
+class PtxasInfo:
+    """What `ptxas -v` reports for one kernel."""
+
+    registers: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+
+
+def parse_ptxas_info(log: str) -> dict[str, PtxasInfo]:
+    """Per-kernel register, spill and shared-memory counts from `ptxas -v` output."""
+    infos: dict[str, dict[str, int]] = {}
+    current = None
+    for line in log.splitlines():
+        match = re.search(r"Compiling entry function '([^']+)'", line)
+        if match:
+            current = infos.setdefault(match.group(1), {})
+            continue
+        if current is None:
+            continue
+        match = SPILLS.search(line)
+        if match:
+            current["stack_bytes"], current["spill_stores"], current["spill_loads"] = map(
+                int, match.groups()
+            )
+        match = re.search(r"Used (\d+) registers", line)
+        if match:
+            current["registers"] = int(match.group(1))
+            shared = re.search(r"(\d+) bytes smem", line)
+            current["shared_bytes"] = int(shared.group(1)) if shared else 0
+    return {name: PtxasInfo(**fields) for name, fields in infos.items()}
+
+
+def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = None) -> bytes | None:
+    """Assemble `ptx` for `arch` with ptxas -O3; None where there is no ptxas (the driver JITs
+    the PTX instead), also where this ptxas no longer knows `arch` (CUDA 13 dropped sm_70).
+    Fills `info` (when given) with each kernel's registers and spills.
+
+    Raises CodegenError with ptxas's message when it rejects the PTX.
+    """
+    check_arch(arch)
+    ptxas = find_ptxas()
+    if ptxas is None:
+        return None
+    names = re.findall(r"\.entry\s+([\w.$]+)", ptx) or ["<no .entry>"]
+    with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as folder:
+        source, binary = Path(folder) / "kernel.ptx", Path(folder) / "kernel.cubin"
+        source.write_text(ptx)
+        command = [ptxas, f"-arch={arch}", "-O3", "-v", str(source), "-o", str(binary)]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=PTXAS_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise CodegenError(f"ptxas failed on kernel {', '.join(names)}: {error}") from None
+        message = (result.stderr or result.stdout).strip()
+        if result.returncode != 0 and "not defined for option 'gpu-name'" in message:
+            _warn_unsupported_arch(ptxas, arch)
+            return None
+        if result.returncode != 0:
+            raise CodegenError(
+                f"ptxas ({ptxas}) rejected kernel {', '.join(names)} for {arch} "
+                f"(exit status {result.returncode}):\n{message}"
+            )
+        if info is not None:
+            info.update(parse_ptxas_info(result.stdout + result.stderr))
+        return binary.read_bytes()
+
+
+@functools.cache
+def _warn_unsupported_arch(ptxas: str, arch: str) -> None:
+    warnings.warn(
+        f"{ptxas} cannot assemble for {arch}; tilec keeps the PTX and the CUDA driver compiles it "
+        f"at load time (set {PTXAS_ENV} to an older ptxas to get a cubin)",
+        RuntimeWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,518 @@
+"""The CUDA driver side of the NVIDIA backend: context, modules, argument packing and launches.
+
+`cuda.bindings` is imported when the driver is first used (`get_driver()`), never at module
+import, so this module loads on machines without CUDA. Every cuda.bindings call returns
+`(CUresult, *values)`; `CudaError` names the call, the CUresult and, where there is one, the kernel.
+
+The launch hot path is `CudaDriver.launch`: a few integer checks, one `struct.pack_into` into a
+buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunchKernel`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+DEFAULT_SHARED_LIMIT = 48 * 1024
+"""Dynamic shared memory a kernel gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...)."""
+
+TARGETS_BY_CAPABILITY = (
+    ((7, 0), "sm_70"), ((7, 5), "sm_75"), ((8, 0), "sm_80"), ((8, 6), "sm_86"),
+    ((8, 7), "sm_87"), ((8, 9), "sm_89"), ((9, 0), "sm_90"), ((10, 0), "sm_100"),
+    ((12, 0), "sm_120"),
+)  # fmt: skip
+"""The portable (non-`a`) entries of backend.TARGETS by compute capability."""
+
+
+class CudaError(RuntimeError):
+    """A CUDA driver call failed, or a launch exceeds a device limit."""
+
+
+def _error_name(cu: Any, error: Any) -> str:
+    name = getattr(error, "name", None)
+    if name:
+        return name
+    try:
+        _, text = cu.cuGetErrorName(error)
+        return text.decode() if isinstance(text, bytes) else str(text)
+    except Exception:
+        return str(error)
+
+
+def _check(cu: Any, call: str, result: tuple, kernel: str | None = None) -> Any:
+    """The values of a `(CUresult, *values)` tuple, or CudaError naming the call."""
+    error, *values = result
+    if error:
+        where = f" for kernel '{kernel}'" if kernel else ""
+        raise CudaError(f"{call} failed{where}: {_error_name(cu, error)}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# Argument packing ------------------------------------------------------------------------------
+
+SCALAR_FORMATS = {
+    "i1": "?", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
+    "i64": "q", "u64": "Q", "fp16": "e", "f16": "e", "bf16": "H", "fp32": "f", "f32": "f",
+    "fp64": "d", "f64": "d",
+}  # fmt: skip
+"""`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
+
+SLOT = 8
+"""Every parameter gets its own 8-byte slot; the driver copies from each the size it expects."""
+
+
+def float_to_bf16_bits(value: float) -> int:
+    """The bfloat16 bit pattern nearest to `value` (round to nearest even), as an int."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return (bits >> 16) | 0x40  # keep NaN a (quiet) NaN
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class Packer:
+    """Packs one kernel's arguments into a `void*[]` the driver reads at launch.
+
+    Built once per loaded kernel from its signature (`*fp32`, `i32`, `fp16`, ...). Pointers are
+    64-bit device addresses (ints), `i1` one byte, other scalars their width. `pack(values)` is
+    one `struct.pack_into` and returns the address to give `cuLaunchKernel` as kernelParams. The
+    buffer is reused: launches from several threads at once need one Packer each.
+    """
+
+    def __init__(self, signature: Sequence[str], names: Sequence[str] | None = None):
+        self.signature = tuple(signature)
+        self.names = tuple(names) if names else tuple(f"arg{i}" for i in range(len(signature)))
+        codes = [
+            self._code(kind, name) for kind, name in zip(self.signature, self.names, strict=True)
+        ]
+        self._struct = struct.Struct(
+            "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
+        )
+        self._convert = tuple(
+            (i, float_to_bf16_bits) for i, kind in enumerate(self.signature) if kind == "bf16"
+        )
+        size = max(self._struct.size, SLOT)
+        self._buffer = (ctypes.c_uint64 * (size // SLOT))()  # 8-byte aligned
+        base = ctypes.addressof(self._buffer)
+        count = len(codes)
+        self._pointers = (ctypes.c_void_p * max(count, 1))(*(base + SLOT * i for i in range(count)))
+        self.address = ctypes.addressof(self._pointers) if count else 0
+        self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
+        self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
+
+    @staticmethod
+    def _code(kind: str, name: str) -> str:
+        if kind.startswith("*"):
+            return "Q"
+        code = SCALAR_FORMATS.get(kind)
+        if code is None:
+            raise TypeError(
+                f"parameter '{name}' has type {kind!r}, which tilec cannot pass to a CUDA kernel; "
+                f"use a pointer (*T) or one of {', '.join(SCALAR_FORMATS)}"
+            )
+        return code
+
+    def pack(self, values: Sequence[Any]) -> int:
+        """Write `values` (device addresses for pointers) into the buffer; return kernelParams."""
+        if self._convert:
+            values = list(values)
+            for i, convert in self._convert:
+                values[i] = convert(values[i])
+        try:
+            self._pack(*values)
+        except struct.error:
+            raise self._explain(values) from None
+        return self.address
+
+    def unpack(self) -> tuple:
+        """The values in the buffer (bf16 as bits): what the kernel will receive."""
+        return self._struct.unpack_from(self._buffer, 0)
+
+    def _explain(self, values: Sequence[Any]) -> TypeError:
+        if len(values) != len(self.signature):
+            return TypeError(f"expected {len(self.signature)} arguments; got {len(values)}")
+        for name, kind, value in zip(self.names, self.signature, values, strict=True):
+            try:
+                struct.pack("<" + self._code(kind, name), value)
+            except struct.error as error:
+                what = "a device address (int)" if kind.startswith("*") else kind
+                return TypeError(
+                    f"argument '{name}' ({kind}): cannot pass {value!r} as {what}: {error}"
+                )
+        return TypeError("could not pack the kernel arguments")
+
+
+# Device, kernels, launches ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class DeviceProperties:
+    """What the launcher and the compiler need to know about the device, read once."""
+
+    ordinal: int
+    name: str
+    compute_capability: tuple[int, int]
+    max_grid: tuple[int, int, int]
+    max_threads_per_block: int
+    max_shared_per_block: int
+    max_shared_per_block_optin: int
+    registers_per_block: int
+    sm_count: int
+    warp_size: int
+
+    @property
+    def arch(self) -> str:
+        """`sm_XY` of the device itself (it may not be in backend.TARGETS)."""
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+    @property
+    def target(self) -> str | None:
+        """The newest portable TARGETS entry whose cubin runs here (same major, minor not above
+        the device's); None where there is none (a PTX target below the device then JITs)."""
+        major, minor = self.compute_capability
+        matches = [t for (ma, mi), t in TARGETS_BY_CAPABILITY if ma == major and mi <= minor]
+        return matches[-1] if matches else None
+
+
+@attrs.define(eq=False)
+class LoadedKernel:
+    """A kernel function in a loaded module, with its resource usage and argument packer."""
+
+    name: str
+    module: Any
+    function: Any
+    shared_bytes: int
+    num_regs: int
+    max_threads: int
+    """The most threads a block may have with this kernel's register use."""
+    static_shared_bytes: int
+    local_bytes: int
+    packer: Packer | None
+
+
+def stream_handle(stream: Any) -> int:
+    """The CUstream handle of an int, a cuda.bindings CUstream, a torch/CuPy stream
+    (`.cuda_stream`) or a `__cuda_stream__` object; 0 (the default stream) for None."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        _version, handle = protocol() if callable(protocol) else protocol
+        return int(handle)
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is not None:
+        return int(handle)
+    try:
+        return int(stream)  # cuda.bindings CUstream
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"stream must be an int handle, a CUstream or an object with .cuda_stream or "
+            f"__cuda_stream__; got {type(stream).__name__}"
+        ) from None
+
+
+def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
+    """`grid` (an int or 1-3 ints) as an (x, y, z) tuple of non-negative ints."""
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(
+            f"grid of kernel '{kernel_name}' must have 1 to 3 dimensions; got {grid!r}"
+        )
+    try:
+        dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+    except (TypeError, ValueError):
+        raise TypeError(f"grid of kernel '{kernel_name}' must hold ints; got {grid!r}") from None
+    if min(dims) < 0:
+        raise ValueError(f"grid of kernel '{kernel_name}' has a negative size: {grid!r}")
+    return dims  # type: ignore[return-value]
+
+
+class CudaDriver:
+    """One CUDA context (the current one, else device 0's primary context) and its device."""
+
+    def __init__(self, cu: Any = None, ordinal: int = 0):
+        if cu is None:
+            from cuda.bindings import driver as cu
+        self.cu = cu
+        _check(cu, "cuInit", cu.cuInit(0))
+        current = _check(cu, "cuCtxGetCurrent", cu.cuCtxGetCurrent())
+        if current is not None and int(current) != 0:
+            self.context = current  # e.g. torch's; pointers it allocated are valid in it
+            self.device = _check(cu, "cuCtxGetDevice", cu.cuCtxGetDevice())
+        else:
+            self.device = _check(cu, "cuDeviceGet", cu.cuDeviceGet(ordinal))
+            self.context = _check(
+                cu, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(self.device)
+            )
+            _check(cu, "cuCtxSetCurrent", cu.cuCtxSetCurrent(self.context))
+        self.properties = self._read_properties()
+        default = cu.CUstream(0)
+        self._streams: dict[Any, Any] = {None: default, 0: default}
+
+    def _read_properties(self) -> DeviceProperties:
+        cu, attribute = self.cu, self.cu.CUdevice_attribute
+
+        def get(name: str) -> int:
+            value = getattr(attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+            return int(
+                _check(cu, "cuDeviceGetAttribute", cu.cuDeviceGetAttribute(value, self.device))
+            )
+
+        raw_name = _check(cu, "cuDeviceGetName", cu.cuDeviceGetName(256, self.device))
+        if isinstance(raw_name, bytes):
+            raw_name = raw_name.split(b"\0", 1)[0].decode(errors="replace")
+        return DeviceProperties(
+            ordinal=int(self.device),
+            name=str(raw_name),
+            compute_capability=(get("COMPUTE_CAPABILITY_MAJOR"), get("COMPUTE_CAPABILITY_MINOR")),
+            max_grid=(get("MAX_GRID_DIM_X"), get("MAX_GRID_DIM_Y"), get("MAX_GRID_DIM_Z")),
+            max_threads_per_block=get("MAX_THREADS_PER_BLOCK"),
+            max_shared_per_block=get("MAX_SHARED_MEMORY_PER_BLOCK"),
+            max_shared_per_block_optin=get("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+            registers_per_block=get("MAX_REGISTERS_PER_BLOCK"),
+            sm_count=get("MULTIPROCESSOR_COUNT"),
+            warp_size=get("WARP_SIZE"),
+        )
+
+    def make_current(self) -> None:
+        """Make this driver's context current on the calling thread (contexts are per thread)."""
+        _check(self.cu, "cuCtxSetCurrent", self.cu.cuCtxSetCurrent(self.context))
+
+    def call(self, name: str, *args: Any, kernel: str | None = None) -> Any:
+        """`cu.<name>(*args)`, made current and retried once on a thread without the context."""
+        function = getattr(self.cu, name)
+        result = function(*args)
+        if result[0] == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+            self.make_current()
+            result = function(*args)
+        return _check(self.cu, name, result, kernel)
+
+    # Modules ---------------------------------------------------------------------------------
+
+    def load(
+        self,
+        binary: bytes | str,
+        name: str,
+        *,
+        is_ptx: bool,
+        shared_bytes: int = 0,
+        signature: Sequence[str] | None = None,
+        param_names: Sequence[str] | None = None,
+        num_warps: int | None = None,
+        threads_per_warp: int = 32,
+    ) -> LoadedKernel:
+        """Load a cubin (or PTX, JIT-compiled by the driver) and get kernel `name` from it.
+
+        `shared_bytes` is the dynamic shared memory each launch gets; `signature` the parameter
+        types for the argument Packer. With `num_warps`, a block that the kernel's register use
+        cannot fit is reported here rather than at launch.
+        """
+        props = self.properties
+        if shared_bytes > props.max_shared_per_block_optin:
+            raise CudaError(
+                f"kernel '{name}' needs {shared_bytes} bytes of shared memory; "
+                f"{props.name} allows at most {props.max_shared_per_block_optin} per block. "
+                f"Use smaller blocks (BLOCK sizes) or fewer pipeline stages (num_stages)."
+            )
+        if is_ptx:
+            text = binary.encode() if isinstance(binary, str) else bytes(binary)
+            image = text if text.endswith(b"\0") else text + b"\0"  # the JIT reads a C string
+        else:
+            image = bytes(binary)
+        module = self.call("cuModuleLoadData", image, kernel=name)
+        function = self.call("cuModuleGetFunction", module, name.encode(), kernel=name)
+        attribute = self.cu.CUfunction_attribute
+        if shared_bytes > DEFAULT_SHARED_LIMIT:
+            self.call(
+                "cuFuncSetAttribute",
+                function,
+                attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_bytes,
+                kernel=name,
+            )
+
+        def get(attr: str) -> int:
+            value = getattr(attribute, f"CU_FUNC_ATTRIBUTE_{attr}")
+            return int(self.call("cuFuncGetAttribute", value, function, kernel=name))
+
+        kernel = LoadedKernel(
+            name=name,
+            module=module,
+            function=function,
+            shared_bytes=shared_bytes,
+            num_regs=get("NUM_REGS"),
+            max_threads=get("MAX_THREADS_PER_BLOCK"),
+            static_shared_bytes=get("SHARED_SIZE_BYTES"),
+            local_bytes=get("LOCAL_SIZE_BYTES"),
+            packer=Packer(signature, param_names) if signature is not None else None,
+        )
+        if num_warps is not None:
+            self.check_block(kernel, num_warps, threads_per_warp)
+        return kernel
+
+    def check_block(self, kernel: LoadedKernel, num_warps: int, threads_per_warp: int = 32) -> None:
+        """Raise CudaError where a block of `num_warps` warps cannot run `kernel`."""
+        threads = num_warps * threads_per_warp
+        if threads <= kernel.max_threads:
+            return
+        props = self.properties
+        fitting = max(1, kernel.max_threads // threads_per_warp)
+        fitting = 1 << (fitting.bit_length() - 1)
+        if threads > props.max_threads_per_block:
+            reason = f"{props.name} allows at most {props.max_threads_per_block} threads a block"
+        else:
+            reason = (
+                f"it uses {kernel.num_regs} registers a thread, and {threads} threads x "
+                f"{kernel.num_regs} registers exceed the {props.registers_per_block} registers "
+                f"of a block"
+            )
+        raise CudaError(
+            f"kernel '{kernel.name}' cannot run with num_warps={num_warps} ({threads} threads): "
+            f"{reason}. Use num_warps={fitting} or less, or smaller blocks."
+        )
+
+    def unload(self, kernel: LoadedKernel) -> None:
+        """Unload the kernel's module; the kernel must not be launched again."""
+        self.call("cuModuleUnload", kernel.module, kernel=kernel.name)
+
+    # Launches --------------------------------------------------------------------------------
+
+    def stream(self, stream: Any) -> Any:
+        """The cuda.bindings CUstream for `stream` (see `stream_handle`), cached by handle."""
+        handle = stream_handle(stream)
+        cached = self._streams.get(handle)
+        if cached is None:
+            cached = self._streams[handle] = self.cu.CUstream(handle)
+        return cached
+
+    def launch(
+        self,
+        kernel: LoadedKernel,
+        grid: Any,
+        num_warps: int,
+        threads_per_warp: int,
+        args: Sequence[Any],
+        stream: Any = None,
+    ) -> None:
+        """Launch `kernel` on `grid` (1-3 dims) with blocks of `num_warps` warps.
+
+        `args` are raw values in signature order (device addresses for pointers; see
+        `tilec_nvidia.arrays.prepare_arguments` for arrays). An empty grid launches nothing.
+        """
+        if type(grid) is tuple and len(grid) == 3:
+            x, y, z = grid
+        elif type(grid) is tuple and len(grid) == 1:
+            x, y, z = grid[0], 1, 1
+        else:
+            x, y, z = normalize_grid(grid, kernel.name)
+        max_x, max_y, max_z = self.properties.max_grid
+        if x > max_x or y > max_y or z > max_z or x < 0 or y < 0 or z < 0:
+            self._grid_error(kernel, (x, y, z))
+        threads = num_warps * threads_per_warp
+        if threads > kernel.max_threads:
+            self.check_block(kernel, num_warps, threads_per_warp)
+        if not (x and y and z):
+            return
+        packer = kernel.packer
+        if packer is None:
+            raise CudaError(
+                f"kernel '{kernel.name}' was loaded without a signature; pass one to load"
+            )
+        params = packer.pack(args)
+        hstream = self._streams.get(stream) if stream is None or type(stream) is int else None
+        if hstream is None:
+            hstream = self.stream(stream)
+        result = self.cu.cuLaunchKernel(
+            kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
+        )
+        if result[0]:
+            self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
+
+    def _grid_error(self, kernel: LoadedKernel, grid: tuple[int, int, int]) -> None:
+        grid = normalize_grid(grid, kernel.name)  # reports negative sizes
+        for axis, size, limit in zip("xyz", grid, self.properties.max_grid, strict=True):
+            if size > limit:
+                raise CudaError(
+                    f"grid of kernel '{kernel.name}' is {size} programs along {axis}; "
+                    f"{self.properties.name} launches at most {limit} along {axis}. "
+                    f"Use a larger BLOCK or move programs to the x axis (limit "
+                    f"{self.properties.max_grid[0]})."
+                )
+
+    def _launch_error(
+        self,
+        kernel: LoadedKernel,
+        result: tuple,
+        grid: tuple,
+        threads: int,
+        hstream: Any,
+        params: int,
+    ) -> None:
+        if result[0] == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:  # a new thread: retry
+            self.make_current()
+            result = self.cu.cuLaunchKernel(
+                kernel.function, *grid, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
+            )
+            if not result[0]:
+                return
+        raise CudaError(
+            f"launch of kernel '{kernel.name}' failed: {_error_name(self.cu, result[0])} "
+            f"(grid {grid}, {threads} threads a block, {kernel.shared_bytes} bytes of dynamic "
+            f"shared memory)"
+        )
+
+    def synchronize(self, stream: Any = None) -> None:
+        """Wait until the work on `stream` (default: the default stream) has finished."""
+        self.call("cuStreamSynchronize", self.stream(stream))
+
+    # Memory ----------------------------------------------------------------------------------
+
+    def mem_alloc(self, nbytes: int) -> int:
+        """A device allocation of `nbytes` (at least 1) bytes; its address."""
+        return int(self.call("cuMemAlloc", max(int(nbytes), 1)))
+
+    def mem_free(self, address: int) -> None:
+        self.call("cuMemFree", self.cu.CUdeviceptr(address))
+
+    def copy_to_device(self, address: int, host: int, nbytes: int, stream: Any = None) -> None:
+        """Copy `nbytes` from host address `host` to device address `address`."""
+        if nbytes:
+            self.call("cuMemcpyHtoDAsync", address, host, nbytes, self.stream(stream))
+
+    def copy_to_host(self, host: int, address: int, nbytes: int, stream: Any = None) -> None:
+        """Copy `nbytes` from device address `address` to host address `host`; waits for it."""
+        if nbytes:
+            self.call("cuMemcpyDtoHAsync", host, address, nbytes, self.stream(stream))
+        self.synchronize(stream)
+
+
+_driver: CudaDriver | None = None
+_driver_lock = threading.Lock()
+
+
+def get_driver() -> CudaDriver:
+    """The process's CudaDriver, created (cuInit, context) on first use."""
+    global _driver
+    driver = _driver
+    if driver is None:
+        with _driver_lock:
+            if _driver is None:
+                _driver = CudaDriver()
+            driver = _driver
+    return driver
+
+
+def reset_driver(driver: CudaDriver | None = None) -> None:
+    """Replace the process's CudaDriver (tests install fakes with this)."""
+    global _driver
+    _driver = driver

@@ -1,0 +1,216 @@
+"""`NvidiaTargetInfo`: the NVVM side of the core LLVM lowering (ids, barriers, shuffles, math).
+
+Intrinsic names are those LLVM 22 (llvmlite 0.50) accepts and selects to PTX:
+`llvm.nvvm.read.ptx.sreg.*`, `llvm.nvvm.barrier.cta.sync.aligned.all` (`bar.sync 0`),
+`llvm.nvvm.shfl.sync.{bfly,up,idx}.{i32,f32}` and the `.approx` math of the PTX ISA, the same
+approximations Triton uses for `exp`, `log`, `sqrt` (`tl.sqrt_rn` is the rounded one) on f32.
+The block size is given as the `nvvm.annotations` entry `maxntidx`, which LLVM upgrades to the
+`"nvvm.maxntid"` function attribute (llvmlite cannot spell string attributes); as in Triton, no
+`reqntid` (ptxas rejects both together).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from tilec.lowering.context import BF16, F16, F32, F64, I32
+from tilec.lowering.target import TargetInfo
+
+TRIPLE = "nvptx64-nvidia-cuda"
+DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+"""LLVM 22's NVPTX data layout for the 64-bit triple (`TargetMachine.target_data`)."""
+
+FULL_MASK = ir.Constant(I32, -1)
+LOG2E = math.log2(math.e)
+LN2 = math.log(2.0)
+
+_APPROX_F32 = {
+    "exp2": "llvm.nvvm.ex2.approx.f",
+    "log2": "llvm.nvvm.lg2.approx.f",
+    "sqrt": "llvm.nvvm.sqrt.approx.f",
+    "rsqrt": "llvm.nvvm.rsqrt.approx.f",
+    "sin": "llvm.nvvm.sin.approx.f",
+    "cos": "llvm.nvvm.cos.approx.f",
+}
+_GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
+_F64_GENERIC = {"sqrt": "llvm.sqrt", "rsqrt": "llvm.nvvm.rsqrt.approx.d"}
+_LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
+
+
+@functools.cache
+def _llvm_major() -> int:
+    return llvm.llvm_version_info[0]
+
+
+def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, list(args)), name)
+
+
+def _call(builder: ir.IRBuilder, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
+    fn = _intrinsic(builder.module, name, ret, [a.type for a in args])
+    return builder.call(fn, list(args))
+
+
+class NvidiaTargetInfo(TargetInfo):
+    """NVVM intrinsics and the `ptx_kernel` ABI for `nvptx64-nvidia-cuda`."""
+
+    triple = TRIPLE
+    data_layout = DATA_LAYOUT
+    global_address_space = 1
+    shared_address_space = 3
+
+    def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32):
+        super().__init__(arch, threads_per_warp)
+
+    @property
+    def capability(self) -> int:
+        """The compute capability as a number: 90 for `sm_90` and `sm_90a`."""
+        return int("".join(c for c in self.arch.removeprefix("sm_") if c.isdigit()))
+
+    # Kernel definition -----------------------------------------------------------------------
+
+    def define_kernel(self, module: ir.Module, name: str, fn_type: ir.FunctionType) -> ir.Function:
+        module.triple = self.triple
+        module.data_layout = self.data_layout
+        fn = ir.Function(module, fn_type, name)
+        if _llvm_major() >= 20:  # older LLVMs mark kernels in `nvvm.annotations` instead
+            fn.calling_convention = "ptx_kernel"
+        return fn
+
+    def finalize_kernel(
+        self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int
+    ) -> None:
+        annotations = module.add_named_metadata("nvvm.annotations")
+        facts = [("maxntidx", num_threads)]
+        if fn.calling_convention != "ptx_kernel":
+            facts.append(("kernel", 1))
+        for key, value in facts:
+            node = [fn, ir.MetaDataString(module, key), ir.Constant(I32, value)]
+            annotations.add(module.add_metadata(node))
+
+    # Ids ---------------------------------------------------------------------------------------
+
+    def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
+        return _call(builder, "llvm.nvvm.read.ptx.sreg.tid.x", I32, [])
+
+    def block_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        return _call(builder, f"llvm.nvvm.read.ptx.sreg.ctaid.{'xyz'[axis]}", I32, [])
+
+    def num_blocks(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
+        return _call(builder, f"llvm.nvvm.read.ptx.sreg.nctaid.{'xyz'[axis]}", I32, [])
+
+    # Synchronization and cross-lane exchange ---------------------------------------------------
+
+    def barrier(self, builder: ir.IRBuilder) -> None:
+        if _llvm_major() < 21:  # older LLVMs (llvmlite < 0.50) know only `barrier0`
+            _call(builder, "llvm.nvvm.barrier0", ir.VoidType(), [])
+            return
+        _call(builder, "llvm.nvvm.barrier.cta.sync.aligned.all", ir.VoidType(), [I32(0)])
+
+    def _shuffle(
+        self, builder: ir.IRBuilder, kind: str, value: ir.Value, lane: ir.Value, clamp: int
+    ) -> ir.Value:
+        suffix = "f32" if value.type == F32 else "i32"
+        if value.type not in (F32, I32):
+            raise TypeError(f"shuffles take i32 or f32 values, got {value.type}")
+        name = f"llvm.nvvm.shfl.sync.{kind}.{suffix}"
+        return _call(builder, name, value.type, [FULL_MASK, value, lane, I32(clamp)])
+
+    def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
+        return self._shuffle(builder, "bfly", value, I32(lane_mask), self.threads_per_warp - 1)
+
+    def shuffle_up(self, builder: ir.IRBuilder, value: ir.Value, delta: int) -> ir.Value:
+        return self._shuffle(builder, "up", value, I32(delta), 0)
+
+    def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+        return self._shuffle(builder, "idx", value, lane, self.threads_per_warp - 1)
+
+    # Math and printing -------------------------------------------------------------------------
+
+    def math(
+        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
+    ) -> ir.Value | None:
+        ty = _LLVM_FLOAT.get(dtype)
+        if ty is None:
+            return None
+        if name in _GENERIC:
+            if dtype == "bf16" and self.capability < 80:
+                return self._through_f32(builder, name, args, ty)
+            return _call(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+        if dtype == "f64":
+            if name not in _F64_GENERIC:
+                return None
+            intrinsic = _F64_GENERIC[name]
+            full = intrinsic if intrinsic.startswith("llvm.nvvm") else f"{intrinsic}.f64"
+            return _call(builder, full, F64, args)
+        if dtype in ("f16", "bf16"):
+            return self._through_f32(builder, name, args, ty)
+        return self._f32(builder, name, args)
+
+    def _through_f32(
+        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], ty: ir.Type
+    ) -> ir.Value | None:
+        wide = [builder.fpext(a, F32) for a in args]
+        result = self.math(builder, name, wide, "f32")
+        return None if result is None else builder.fptrunc(result, ty)
+
+    def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
+        (x, *_) = args
+        if name in _APPROX_F32:
+            return _call(builder, _APPROX_F32[name], F32, [x])
+        if name == "exp":
+            scaled = builder.fmul(x, F32(LOG2E))
+            return _call(builder, _APPROX_F32["exp2"], F32, [scaled])
+        if name == "log":
+            log2 = _call(builder, _APPROX_F32["log2"], F32, [x])
+            return builder.fmul(log2, F32(LN2))
+        return None
+
+    def printf(
+        self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
+    ) -> None:
+        data = bytearray(fmt.encode() + b"\0")
+        text_type = ir.ArrayType(ir.IntType(8), len(data))
+        index = sum(1 for g in module.global_values if g.name.startswith("printf_fmt"))
+        text = ir.GlobalVariable(module, text_type, f"printf_fmt.{index}")
+        text.global_constant = True
+        text.linkage = "internal"
+        text.initializer = ir.Constant(text_type, data)
+        generic = ir.PointerType()
+        fmt_ptr = builder.bitcast(text, generic)
+        if args:
+            buffer_type = ir.LiteralStructType([a.type for a in args])
+            buffer = _alloca_in_entry(builder, buffer_type)
+            for i, arg in enumerate(args):
+                builder.store(arg, builder.gep(buffer, [I32(0), I32(i)], inbounds=True))
+            args_ptr = builder.bitcast(buffer, generic)
+        else:
+            args_ptr = ir.Constant(generic, None)
+        vprintf = module.globals.get("vprintf") or ir.Function(
+            module, ir.FunctionType(I32, [generic, generic]), "vprintf"
+        )
+        builder.call(vprintf, [fmt_ptr, args_ptr])
+
+    def trap(self, builder: ir.IRBuilder) -> None:
+        _call(builder, "llvm.trap", ir.VoidType(), [])
+
+
+def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
+    # Appended to the entry block (the core lowering's prologue), never inserted at its front:
+    # a builder appending there keeps its place (llvmlite builders remember an index).
+    entry = builder.function.entry_basic_block
+    at = ir.IRBuilder(entry)
+    if entry.is_terminated:
+        at.position_before(entry.terminator)
+    return at.alloca(ty)
+
+
+__all__ = ["DATA_LAYOUT", "TRIPLE", "NvidiaTargetInfo"]

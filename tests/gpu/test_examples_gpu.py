@@ -1,0 +1,27 @@
+"""Every example through `tilec run --backend nvidia --check`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ["vector_add", "softmax", "layernorm", "matmul", "histogram"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_on_nvidia_matches_interp(name, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TILEC_BACKEND"}
+    env["TILEC_CACHE_DIR"] = str(tmp_path / "cache")
+    result = subprocess.run(
+        [sys.executable, "-m", "tilec", "run", f"examples/{name}.py", "--backend", "nvidia",
+         "--check"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].endswith("(OK)")

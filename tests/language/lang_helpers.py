@@ -1,0 +1,77 @@
+"""Shared helpers for tests/language: dtypes, launching through `tilec.compile`, references."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilec
+
+INTS = ["int8", "int16", "int32", "int64"]
+UINTS = ["uint8", "uint16", "uint32", "uint64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+SIGNATURE = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+}  # fmt: skip
+N = 256
+
+
+def storage(dtype: str) -> np.dtype:
+    """The NumPy dtype of a buffer of `dtype` (bf16: uint16 bit patterns)."""
+    return np.dtype(np.uint16 if dtype == "bfloat16" else dtype)
+
+
+def run(kernel, args: list[tuple[str, object]], grid=(1,), **constexprs) -> None:
+    """Compile `kernel` for `args` ((tl dtype name or '*' + name, value) pairs, in parameter
+    order) with the interp backend and run it; arrays are written in place."""
+    names = [p for p in kernel.arg_names if p not in constexprs]
+    signature = {}
+    for name, (dtype, _) in zip(names, args, strict=True):
+        pointer = dtype.startswith("*")
+        signature[name] = ("*" if pointer else "") + SIGNATURE[dtype.lstrip("*")]
+    compiled = tilec.compile(kernel, signature=signature, constexprs=constexprs, backend="interp")
+    compiled.run(grid, [value for _, value in args])
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float64 values rounded to bf16 (nearest even), as uint16 patterns; written apart from
+    the interpreter's rounding: round the float64 bit pattern at bit 45."""
+    x = np.asarray(x, np.float64)
+    bits = x.view(np.uint64)
+    rounded = (bits + np.uint64((1 << 44) - 1) + ((bits >> np.uint64(45)) & np.uint64(1))) & ~(
+        np.uint64((1 << 45) - 1)
+    )
+    values = rounded.view(np.float64).astype(np.float32)  # exact: 8 significant bits
+    values = np.where(np.isnan(x), np.float32(np.nan), values)
+    return (values.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+def bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def random_values(rng: np.random.Generator, dtype: str, n: int = N, low=None, high=None):
+    """Random values of `dtype` (bf16 as bit patterns) with no zeros and a spread of signs."""
+    if dtype in INTS + UINTS:
+        info = np.iinfo(dtype)
+        lo = info.min if low is None else low
+        hi = info.max if high is None else high
+        values = rng.integers(lo, hi, n, dtype=dtype, endpoint=True)
+        values[values == 0] = 1 if hi >= 1 else -1
+        return values
+    lo, hi = (-8.0 if low is None else low), (8.0 if high is None else high)
+    values = rng.uniform(lo, hi, n)
+    values[values == 0] = 0.5
+    if dtype == "bfloat16":
+        return bf16_bits(values)
+    return values.astype(dtype)
+
+
+def as_float64(values: np.ndarray, dtype: str) -> np.ndarray:
+    return (bf16_values(values) if dtype == "bfloat16" else values).astype(np.float64)
+
+
+def rounded(exact: np.ndarray, dtype: str) -> np.ndarray:
+    """float64 results rounded once to `dtype` (bf16 as bit patterns)."""
+    return bf16_bits(exact) if dtype == "bfloat16" else np.asarray(exact).astype(dtype)

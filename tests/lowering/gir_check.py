@@ -1,0 +1,102 @@
+"""Helpers of the lowering tests for reductions, scans, dot, atomics, math and debug ops: lower a
+gir file of tests/filecheck/lowering for NVIDIA (verified LLVM IR -> PTX -> `ptxas` when present)
+or run it on the CPU (`cpu_emulator`) next to the interpreter on copies of the same arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from cpu_emulator import HostTargetInfo, compile_kernel, launch
+
+import tilec.dialects
+import tilec.lowering  # noqa: F401  (registers the lowerings)
+from tilec.ir.parser import parse_module
+from tilec.lowering import lower_module
+from tilec_interp.interpreter import execute
+from tilec_nvidia.codegen import find_ptxas, llir_to_ptx, ptx_to_cubin
+from tilec_nvidia.target_info import NvidiaTargetInfo
+
+Runner = Callable[..., None]
+GIR_DIR = Path(__file__).parents[1] / "filecheck" / "lowering"
+
+
+def module(name: str):
+    return parse_module((GIR_DIR / name).read_text(), name)
+
+
+def kernel_name(mod) -> str:
+    return next(op.attributes["sym_name"].value for op in mod.walk() if op.name == "func.func")
+
+
+def ptx_of(name: str) -> str:
+    """The PTX of gir file `name` for sm_90, after LLVM verifies the IR; assembled by `ptxas`
+    when it is installed."""
+    mod = module(name)
+    lowered = lower_module(mod, NvidiaTargetInfo("sm_90", 32), kernel_name(mod))
+    llvm.parse_assembly(lowered.llvm_ir).verify()
+    ptx = llir_to_ptx(lowered.llvm_ir, "sm_90")
+    if find_ptxas() is not None:
+        assert ptx_to_cubin(ptx, "sm_90")
+    return ptx
+
+
+def run_on_cpu(name: str, args: list, grid: tuple[int, ...] = (1,)) -> None:
+    mod = module(name)
+    lowered = lower_module(mod, HostTargetInfo(), kernel_name(mod))
+    address = compile_kernel(lowered.llvm_ir, lowered.name)
+    launch(address, lowered.params, args, grid, lowered.num_warps * lowered.threads_per_warp)
+
+
+def run_on_interp(name: str, args: list, grid: tuple[int, ...] = (1,)) -> None:
+    mod = module(name)
+    execute(mod, kernel_name(mod), grid, args)
+
+
+def runner(kind: str) -> Runner:
+    """`run_on_cpu`, or the GPU runner of `test_lower_gpu` (skips where there is no GPU)."""
+    if kind == "cpu":
+        return run_on_cpu
+    import test_lower_gpu
+
+    if test_lower_gpu.CU is None:
+        pytest.skip("no NVIDIA driver or device (cuda.bindings)")
+    return test_lower_gpu.Gpu().run
+
+
+KINDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+"""Parametrize a test over `runner` kinds."""
+
+
+def compare_with_interp(
+    name: str,
+    args: list,
+    grid: tuple[int, ...] = (1,),
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    run: Runner = run_on_cpu,
+) -> list:
+    """Run gir file `name` with `run` (the CPU emulator by default) and on the interpreter, each
+    on its own copy of `args`; every array must agree (exactly, unless tolerances are given).
+    Returns the arrays `run` wrote."""
+    cpu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run(name, cpu, grid)
+    run_on_interp(name, ref, grid)
+    for i, (got, want) in enumerate(zip(cpu, ref, strict=True)):
+        if not isinstance(got, np.ndarray):
+            continue
+        if rtol or atol:
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"argument {i}")
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=f"argument {i}")
+    return cpu
+
+
+def needs_ptxas() -> None:
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed: the PTX was generated but not assembled")
