@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 import tilec
+from tilec.runtime import check
 
 INTS = ["int8", "int16", "int32", "int64"]
 UINTS = ["uint8", "uint16", "uint32", "uint64"]
@@ -22,16 +25,27 @@ def storage(dtype: str) -> np.dtype:
     return np.dtype(np.uint16 if dtype == "bfloat16" else dtype)
 
 
+BACKEND = os.environ.get("TILEC_TEST_BACKEND", "interp")
+"""The backend these tests run on: interp (CI), or a GPU backend for the conformance run
+(`TILEC_TEST_BACKEND=nvidia pytest tests/language`), where every launch is also checked against
+the interpreter (`check=True`) before the test's own NumPy checks."""
+
+
 def run(kernel, args: list[tuple[str, object]], grid=(1,), **constexprs) -> None:
     """Compile `kernel` for `args` ((tl dtype name or '*' + name, value) pairs, in parameter
-    order) with the interp backend and run it; arrays are written in place."""
+    order) with `BACKEND` and run it; arrays are written in place."""
     names = [p for p in kernel.arg_names if p not in constexprs]
     signature = {}
     for name, (dtype, _) in zip(names, args, strict=True):
         pointer = dtype.startswith("*")
         signature[name] = ("*" if pointer else "") + SIGNATURE[dtype.lstrip("*")]
-    compiled = tilec.compile(kernel, signature=signature, constexprs=constexprs, backend="interp")
-    compiled.run(grid, [value for _, value in args])
+    compiled = tilec.compile(kernel, signature=signature, constexprs=constexprs, backend=BACKEND)
+    values = [value for _, value in args]
+    if BACKEND == "interp":
+        compiled.run(grid, values)
+        return
+    reference = tilec.compile(kernel, signature=signature, constexprs=constexprs, backend="interp")
+    check.run_checked(compiled, grid, values, lambda: reference)
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One device-machine session: install tilec, run the GPU tests, the conformance suite and the
+# benchmarks; logs go to $OUT (the device tool brings them back).
+#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench]
+set -uo pipefail
+OUT=${OUT:-/tmp/tilec-gpu-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . -e plugins/interp -e plugins/nvidia
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+python3 -c "import triton, torch, llvmlite; print('triton', triton.__version__, 'torch', torch.__version__, 'llvmlite', llvmlite.__version__)"
+parts=("${@:-tests conformance bench}")
+for part in ${parts[*]}; do
+    case $part in
+    tests)
+        python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering \
+            2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
+    conformance)
+        # The language tests on nvidia, each launch checked against the interpreter, in parallel.
+        for shard in binary casts math memory reductions diagnostics; do
+            TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider \
+                "tests/language/test_language_$shard.py" > "/tmp/conformance_$shard.log" 2>&1 &
+        done
+        wait
+        tail -n 40 /tmp/conformance_*.log > "$OUT/conformance.log"
+        tail -n 2 /tmp/conformance_*.log ;;
+    bench)
+        python3 benchmarks/gpu_vs_triton.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;
+    esac
+done
