@@ -18,11 +18,11 @@ for part in ${parts[*]}; do
     conformance)
         # The language tests on nvidia, each launch checked against the interpreter, in parallel.
         for shard in binary casts math memory reductions diagnostics; do
-            TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider \
+            TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider --tb=short \
                 "tests/language/test_language_$shard.py" > "/tmp/conformance_$shard.log" 2>&1 &
         done
         wait
-        tail -n 40 /tmp/conformance_*.log > "$OUT/conformance.log"
+        cat /tmp/conformance_*.log > "$OUT/conformance.log"
         tail -n 2 /tmp/conformance_*.log ;;
     bench)
         python3 benchmarks/gpu_vs_triton.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;

@@ -7,7 +7,17 @@ Integers must match exactly, wrapping at their width (`//` and `%` truncate towa
 
 import numpy as np
 import pytest
-from lang_helpers import FLOATS, INTS, UINTS, as_float64, random_values, rounded, run, storage
+from lang_helpers import (
+    FLOATS,
+    INTS,
+    UINTS,
+    as_float64,
+    bf16_values,
+    random_values,
+    rounded,
+    run,
+    storage,
+)
 from language_kernels import binary_kernel
 
 N = 256
@@ -120,10 +130,17 @@ def test_float_binary(rng, op, dtype):
             arr[where] = rounded(nan, dtype) if dtype == "bfloat16" else np.nan
     out = launch(op, dtype, a, b)
     expected = float_reference(op, a, b, dtype)
-    if expected.dtype == np.float64 or dtype == "bfloat16" or op in COMPARES:
+    if dtype == "bfloat16" and op not in COMPARES:  # bit patterns; NaN payloads unspecified
+        nan = np.isnan(bf16_values(expected))
+        np.testing.assert_array_equal(np.isnan(bf16_values(out)), nan, err_msg=f"{op} bf16 NaNs")
+        np.testing.assert_array_equal(out[~nan], expected[~nan], err_msg=f"{op} {dtype}")
+    elif expected.dtype == np.float64 or op in COMPARES:
         np.testing.assert_array_equal(out, expected, err_msg=f"{op} {dtype}")
     else:
-        np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(
+        # Bit patterns, so that -0.0 and rounding are exact; a NaN's payload is unspecified.
+        nan = np.isnan(expected)
+        np.testing.assert_array_equal(np.isnan(out), nan, err_msg=f"{op} {dtype} (NaNs)")
+        np.testing.assert_array_equal(out[~nan].view(f"u{out.itemsize}"), expected[~nan].view(
             f"u{out.itemsize}"), err_msg=f"{op} {dtype} (bit patterns)")  # fmt: skip
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from lang_helpers import (
     FLOATS,
+    GPU,
     INTS,
     UINTS,
     as_float64,
@@ -49,6 +50,18 @@ REFERENCE = {
 }
 F32_ULPS = {"exp": 4, "exp2": 4, "log": 4, "log2": 4, "sin": 4, "cos": 4, "sigmoid": 8}
 F64_ULPS = {"erf": 16, "fma": 1}
+GPU_F32 = {
+    "exp": (16, 0.0),
+    "exp2": (4, 0.0),
+    "log": (4, 2.0**-21),
+    "log2": (4, 2.0**-21),
+    "sin": (4, 2.0**-18),
+    "cos": (4, 2.0**-18),
+    "erf": (4, 0.0),
+    "tanh": (4, 2.0**-22),
+}
+"""(ulps, absolute error) allowed on GPU backends for f32, whose exp/log/sin/cos are the fast
+hardware approximations (`ex2.approx`, `lg2.approx`, `sin.approx` on NVIDIA), as Triton's are."""  # fmt: skip
 
 
 def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -94,6 +107,9 @@ def test_float_math(rng, op, dtype):
     limit = allowed_ulps(op, dtype) * ulp(exact, dtype)
     if op in ("sin", "cos"):
         limit = limit + 4 * ulp(np.ones(1), dtype)
+    if GPU and dtype == "float32" and op in GPU_F32:
+        ulps, absolute = GPU_F32[op]
+        limit = np.maximum(limit, ulps * ulp(exact, dtype) + absolute)
     bad = error > limit
     assert not bad.any(), (
         f"{op} {dtype}: x={x64[bad][:4]} got={got[bad][:4]} expected={exact[bad][:4]} "
@@ -121,7 +137,7 @@ def test_erf_matches_math_erf_closely(dtype):
     x = np.linspace(-6.0, 6.0, N).astype(dtype)
     out = launch("erf", dtype, x).astype(np.float64)
     exact = np.array([math.erf(v) for v in x.astype(np.float64)])
-    ulps = {"float16": 1, "float32": 1, "float64": 16}[dtype]
+    ulps = {"float16": 1, "float32": 4 if GPU else 1, "float64": 16}[dtype]
     assert (np.abs(out - exact) <= ulps * ulp(exact, dtype)).all()
 
 

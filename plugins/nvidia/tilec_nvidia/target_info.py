@@ -3,7 +3,8 @@
 Intrinsic names are those LLVM 22 (llvmlite 0.50) accepts and selects to PTX:
 `llvm.nvvm.read.ptx.sreg.*`, `llvm.nvvm.barrier.cta.sync.aligned.all` (`bar.sync 0`),
 `llvm.nvvm.shfl.sync.{bfly,up,idx}.{i32,f32}` and the `.approx` math of the PTX ISA, the same
-approximations Triton uses for `exp`, `log`, `sqrt` (`tl.sqrt_rn` is the rounded one) on f32.
+approximations Triton uses for `exp`, `log`, `sin`, `cos`, `rsqrt` on f32. `sqrt` is the IEEE
+`sqrt.rn` (exactly the interpreter's result; Triton's `tl.sqrt` is `sqrt.approx`).
 The block size is given as the `nvvm.annotations` entry `maxntidx`, which LLVM upgrades to the
 `"nvvm.maxntid"` function attribute (llvmlite cannot spell string attributes); as in Triton, no
 `reqntid` (ptxas rejects both together).
@@ -32,13 +33,12 @@ LN2 = math.log(2.0)
 _APPROX_F32 = {
     "exp2": "llvm.nvvm.ex2.approx.f",
     "log2": "llvm.nvvm.lg2.approx.f",
-    "sqrt": "llvm.nvvm.sqrt.approx.f",
     "rsqrt": "llvm.nvvm.rsqrt.approx.f",
     "sin": "llvm.nvvm.sin.approx.f",
     "cos": "llvm.nvvm.cos.approx.f",
 }
 _GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
-_F64_GENERIC = {"sqrt": "llvm.sqrt", "rsqrt": "llvm.nvvm.rsqrt.approx.d"}
+_F64_GENERIC = {"sqrt": "llvm.sqrt"}
 _LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 
 
@@ -145,6 +145,11 @@ class NvidiaTargetInfo(TargetInfo):
             if dtype == "bf16" and self.capability < 80:
                 return self._through_f32(builder, name, args, ty)
             return _call(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+        if dtype == "f64" and name == "rsqrt":  # 1 / sqrt.rn: within an ulp, unlike .approx.d
+            root = _call(builder, "llvm.sqrt.f64", F64, args)
+            return builder.fdiv(F64(1.0), root)
+        if dtype == "f32" and name == "sqrt":
+            return _call(builder, "llvm.sqrt.f32", F32, args)
         if dtype == "f64":
             if name not in _F64_GENERIC:
                 return None
