@@ -49,7 +49,7 @@ def test_check_accepts_differences_within_tolerance(rng):
     compiled = tilec.compile(add_kernel, ADD_SIGNATURE, {"BLOCK_SIZE": 1024}, backend=backend)
     args = add_args(rng)
     check.run_checked(compiled, (5,), args, reference)
-    np.testing.assert_allclose(args[2], args[0] + args[1], rtol=1e-6)
+    np.testing.assert_allclose(args[2], args[0] + args[1], rtol=1e-6, atol=1e-6)
 
 
 def test_check_compares_integers_exactly():

@@ -140,12 +140,25 @@ class JITFunction:
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
-        from tilec.runtime.launcher import Launcher
-
-        return Launcher(self, grid)
+        launcher = _launcher_class
+        if launcher is None:
+            launcher = _load_launcher()
+        return launcher(self, grid)
 
     def __repr__(self) -> str:
         return f"JITFunction({self.fn.__module__}:{self.__name__})"
+
+
+_launcher_class: Any = None
+
+
+def _load_launcher() -> Any:
+    """`tilec.runtime.launcher.Launcher`, imported on first launch (it imports the compiler)."""
+    global _launcher_class
+    from tilec.runtime.launcher import Launcher
+
+    _launcher_class = Launcher
+    return Launcher
 
 
 class _CellView:

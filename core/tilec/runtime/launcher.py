@@ -9,16 +9,29 @@ hot path (a launch like an earlier one) computes one small key per call and reus
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
 import attrs
 
-from tilec.runtime import cache
+from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
-from tilec.runtime.compiler import compile_cached, get_backend, requested_backend
+from tilec.runtime.compiler import compile_cached, get_backend
 from tilec.runtime.specialization import arg_type, spec_token
 
 RESERVED = ("backend", "check")
+
+_environ = getattr(os.environ, "_data", None)
+_ENV_KEY = os.environ.encodekey("TILEC_BACKEND") if hasattr(os.environ, "encodekey") else None
+
+
+def _env_backend() -> str | None:
+    """`TILEC_BACKEND` (read on every launch, so a change takes effect; this is os.environ's
+    own storage, read without os.environ's per-call decoding)."""
+    if _environ is None or _ENV_KEY is None:
+        return os.environ.get("TILEC_BACKEND") or None
+    value = _environ.get(_ENV_KEY)
+    return os.environ.decodevalue(value) or None if value is not None else None
 
 
 class KernelInfo:
@@ -34,6 +47,10 @@ class KernelInfo:
         self.defaults = {
             p: v.default for p, v in params.items() if v.default is not inspect.Parameter.empty
         }
+        self.first_constexpr = next(
+            (i for i, cx in enumerate(self.constexpr) if cx), len(self.names)
+        )
+        self.runtime_count = len(self.runtime)
         self.launches: dict[Any, Any] = {}
         self.generation = cache.generation
 
@@ -48,43 +65,70 @@ def kernel_info(kernel: Any) -> KernelInfo:
     return info
 
 
-@attrs.define
 class Launcher:
-    kernel: Any
-    grid: Any
+    """`kernel[grid]`: calling it launches. The hot path (a launch like an earlier one): one key
+    of small per-argument tokens, one dictionary lookup, then the backend's prepared runner."""
+
+    __slots__ = ("grid", "kernel")
+
+    def __init__(self, kernel: Any, grid: Any):
+        self.kernel = kernel
+        self.grid = grid
 
     def __call__(self, *args: Any, **meta: Any) -> None:
-        info = kernel_info(self.kernel)
-        backend_name = requested_backend(meta.pop("backend", None))
+        kernel = self.kernel
+        info = kernel.__dict__.get("_launch_info")
+        if info is None or info.generation != cache.generation:
+            info = kernel_info(kernel)
+        backend_name = meta.pop("backend", None) or compiler._chosen or _env_backend()
         check = meta.pop("check", None)
-        constexpr = info.constexpr
         try:
-            key = (
-                self.kernel.cache_key,  # changes with a rebound global or callee
-                backend_name,
-                len(args),
-                tuple(a if cx else spec_token(a) for a, cx in zip(args, constexpr, strict=False)),
-                tuple((k, spec_token(v) if k in info.runtime else v) for k, v in meta.items()),
-            )
-            hit = info.launches.get(key)
+            if len(args) <= info.first_constexpr:
+                tokens = tuple(map(spec_token, args))
+            else:
+                tokens = tuple(
+                    a if cx else spec_token(a) for a, cx in zip(args, info.constexpr, strict=False)
+                )
+            if info.runtime.isdisjoint(meta):
+                extra = tuple(meta.items())
+            else:
+                extra = tuple(
+                    (k, spec_token(v) if k in info.runtime else v) for k, v in meta.items()
+                )
+            key = (kernel.cache_key, backend_name, tokens, extra)
+            hot = info.launches.get(key)
         except TypeError:  # an unhashable value: take the slow path, which reports it
-            key, hit = None, None
-        if hit is None:
-            hit = self._specialize(info, args, meta, backend_name)
-            if key is not None and len(args) <= len(constexpr):
-                info.launches[key] = hit
-        compiled = hit
-        bound = dict(zip(info.names, args, strict=False))
-        bound.update(meta)
+            key, hot = None, None
+        if hot is None:
+            compiled = self._specialize(info, args, meta, backend_name)
+            hot = (compiled, None)
+            if key is not None and len(args) <= len(info.constexpr):
+                info.launches[key] = hot
+        compiled, runner = hot
         grid = self.grid
         if callable(grid):
+            bound = dict(zip(info.names, args, strict=False))
+            bound.update(meta)
             grid = grid({**info.defaults, **bound})
-        grid = (grid,) if isinstance(grid, int) else tuple(grid)
-        args = [bound[p] for p in compiled.runtime_params]
+        if type(grid) is not tuple:
+            grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
+            runtime_args = args  # every runtime argument given by position, in order
+        else:
+            bound = dict(zip(info.names, args, strict=False))
+            bound.update(meta)
+            runtime_args = [bound[p] for p in compiled.runtime_params]
         if check or (check is None and checking.enabled):
-            checking.run_checked(compiled, grid, args, lambda: self._reference(compiled))
+            checking.run_checked(
+                compiled, grid, list(runtime_args), lambda: self._reference(compiled)
+            )
             return
-        compiled.run(grid, args)
+        if runner is None:
+            make_runner = getattr(compiled.backend, "make_runner", None)
+            runner = compiled.run if make_runner is None else make_runner(compiled, runtime_args)
+            if key is not None and key in info.launches:
+                info.launches[key] = (compiled, runner)
+        runner(grid, runtime_args)
 
     def _reference(self, compiled: Any) -> Any:
         """The interp compile of `compiled`'s kernel and specialization (for `check=True`)."""

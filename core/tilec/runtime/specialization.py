@@ -50,19 +50,59 @@ def device_array_info(value: Any) -> tuple[str, int] | None:
     return None
 
 
-def spec_token(value: Any) -> Any:
-    """A small hashable summary of a runtime argument: what the compiled code depends on."""
-    if isinstance(value, np.ndarray):
-        return (value.dtype, value.__array_interface__["data"][0] % 16 == 0)
-    if hasattr(value, "data_ptr"):  # torch tensors: the hot path of GPU benchmarks
-        return (type(value), value.dtype, value.data_ptr() % 16 == 0)
-    if type(value) is int or (isinstance(value, np.integer) and not isinstance(value, np.bool_)):
-        value = int(value)
-        return (int, value == 1, value % 16 == 0, I32[0] <= value <= I32[1])
-    if hasattr(value, "__cuda_array_interface__"):
-        info = device_array_info(value)
-        return (type(value), info) if info is None else (type(value), info[0], info[1] % 16 == 0)
+def _ndarray_token(value: np.ndarray) -> Any:
+    return (np.ndarray, value.dtype, value.__array_interface__["data"][0] & 15 == 0)
+
+
+def _int_token(value: Any) -> Any:
+    value = int(value)
+    return (int, value == 1, value & 15 == 0, I32[0] <= value <= I32[1])
+
+
+def _tensor_token(value: Any) -> Any:
+    # torch tensors: the hot path of GPU launches. The device index is part of the key, so a
+    # tensor on another device (or the CPU: -1) takes the slow path, which reports it.
+    return (type(value), value.dtype, value.get_device(), value.data_ptr() & 15 == 0)
+
+
+def _interface_token(value: Any) -> Any:
+    info = device_array_info(value)
+    return (type(value), info) if info is None else (type(value), info[0], info[1] & 15 == 0)
+
+
+def _type_token(value: Any) -> Any:
     return type(value)
+
+
+_TOKENS: dict[type, Any] = {int: _int_token, float: _type_token, bool: _type_token}
+
+
+def _token_function(kind: type) -> Any:
+    if issubclass(kind, np.ndarray):
+        return _ndarray_token
+    if issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_)):
+        return _int_token
+    if callable(getattr(kind, "data_ptr", None)) and callable(getattr(kind, "get_device", None)):
+        return _tensor_token
+    if hasattr(kind, "__cuda_array_interface__"):
+        return _interface_token
+    return _generic_token
+
+
+def _generic_token(value: Any) -> Any:
+    if hasattr(value, "__cuda_array_interface__"):  # set on the instance, not the type
+        return _interface_token(value)
+    return type(value)
+
+
+def spec_token(value: Any) -> Any:
+    """A small hashable summary of a runtime argument: what the compiled code depends on
+    (type, dtype, 16-byte alignment, an int's 1 / multiple-of-16 / i32 facts). One dictionary
+    lookup by type picks how, so that a launch like an earlier one costs little."""
+    token = _TOKENS.get(type(value))
+    if token is None:
+        token = _TOKENS[type(value)] = _token_function(type(value))
+    return token(value)
 
 
 def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:

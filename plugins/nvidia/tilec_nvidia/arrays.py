@@ -259,6 +259,31 @@ def _pointer_getter(kind: type, value: Any) -> PointerGetter | None:
     return getter
 
 
+def device_array_getter(value: Any) -> Callable[[Any], int] | None:
+    """A fast `value -> device address` for device arrays of `value`'s type whose device and
+    type the caller has already checked (the launcher's key holds both); None for NumPy arrays
+    (copied in and out) and types without a cheap getter."""
+    if isinstance(value, np.ndarray):
+        return None
+    if isinstance(value, DeviceArray):
+        return _ptr_attribute
+    if _is_torch_tensor(value):
+        if value.get_device() != _ordinal():
+            return None  # the general path reports it
+        return type(value).data_ptr
+    if hasattr(type(value), "__cuda_array_interface__"):
+        return _interface_pointer
+    return None
+
+
+def _ptr_attribute(value: Any) -> int:
+    return value.ptr
+
+
+def _interface_pointer(value: Any) -> int:
+    return int(value.__cuda_array_interface__["data"][0])
+
+
 def device_pointer(value: Any, param: str, kernel_name: str = "", stream: int | None = None) -> int:
     """The device address of a device-resident argument (not a NumPy array: see
     `prepare_arguments`); an int is taken as an address, None as the null pointer.

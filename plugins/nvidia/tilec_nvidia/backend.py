@@ -204,6 +204,50 @@ class NvidiaBackend(Backend):
             written=md["written"],
         )
 
+    def make_runner(self, compiled: Any, sample_args: Any) -> Any:
+        """A launch function `(grid, args)` for arguments like `sample_args` (the launcher keys
+        runners by argument types, dtypes, devices and alignment). Without NumPy arrays (which
+        are copied in and out) it packs the arguments and calls `cuLaunchKernel` directly."""
+        from tilec_nvidia.arrays import device_array_getter
+
+        getters = []
+        for kind, value in zip(compiled.metadata["params"], sample_args, strict=True):
+            if not kind.startswith("*"):
+                getters.append(None)
+                continue
+            getter = device_array_getter(value)
+            if getter is None:  # NumPy (copies) or anything unusual: the general path
+                return lambda grid, args: self.run(compiled, grid, args, compiled.options)
+            getters.append(getter)
+        loaded = compiled.runtime.get("loaded") or self.load_compiled(compiled)
+        from tilec_nvidia.driver import get_driver
+
+        driver = get_driver()
+        cu_launch = driver.cu.cuLaunchKernel
+        stream = driver.stream(None)
+        max_x, max_y, max_z = driver.properties.max_grid
+        md = compiled.metadata
+        threads = md["num_warps"] * md["threads_per_warp"]
+        if threads > loaded.max_threads:
+            driver.check_block(loaded, md["num_warps"], md["threads_per_warp"])
+        namespace = {
+            "cu_launch": cu_launch, "function": loaded.function, "shared": loaded.shared_bytes,
+            "pack": loaded.packer.pack, "threads": threads, "stream": stream, "driver": driver,
+            "loaded": loaded, "max_x": max_x, "max_y": max_y, "max_z": max_z, "md": md,
+        }  # fmt: skip
+        names = [f"a{i}" for i in range(len(getters))]
+        values = []
+        for i, getter in enumerate(getters):
+            if getter is not None:
+                namespace[f"get{i}"] = getter
+            values.append(f"a{i}" if getter is None else f"get{i}(a{i})")
+        source = _RUNNER.format(
+            unpack=", ".join(names) + ("," if len(names) == 1 else "") or "()",
+            values=", ".join(values) + ("," if len(values) == 1 else "") or "()",
+        )
+        exec(compile(source, f"<tilec launcher {compiled.name}>", "exec"), namespace)
+        return namespace["run"]
+
     def to_device(self, array: Any) -> Any:
         from tilec_nvidia.arrays import to_device
 
@@ -214,6 +258,29 @@ class NvidiaBackend(Backend):
         from tilec_nvidia.arrays import to_host
 
         return to_host(value)
+
+
+_RUNNER = """
+def run(grid, args):
+    {unpack} = args
+    values = ({values})
+    n = len(grid)
+    x = grid[0]
+    y = grid[1] if n > 1 else 1
+    z = grid[2] if n > 2 else 1
+    if n > 3 or not (0 < x <= max_x and 0 < y <= max_y and 0 < z <= max_z):
+        if n <= 3 and (x == 0 or y == 0 or z == 0):
+            return
+        driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values)
+        return
+    params = pack(values)
+    result = cu_launch(function, x, y, z, threads, 1, 1, shared, stream, params, 0)
+    if result[0]:
+        driver._launch_error(loaded, result, (x, y, z), threads, stream, params)
+"""
+"""The launch function `make_runner` compiles per kernel and argument kinds: the arguments
+unpacked by name and device pointers read with a getter per array, so that a launch costs little
+more than `cuLaunchKernel` itself."""
 
 
 def _no_device(detail: str) -> Availability:
