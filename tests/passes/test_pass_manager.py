@@ -569,3 +569,44 @@ def test_default_pipeline_with_plugins_respects_every_relation():
         for other in cls.before:
             if other in order:
                 assert order.index(cls.name) < order.index(other)
+
+
+# Remembered orders ------------------------------------------------------------------------------
+
+
+def test_resolved_order_is_remembered_on_disk_and_keyed_by_relations(tmp_path, monkeypatch):
+    from tilec.passes import manager as manager_module
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(manager_module, "_resolved", {})
+    first = manager(make_pass("b", after=("a",)), make_pass("a"))
+    assert names(first.pipeline()) == ["a", "b"]
+    assert len(list((tmp_path / "pipelines").glob("*.json"))) == 1
+
+    # A new process (empty memo) reads the order back without building the graph.
+    monkeypatch.setattr(manager_module, "_resolved", {})
+
+    def no_graph(*args, **kwargs):
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(PassManager, "graph", no_graph)
+    again = manager(make_pass("b", after=("a",)), make_pass("a"))
+    assert names(again.pipeline()) == ["a", "b"]
+    # Other relations are another key: resolved again (here: the graph is needed).
+    changed = manager(make_pass("b"), make_pass("a", after=("b",)))
+    with pytest.raises(AssertionError, match="built again"):
+        changed.pipeline()
+
+
+def test_corrupt_remembered_order_is_resolved_again(tmp_path, monkeypatch):
+    from tilec.passes import manager as manager_module
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(manager_module, "_resolved", {})
+    pm = manager(make_pass("b", after=("a",)), make_pass("a"))
+    pm.pipeline()
+    (entry,) = (tmp_path / "pipelines").glob("*.json")
+    entry.write_text('["a", ')
+    monkeypatch.setattr(manager_module, "_resolved", {})
+    assert names(pm.pipeline()) == ["a", "b"]
+    assert entry.read_text() == '["a", "b"]'

@@ -126,8 +126,10 @@ def test_two_processes_compile_at_once(tmp_path, monkeypatch):
         assert proc.returncode == 0, err
     keys = {out.strip() for out, _ in results}
     assert len(keys) == 1
-    files = list((tmp_path / "shared").iterdir())
+    files = [f for f in (tmp_path / "shared").iterdir() if f.is_file()]
     assert [f.name for f in files] == [f"{keys.pop()}.json"]  # no temporary files left
+    pipelines = list((tmp_path / "shared" / "pipelines").iterdir())
+    assert pipelines and all(f.suffix == ".json" for f in pipelines)
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "shared"))
     assert cache.read(files[0].stem) is not None
 

@@ -14,19 +14,30 @@ error that names it. Among the orders the DAG allows, the pass manager picks the
 smallest by (stage, position in the requested list or registration order, name), so the same
 registrations and request always give the same order, and `--passes cse,dce` runs cse first unless
 the declared relations say otherwise.
+
+Resolving a pipeline builds the graph with networkx, which takes long to import (hundreds of
+milliseconds where Python may not cache bytecode). Resolved orders are remembered per process and
+on disk (`$TILEC_CACHE_DIR/pipelines/`), keyed by every registered pass's declared relations and
+the request, so a new process whose pipeline was resolved before does not import networkx.
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import hashlib
 import itertools
+import json
+import os
 import re
+import tempfile
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation
@@ -184,6 +195,8 @@ class PassManager:
             )
             for name in positions
         }
+        import networkx as nx
+
         graph = nx.DiGraph()
         for name in sorted(keys, key=keys.__getitem__):
             cls = self.registry[name]
@@ -217,12 +230,39 @@ class PassManager:
         skip_origins: Collection[str] = (),
     ) -> list[type[Pass]]:
         """The pass classes of the pipeline, in the order they run (see `graph`)."""
-        graph = self.graph(names, stages, skip_origins=skip_origins)
-        return [self.registry[name] for name in self.order(graph)]
+        request = (
+            None if names is None else tuple(names),
+            tuple(stages),
+            tuple(sorted(skip_origins)),
+        )
+        key = self._memo_key(request)
+        order = _resolved.get(key)
+        if order is None:
+            order = _read_resolved(key)
+            if order is None or not set(order) <= set(self.registry):
+                graph = self.graph(names, stages, skip_origins=skip_origins)
+                order = self.order(graph)
+                _write_resolved(key, order)
+            _resolved[key] = order
+        return [self.registry[name] for name in order]
+
+    def _memo_key(self, request: tuple) -> str:
+        """A digest of everything the order depends on: each registered pass's class, stage,
+        relations and flags (in registration order), and the request."""
+        parts = [repr(request)]
+        for name, cls in self.registry.items():
+            parts.append(
+                repr((name, cls.__module__, cls.__qualname__, cls.stage, tuple(cls.requires),
+                      tuple(cls.after), tuple(cls.before), tuple(cls.invalidates),
+                      cls.default_pipeline, cls.is_analysis))
+            )  # fmt: skip
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     @staticmethod
     def order(graph: nx.DiGraph) -> list[str]:
         """The deterministic run order of `graph`'s passes; raises PipelineError on a cycle."""
+        import networkx as nx
+
         if not nx.is_directed_acyclic_graph(graph):
             raise PipelineError(_describe_cycle(graph))
         return list(nx.lexicographical_topological_sort(graph, key=lambda n: graph.nodes[n]["key"]))
@@ -402,6 +442,40 @@ class PassManager:
         return changed
 
 
+_resolved: dict[str, list[str]] = {}
+
+
+def _pipeline_dir() -> Path:
+    base = os.environ.get("TILEC_CACHE_DIR") or Path.home() / ".cache" / "tilec"
+    return Path(base) / "pipelines"
+
+
+def _read_resolved(key: str) -> list[str] | None:
+    """A remembered order, or None (absent, unreadable or malformed: resolved again)."""
+    try:
+        order = json.loads((_pipeline_dir() / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if isinstance(order, list) and all(isinstance(n, str) for n in order):
+        return order
+    return None
+
+
+def _write_resolved(key: str, order: list[str]) -> None:
+    """Remember an order (atomically: temporary file, then rename); failures are ignored."""
+    folder = _pipeline_dir()
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as file:
+                json.dump(order, file)
+            os.replace(tmp, folder / f"{key}.json")
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> None:
     if graph.has_edge(src, dst):
         data = graph.edges[src, dst]
@@ -412,6 +486,8 @@ def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> 
 
 
 def _describe_cycle(graph: nx.DiGraph) -> str:
+    import networkx as nx
+
     """`pass ordering cycle: a -> b -> a`, starting at the cycle's smallest pass, with reasons."""
     edges = [(src, dst) for src, dst, *_ in nx.find_cycle(graph)]
     first = min(range(len(edges)), key=lambda i: graph.nodes[edges[i][0]]["key"])
