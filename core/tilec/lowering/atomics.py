@@ -40,17 +40,16 @@ ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "release",
              "acq_rel": "acq_rel"}  # fmt: skip
 FAILURE_ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic",
                      "acq_rel": "acquire"}  # fmt: skip
-SYNC_SCOPES = {"cta": "block", "gpu": "device", "sys": None}
 INT_OPS = {"add": "add", "max": "max", "min": "min", "umax": "umax", "umin": "umin",
            "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}  # fmt: skip
 FLOAT_OPS = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
 
 
-def _ordering(op: Operation, table: dict[str, str]) -> str:
+def _ordering(ctx: LoweringContext, op: Operation, table: dict[str, str]) -> str:
     """The LLVM ordering of the op's `sem`, preceded by its `syncscope` unless it is `sys`
     (llvmlite prints the ordering where the syncscope goes, so both travel together)."""
     sem = op.attributes["sem"].value  # type: ignore[attr-defined]
-    scope = SYNC_SCOPES[op.attributes["scope"].value]  # type: ignore[attr-defined]
+    scope = ctx.target.sync_scopes[op.attributes["scope"].value]  # type: ignore[attr-defined]
     ordering = table[sem]
     return ordering if scope is None else f'syncscope("{scope}") {ordering}'
 
@@ -124,7 +123,7 @@ def _atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
     if isinstance(scalar, IntegerType) and scalar.width == 1 and kind in ("max", "min"):
         llvm_op = "u" + llvm_op  # i1 as a byte: true (1) is the larger
     sem = op.attributes["sem"].value  # type: ignore[attr-defined]
-    scope = SYNC_SCOPES[op.attributes["scope"].value]  # type: ignore[attr-defined]
+    scope = ctx.target.sync_scopes[op.attributes["scope"].value]  # type: ignore[attr-defined]
     relaxed = "monotonic" if scope is None else f'syncscope("{scope}") monotonic'
     ptrs = _registers(ctx, op.operands[0])
     values = _registers(ctx, op.operands[1])
@@ -147,7 +146,7 @@ def _atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
 @lowers("tile.atomic_cas")
 def _atomic_cas(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
-    success, failure = _ordering(op, ORDERINGS), op.attributes["sem"].value  # type: ignore[attr-defined]
+    success, failure = _ordering(ctx, op, ORDERINGS), op.attributes["sem"].value  # type: ignore[attr-defined]
     failure = FAILURE_ORDERINGS[failure]
     ptrs = _registers(ctx, op.operands[0])
     compares = _registers(ctx, op.operands[1])

@@ -24,6 +24,9 @@ class TargetInfo:
     data_layout: ClassVar[str] = ""
     global_address_space: ClassVar[int] = 1
     shared_address_space: ClassVar[int] = 3
+    sync_scopes: ClassVar[dict[str, str | None]] = {"cta": "block", "gpu": "device", "sys": None}
+    """LLVM `syncscope` names of the atomic scopes `cta`, `gpu`, `sys` (None: LLVM's default,
+    the system scope). These are NVPTX's; AMDGPU calls them `workgroup` and `agent`."""
 
     def __init__(self, arch: str, threads_per_warp: int):
         self.arch = arch
