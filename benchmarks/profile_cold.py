@@ -1,6 +1,8 @@
 """Where the cold compile of the vector add goes: run in a fresh process with a fresh cache.
 
-    TILEC_CACHE_DIR=$(mktemp -d) python benchmarks/profile_cold.py [nvidia|interp]
+    TILEC_CACHE_DIR=$(mktemp -d) python benchmarks/profile_cold.py [nvidia|interp] [sm_90]
+
+With a target (e.g. sm_90) it compiles without a device and loads nothing.
 """
 
 import cProfile
@@ -25,14 +27,16 @@ def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 
 backend = sys.argv[1] if len(sys.argv) > 1 else "nvidia"
+target = sys.argv[2] if len(sys.argv) > 2 else None
 signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
 profile = cProfile.Profile()
 begin = time.perf_counter()
 profile.enable()
 compiled = tilec.compile(
-    add_kernel, signature, {"BLOCK_SIZE": 1024}, backend=backend, divisibility=list(signature)
+    add_kernel, signature, {"BLOCK_SIZE": 1024}, backend=backend, divisibility=list(signature),
+    target=target,
 )
-if backend == "nvidia":
+if backend == "nvidia" and target is None:
     compiled.backend.load_compiled(compiled)
 profile.disable()
 done = time.perf_counter()

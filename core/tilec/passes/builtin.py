@@ -2,27 +2,33 @@
 
 The plugin manager registers this module first, as an ordinary plugin. The list order does not
 decide the pipeline order: the passes' declared relations do (inline, canonicalize, licm, cse,
-dce).
+dce). The pass modules are imported when the hook is called (a pipeline is built), not when the
+plugin loads, so that finding the backends (say, for a compile-cache hit) does not import them.
 """
 
 from __future__ import annotations
 
-from tilec.layout.assign_layouts import AssignLayouts
-from tilec.layout.axis_info import AxisInfoAnalysis
-from tilec.layout.print_axis_info import PrintAxisInfo
-from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
-from tilec.passes.base import Pass
-from tilec.passes.canonicalize import Canonicalize
-from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
-from tilec.passes.dead_code_elimination import DeadCodeElimination
-from tilec.passes.inline import Inline
-from tilec.passes.loop_invariant_code_motion import LoopInvariantCodeMotion
+from typing import TYPE_CHECKING
+
 from tilec.plugin.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from tilec.passes.base import Pass
 
 
 @hookimpl
 def tilec_passes() -> list[type[Pass]]:
     """The core tir passes, and the gir layout passes and analyses."""
+    from tilec.layout.assign_layouts import AssignLayouts
+    from tilec.layout.axis_info import AxisInfoAnalysis
+    from tilec.layout.print_axis_info import PrintAxisInfo
+    from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
+    from tilec.passes.canonicalize import Canonicalize
+    from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
+    from tilec.passes.dead_code_elimination import DeadCodeElimination
+    from tilec.passes.inline import Inline
+    from tilec.passes.loop_invariant_code_motion import LoopInvariantCodeMotion
+
     return [
         Canonicalize,
         CommonSubexpressionElimination,
