@@ -1,5 +1,6 @@
-"""GPU conformance tests: every `gpu`-marked test here runs kernels on the nvidia backend with
-`check=True` (against the interpreter) and is skipped, with the reason, where no NVIDIA GPU is."""
+"""GPU conformance tests: every `gpu`-marked test here runs kernels on the GPU backend of
+`gpu_backend.BACKEND` (nvidia, or amd with `TILEC_TEST_BACKEND=amd`) with `check=True` (against
+the interpreter) and is skipped, with the reason, where that backend's GPU is missing."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "frontend"))
+sys.path.insert(0, str(HERE))
+
+from gpu_backend import BACKEND, GPU_BACKENDS  # noqa: E402
 
 
 @functools.cache
 def _availability():
-    from tilec_nvidia.backend import NvidiaBackend
+    from tilec.plugin.manager import load_backends
 
-    return NvidiaBackend().is_available()
+    return load_backends()[BACKEND].is_available()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -27,7 +31,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         availability = _availability()
         if not availability:
-            item.add_marker(pytest.mark.skip(reason=f"needs an NVIDIA GPU ({availability.reason})"))
+            item.add_marker(
+                pytest.mark.skip(reason=f"needs {GPU_BACKENDS[BACKEND]} ({availability.reason})")
+            )
 
 
 @pytest.fixture(autouse=True)

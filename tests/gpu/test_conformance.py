@@ -1,4 +1,5 @@
-"""Kernels of the frontend and runtime tests on the nvidia backend, checked against the
+"""Kernels of the frontend and runtime tests on a GPU backend (nvidia; amd with
+`TILEC_TEST_BACKEND=amd`), checked against the
 interpreter (`check=True` compares every written buffer with tolerances by dtype)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from frontend_kernels import add_kernel, branchy_kernel, matmul_kernel, softmax_kernel, while_kernel
+from gpu_backend import BACKEND
 
 import tilec
 
@@ -17,9 +19,7 @@ pytestmark = pytest.mark.gpu
 def test_vector_add(rng, n, block):
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     out = np.full_like(x, np.nan)
-    add_kernel[(tilec.cdiv(n, block),)](
-        x, y, out, n, BLOCK_SIZE=block, backend="nvidia", check=True
-    )
+    add_kernel[(tilec.cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block, backend=BACKEND, check=True)
     np.testing.assert_array_equal(out, x + y)
 
 
@@ -31,7 +31,7 @@ def test_softmax(rng, cols, num_warps):
     out = np.full_like(x, np.nan)
     block = 1 << (cols - 1).bit_length()
     softmax_kernel[(rows,)](
-        out, x, cols, cols, cols, BLOCK=block, num_warps=num_warps, backend="nvidia", check=True
+        out, x, cols, cols, cols, BLOCK=block, num_warps=num_warps, backend=BACKEND, check=True
     )
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -45,7 +45,7 @@ def test_matmul(rng, blocks):
     b = rng.standard_normal((k, n), dtype=np.float32)
     c = np.zeros((m, n), dtype=np.float16)
     matmul_kernel[(m // bm, n // bn)](
-        a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, backend="nvidia", check=True
+        a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, backend=BACKEND, check=True
     )
     np.testing.assert_allclose(c.astype(np.float32), a @ b, rtol=2e-2, atol=2e-2)
 
@@ -57,12 +57,12 @@ def test_control_flow(rng, flag, use_scale):
     x = rng.standard_normal(n * block, dtype=np.float32)
     out = np.full(block, np.nan, dtype=np.float32)
     branchy_kernel[(1,)](
-        x, out, n, flag, BLOCK=block, USE_SCALE=use_scale, backend="nvidia", check=True
+        x, out, n, flag, BLOCK=block, USE_SCALE=use_scale, backend=BACKEND, check=True
     )
 
 
 def test_while_loop(rng):
     x = rng.standard_normal(17).astype(np.float32)
     expected = np.float32(x.astype(np.float64).sum())
-    while_kernel[(1,)](x, 17, backend="nvidia", check=True)
+    while_kernel[(1,)](x, 17, backend=BACKEND, check=True)
     np.testing.assert_allclose(x[0], expected, rtol=1e-5)

@@ -1,0 +1,199 @@
+"""AMD code generation: LLVM IR -> AMDGCN assembly and object (llvmlite's AMDGPU target) ->
+hsaco (`ld.lld -shared`, the HSA code object the ROCm runtime loads).
+
+LLVM aborts the whole process on an unknown CPU name, so every arch is checked against
+`ARCHS` before any LLVM call.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import llvmlite.binding as llvm
+
+TRIPLE = "amdgcn-amd-amdhsa"
+
+ARCHS = {
+    "gfx90a": 64, "gfx942": 64, "gfx950": 64,  # CDNA2, CDNA3, CDNA4: wave64 only
+    "gfx1100": 32, "gfx1201": 32,  # RDNA3, RDNA4: wave32 (wave64 left off)
+}  # fmt: skip
+"""Lanes a wavefront per architecture (the keys are backend.TARGETS; a test checks it)."""
+
+LLD_ENV = "TILEC_LLD"
+LLD_MIN_VERSION = 17
+LLD_VERSIONS = range(22, LLD_MIN_VERSION - 1, -1)
+LLD_INSTALL_HINT = (
+    "install LLVM's linker (Debian/Ubuntu: apt-get install lld-22; ROCm ships it in "
+    "/opt/rocm/llvm/bin) or set TILEC_LLD to an ld.lld of version 17 or newer"
+)
+LLD_TIMEOUT_S = 120
+
+_llvm_lock = threading.Lock()
+
+
+class CodegenError(RuntimeError):
+    """LLVM or ld.lld rejected a kernel; the message names the kernel and the tool's diagnostic."""
+
+
+def check_arch(arch: str) -> str:
+    """`arch` if tilec generates code for it, else a ValueError listing the choices."""
+    if arch not in ARCHS:
+        raise ValueError(
+            f"unsupported AMD target {arch!r}; choose one of {', '.join(ARCHS)} "
+            "(the `target` option of the amd backend)"
+        )
+    return arch
+
+
+def features(arch: str) -> str:
+    """The LLVM feature string: the wavefront size of `arch`."""
+    return f"+wavefrontsize{ARCHS[check_arch(arch)]}"
+
+
+@functools.cache
+def _initialize_llvm() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+@functools.cache
+def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    _initialize_llvm()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=arch, features=features(arch), opt=opt_level)
+
+
+def kernel_names(llvm_ir: str) -> list[str]:
+    """The `amdgpu_kernel` functions that `llvm_ir` defines."""
+    return re.findall(r"define\s+(?:[\w.]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
+
+
+def _describe(llvm_ir: str) -> str:
+    names = kernel_names(llvm_ir)
+    return f"kernel {', '.join(names)}" if names else "module (no amdgpu_kernel function found)"
+
+
+def _optimized(llvm_ir: str, arch: str, opt_level: int) -> tuple[llvm.TargetMachine, object]:
+    check_arch(arch)
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
+    machine = _target_machine(arch, opt_level)
+    try:
+        module = llvm.parse_assembly(llvm_ir)
+        module.verify()
+    except RuntimeError as error:
+        raise CodegenError(f"invalid LLVM IR for {_describe(llvm_ir)}:\n{error}") from None
+    module.triple = TRIPLE
+    module.data_layout = str(machine.target_data)
+    if opt_level > 0:
+        tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        builder = llvm.create_pass_builder(machine, tuning)
+        builder.getModulePassManager().run(module, builder)
+    return machine, module
+
+
+def llir_to_amdgcn(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
+    """Optimize `llvm_ir` and emit AMDGCN assembly for `arch` (`gfx942`, ...)."""
+    return compile_llir(llvm_ir, arch, opt_level=opt_level)[0]
+
+
+def compile_llir(llvm_ir: str, arch: str, *, opt_level: int = 3) -> tuple[str, bytes]:
+    """Optimize `llvm_ir` once and emit both AMDGCN assembly and a relocatable AMDGPU ELF
+    object for `arch` (each from its own copy: code generation changes the module)."""
+    with _llvm_lock:  # llvmlite's global state (targets, contexts) is not thread-safe
+        machine, module = _optimized(llvm_ir, arch, opt_level)
+        try:
+            assembly = machine.emit_assembly(module.clone())
+            obj = machine.emit_object(module)
+        except RuntimeError as error:
+            raise CodegenError(
+                f"LLVM could not generate code for {_describe(llvm_ir)} ({arch}): {error}"
+            ) from None
+    return assembly, obj
+
+
+# ld.lld ------------------------------------------------------------------------------------------
+
+
+def lld_candidates() -> list[str]:
+    """Where ld.lld is looked for, in order: TILEC_LLD, ROCm's, `ld.lld` on PATH, then
+    `ld.lld-22` ... `ld.lld-17` on PATH."""
+    configured = os.environ.get(LLD_ENV)
+    if configured:
+        return [configured]
+    names = ["/opt/rocm/llvm/bin/ld.lld", "ld.lld", *(f"ld.lld-{v}" for v in LLD_VERSIONS)]
+    found = []
+    for name in names:
+        path = name if os.path.isabs(name) else shutil.which(name)
+        if path and os.access(path, os.X_OK):
+            found.append(path)
+    return found
+
+
+def lld_version(path: str) -> int | None:
+    """The major version `path --version` reports (`LLD 22.1.8`), or None."""
+    try:
+        result = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"LLD (\d+)\.", result.stdout + result.stderr)
+    return int(match.group(1)) if match else None
+
+
+@functools.cache
+def find_lld() -> str:
+    """The first ld.lld of `lld_candidates` that is version 17 or newer.
+
+    Raises CodegenError saying what to install when there is none.
+    """
+    configured = os.environ.get(LLD_ENV)
+    if configured and not os.access(configured, os.X_OK):
+        raise CodegenError(f"{LLD_ENV}={configured} is not an executable ld.lld")
+    too_old = []
+    for path in lld_candidates():
+        version = lld_version(path)
+        if version is not None and version >= LLD_MIN_VERSION:
+            return path
+        too_old.append(f"{path} (version {version or 'unknown'})")
+    if too_old:
+        raise CodegenError(
+            f"the amd backend links code objects with ld.lld {LLD_MIN_VERSION} or newer; found "
+            f"only {', '.join(too_old)}: {LLD_INSTALL_HINT}"
+        )
+    raise CodegenError(f"the amd backend needs ld.lld to link code objects: {LLD_INSTALL_HINT}")
+
+
+def link_hsaco(obj: bytes, name: str = "kernel") -> bytes:
+    """Link an AMDGPU object into the shared-object HSA code object (`ld.lld -shared`)."""
+    lld = find_lld()
+    with tempfile.TemporaryDirectory(prefix="tilec-lld-") as folder:
+        source, binary = Path(folder) / "kernel.o", Path(folder) / "kernel.hsaco"
+        source.write_bytes(obj)
+        command = [lld, "-shared", str(source), "-o", str(binary)]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=LLD_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise CodegenError(f"ld.lld failed on kernel {name}: {error}") from None
+        if result.returncode != 0:
+            raise CodegenError(
+                f"ld.lld ({lld}) could not link kernel {name} (exit status "
+                f"{result.returncode}):\n{(result.stderr or result.stdout).strip()}"
+            )
+        return binary.read_bytes()
+
+
+def llir_to_hsaco(llvm_ir: str, arch: str, *, opt_level: int = 3) -> bytes:
+    """The hsaco of `llvm_ir` for `arch`: object from LLVM, linked by ld.lld."""
+    name = ", ".join(kernel_names(llvm_ir)) or "kernel"
+    return link_hsaco(compile_llir(llvm_ir, arch, opt_level=opt_level)[1], name)

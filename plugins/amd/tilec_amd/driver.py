@@ -1,0 +1,323 @@
+"""The HIP side of the AMD backend: device, modules, argument packing and launches.
+
+`hip` (hip-python) is imported when the driver is first used (`get_driver()`), never at module
+import. hip-python imports without ROCm but raises RuntimeError from the first call when
+libamdhip64.so is missing: every call goes through `HipDriver.call`, which turns that into a
+`HipError` saying "no ROCm runtime (libamdhip64.so not found)", never a hip traceback.
+Every hip call returns `(hipError_t, *values)`; `HipError` names the call, the error and, where
+there is one, the kernel. Tests pass a fake `hip` module to `HipDriver`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from tilec.backend import Availability
+
+INSTALL_HINT = "hip-python is not installed: pip install hip-python"
+NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
+
+
+class HipError(RuntimeError):
+    """A HIP call failed, no ROCm runtime is there, or a launch exceeds a device limit."""
+
+
+def import_hip() -> Any:
+    """hip-python's `hip` module, or HipError saying how to install it."""
+    try:
+        from hip import hip
+    except ImportError:
+        raise HipError(INSTALL_HINT) from None
+    return hip
+
+
+def _runtime_error(error: Exception) -> HipError:
+    if "libamdhip64" in str(error):
+        return HipError(NO_RUNTIME)
+    return HipError(f"no ROCm runtime ({type(error).__name__}: {error})")
+
+
+def _error_name(error: Any) -> str:
+    return getattr(error, "name", None) or str(error)
+
+
+def runtime_availability(hip: Any = None) -> Availability:
+    """Whether HIP can run kernels here; never raises."""
+    try:
+        hip = hip or import_hip()
+        error, count = hip.hipGetDeviceCount()
+    except HipError as error:
+        return Availability(False, str(error))
+    except Exception as error:  # RuntimeError without libamdhip64.so; report anything
+        return Availability(False, str(_runtime_error(error)))
+    if error != hip.hipError_t.hipSuccess:
+        return Availability(False, f"no AMD GPU ({_error_name(error)})")
+    if count == 0:
+        return Availability(False, "no AMD GPU found")
+    return Availability(True, f"{count} AMD GPU(s)")
+
+
+# Argument packing ------------------------------------------------------------------------------
+
+SCALAR_FORMATS = {
+    "i1": "?", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
+    "i64": "q", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f", "fp64": "d",
+}  # fmt: skip
+"""`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
+
+SLOT = 8
+
+
+def float_to_bf16_bits(value: float) -> int:
+    """The bfloat16 bit pattern nearest to `value` (round to nearest even)."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return (bits >> 16) | 0x40
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class Packer:
+    """One kernel's arguments as the `void*[]` (`kernelParams`) of `hipModuleLaunchKernel`:
+    one 8-byte slot a parameter, built once per loaded kernel; `pack` is one `struct.pack_into`.
+    The buffer is reused: launches from several threads at once need one Packer each."""
+
+    def __init__(self, signature: Sequence[str], names: Sequence[str] | None = None):
+        self.signature = tuple(signature)
+        self.names = tuple(names) if names else tuple(f"arg{i}" for i in range(len(signature)))
+        codes = [self._code(k, n) for k, n in zip(self.signature, self.names, strict=True)]
+        self._struct = struct.Struct(
+            "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
+        )
+        self._bf16 = tuple(i for i, kind in enumerate(self.signature) if kind == "bf16")
+        self._buffer = (ctypes.c_uint64 * max(len(codes), 1))()
+        base = ctypes.addressof(self._buffer)
+        self._pointers = (ctypes.c_void_p * max(len(codes), 1))(
+            *(base + SLOT * i for i in range(len(codes)))
+        )
+        self.address = ctypes.addressof(self._pointers) if codes else 0
+        self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
+
+    @staticmethod
+    def _code(kind: str, name: str) -> str:
+        if kind.startswith("*"):
+            return "Q"
+        code = SCALAR_FORMATS.get(kind)
+        if code is None:
+            raise TypeError(
+                f"parameter '{name}' has type {kind!r}, which tilec cannot pass to an AMD kernel; "
+                f"use a pointer (*T) or one of {', '.join(SCALAR_FORMATS)}"
+            )
+        return code
+
+    def pack(self, values: Sequence[Any]) -> int:
+        """Write `values` (device addresses for pointers) into the buffer; return its address."""
+        if self._bf16:
+            values = list(values)
+            for i in self._bf16:
+                values[i] = float_to_bf16_bits(values[i])
+        try:
+            self._struct.pack_into(self._buffer, 0, *values)
+        except struct.error as error:
+            raise TypeError(
+                f"cannot pass {list(values)!r} as ({', '.join(self.signature)}): {error}"
+            ) from None
+        return self.address
+
+    def unpack(self) -> tuple:
+        """The values in the buffer: what the kernel will receive."""
+        return self._struct.unpack_from(self._buffer, 0)
+
+
+# Device, kernels, launches ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class DeviceProperties:
+    """What the launcher and the compiler need to know about the device, read once."""
+
+    ordinal: int
+    name: str
+    arch: str
+    """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
+    max_grid: tuple[int, int, int]
+    max_threads_per_block: int
+    max_shared_per_block: int
+    warp_size: int
+
+    @property
+    def target(self) -> str | None:
+        """The backend target for this device, or None where tilec has none."""
+        from tilec_amd.backend import TARGETS
+
+        return self.arch if self.arch in TARGETS else None
+
+
+@attrs.define(eq=False)
+class LoadedKernel:
+    name: str
+    module: Any
+    function: Any
+    shared_bytes: int
+    packer: Packer | None
+
+
+def stream_handle(stream: Any) -> int:
+    """The hipStream_t address of an int, a torch/CuPy stream (`.cuda_stream`, which ROCm
+    builds keep) or a `__cuda_stream__` object; 0 (the null stream) for None."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        return int((protocol() if callable(protocol) else protocol)[1])
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is not None:
+        return int(handle)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"stream must be an int handle or an object with .cuda_stream or __cuda_stream__; "
+            f"got {type(stream).__name__}"
+        ) from None
+
+
+class HipDriver:
+    """One HIP device (the current one) and its modules."""
+
+    def __init__(self, hip: Any = None, ordinal: int | None = None):
+        self.hip = hip or import_hip()
+        if ordinal is None:
+            ordinal = int(self.call("hipGetDevice"))
+        self.ordinal = ordinal
+        self.properties = self._read_properties()
+
+    def call(self, name: str, *args: Any, kernel: str | None = None) -> Any:
+        """`hip.<name>(*args)`'s values, or HipError naming the call (and the kernel)."""
+        try:
+            error, *values = getattr(self.hip, name)(*args)
+        except RuntimeError as error:  # hip-python without libamdhip64.so
+            raise _runtime_error(error) from None
+        if error != self.hip.hipError_t.hipSuccess:
+            where = f" for kernel '{kernel}'" if kernel else ""
+            raise HipError(f"{name} failed{where}: {_error_name(error)}")
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _read_properties(self) -> DeviceProperties:
+        props = self.hip.hipDeviceProp_t()
+        self.call("hipGetDeviceProperties", props, self.ordinal)
+        arch, name = _text(props.gcnArchName), _text(props.name)
+        return DeviceProperties(
+            ordinal=self.ordinal,
+            name=name,
+            arch=arch.split(":", 1)[0],
+            max_grid=tuple(int(n) for n in list(props.maxGridSize)[:3]),  # type: ignore[arg-type]
+            max_threads_per_block=int(props.maxThreadsPerBlock),
+            max_shared_per_block=int(props.sharedMemPerBlock),
+            warp_size=int(props.warpSize),
+        )
+
+    def load(
+        self,
+        hsaco: bytes,
+        name: str,
+        *,
+        shared_bytes: int = 0,
+        signature: Sequence[str] | None = None,
+        param_names: Sequence[str] | None = None,
+    ) -> LoadedKernel:
+        """Load an hsaco and get kernel `name` from it; `shared_bytes` of dynamic LDS a launch."""
+        props = self.properties
+        if shared_bytes > props.max_shared_per_block:
+            raise HipError(
+                f"kernel '{name}' needs {shared_bytes} bytes of LDS; {props.name} allows at most "
+                f"{props.max_shared_per_block} a work-group. Use smaller blocks (BLOCK sizes)."
+            )
+        module = self.call("hipModuleLoadData", bytes(hsaco), kernel=name)
+        function = self.call("hipModuleGetFunction", module, name.encode(), kernel=name)
+        packer = Packer(signature, param_names) if signature is not None else None
+        return LoadedKernel(name, module, function, shared_bytes, packer)
+
+    def launch(
+        self, kernel: LoadedKernel, grid: Any, threads: int, args: Sequence[Any], stream: Any = None
+    ) -> None:
+        """Launch `kernel` on `grid` (1-3 dims) with work-groups of `threads` work-items; `args`
+        are raw values (device addresses for pointers). An empty grid launches nothing."""
+        dims = (grid,) if isinstance(grid, int) else tuple(int(d) for d in grid)
+        if not 1 <= len(dims) <= 3 or min(dims) < 0:
+            raise ValueError(f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}")
+        x, y, z = dims + (1,) * (3 - len(dims))
+        for axis, size, limit in zip("xyz", (x, y, z), self.properties.max_grid, strict=True):
+            if size > limit:
+                raise HipError(
+                    f"grid of kernel '{kernel.name}' is {size} programs along {axis}; "
+                    f"{self.properties.name} launches at most {limit} along {axis}"
+                )
+        if threads > self.properties.max_threads_per_block:
+            raise HipError(
+                f"kernel '{kernel.name}' needs {threads} work-items a work-group; "
+                f"{self.properties.name} allows {self.properties.max_threads_per_block}"
+            )
+        if not (x and y and z):
+            return
+        if kernel.packer is None:
+            raise HipError(f"kernel '{kernel.name}' was loaded without a signature")
+        params = kernel.packer.pack(args)
+        self.call(
+            "hipModuleLaunchKernel", kernel.function, x, y, z, threads, 1, 1,
+            kernel.shared_bytes, stream_handle(stream) or None, params, None, kernel=kernel.name,
+        )  # fmt: skip
+
+    def synchronize(self, stream: Any = None) -> None:
+        self.call("hipStreamSynchronize", stream_handle(stream) or None)
+
+    def mem_alloc(self, nbytes: int) -> int:
+        return int(self.call("hipMalloc", max(int(nbytes), 1)))
+
+    def mem_free(self, address: int) -> None:
+        self.call("hipFree", address)
+
+    def copy_to_device(self, address: int, host: int, nbytes: int, stream: Any = None) -> None:
+        if nbytes:
+            self.call("hipMemcpyHtoDAsync", address, host, nbytes, stream_handle(stream) or None)
+
+    def copy_to_host(self, host: int, address: int, nbytes: int, stream: Any = None) -> None:
+        """Copy device memory to the host and wait for it."""
+        if nbytes:
+            self.call("hipMemcpyDtoHAsync", host, address, nbytes, stream_handle(stream) or None)
+        self.synchronize(stream)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).split(b"\0", 1)[0].decode(errors="replace")
+    return str(value)
+
+
+_driver: HipDriver | None = None
+_driver_lock = threading.Lock()
+
+
+def get_driver() -> HipDriver:
+    """The process's HipDriver, created on first use (HipError where ROCm is missing)."""
+    global _driver
+    if _driver is None:
+        with _driver_lock:
+            if _driver is None:
+                _driver = HipDriver()
+    return _driver
+
+
+def reset_driver(driver: HipDriver | None = None) -> None:
+    """Replace the process's HipDriver (tests install fakes with this)."""
+    global _driver
+    _driver = driver

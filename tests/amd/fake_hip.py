@@ -1,0 +1,126 @@
+"""A stand-in for hip-python's `hip` module, for tests without ROCm.
+
+`FakeHip` answers the calls `HipDriver` makes, with an MI300X's (gfx942) limits. Its "device
+memory" is host memory (ctypes buffers), so copies in and out run for real, and each launch is
+recorded with the argument values the kernel would receive; a test may register a Python
+function per kernel name that plays the kernel on that memory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import struct
+from types import SimpleNamespace
+
+
+class hipError_t(enum.IntEnum):
+    hipSuccess = 0
+    hipErrorInvalidValue = 1
+    hipErrorInvalidImage = 200
+    hipErrorNotFound = 500
+
+
+class FakeDeviceProp:
+    def __init__(self):
+        self.name = b"AMD Instinct MI300X"
+        self.gcnArchName = b"gfx942:sramecc+:xnack-"
+        self.maxGridSize = [2**31 - 1, 65535, 65535]
+        self.maxThreadsPerBlock = 1024
+        self.sharedMemPerBlock = 64 * 1024
+        self.warpSize = 64
+
+
+class FakeHip:
+    """The subset of `hip.hip` that HipDriver uses."""
+
+    hipError_t = hipError_t
+
+    def __init__(self, kernels: dict | None = None, device_count: int = 1):
+        self.kernels = kernels or {}
+        self.device_count = device_count
+        self.images: list[bytes] = []
+        self.launches: list[SimpleNamespace] = []
+        self.buffers: dict[int, ctypes.Array] = {}
+        self.functions: dict[int, str] = {}
+        self.signatures: dict[str, str] = {}
+        self.hipDeviceProp_t = FakeDeviceProp
+
+    def hipGetDeviceCount(self):
+        return hipError_t.hipSuccess, self.device_count
+
+    def hipGetDevice(self):
+        return hipError_t.hipSuccess, 0
+
+    def hipGetDeviceProperties(self, props, ordinal):
+        return (hipError_t.hipSuccess,)
+
+    def hipModuleLoadData(self, image):
+        if not image.startswith(b"\x7fELF"):
+            return hipError_t.hipErrorInvalidImage, None
+        self.images.append(image)
+        return hipError_t.hipSuccess, len(self.images)
+
+    def hipModuleGetFunction(self, module, name):
+        if name.decode() not in self.images[module - 1].decode("latin-1"):
+            return hipError_t.hipErrorNotFound, None
+        handle = 1000 + len(self.functions)
+        self.functions[handle] = name.decode()
+        return hipError_t.hipSuccess, handle
+
+    def hipModuleLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        name = self.functions[f]
+        signature = self.signatures.get(name)
+        values = None
+        if signature is not None:  # read the void*[] the way HIP does: one pointer a parameter
+            pointers = (ctypes.c_void_p * len(signature)).from_address(params)
+            values = [
+                struct.unpack(code, ctypes.string_at(pointer, struct.calcsize(code)))[0]
+                for code, pointer in zip(signature, pointers, strict=True)
+            ]
+        launch = SimpleNamespace(
+            name=name, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared, stream=stream,
+            params=params, extra=extra, values=values,
+        )  # fmt: skip
+        self.launches.append(launch)
+        play = self.kernels.get(name)
+        if play is not None:
+            play(self, launch)
+        return (hipError_t.hipSuccess,)
+
+    def hipMalloc(self, nbytes):
+        buffer = (ctypes.c_uint8 * nbytes)()
+        address = ctypes.addressof(buffer)
+        self.buffers[address] = buffer
+        return hipError_t.hipSuccess, address
+
+    def hipFree(self, address):
+        if self.buffers.pop(int(address), None) is None:
+            return (hipError_t.hipErrorInvalidValue,)
+        return (hipError_t.hipSuccess,)
+
+    def hipMemcpyHtoDAsync(self, device, host, nbytes, stream):
+        ctypes.memmove(device, host, nbytes)
+        return (hipError_t.hipSuccess,)
+
+    def hipMemcpyDtoHAsync(self, host, device, nbytes, stream):
+        ctypes.memmove(host, device, nbytes)
+        return (hipError_t.hipSuccess,)
+
+    def hipStreamSynchronize(self, stream):
+        return (hipError_t.hipSuccess,)
+
+
+class MissingRuntimeHip:
+    """hip-python on a machine without ROCm: every call raises what hip-python raises."""
+
+    hipError_t = hipError_t
+
+    def __getattr__(self, name):
+        def call(*args):
+            raise RuntimeError(
+                "failed to dlopen 'b'libamdhip64.so'': b'libamdhip64.so: cannot open shared "
+                "object file: No such file or directory'"
+            )
+
+        return call
