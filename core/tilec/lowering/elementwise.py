@@ -88,19 +88,27 @@ def _simple(ctx: LoweringContext, op: Operation) -> None:
 
 @lowers("arith.remf")
 def _remf(ctx: LoweringContext, op: Operation) -> None:
-    """`frem` (C's fmod: the sign of the dividend, also for a zero result). f16 and bf16 go
-    through f32 explicitly: fmod is exact, so rounding back changes nothing, and LLVM's own
-    promotion of a bf16 `frem` loses the sign of a zero result on NVPTX."""
+    """`frem` with C's fmod semantics: the result has the dividend's sign, also when it is zero.
+
+    Targets expand `frem` as `x - trunc(x / y) * y`, which gives +0.0 for a negative dividend
+    that is an exact multiple, and can be one `y` off when `x / y` rounds to an integer. f16,
+    bf16 and f32 are computed in f64 (their quotient cannot round to an integer there, and the
+    remainder is exact in the narrow type); the sign is then copied from the dividend.
+    """
     b = ctx.builder
     t = element_type(op.results[0].type)
-    if not (isinstance(t, FloatType) and t.name in ("f16", "bf16")):
-        map_registers(ctx, op, b.frem)
-        return
-    narrow = llvm_type(t, ctx.target)
-    f32 = ir.FloatType()
+    ty = llvm_type(t, ctx.target)
+    f64 = ir.DoubleType()
+    copysign = ctx.module.declare_intrinsic(
+        "llvm.copysign", [f64], ir.FunctionType(f64, [f64, f64])
+    )
+    narrow = isinstance(t, FloatType) and t.name != "f64"
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
-        return b.fptrunc(b.frem(b.fpext(x, f32), b.fpext(y, f32)), narrow)
+        if narrow:
+            x, y = b.fpext(x, f64), b.fpext(y, f64)
+        remainder = b.call(copysign, [b.frem(x, y), x])
+        return b.fptrunc(remainder, ty) if narrow else remainder
 
     map_registers(ctx, op, emit)
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
+import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -160,8 +164,9 @@ def compile_cached(
         sorted(equal_to_1),
     )
     key = cache.make_key(
-        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__, target
-    )
+        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__, target,
+        code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
+    )  # fmt: skip
     hit = None if instrumentations else cache.memory.get(key)
     if hit is not None:
         return hit
@@ -182,6 +187,24 @@ def compile_cached(
     )
     cache.memory[key] = compiled
     return compiled
+
+
+@functools.cache
+def code_fingerprint(package: str) -> str:
+    """A digest of the compiler's own code: each module file of `package` (tilec, or a backend
+    plugin) by path, size and modification time, so that an edited or upgraded compiler never
+    reuses a cache entry another version wrote, as Triton keys its cache by its own sources.
+    Computed once per process (a few milliseconds)."""
+    module = sys.modules.get(package)
+    if module is None or getattr(module, "__file__", None) is None:
+        return package
+    root = Path(module.__file__).parent
+    digest = hashlib.sha256(package.encode())
+    for path in sorted(root.rglob("*.py")):
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            digest.update(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def _entry_text(asm: dict[str, str | bytes], metadata: dict[str, Any], located: str) -> str:
