@@ -10,8 +10,6 @@ there is one, the kernel. Tests pass a fake `hip` module to `HipDriver`.
 
 from __future__ import annotations
 
-import ctypes
-import struct
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +17,8 @@ from typing import Any
 import attrs
 
 from tilec.backend import Availability
+from tilec.runtime import packing
+from tilec.runtime.packing import SCALAR_FORMATS, SLOT, float_to_bf16_bits  # noqa: F401 (re-exported)
 
 INSTALL_HINT = "hip-python is not installed: pip install hip-python"
 NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
@@ -65,73 +65,9 @@ def runtime_availability(hip: Any = None) -> Availability:
 
 # Argument packing ------------------------------------------------------------------------------
 
-SCALAR_FORMATS = {
-    "i1": "?", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
-    "i64": "q", "u64": "Q", "fp16": "e", "bf16": "H", "fp32": "f", "fp64": "d",
-}  # fmt: skip
-"""`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
 
-SLOT = 8
-
-
-def float_to_bf16_bits(value: float) -> int:
-    """The bfloat16 bit pattern nearest to `value` (round to nearest even)."""
-    (bits,) = struct.unpack("<I", struct.pack("<f", value))
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
-        return (bits >> 16) | 0x40
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
-class Packer:
-    """One kernel's arguments as the `void*[]` (`kernelParams`) of `hipModuleLaunchKernel`:
-    one 8-byte slot a parameter, built once per loaded kernel; `pack` is one `struct.pack_into`.
-    The buffer is reused: launches from several threads at once need one Packer each."""
-
-    def __init__(self, signature: Sequence[str], names: Sequence[str] | None = None):
-        self.signature = tuple(signature)
-        self.names = tuple(names) if names else tuple(f"arg{i}" for i in range(len(signature)))
-        codes = [self._code(k, n) for k, n in zip(self.signature, self.names, strict=True)]
-        self._struct = struct.Struct(
-            "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
-        )
-        self._bf16 = tuple(i for i, kind in enumerate(self.signature) if kind == "bf16")
-        self._buffer = (ctypes.c_uint64 * max(len(codes), 1))()
-        base = ctypes.addressof(self._buffer)
-        self._pointers = (ctypes.c_void_p * max(len(codes), 1))(
-            *(base + SLOT * i for i in range(len(codes)))
-        )
-        self.address = ctypes.addressof(self._pointers) if codes else 0
-        self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
-
-    @staticmethod
-    def _code(kind: str, name: str) -> str:
-        if kind.startswith("*"):
-            return "Q"
-        code = SCALAR_FORMATS.get(kind)
-        if code is None:
-            raise TypeError(
-                f"parameter '{name}' has type {kind!r}, which tilec cannot pass to an AMD kernel; "
-                f"use a pointer (*T) or one of {', '.join(SCALAR_FORMATS)}"
-            )
-        return code
-
-    def pack(self, values: Sequence[Any]) -> int:
-        """Write `values` (device addresses for pointers) into the buffer; return its address."""
-        if self._bf16:
-            values = list(values)
-            for i in self._bf16:
-                values[i] = float_to_bf16_bits(values[i])
-        try:
-            self._struct.pack_into(self._buffer, 0, *values)
-        except struct.error as error:
-            raise TypeError(
-                f"cannot pass {list(values)!r} as ({', '.join(self.signature)}): {error}"
-            ) from None
-        return self.address
-
-    def unpack(self) -> tuple:
-        """The values in the buffer: what the kernel will receive."""
-        return self._struct.unpack_from(self._buffer, 0)
+class Packer(packing.Packer):
+    kernel_kind = "an AMD kernel"
 
 
 # Device, kernels, launches ---------------------------------------------------------------------

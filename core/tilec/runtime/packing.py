@@ -1,0 +1,107 @@
+"""Kernel arguments as the `void*[]` (`kernelParams`) a GPU driver reads at launch.
+
+Shared by the GPU backends (CUDA's `cuLaunchKernel` and HIP's `hipModuleLaunchKernel` take the same
+form): every parameter gets its own 8-byte slot, and the launch passes the address of an array of
+pointers to the slots.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import struct
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+SCALAR_FORMATS = {
+    "i1": "?", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
+    "i64": "q", "u64": "Q", "fp16": "e", "f16": "e", "bf16": "H", "fp32": "f", "f32": "f",
+    "fp64": "d", "f64": "d",
+}  # fmt: skip
+"""`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
+
+SLOT = 8
+"""Every parameter gets its own 8-byte slot; the driver copies from each the size it expects."""
+
+
+def float_to_bf16_bits(value: float) -> int:
+    """The bfloat16 bit pattern nearest to `value` (round to nearest even), as an int."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", value))
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return (bits >> 16) | 0x40  # keep NaN a (quiet) NaN
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class Packer:
+    """Packs one kernel's arguments into a `void*[]` the driver reads at launch.
+
+    Built once per loaded kernel from its signature (`*fp32`, `i32`, `fp16`, ...). Pointers are
+    64-bit device addresses (ints), `i1` one byte, other scalars their width. `pack(values)` is
+    one `struct.pack_into` and returns the address to give the launch call as kernelParams. The
+    buffer is reused: launches from several threads at once need one Packer each. Backends
+    subclass it to name their kind of kernel in errors (`kernel_kind`).
+    """
+
+    kernel_kind: ClassVar[str] = "a GPU kernel"
+
+    def __init__(self, signature: Sequence[str], names: Sequence[str] | None = None):
+        self.signature = tuple(signature)
+        self.names = tuple(names) if names else tuple(f"arg{i}" for i in range(len(signature)))
+        codes = [
+            self._code(kind, name) for kind, name in zip(self.signature, self.names, strict=True)
+        ]
+        self._struct = struct.Struct(
+            "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
+        )
+        self._convert = tuple(
+            (i, float_to_bf16_bits) for i, kind in enumerate(self.signature) if kind == "bf16"
+        )
+        size = max(self._struct.size, SLOT)
+        self._buffer = (ctypes.c_uint64 * (size // SLOT))()  # 8-byte aligned
+        base = ctypes.addressof(self._buffer)
+        count = len(codes)
+        self._pointers = (ctypes.c_void_p * max(count, 1))(*(base + SLOT * i for i in range(count)))
+        self.address = ctypes.addressof(self._pointers) if count else 0
+        self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
+        self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
+
+    @classmethod
+    def _code(cls, kind: str, name: str) -> str:
+        if kind.startswith("*"):
+            return "Q"
+        code = SCALAR_FORMATS.get(kind)
+        if code is None:
+            raise TypeError(
+                f"parameter '{name}' has type {kind!r}, which tilec cannot pass to {cls.kernel_kind}; "
+                f"use a pointer (*T) or one of {', '.join(SCALAR_FORMATS)}"
+            )
+        return code
+
+    def pack(self, values: Sequence[Any]) -> int:
+        """Write `values` (device addresses for pointers) into the buffer; return kernelParams."""
+        if self._convert:
+            values = list(values)
+            for i, convert in self._convert:
+                values[i] = convert(values[i])
+        try:
+            self._pack(*values)
+        except struct.error:
+            raise self._explain(values) from None
+        return self.address
+
+    def unpack(self) -> tuple:
+        """The values in the buffer (bf16 as bits): what the kernel will receive."""
+        return self._struct.unpack_from(self._buffer, 0)
+
+    def _explain(self, values: Sequence[Any]) -> TypeError:
+        if len(values) != len(self.signature):
+            return TypeError(f"expected {len(self.signature)} arguments; got {len(values)}")
+        for name, kind, value in zip(self.names, self.signature, values, strict=True):
+            try:
+                struct.pack("<" + self._code(kind, name), value)
+            except struct.error as error:
+                what = "a device address (int)" if kind.startswith("*") else kind
+                return TypeError(
+                    f"argument '{name}' ({kind}): cannot pass {value!r} as {what}: {error}"
+                )
+        return TypeError("could not pack the kernel arguments")
