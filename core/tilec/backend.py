@@ -154,3 +154,112 @@ class Backend:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self.name}' {self.version}>"
+
+
+class GpuBackend(Backend):
+    """A backend that compiles through the core's layouts (gir) and LLVM lowering (llir).
+
+    What differs between GPU vendors is data and a few methods (tinygrad's renderers are the
+    model): the `targets`, the lanes of a warp and the shared memory of each target, the
+    `TargetInfo` the lowering uses and the device's own target. The stages after `llir` (PTX and
+    cubin, amdgcn and hsaco) and the driver side stay the subclass's.
+    """
+
+    targets: ClassVar[tuple[str, ...]] = ()
+    example_target: ClassVar[str] = ""
+    shared_memory_name: ClassVar[str] = "shared memory"
+
+    def lanes(self, target: str) -> int:
+        """Threads of a warp (wavefront) on `target`."""
+        raise NotImplementedError
+
+    def shared_memory_bytes(self, target: str) -> int:
+        """Shared memory (LDS) one block may use on `target`."""
+        raise NotImplementedError
+
+    def target_info(self, target: str, options: BackendOptions) -> Any:
+        """The `tilec.lowering.target.TargetInfo` for `target` and `options`."""
+        raise NotImplementedError
+
+    def device_target(self) -> tuple[str, str | None]:
+        """The current device's architecture name and the entry of `targets` to compile for
+        it (None where there is none). Called only when the backend is available."""
+        raise NotImplementedError
+
+    def layout_rules(self, target: str) -> Any:
+        from tilec.layout import LayoutRules
+
+        if target not in self.targets:
+            raise ValueError(
+                f"unsupported {self.name} target {target!r}; choose one of {', '.join(self.targets)}"
+            )
+        return LayoutRules(
+            threads_per_warp=self.lanes(target),
+            max_vector_bytes=16,
+            shared_memory_bytes=self.shared_memory_bytes(target),
+            default_num_warps=4,
+        )
+
+    def resolve_target(self, options: Any) -> str:
+        """The architecture to compile for: the `target` option, else the current device's."""
+        if options.target is not None:
+            return options.target
+        availability = self.is_available()
+        if not availability:
+            raise RuntimeError(
+                f"the {self.name} backend needs a target to compile without a device: pass "
+                f"target={self.example_target!r} (one of {', '.join(self.targets)}); "
+                f"{availability.reason}"
+            )
+        arch, target = self.device_target()
+        if target is None:
+            raise RuntimeError(
+                f"the device's architecture {arch} is not one tilec compiles for "
+                f"({', '.join(self.targets)}); pass target= explicitly"
+            )
+        return target
+
+    def hash(self, options: Any = None) -> str:
+        """As `Backend.hash`, plus the device's target when the options leave it open."""
+        options = options or self.parse_options()
+        if options.target is None and self.is_available():
+            options = attrs.evolve(options, target=self.device_target()[1])
+        return super().hash(options)
+
+    def make_gir(self, module: Any, metadata: dict[str, Any], options: Any) -> Any:
+        """The `gir` stage: layouts for the target's lanes and `num_warps`; other backends'
+        gir passes stay out of the pipeline."""
+        from tilec.layout import GpuTarget, to_gir
+        from tilec.passes.manager import other_backend_origins
+        from tilec.plugin.manager import load_backends
+
+        arch = metadata["target"] = self.resolve_target(options)
+        context = metadata.get("_context")
+        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
+        skip = other_backend_origins(self, load_backends())
+        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
+        return module
+
+    def make_llir(self, module: Any, metadata: dict[str, Any], options: Any) -> str:
+        """The `llir` stage: the core lowering with this backend's `TargetInfo`; the launch facts
+        (warps, shared memory, parameters, written pointers) go into `metadata`."""
+        from tilec.lowering import lower_module
+
+        arch = metadata["target"]
+        lowered = lower_module(module, self.target_info(arch, options), metadata["name"])
+        limit = self.shared_memory_bytes(arch)
+        if lowered.shared_bytes > limit:
+            raise RuntimeError(
+                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of "
+                f"{self.shared_memory_name}, more than the {limit} a block may use on {arch} "
+                f"(num_warps={options.num_warps}); use smaller blocks"
+            )
+        metadata.update(
+            num_warps=lowered.num_warps,
+            threads_per_warp=lowered.threads_per_warp,
+            shared_bytes=lowered.shared_bytes,
+            params=list(lowered.params),
+            written=list(lowered.written),
+            kernel=lowered.name,
+        )
+        return lowered.llvm_ir

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -334,6 +335,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise UserError(f"{err} (give it with --signature or --constexpr)") from None
     except ValueError as err:  # a bad option value or target, named by the backend
         raise UserError(str(err)) from None
+    except RuntimeError as err:  # no target and no device; a code generator's diagnostic
+        raise UserError(re.sub(r"pass target='(\w+)'", r"pass --target \1", str(err))) from None
     if timing is not None:
         timing.print_report(sys.stderr)
     if args.emit not in compiled.asm:

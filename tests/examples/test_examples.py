@@ -1,6 +1,7 @@
 """The examples through `tilec run` and `tilec compile`, each as a subprocess."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,28 @@ def test_compile_bad_input_is_a_clear_error(tilec, target, signature, message):
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("tilec compile: error: ")
     assert message in result.stderr
+
+
+def test_compile_for_nvidia_emits_ptx_and_writes_the_cubin(tilec, tmp_path):
+    common = ("compile", "examples/vector_add.py:add_kernel", "--signature", ADD_SIGNATURE,
+              "--constexpr", "BLOCK_SIZE=1024", "--backend", "nvidia", "--target", "sm_90",
+              "--divisibility", "x_ptr,y_ptr,output_ptr,n_elements")  # fmt: skip
+    result = tilec(*common, "--emit", "ptx")
+    assert result.returncode == 0, result.stderr
+    assert ".target sm_90" in result.stdout and "ld.global.v4" in result.stdout
+    binary = tilec(*common, "--emit", "cubin")
+    assert binary.returncode == 1 and "-o FILE" in binary.stderr
+    if shutil.which("ptxas") or os.environ.get("TILEC_PTXAS"):
+        written = tilec(*common, "--emit", "cubin", "-o", str(tmp_path / "k.cubin"))
+        assert written.returncode == 0, written.stderr
+        assert (tmp_path / "k.cubin").read_bytes()[:4] == b"\x7fELF"
+
+
+def test_compile_without_target_or_device_says_what_to_pass(tilec):
+    line = next(x for x in tilec("backends").stdout.splitlines() if x.startswith("nvidia"))
+    if line.split()[1] == "available":
+        pytest.skip("an NVIDIA device is present: the target comes from it")
+    result = tilec("compile", "examples/vector_add.py:add_kernel", "--signature", ADD_SIGNATURE,
+                   "--constexpr", "BLOCK_SIZE=1024", "--backend", "nvidia", "--emit", "ptx")  # fmt: skip
+    assert result.returncode == 1
+    assert "pass --target sm_90" in result.stderr and "Traceback" not in result.stderr

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import Availability, Backend, BackendOptions, int_in_range, one_of
+from tilec.backend import Availability, BackendOptions, GpuBackend, int_in_range, one_of
 from tilec_amd import __version__
 
 TARGETS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201")
@@ -43,101 +43,44 @@ class AmdOptions(BackendOptions):
     """LLVM's optimization level for the kernel."""
 
 
-class AmdBackend(Backend):
+class AmdBackend(GpuBackend):
+    targets = TARGETS
+    example_target = "gfx942"
+    shared_memory_name = "LDS (shared memory)"
     name = "amd"
     version = __version__
     options_class = AmdOptions
 
     # Compiler side ---------------------------------------------------------------------------
 
-    def layout_rules(self, target: str) -> Any:
-        from tilec.layout import LayoutRules
+    def lanes(self, target: str) -> int:
+        return LANES[target]
 
-        if target not in TARGETS:
-            raise ValueError(f"unsupported AMD target {target!r}; choose one of {TARGETS}")
-        return LayoutRules(
-            threads_per_warp=LANES[target],
-            max_vector_bytes=16,
-            shared_memory_bytes=LDS_BYTES[target],
-            default_num_warps=4,
-        )
+    def shared_memory_bytes(self, target: str) -> int:
+        return LDS_BYTES[target]
 
-    def resolve_target(self, options: AmdOptions) -> str:
-        """The arch to compile for: the `target` option, else the current device's."""
-        if options.target is not None:
-            return options.target
-        availability = self.is_available()
-        if not availability:
-            raise RuntimeError(
-                "the amd backend needs a target to compile without a device: pass "
-                f"target='gfx942' (one of {', '.join(TARGETS)}); {availability.reason}"
-            )
-        from tilec_amd.driver import get_driver
-
-        properties = get_driver().properties
-        if properties.target is None:
-            raise RuntimeError(
-                f"the device's architecture {properties.arch} is not one tilec compiles for "
-                f"({', '.join(TARGETS)})"
-            )
-        return properties.target
-
-    def hash(self, options: AmdOptions | None = None) -> str:
-        """As `Backend.hash`, plus the device's arch when the options leave the target open."""
-        options = options or self.parse_options()
-        if options.target is None and self.is_available():
-            from tilec_amd.driver import get_driver
-
-            options = attrs.evolve(options, target=get_driver().properties.target)
-        return super().hash(options)
-
-    def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
-        objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
-        stages["gir"] = lambda src, metadata: self._make_gir(src, metadata, options)
-        stages["llir"] = lambda src, metadata: self._make_llir(src, metadata, options)
-        stages["amdgcn"] = lambda src, metadata: self._make_amdgcn(src, metadata, options, objects)
-        stages["hsaco"] = lambda src, metadata: self._make_hsaco(metadata, objects)
-
-    def _make_gir(self, module: Any, metadata: dict[str, Any], options: AmdOptions) -> Any:
-        from tilec.layout import GpuTarget, to_gir
-        from tilec.passes.manager import other_backend_origins
-        from tilec.plugin.manager import load_backends
-
-        arch = metadata["target"] = self.resolve_target(options)
-        context = metadata.get("_context")
-        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
-        skip = other_backend_origins(self, load_backends())
-        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
-        return module
-
-    def _make_llir(self, module: Any, metadata: dict[str, Any], options: AmdOptions) -> str:
-        from tilec.lowering import lower_module
+    def target_info(self, target: str, options: Any) -> Any:
         from tilec_amd.target_info import AmdTargetInfo
 
-        arch = metadata["target"]
-        target_info = AmdTargetInfo(
-            arch,
-            LANES[arch],
+        return AmdTargetInfo(
+            target,
+            LANES[target],
             waves_per_eu=options.waves_per_eu,
             code_object_version=options.code_object_version,
         )
-        lowered = lower_module(module, target_info, metadata["name"])
-        limit = LDS_BYTES[arch]
-        if lowered.shared_bytes > limit:
-            raise RuntimeError(
-                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of LDS (shared memory), "
-                f"more than the {limit} an {arch} work-group may use (num_warps="
-                f"{options.num_warps}); use smaller blocks"
-            )
-        metadata.update(
-            num_warps=lowered.num_warps,
-            threads_per_warp=lowered.threads_per_warp,
-            shared_bytes=lowered.shared_bytes,
-            params=list(lowered.params),
-            written=list(lowered.written),
-            kernel=lowered.name,
-        )
-        return lowered.llvm_ir
+
+    def device_target(self) -> tuple[str, str | None]:
+        from tilec_amd.driver import get_driver
+
+        properties = get_driver().properties
+        return properties.arch, properties.target
+
+    def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
+        objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
+        stages["gir"] = lambda src, metadata: self.make_gir(src, metadata, options)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
+        stages["amdgcn"] = lambda src, metadata: self._make_amdgcn(src, metadata, options, objects)
+        stages["hsaco"] = lambda src, metadata: self._make_hsaco(metadata, objects)
 
     def _make_amdgcn(
         self, llvm_ir: str, metadata: dict[str, Any], options: AmdOptions, objects: dict

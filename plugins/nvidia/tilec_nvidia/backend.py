@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import Availability, Backend, BackendOptions, one_of
+from tilec.backend import Availability, BackendOptions, GpuBackend, one_of
 from tilec_nvidia import __version__
 
 TARGETS = (
@@ -37,7 +37,9 @@ class NvidiaOptions(BackendOptions):
     """LLVM's optimization level for the kernel."""
 
 
-class NvidiaBackend(Backend):
+class NvidiaBackend(GpuBackend):
+    targets = TARGETS
+    example_target = "sm_90"
     name = "nvidia"
     version = __version__
     options_class = NvidiaOptions
@@ -45,91 +47,31 @@ class NvidiaBackend(Backend):
 
     # Compiler side ---------------------------------------------------------------------------
 
-    def layout_rules(self, target: str) -> Any:
-        from tilec.layout import LayoutRules
+    def lanes(self, target: str) -> int:
+        return self.threads_per_warp
 
-        return LayoutRules(
-            threads_per_warp=self.threads_per_warp,
-            max_vector_bytes=16,
-            shared_memory_bytes=SHARED_MEMORY_BYTES[target],
-            default_num_warps=4,
-        )
+    def shared_memory_bytes(self, target: str) -> int:
+        return SHARED_MEMORY_BYTES[target]
 
-    def resolve_target(self, options: NvidiaOptions) -> str:
-        """The arch to compile for: the `target` option, else the current device's."""
-        if options.target is not None:
-            return options.target
-        availability = self.is_available()
-        if not availability:
-            raise RuntimeError(
-                "the nvidia backend needs a target to compile without a device: pass "
-                f"target='sm_90' (one of {', '.join(TARGETS)}); {availability.reason}"
-            )
+    def target_info(self, target: str, options: Any) -> Any:
+        from tilec_nvidia.target_info import NvidiaTargetInfo
+
+        return NvidiaTargetInfo(target, self.threads_per_warp)
+
+    def device_target(self) -> tuple[str, str | None]:
         from tilec_nvidia.driver import get_driver
 
         properties = get_driver().properties
-        target = properties.target
-        if target is None:
-            raise RuntimeError(
-                f"the device's compute capability {properties.arch} is not one tilec compiles "
-                f"for ({', '.join(TARGETS)}); pass target= explicitly"
-            )
-        return target
-
-    def hash(self, options: NvidiaOptions | None = None) -> str:
-        """As `Backend.hash`, plus the device's arch when the options leave the target open."""
-        options = options or self.parse_options()
-        if options.target is None and self.is_available():
-            from tilec_nvidia.driver import get_driver
-
-            options = attrs.evolve(options, target=get_driver().properties.target)
-        return super().hash(options)
+        return properties.arch, properties.target
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas
 
-        stages["gir"] = lambda src, metadata: self._make_gir(src, metadata, options)
-        stages["llir"] = lambda src, metadata: self._make_llir(src, metadata, options)
+        stages["gir"] = lambda src, metadata: self.make_gir(src, metadata, options)
+        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
         stages["ptx"] = lambda src, metadata: self._make_ptx(src, metadata, options)
         if find_ptxas() is not None:
             stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
-
-    def _make_gir(self, module: Any, metadata: dict[str, Any], options: NvidiaOptions) -> Any:
-        from tilec.layout import GpuTarget, to_gir
-
-        arch = metadata["target"] = self.resolve_target(options)
-        context = metadata.get("_context")
-        from tilec.passes.manager import other_backend_origins
-        from tilec.plugin.manager import load_backends
-
-        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
-        skip = other_backend_origins(self, load_backends())
-        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
-        return module
-
-    def _make_llir(self, module: Any, metadata: dict[str, Any], options: NvidiaOptions) -> str:
-        from tilec.lowering import lower_module
-        from tilec_nvidia.target_info import NvidiaTargetInfo
-
-        arch = metadata["target"]
-        target_info = NvidiaTargetInfo(arch, self.threads_per_warp)
-        lowered = lower_module(module, target_info, metadata["name"])
-        limit = SHARED_MEMORY_BYTES[arch]
-        if lowered.shared_bytes > limit:
-            raise RuntimeError(
-                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of shared memory, more "
-                f"than the {limit} an {arch} block may use (num_warps={options.num_warps}); use "
-                "smaller blocks"
-            )
-        metadata.update(
-            num_warps=lowered.num_warps,
-            threads_per_warp=lowered.threads_per_warp,
-            shared_bytes=lowered.shared_bytes,
-            params=list(lowered.params),
-            written=list(lowered.written),
-            kernel=lowered.name,
-        )
-        return lowered.llvm_ir
 
     def _make_ptx(self, llvm_ir: str, metadata: dict[str, Any], options: NvidiaOptions) -> str:
         from tilec_nvidia.codegen import llir_to_ptx
