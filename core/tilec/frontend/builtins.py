@@ -9,8 +9,8 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.semantics import Semantics
-from tilec.ir.attributes import IntegerAttr, StringAttr
-from tilec.ir.core import Block, Value
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
 from tilec.language import constexpr, dtype
 
@@ -369,10 +369,35 @@ class Builtins(ReductionsMixin):
         return self.sem.expand_dims(self.value(x), _const(axis, "axis"))
 
     def tl_multiple_of(self, x: Any, values: Any) -> Any:
-        return x
+        """Promise that `x`'s values are multiples of `values` (per dimension): an op attribute
+        `tile.divisibility` the axis-info analysis (and so vectorization) reads."""
+        return self._hint(x, values, "tile.divisibility", "tl.multiple_of")
 
     def tl_max_contiguous(self, x: Any, values: Any) -> Any:
-        return x
+        """Promise runs of `values` consecutive values in `x` (per dimension): `tile.contiguity`."""
+        return self._hint(x, values, "tile.contiguity", "tl.max_contiguous")
+
+    def _hint(self, x: Any, values: Any, key: str, where: str) -> Any:
+        tensor = self.value(x)
+        hint = _const(values, f"{where}'s values")
+        hint = [hint] if isinstance(hint, int) else list(hint)
+        rank = max(len(tensor.shape), 1)
+        if (
+            not hint
+            or len(hint) not in (1, rank)
+            or not all(isinstance(v, int) and v > 0 for v in hint)
+        ):
+            raise UserError(
+                f"{where} takes a positive int or one per dimension ({rank}); got {values!r}"
+            )
+        owner = tensor.value.owner
+        if isinstance(owner, Operation):  # a function argument carries its own attributes
+            owner.attributes[key] = (
+                IntegerAttr(hint[0])
+                if len(hint) == 1
+                else ArrayAttr([IntegerAttr(v) for v in hint])
+            )
+        return tensor
 
     def tl_static_assert(self, condition: Any, message: Any = "") -> None:
         if not _const(condition, "tl.static_assert's condition"):
