@@ -277,6 +277,17 @@ class LoweringContext:
         return [self.get(v) for v in terminator.operands]
 
 
+def call_intrinsic(
+    builder: ir.IRBuilder, name: str, ret: ir.Type, args: Sequence[ir.Value]
+) -> ir.Value:
+    """Call the intrinsic (or function) `name` returning `ret`, declaring it on first use."""
+    module = builder.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
+    return builder.call(fn, list(args))
+
+
 def element_type(t: Type) -> Type:
     return t.element_type if isinstance(t, TensorType) else t
 
@@ -304,6 +315,7 @@ __all__ = [
     "LTensor",
     "LoweringContext",
     "LoweringError",
+    "call_intrinsic",
     "layout_of",
     "llvm_type",
     "lowers",

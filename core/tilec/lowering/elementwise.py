@@ -23,6 +23,7 @@ from tilec.lowering.context import (
     LoweringError,
     LTensor,
     _where,
+    call_intrinsic,
     llvm_type,
     lowers,
 )
@@ -99,15 +100,12 @@ def _remf(ctx: LoweringContext, op: Operation) -> None:
     t = element_type(op.results[0].type)
     ty = llvm_type(t, ctx.target)
     f64 = ir.DoubleType()
-    copysign = ctx.module.declare_intrinsic(
-        "llvm.copysign", [f64], ir.FunctionType(f64, [f64, f64])
-    )
     narrow = isinstance(t, FloatType) and t.name != "f64"
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
         if narrow:
             x, y = b.fpext(x, f64), b.fpext(y, f64)
-        remainder = b.call(copysign, [b.frem(x, y), x])
+        remainder = call_intrinsic(b, "llvm.copysign.f64", f64, [b.frem(x, y), x])
         return b.fptrunc(remainder, ty) if narrow else remainder
 
     map_registers(ctx, op, emit)
@@ -198,17 +196,6 @@ def _minmax_float(ctx: LoweringContext, op: Operation) -> None:
         )
 
     map_registers(ctx, op, emit)
-
-
-def call_intrinsic(
-    builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Value]
-) -> ir.Value:
-    """Call the intrinsic (or function) `name`, declaring it on first use."""
-    module = builder.module
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
-    return builder.call(fn, args)
 
 
 # Comparisons and select ------------------------------------------------------------------------

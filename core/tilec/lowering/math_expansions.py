@@ -29,6 +29,8 @@ from functools import cache
 
 from llvmlite import ir
 
+from tilec.lowering.context import call_intrinsic
+
 F32, F64, I64 = ir.FloatType(), ir.DoubleType(), ir.IntType(64)
 
 _PI = Fraction(
@@ -127,12 +129,7 @@ class Emit:
 
     def call(self, name: str, *args: ir.Value) -> ir.Value:
         suffix = "f64" if self.t == F64 else "f32"
-        module = self.b.module
-        full = f"llvm.{name}.{suffix}"
-        fn = module.globals.get(full) or ir.Function(
-            module, ir.FunctionType(self.t, [self.t] * len(args)), full
-        )
-        return self.b.call(fn, list(args))
+        return call_intrinsic(self.b, f"llvm.{name}.{suffix}", self.t, args)
 
     def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         return self.call("fma", a, b, c)

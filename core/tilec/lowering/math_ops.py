@@ -15,7 +15,16 @@ from llvmlite import ir
 
 from tilec.ir.core import Operation
 from tilec.ir.types import element_type
-from tilec.lowering.context import F32, F64, I1, LoweringContext, LoweringError, _where, lowers
+from tilec.lowering.context import (
+    F32,
+    F64,
+    I1,
+    LoweringContext,
+    LoweringError,
+    _where,
+    call_intrinsic,
+    lowers,
+)
 from tilec.lowering.elementwise import map_registers
 from tilec.lowering.math_expansions import F64_FUNCTIONS, erf_f32, tanh_f32
 from tilec.lowering.target import TargetInfo
@@ -43,7 +52,7 @@ def _generic(
 ) -> ir.Value:
     ty = F64 if dtype == "f64" else F32
     if name in LLVM_INTRINSICS:
-        return _intrinsic(b, f"llvm.{LLVM_INTRINSICS[name]}.{dtype}", ty, args)
+        return call_intrinsic(b, f"llvm.{LLVM_INTRINSICS[name]}.{dtype}", ty, args)
     (x,) = args
     if name == "rsqrt":
         return b.fdiv(ir.Constant(ty, 1.0), math_value(b, target, "sqrt", [x], dtype))
@@ -58,14 +67,6 @@ def _generic(
     if name == "tanh":
         return tanh_f32(b, x, exp)
     return b.fptrunc(F64_FUNCTIONS[name](b, b.fpext(x, F64)), F32)
-
-
-def _intrinsic(b: ir.IRBuilder, name: str, ty: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
-    module = b.module
-    fn = module.globals.get(name) or ir.Function(
-        module, ir.FunctionType(ty, [a.type for a in args]), name
-    )
-    return b.call(fn, list(args))
 
 
 @lowers(*(f"math.{name}" for name in FLOAT_FUNCTIONS))
@@ -87,7 +88,7 @@ def _absi(ctx: LoweringContext, op: Operation) -> None:
 
     def emit(x: ir.Value) -> ir.Value:
         # `llvm.abs` with is_int_min_poison = false: the minimum wraps to itself, as in LLVM.
-        return _intrinsic(b, f"llvm.abs.i{x.type.width}", x.type, [x, ir.Constant(I1, 0)])
+        return call_intrinsic(b, f"llvm.abs.i{x.type.width}", x.type, [x, ir.Constant(I1, 0)])
 
     map_registers(ctx, op, emit)
 

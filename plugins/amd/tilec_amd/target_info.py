@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
-from tilec.lowering.context import BF16, F16, F32, F64, I32
+from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -76,18 +76,6 @@ def string_attribute(key: str, value: str) -> str:
     return f'"{key}"="{value}"'
 
 
-def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    return ir.Function(module, ir.FunctionType(ret, list(args)), name)
-
-
-def _call(builder: ir.IRBuilder, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
-    fn = _intrinsic(builder.module, name, ret, [a.type for a in args])
-    return builder.call(fn, list(args))
-
-
 class AmdTargetInfo(TargetInfo):
     """`llvm.amdgcn.*` intrinsics and the `amdgpu_kernel` ABI for `amdgcn-amd-amdhsa`."""
 
@@ -133,16 +121,16 @@ class AmdTargetInfo(TargetInfo):
     # Ids ---------------------------------------------------------------------------------------
 
     def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
-        return _call(builder, "llvm.amdgcn.workitem.id.x", I32, [])
+        return call_intrinsic(builder, "llvm.amdgcn.workitem.id.x", I32, [])
 
     def block_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
-        return _call(builder, f"llvm.amdgcn.workgroup.id.{'xyz'[axis]}", I32, [])
+        return call_intrinsic(builder, f"llvm.amdgcn.workgroup.id.{'xyz'[axis]}", I32, [])
 
     def num_blocks(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
         """The grid in work-groups: the dispatch packet's grid size (in work-items) divided by
         the work-group size (blocks are one-dimensional: y and z are work-groups already)."""
         packet_type = ir.PointerType(addrspace=CONSTANT_ADDRESS_SPACE)
-        packet = _call(builder, "llvm.amdgcn.dispatch.ptr", packet_type, [])
+        packet = call_intrinsic(builder, "llvm.amdgcn.dispatch.ptr", packet_type, [])
         i8 = ir.IntType(8)
         offset = DISPATCH_GRID_SIZE + 4 * axis
         grid_ptr = builder.gep(packet, [I32(offset)], inbounds=True, source_etype=i8)
@@ -157,22 +145,22 @@ class AmdTargetInfo(TargetInfo):
 
     def barrier(self, builder: ir.IRBuilder) -> None:
         builder.fence("release", "workgroup")
-        _call(builder, "llvm.amdgcn.s.barrier", ir.VoidType(), [])
+        call_intrinsic(builder, "llvm.amdgcn.s.barrier", ir.VoidType(), [])
         builder.fence("acquire", "workgroup")
 
     def lane_id(self, builder: ir.IRBuilder) -> ir.Value:
         """The lane within the wavefront (`mbcnt` of all lanes below this one)."""
-        low = _call(builder, "llvm.amdgcn.mbcnt.lo", I32, [I32(-1), I32(0)])
+        low = call_intrinsic(builder, "llvm.amdgcn.mbcnt.lo", I32, [I32(-1), I32(0)])
         if self.threads_per_warp == 32:
             return low
-        return _call(builder, "llvm.amdgcn.mbcnt.hi", I32, [I32(-1), low])
+        return call_intrinsic(builder, "llvm.amdgcn.mbcnt.hi", I32, [I32(-1), low])
 
     def _bpermute(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         if value.type not in (F32, I32):
             raise TypeError(f"shuffles take i32 or f32 values, got {value.type}")
         data = builder.bitcast(value, I32) if value.type == F32 else value
         address = builder.shl(lane, I32(2))
-        result = _call(builder, "llvm.amdgcn.ds.bpermute", I32, [address, data])
+        result = call_intrinsic(builder, "llvm.amdgcn.ds.bpermute", I32, [address, data])
         return builder.bitcast(result, F32) if value.type == F32 else result
 
     def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
@@ -199,12 +187,12 @@ class AmdTargetInfo(TargetInfo):
         if dtype == "bf16":
             return self._through_f32(builder, name, args, ty)
         if name in _GENERIC:
-            return _call(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+            return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64":
             if name == "sqrt":
-                return _call(builder, "llvm.sqrt.f64", F64, args)
+                return call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
             if name == "rsqrt":
-                return builder.fdiv(F64(1.0), _call(builder, "llvm.sqrt.f64", F64, args))
+                return builder.fdiv(F64(1.0), call_intrinsic(builder, "llvm.sqrt.f64", F64, args))
             return None
         if dtype == "f16":
             return self._through_f32(builder, name, args, ty)
@@ -221,11 +209,11 @@ class AmdTargetInfo(TargetInfo):
         (x, *_) = args
         intrinsic = _F32_INTRINSICS.get(name)
         if intrinsic is not None:
-            return _call(builder, f"{intrinsic}.f32", F32, [x])
+            return call_intrinsic(builder, f"{intrinsic}.f32", F32, [x])
         if name == "exp":
-            return _call(builder, "llvm.exp2.f32", F32, [builder.fmul(x, F32(LOG2E))])
+            return call_intrinsic(builder, "llvm.exp2.f32", F32, [builder.fmul(x, F32(LOG2E))])
         if name == "log":
-            return builder.fmul(_call(builder, "llvm.log2.f32", F32, [x]), F32(LN2))
+            return builder.fmul(call_intrinsic(builder, "llvm.log2.f32", F32, [x]), F32(LN2))
         return None
 
     def printf(
@@ -245,7 +233,7 @@ class AmdTargetInfo(TargetInfo):
         )
 
     def trap(self, builder: ir.IRBuilder) -> None:
-        _call(builder, "llvm.trap", ir.VoidType(), [])
+        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
 
 
 __all__ = ["DATA_LAYOUT", "TRIPLE", "AmdTargetInfo", "StringFunctionAttributes"]

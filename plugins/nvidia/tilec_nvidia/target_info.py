@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from tilec.lowering.context import BF16, F16, F32, F64, I32
+from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -45,18 +45,6 @@ _LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 @functools.cache
 def _llvm_major() -> int:
     return llvm.llvm_version_info[0]
-
-
-def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    return ir.Function(module, ir.FunctionType(ret, list(args)), name)
-
-
-def _call(builder: ir.IRBuilder, name: str, ret: ir.Type, args: Sequence[ir.Value]) -> ir.Value:
-    fn = _intrinsic(builder.module, name, ret, [a.type for a in args])
-    return builder.call(fn, list(args))
 
 
 class NvidiaTargetInfo(TargetInfo):
@@ -99,21 +87,21 @@ class NvidiaTargetInfo(TargetInfo):
     # Ids ---------------------------------------------------------------------------------------
 
     def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
-        return _call(builder, "llvm.nvvm.read.ptx.sreg.tid.x", I32, [])
+        return call_intrinsic(builder, "llvm.nvvm.read.ptx.sreg.tid.x", I32, [])
 
     def block_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
-        return _call(builder, f"llvm.nvvm.read.ptx.sreg.ctaid.{'xyz'[axis]}", I32, [])
+        return call_intrinsic(builder, f"llvm.nvvm.read.ptx.sreg.ctaid.{'xyz'[axis]}", I32, [])
 
     def num_blocks(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
-        return _call(builder, f"llvm.nvvm.read.ptx.sreg.nctaid.{'xyz'[axis]}", I32, [])
+        return call_intrinsic(builder, f"llvm.nvvm.read.ptx.sreg.nctaid.{'xyz'[axis]}", I32, [])
 
     # Synchronization and cross-lane exchange ---------------------------------------------------
 
     def barrier(self, builder: ir.IRBuilder) -> None:
         if _llvm_major() < 21:  # older LLVMs (llvmlite < 0.50) know only `barrier0`
-            _call(builder, "llvm.nvvm.barrier0", ir.VoidType(), [])
+            call_intrinsic(builder, "llvm.nvvm.barrier0", ir.VoidType(), [])
             return
-        _call(builder, "llvm.nvvm.barrier.cta.sync.aligned.all", ir.VoidType(), [I32(0)])
+        call_intrinsic(builder, "llvm.nvvm.barrier.cta.sync.aligned.all", ir.VoidType(), [I32(0)])
 
     def _shuffle(
         self, builder: ir.IRBuilder, kind: str, value: ir.Value, lane: ir.Value, clamp: int
@@ -122,7 +110,7 @@ class NvidiaTargetInfo(TargetInfo):
         if value.type not in (F32, I32):
             raise TypeError(f"shuffles take i32 or f32 values, got {value.type}")
         name = f"llvm.nvvm.shfl.sync.{kind}.{suffix}"
-        return _call(builder, name, value.type, [FULL_MASK, value, lane, I32(clamp)])
+        return call_intrinsic(builder, name, value.type, [FULL_MASK, value, lane, I32(clamp)])
 
     def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
         return self._shuffle(builder, "bfly", value, I32(lane_mask), self.threads_per_warp - 1)
@@ -144,18 +132,18 @@ class NvidiaTargetInfo(TargetInfo):
         if name in _GENERIC:
             if dtype == "bf16" and self.capability < 80:
                 return self._through_f32(builder, name, args, ty)
-            return _call(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+            return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64" and name == "rsqrt":  # 1 / sqrt.rn: within an ulp, unlike .approx.d
-            root = _call(builder, "llvm.sqrt.f64", F64, args)
+            root = call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
             return builder.fdiv(F64(1.0), root)
         if dtype == "f32" and name == "sqrt":
-            return _call(builder, "llvm.sqrt.f32", F32, args)
+            return call_intrinsic(builder, "llvm.sqrt.f32", F32, args)
         if dtype == "f64":
             if name not in _F64_GENERIC:
                 return None
             intrinsic = _F64_GENERIC[name]
             full = intrinsic if intrinsic.startswith("llvm.nvvm") else f"{intrinsic}.f64"
-            return _call(builder, full, F64, args)
+            return call_intrinsic(builder, full, F64, args)
         if dtype in ("f16", "bf16"):
             return self._through_f32(builder, name, args, ty)
         return self._f32(builder, name, args)
@@ -170,12 +158,12 @@ class NvidiaTargetInfo(TargetInfo):
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args
         if name in _APPROX_F32:
-            return _call(builder, _APPROX_F32[name], F32, [x])
+            return call_intrinsic(builder, _APPROX_F32[name], F32, [x])
         if name == "exp":
             scaled = builder.fmul(x, F32(LOG2E))
-            return _call(builder, _APPROX_F32["exp2"], F32, [scaled])
+            return call_intrinsic(builder, _APPROX_F32["exp2"], F32, [scaled])
         if name == "log":
-            log2 = _call(builder, _APPROX_F32["log2"], F32, [x])
+            log2 = call_intrinsic(builder, _APPROX_F32["log2"], F32, [x])
             return builder.fmul(log2, F32(LN2))
         return None
 
@@ -205,7 +193,7 @@ class NvidiaTargetInfo(TargetInfo):
         builder.call(vprintf, [fmt_ptr, args_ptr])
 
     def trap(self, builder: ir.IRBuilder) -> None:
-        _call(builder, "llvm.trap", ir.VoidType(), [])
+        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
 
 
 def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
