@@ -13,10 +13,17 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from pathlib import Path
 
 import llvmlite.binding as llvm
+
+from tilec.lowering.llvm_codegen import (
+    LLVM_LOCK,
+    InvalidLLVMIR,
+    check_opt_level,
+    optimized_module,
+    target_machine,
+)
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
@@ -34,8 +41,6 @@ LLD_INSTALL_HINT = (
     "/opt/rocm/llvm/bin) or set TILEC_LLD to an ld.lld of version 17 or newer"
 )
 LLD_TIMEOUT_S = 120
-
-_llvm_lock = threading.Lock()
 
 
 class CodegenError(RuntimeError):
@@ -57,19 +62,6 @@ def features(arch: str) -> str:
     return f"+wavefrontsize{ARCHS[check_arch(arch)]}"
 
 
-@functools.cache
-def _initialize_llvm() -> None:
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-
-
-@functools.cache
-def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
-    _initialize_llvm()
-    target = llvm.Target.from_triple(TRIPLE)
-    return target.create_target_machine(cpu=arch, features=features(arch), opt=opt_level)
-
-
 def kernel_names(llvm_ir: str) -> list[str]:
     """The `amdgpu_kernel` functions that `llvm_ir` defines."""
     return re.findall(r"define\s+(?:[\w.]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
@@ -82,20 +74,11 @@ def _describe(llvm_ir: str) -> str:
 
 def _optimized(llvm_ir: str, arch: str, opt_level: int) -> tuple[llvm.TargetMachine, object]:
     check_arch(arch)
-    if opt_level not in (0, 1, 2, 3):
-        raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
-    machine = _target_machine(arch, opt_level)
+    machine = target_machine(TRIPLE, arch, features(arch), check_opt_level(opt_level))
     try:
-        module = llvm.parse_assembly(llvm_ir)
-        module.verify()
-    except RuntimeError as error:
+        module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
+    except InvalidLLVMIR as error:
         raise CodegenError(f"invalid LLVM IR for {_describe(llvm_ir)}:\n{error}") from None
-    module.triple = TRIPLE
-    module.data_layout = str(machine.target_data)
-    if opt_level > 0:
-        tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-        builder = llvm.create_pass_builder(machine, tuning)
-        builder.getModulePassManager().run(module, builder)
     return machine, module
 
 
@@ -107,7 +90,7 @@ def llir_to_amdgcn(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 def compile_llir(llvm_ir: str, arch: str, *, opt_level: int = 3) -> tuple[str, bytes]:
     """Optimize `llvm_ir` once and emit both AMDGCN assembly and a relocatable AMDGPU ELF
     object for `arch` (each from its own copy: code generation changes the module)."""
-    with _llvm_lock:  # llvmlite's global state (targets, contexts) is not thread-safe
+    with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
         machine, module = _optimized(llvm_ir, arch, opt_level)
         try:
             assembly = machine.emit_assembly(module.clone())

@@ -14,12 +14,18 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import warnings
 from pathlib import Path
 
 import attrs
-import llvmlite.binding as llvm
+
+from tilec.lowering.llvm_codegen import (
+    LLVM_LOCK,
+    InvalidLLVMIR,
+    check_opt_level,
+    optimized_module,
+    target_machine,
+)
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
@@ -35,8 +41,6 @@ checks it; importing backend here would make an import cycle once backend import
 PTXAS_ENV = "TILEC_PTXAS"
 SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PTXAS_TIMEOUT_S = 300
-
-_llvm_lock = threading.Lock()
 
 
 class CodegenError(RuntimeError):
@@ -58,19 +62,6 @@ def ptx_features(arch: str) -> str:
     return PTX_FEATURES[check_arch(arch)]
 
 
-@functools.cache
-def _initialize_llvm() -> None:
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-
-
-@functools.cache
-def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
-    _initialize_llvm()
-    target = llvm.Target.from_triple(TRIPLE)
-    return target.create_target_machine(cpu=arch, features=ptx_features(arch), opt=opt_level)
-
-
 def kernel_names(llvm_ir: str) -> list[str]:
     """The `ptx_kernel` functions that `llvm_ir` defines (for error messages and loading)."""
     return re.findall(r"define\s+(?:[\w.]+\s+)*?ptx_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
@@ -87,21 +78,13 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
     Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
     """
     check_arch(arch)
-    if opt_level not in (0, 1, 2, 3):
-        raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
-    with _llvm_lock:  # llvmlite's global state (targets, contexts) is not thread-safe
-        machine = _target_machine(arch, opt_level)
+    check_opt_level(opt_level)
+    with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
+        machine = target_machine(TRIPLE, arch, ptx_features(arch), opt_level)
         try:
-            module = llvm.parse_assembly(llvm_ir)
-            module.verify()
-        except RuntimeError as error:
+            module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
+        except InvalidLLVMIR as error:
             raise CodegenError(f"invalid LLVM IR for {_describe(llvm_ir)}:\n{error}") from None
-        module.triple = TRIPLE
-        module.data_layout = str(machine.target_data)
-        if opt_level > 0:
-            tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-            builder = llvm.create_pass_builder(machine, tuning)
-            builder.getModulePassManager().run(module, builder)
         try:
             return machine.emit_assembly(module)
         except RuntimeError as error:
