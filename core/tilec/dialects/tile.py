@@ -38,6 +38,8 @@ from tilec.ir.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
+    MemoryRead,
+    MemoryWrite,
     Pure,
     ReadOnly,
 )
@@ -352,7 +354,7 @@ class LoadOp(Operation):
     eviction = attr_def(StringAttr, optional=True)
     volatile = attr_def(UnitAttr, optional=True)
     result = result_def()
-    traits = (ReadOnly(),)
+    traits = (ReadOnly(), MemoryRead())
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.result.type, self.mask)
@@ -375,6 +377,7 @@ class StoreOp(Operation):
     mask = operand_def(BOOL_LIKE, optional=True)
     cache = attr_def(StringAttr, optional=True)
     eviction = attr_def(StringAttr, optional=True)
+    traits = (MemoryWrite(),)
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
@@ -402,6 +405,7 @@ class AtomicRMWOp(Operation):
     sem = attr_def(StringAttr)
     scope = attr_def(StringAttr)
     result = result_def(NUMERIC_LIKE)
+    traits = (MemoryRead(), MemoryWrite())
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
@@ -430,6 +434,7 @@ class AtomicCASOp(Operation):
     sem = attr_def(StringAttr)
     scope = attr_def(StringAttr)
     result = result_def(NUMERIC_LIKE)
+    traits = (MemoryRead(), MemoryWrite())
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, None)

@@ -57,6 +57,14 @@ class ReadOnly(Trait):
     """Reads memory but writes none: removable when unused, but never merged or hoisted past writes."""
 
 
+class MemoryRead(Trait):
+    """Reads memory through its pointer operand (`ptr`, the first operand)."""
+
+
+class MemoryWrite(Trait):
+    """Writes memory through its pointer operand (`ptr`, the first operand)."""
+
+
 class RecursivelyPure(Trait):
     """Side effects are exactly those of the nested ops (scf.if, scf.for, scf.while)."""
 
