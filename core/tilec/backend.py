@@ -177,6 +177,10 @@ class GpuBackend(Backend):
         """Shared memory (LDS) one block may use on `target`."""
         raise NotImplementedError
 
+    def mma_instructions(self, target: str) -> tuple[Any, ...]:
+        """The `tilec.layout.rules.MmaInstruction`s `target` has (none by default)."""
+        return ()
+
     def target_info(self, target: str, options: BackendOptions) -> Any:
         """The `tilec.lowering.target.TargetInfo` for `target` and `options`."""
         raise NotImplementedError
@@ -198,6 +202,7 @@ class GpuBackend(Backend):
             max_vector_bytes=16,
             shared_memory_bytes=self.shared_memory_bytes(target),
             default_num_warps=4,
+            mma_instructions=self.mma_instructions(target),
         )
 
     def resolve_target(self, options: Any) -> str:

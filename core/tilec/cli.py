@@ -358,6 +358,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def _gpu_target(args: argparse.Namespace) -> Any:
     """The `GpuTarget` the gir passes of `tilec opt` get: the defaults (32 lanes, 4 warps)
     unless --threads-per-warp, --num-warps or --arch say otherwise."""
+    import attrs
+
     from tilec.layout.rules import GpuTarget, LayoutRules
 
     for flag, value in (
@@ -367,6 +369,16 @@ def _gpu_target(args: argparse.Namespace) -> Any:
         if value is not None and (value < 1 or value & (value - 1)):
             raise UserError(f"{flag} must be a power of two, got {value}")
     rules = LayoutRules(threads_per_warp=args.threads_per_warp or 32)
+    if args.backend:
+        if not args.arch:
+            raise UserError("--backend needs --arch: the architecture whose layout rules to use")
+        backend = _select_backend(args.backend, load_backends())
+        try:
+            rules = backend.layout_rules(args.arch)
+        except ValueError as err:
+            raise UserError(str(err)) from None
+        if args.threads_per_warp is not None:
+            rules = attrs.evolve(rules, threads_per_warp=args.threads_per_warp)
     return GpuTarget(rules, arch=args.arch or "", num_warps=args.num_warps or 4)
 
 
@@ -438,6 +450,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--num-warps", type=int, metavar="N", help="warps of a block for the gir passes (default 4)"
     )
     opt.add_argument("--arch", metavar="NAME", help="the GPU architecture the gir passes target")
+    opt.add_argument(
+        "--backend",
+        metavar="NAME",
+        help="take the gir passes' layout rules (tensor cores, ...) for --arch from backend NAME",
+    )
     opt.add_argument("--locations", action="store_true", help="print source locations")
     opt.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT")
     opt.set_defaults(handler=cmd_opt)

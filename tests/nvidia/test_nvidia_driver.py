@@ -137,7 +137,8 @@ def test_device_target():
     def props(major, minor):
         return DeviceProperties(0, "d", (major, minor), (1, 1, 1), 1024, 1, 1, 1, 1, 32)
 
-    assert props(9, 0).arch == "sm_90" and props(9, 0).target == "sm_90"
+    assert props(9, 0).arch == "sm_90" and props(9, 0).target == "sm_90a"  # wgmma needs 90a
+    assert props(10, 0).target == "sm_100a"
     assert props(8, 6).target == "sm_86"
     assert props(8, 8).target == "sm_87"
     assert props(10, 3).target == "sm_100"

@@ -21,6 +21,7 @@ def test_default_pipeline_order_comes_from_declared_relations():
     ]
     assert [cls.name for cls in manager.pipeline(stages=("gir",))] == [
         "assign-layouts",
+        "accelerate-matmul",
         "remove-layout-conversions",
     ]
     assert [cls.name for cls in manager.pipeline(["dce", "cse", "canonicalize"])] == [

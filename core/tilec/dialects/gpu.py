@@ -44,9 +44,14 @@ def _power_of_two(v: int) -> bool:
     return v > 0 and not v & (v - 1)
 
 
+class LayoutEncodingAttr(DialectAttr):
+    """A register layout: a tensor encoding with a `rank`, `num_warps` and `lanes`, whose
+    thread -> element mapping `tilec.layout.mapping.thread_mapping` knows."""
+
+
 @register_attribute
 @attrs.frozen(repr=False)
-class BlockedEncodingAttr(DialectAttr):
+class BlockedEncodingAttr(LayoutEncodingAttr):
     """`#gpu.blocked<{sizePerThread, threadsPerWarp, warpsPerCTA, order}>` (see the module doc)."""
 
     name: ClassVar[str] = "gpu.blocked"
@@ -121,7 +126,7 @@ class BlockedEncodingAttr(DialectAttr):
 
 @register_attribute
 @attrs.frozen(repr=False)
-class SliceEncodingAttr(DialectAttr):
+class SliceEncodingAttr(LayoutEncodingAttr):
     """`#gpu.slice<{dim = 1, parent = #blocked}>`: the parent layout with dimension `dim` removed."""
 
     name: ClassVar[str] = "gpu.slice"
@@ -157,8 +162,8 @@ class SliceEncodingAttr(DialectAttr):
         dim, parent = params.get("dim"), params.get("parent")
         if not isinstance(dim, IntegerAttr):
             raise ValueError("'dim' must be an integer")
-        if not isinstance(parent, (BlockedEncodingAttr, SliceEncodingAttr)):
-            raise ValueError("'parent' must be a #gpu.blocked or #gpu.slice layout")
+        if not isinstance(parent, LayoutEncodingAttr):
+            raise ValueError("'parent' must be a layout (#gpu.blocked, #gpu.slice, #gpu.mma)")
         if set(params) - {"dim", "parent"}:
             raise ValueError(f"unknown parameter '{sorted(set(params) - {'dim', 'parent'})[0]}'")
         return cls(dim.value, parent)
@@ -169,7 +174,7 @@ LAYOUTS = (BlockedEncodingAttr, SliceEncodingAttr)
 
 def layout_of(value_type: object) -> DialectAttr | None:
     """The layout of a tensor type, or None for scalars and tensors without one."""
-    if isinstance(value_type, TensorType) and isinstance(value_type.encoding, LAYOUTS):
+    if isinstance(value_type, TensorType) and isinstance(value_type.encoding, LayoutEncodingAttr):
         return value_type.encoding
     return None
 

@@ -26,6 +26,7 @@ from functools import lru_cache
 import attrs
 
 from tilec.dialects.gpu import BlockedEncodingAttr, SliceEncodingAttr
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
 
 
 @attrs.frozen
@@ -86,7 +87,8 @@ class ThreadMapping:
 
 
 def thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
-    """The `ThreadMapping` of a `#gpu.blocked` or `#gpu.slice` layout for a tensor `shape`."""
+    """The `ThreadMapping` of a `#gpu.blocked`, `#gpu.slice`, `#gpu.mma` or `#gpu.dot_op` layout
+    for a tensor `shape` (the tensor-core ones are in `tilec.layout.mma_mapping`)."""
     return _thread_mapping(layout, tuple(shape))
 
 
@@ -96,6 +98,12 @@ def _thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
         return _blocked(layout, shape)
     if isinstance(layout, SliceEncodingAttr):
         return _slice(layout, shape)
+    from tilec.layout import mma_mapping  # it builds on this module's classes
+
+    if isinstance(layout, MmaEncodingAttr):
+        return mma_mapping.mma_mapping(layout, shape)
+    if isinstance(layout, DotOperandEncodingAttr):
+        return mma_mapping.dot_operand_mapping(layout, shape)
     raise TypeError(f"no thread mapping for layout {layout}")
 
 

@@ -1,4 +1,4 @@
-"""`tile.dot` -> LLVM IR with FMAs through shared memory (tensor cores come later).
+"""`tile.dot` -> LLVM IR with FMAs through shared memory (a `#gpu.mma` result: `lowering.mma`).
 
 `a` (MxK) and `b` (KxN) may have any layouts: every thread writes the elements it holds to
 shared memory, `a` transposed (`[k][m]`) and `b` as it is (`[k][n]`), so that at one `k` the
@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from tilec.dialects.gpu import layout_of
+from tilec.dialects.gpu_mma import MmaEncodingAttr
 from tilec.ir.core import Operation
 from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
+from tilec.lowering.mma import lower_mma_dot
 from tilec.lowering.reduce import element_bytes, load_slot, store_slot
 
 UNROLL = 8
@@ -30,6 +33,9 @@ UNROLL = 8
 
 @lowers("tile.dot")
 def _dot(ctx: LoweringContext, op: Operation) -> None:
+    if isinstance(layout_of(op.results[0].type), MmaEncodingAttr):
+        lower_mma_dot(ctx, op)  # tensor cores (tilec.lowering.mma)
+        return
     b = ctx.builder
     a, bm, acc = (ctx.get(v) for v in op.operands)
     (m_size, k_size), n_size = a.type.shape, bm.type.shape[1]

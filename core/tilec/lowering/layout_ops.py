@@ -17,11 +17,12 @@ from functools import lru_cache
 
 from llvmlite import ir
 
-from tilec.dialects.gpu import layout_of
+from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.ir.core import Operation
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
+from tilec.lowering.dot_operand import lower_to_dot_operand
 from tilec.lowering.memory import byte_size
 
 
@@ -73,6 +74,8 @@ def _weights(op: Operation) -> tuple[int, ...]:
 
 @lowers("tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.trans", "gpu.convert_layout")
 def _rearrange(ctx: LoweringContext, op: Operation) -> None:
+    if isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
+        return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
     source: LTensor = ctx.get(op.operands[0])
     result_type: TensorType = op.results[0].type  # type: ignore[assignment]
     src_type = source.type

@@ -12,7 +12,7 @@ Thread ids are i32 values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from llvmlite import ir
 
@@ -96,3 +96,28 @@ class TargetInfo:
     def trap(self, builder: ir.IRBuilder) -> None:
         """Abort the kernel (a failed device-side assert)."""
         raise NotImplementedError
+
+    # Tensor cores ------------------------------------------------------------------------------
+
+    def mma(
+        self,
+        builder: ir.IRBuilder,
+        instruction: Any,
+        a: Sequence[ir.Value],
+        b: Sequence[ir.Value],
+        c: Sequence[ir.Value],
+    ) -> list[ir.Value]:
+        """One tensor-core `instruction` (a `tilec.layout.rules.MmaInstruction` the target's
+        layout rules offered) on this lane's fragments, in `#gpu.dot_op` / `#gpu.mma` register
+        order: `a` and `b` are i32 registers, each packing `kWidth` operand elements (the lowest
+        K first), `c` the accumulator elements; returns the result elements (D)."""
+        raise NotImplementedError(f"target {self.arch} has no tensor-core instructions")
+
+    def ldmatrix(
+        self, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
+    ) -> list[ir.Value] | None:
+        """Load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory, lanes
+        `8i..8i+7` giving the row addresses of matrix i (`address`, a shared pointer): as i32
+        registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of each matrix
+        (of its transpose with `transpose`). None where the target has no such instruction."""
+        return None

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 @hookimpl
 def tilec_passes() -> list[type[Pass]]:
     """The core tir passes, and the gir layout passes and analyses."""
+    from tilec.layout.accelerate_matmul import AccelerateMatmul
     from tilec.layout.assign_layouts import AssignLayouts
     from tilec.layout.axis_info import AxisInfoAnalysis
     from tilec.layout.print_axis_info import PrintAxisInfo
@@ -37,6 +38,7 @@ def tilec_passes() -> list[type[Pass]]:
         Inline,
         AxisInfoAnalysis,
         AssignLayouts,
+        AccelerateMatmul,
         RemoveLayoutConversions,
         PrintAxisInfo,
     ]

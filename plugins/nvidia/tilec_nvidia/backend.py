@@ -53,6 +53,11 @@ class NvidiaBackend(GpuBackend):
     def shared_memory_bytes(self, target: str) -> int:
         return SHARED_MEMORY_BYTES[target]
 
+    def mma_instructions(self, target: str) -> tuple[Any, ...]:
+        from tilec_nvidia.capabilities import mma_instructions
+
+        return mma_instructions(target)
+
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
 

@@ -29,6 +29,10 @@ TARGETS_BY_CAPABILITY = (
 )  # fmt: skip
 """The portable (non-`a`) entries of backend.TARGETS by compute capability."""
 
+ARCH_SPECIFIC_TARGETS = {(9, 0): "sm_90a", (10, 0): "sm_100a"}
+"""The architecture-specific entries of backend.TARGETS: a device of exactly this compute
+capability compiles for them (wgmma exists only on sm_90a); their cubins run nowhere else."""
+
 
 class CudaError(RuntimeError):
     """A CUDA driver call failed, or a launch exceeds a device limit."""
@@ -89,9 +93,12 @@ class DeviceProperties:
 
     @property
     def target(self) -> str | None:
-        """The newest portable TARGETS entry whose cubin runs here (same major, minor not above
-        the device's); None where there is none (a PTX target below the device then JITs)."""
+        """The architecture-specific TARGETS entry of exactly this compute capability, else the
+        newest portable one whose cubin runs here (same major, minor not above the device's);
+        None where there is none (a PTX target below the device then JITs)."""
         major, minor = self.compute_capability
+        if (major, minor) in ARCH_SPECIFIC_TARGETS:
+            return ARCH_SPECIFIC_TARGETS[major, minor]
         matches = [t for (ma, mi), t in TARGETS_BY_CAPABILITY if ma == major and mi <= minor]
         return matches[-1] if matches else None
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
 
@@ -194,6 +195,27 @@ class NvidiaTargetInfo(TargetInfo):
 
     def trap(self, builder: ir.IRBuilder) -> None:
         call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
+
+    # Tensor cores (tilec_nvidia.tensor_cores checks each against the arch) ----------------------
+
+    def mma(
+        self,
+        builder: ir.IRBuilder,
+        instruction: MmaInstruction,
+        a: Sequence[ir.Value],
+        b: Sequence[ir.Value],
+        c: Sequence[ir.Value],
+    ) -> list[ir.Value]:
+        from tilec_nvidia.tensor_cores import mma
+
+        return mma(builder, self.arch, instruction, a, b, c)
+
+    def ldmatrix(
+        self, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
+    ) -> list[ir.Value]:
+        from tilec_nvidia.tensor_cores import ldmatrix
+
+        return ldmatrix(builder, self.arch, address, count, transpose)
 
 
 def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:

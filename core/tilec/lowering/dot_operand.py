@@ -1,0 +1,218 @@
+"""`gpu.convert_layout` to a 16-bit `#gpu.dot_op`: through swizzled shared memory and ldmatrix.
+
+Both operands are staged row-major with the last dimension contiguous (A as `[M][K]`, B as
+`[K][N]`) in the shared scratch buffer under `SwizzledTile`'s XOR swizzle: every thread stores
+its source registers, as 16-byte (or narrower) vectors where its layout holds consecutive
+elements along that dimension. After a barrier, each warp reads its fragments with the target's
+`ldmatrix`:
+
+- A, per 16x16 instruction tile, one `x4`: lanes `8q..8q+7` address rows `(q % 2) * 8 + r` and
+  column block `q / 2`, giving `a0..a3` (PTX ISA: lane `l` gets row `l / 4`, elements
+  `2 (l % 4)` and `+1` of each 8x8 matrix);
+- B, per 16x8 tile, `x2.trans` (or one `x4.trans` for two neighbouring N repetitions): lanes
+  address K rows, and the transpose gives lane `l` the K pairs `2 (l % 4)`, `+1` of column
+  `l / 4`, i.e. `b0, b1`.
+
+Elements are numbered as `tilec.layout.mma_mapping` orders them. A target without ldmatrix (the
+hook returns None) reads the same swizzled tile element by element.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr
+from tilec.ir.core import Operation
+from tilec.ir.types import TensorType
+from tilec.layout.mapping import ThreadMapping
+from tilec.lowering.context import I8, I32, LoweringContext, LTensor, memory_type
+from tilec.lowering.memory import byte_size
+from tilec.lowering.swizzle import SwizzledTile
+
+MAX_VECTOR_ELEMENTS = 8
+
+
+def lower_to_dot_operand(ctx: LoweringContext, op: Operation) -> bool:
+    """Lower the conversion `op` if its result is a 16-bit `#gpu.dot_op` of whole instruction
+    tiles; False (nothing emitted) to leave it to the generic conversion."""
+    result_type: TensorType = op.results[0].type  # type: ignore[assignment]
+    layout = result_type.encoding
+    if not isinstance(layout, DotOperandEncodingAttr) or layout.k_width != 2:
+        return False
+    element = memory_type(result_type.element_type, ctx.target)
+    if byte_size(element) != 2 or not _whole_tiles(layout, result_type.shape):
+        return False
+    source: LTensor = ctx.get(op.operands[0])
+    rows, cols = result_type.shape
+    tile = SwizzledTile(rows, cols, 2)
+    b = ctx.builder
+    ctx.target.barrier(b)
+    base = ctx.shared_scratch(tile.nbytes)
+    _store_tile(ctx, source, tile, base, element)
+    ctx.target.barrier(b)
+    mapping = LTensor(result_type, []).mapping
+    if layout.op_idx == 0:
+        values = _read_a(ctx, layout, mapping, tile, base, element)
+    else:
+        values = _read_b(ctx, layout, mapping, tile, base, element)
+    ctx.set(op.results[0], LTensor(result_type, values))
+    return True
+
+
+def _whole_tiles(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) -> bool:
+    rows, cols = shape
+    if layout.op_idx == 0:
+        return rows % 16 == 0 and cols % layout.instr_k == 0
+    return rows % layout.instr_k == 0 and cols % 8 == 0
+
+
+def _address(ctx: LoweringContext, base: ir.Value, offset: ir.Value) -> ir.Value:
+    b = ctx.builder
+    return b.gep(base, [b.mul(offset, I32(2))], source_etype=I8)
+
+
+def _store_tile(
+    ctx: LoweringContext, source: LTensor, tile: SwizzledTile, base: ir.Value, element: ir.Type
+) -> None:
+    """Every thread stores its registers (replicas store the same values as their owners)."""
+    b = ctx.builder
+    mapping = source.mapping
+    vec = 1
+    if mapping.contiguous_dim == 1:
+        vec = max(1, min(mapping.contiguity, MAX_VECTOR_ELEMENTS, tile.chunk_elements))
+    coords = ctx.element_coords(mapping)
+    for first in range(0, len(source.values), vec):
+        row, col = coords[first]
+        address = _address(ctx, base, tile.emit_offset(b, row, col))
+        values = source.values[first : first + vec]
+        if vec == 1:
+            b.store(values[0], address)
+            continue
+        vector_type = ir.VectorType(element, vec)
+        vector: ir.Value = ir.Constant(vector_type, None)
+        for i, value in enumerate(values):
+            vector = b.insert_element(vector, value, I32(i))
+        b.store(vector, address, align=2 * vec)
+
+
+def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.Value:
+    b = ctx.builder
+    if count == 1:
+        return I32(0)
+    return b.mul(b.urem(b.udiv(ctx.warp_id(), I32(div)), I32(count)), I32(scale))
+
+
+def _unpack(ctx: LoweringContext, registers: list[ir.Value], element: ir.Type) -> list[ir.Value]:
+    b = ctx.builder
+    pair = ir.VectorType(element, 2)
+    values = []
+    for register in registers:
+        vector = b.bitcast(register, pair)
+        values.extend(b.extract_element(vector, I32(i)) for i in range(2))
+    return values
+
+
+def _ldmatrix(
+    ctx: LoweringContext,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+    rows: list[ir.Value],
+    cols: list[ir.Value],
+    transpose: bool,
+) -> list[ir.Value]:
+    """The matrices whose row addresses lanes `8q..8q+7` give as (`rows[q]` + lane % 8,
+    `cols[q]`): with ldmatrix, or element by element where the target has none."""
+    b = ctx.builder
+    lane_row = b.urem(ctx.lane_id(), I32(8))
+    lane_group = b.udiv(ctx.lane_id(), I32(8))
+    count = len(rows)
+    row, col = rows[-1], cols[-1]
+    for q in range(count - 2, -1, -1):
+        is_q = b.icmp_unsigned("==", b.urem(lane_group, I32(count)), I32(q))
+        row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
+    row = b.add(row, lane_row)
+    address = _address(ctx, base, tile.emit_offset(b, row, col))
+    registers = ctx.target.ldmatrix(b, address, count, transpose)
+    if registers is not None:
+        return _unpack(ctx, registers, element)
+    return _read_elements(ctx, tile, base, element, rows, cols, transpose)
+
+
+def _read_elements(
+    ctx: LoweringContext,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+    rows: list[ir.Value],
+    cols: list[ir.Value],
+    transpose: bool,
+) -> list[ir.Value]:
+    """What `_ldmatrix` gives, read element by element (lane `l`: row `l / 4`, columns
+    `2 (l % 4)` and `+1` of each matrix, or those of its transpose)."""
+    b = ctx.builder
+    group = b.udiv(ctx.lane_id(), I32(4))
+    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(2))
+    values = []
+    for row0, col0 in zip(rows, cols, strict=True):
+        for i in range(2):
+            if transpose:
+                row, col = b.add(row0, b.add(pair, I32(i))), b.add(col0, group)
+            else:
+                row, col = b.add(row0, group), b.add(col0, b.add(pair, I32(i)))
+            address = _address(ctx, base, tile.emit_offset(b, row, col))
+            values.append(b.load(address, typ=element))
+    return values
+
+
+def _read_a(
+    ctx: LoweringContext,
+    layout: DotOperandEncodingAttr,
+    mapping: ThreadMapping,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+) -> list[ir.Value]:
+    b = ctx.builder
+    m_dim = mapping.dims[0]
+    m_size, k_size = mapping.shape
+    warp_row = _warp_offset(ctx, m_dim.warp_div, m_dim.warp_count, m_dim.warp_scale)
+    tile_m = m_dim.warp_scale * m_dim.warp_count
+    values: list[ir.Value] = []
+    for rm in range(max(1, m_size // tile_m)):
+        start = b.add(warp_row, I32(rm * tile_m))
+        rows = [b.urem(b.add(start, I32(8 * (q % 2))), I32(m_size)) for q in range(4)]
+        for rk in range(k_size // layout.instr_k):
+            cols = [I32(rk * layout.instr_k + 8 * (q // 2)) for q in range(4)]
+            values.extend(_ldmatrix(ctx, tile, base, element, rows, cols, transpose=False))
+    return values
+
+
+def _read_b(
+    ctx: LoweringContext,
+    layout: DotOperandEncodingAttr,
+    mapping: ThreadMapping,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+) -> list[ir.Value]:
+    b = ctx.builder
+    n_dim = mapping.dims[1]
+    k_size, n_size = mapping.shape
+    warp_col = _warp_offset(ctx, n_dim.warp_div, n_dim.warp_count, n_dim.warp_scale)
+    tile_n = n_dim.warp_scale * n_dim.warp_count
+    reps_n, reps_k = max(1, n_size // tile_n), k_size // layout.instr_k
+    per_rep: dict[tuple[int, int], list[ir.Value]] = {}
+    for rn in range(0, reps_n, 2):
+        pair = min(2, reps_n - rn)
+        starts = [b.add(warp_col, I32((rn + j) * tile_n)) for j in range(pair)]
+        cols = [b.urem(starts[q // 2], I32(n_size)) for q in range(2 * pair)]
+        for rk in range(reps_k):
+            rows = [I32(rk * layout.instr_k + 8 * (q % 2)) for q in range(2 * pair)]
+            loaded = _ldmatrix(ctx, tile, base, element, rows, cols, transpose=True)
+            for j in range(pair):
+                per_rep[rn + j, rk] = loaded[4 * j : 4 * j + 4]
+    return [v for rn in range(reps_n) for rk in range(reps_k) for v in per_rep[rn, rk]]
+
+
+__all__ = ["lower_to_dot_operand"]

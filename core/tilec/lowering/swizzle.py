@@ -1,0 +1,62 @@
+"""The XOR swizzle of a row-major tile in shared memory: one function for writers and readers.
+
+A `rows x cols` tile of `element_bytes`-byte elements is stored row-major in 16-byte chunks; the
+chunk index of row `r` is XORed with `(r / per_phase) % max_phase` (Triton's
+`SwizzledSharedEncodingAttr` with `vec` = one chunk). `per_phase` rows share one 128-byte line of
+the 32 banks, and `max_phase` is as many distinct chunk permutations as a line's 8 chunks allow,
+so the 8 rows of one `ldmatrix` 8x8 matrix (8 lanes reading 16 bytes each, one column of chunks)
+fall in 8 different bank groups: no bank conflicts. A chunk stays whole, so vector accesses of up
+to 16 aligned bytes never straddle the swizzle.
+"""
+
+from __future__ import annotations
+
+import attrs
+from llvmlite import ir
+
+from tilec.lowering.context import I32
+
+CHUNK_BYTES = 16
+LINE_BYTES = 128
+
+
+@attrs.frozen
+class SwizzledTile:
+    rows: int
+    cols: int
+    element_bytes: int
+
+    @property
+    def chunk_elements(self) -> int:
+        return max(1, CHUNK_BYTES // self.element_bytes)
+
+    @property
+    def per_phase(self) -> int:
+        return max(1, LINE_BYTES // (self.cols * self.element_bytes))
+
+    @property
+    def max_phase(self) -> int:
+        chunks = max(1, self.cols // self.chunk_elements)
+        return max(1, min(chunks, LINE_BYTES // CHUNK_BYTES // self.per_phase))
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.element_bytes
+
+    def offset(self, row: int, col: int) -> int:
+        """The element offset of (`row`, `col`) (Python integers: tests and planning)."""
+        chunk = (col // self.chunk_elements) ^ ((row // self.per_phase) % self.max_phase)
+        return row * self.cols + chunk * self.chunk_elements + col % self.chunk_elements
+
+    def emit_offset(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
+        """`offset` in LLVM IR on i32 coordinates (the sizes are powers of two)."""
+        width = self.chunk_elements
+        chunk = b.udiv(col, I32(width))
+        if self.max_phase > 1:
+            phase = b.urem(b.udiv(row, I32(self.per_phase)), I32(self.max_phase))
+            chunk = b.xor(chunk, phase)
+        within = b.urem(col, I32(width))
+        return b.add(b.add(b.mul(row, I32(self.cols)), b.mul(chunk, I32(width))), within)
+
+
+__all__ = ["SwizzledTile"]

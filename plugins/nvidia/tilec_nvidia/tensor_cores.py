@@ -1,0 +1,63 @@
+"""The NVVM intrinsics of the tensor-core path: `mma.sync` and `ldmatrix`.
+
+Each is checked against `tilec_nvidia.capabilities` before it is emitted (LLVM aborts the process
+on an intrinsic the target lacks). The forms are those of the tensor-core note's verified
+snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half>`,
+`llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32; ldmatrix returns i32 registers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+
+from tilec.layout.rules import MmaInstruction
+from tilec.lowering.context import F16, F32, I32, LoweringError, call_intrinsic
+from tilec_nvidia.capabilities import require
+
+_MMA_NAMES = {
+    ((16, 8, 16), "f16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+    ((16, 8, 16), "bf16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+}
+_V2F16 = ir.VectorType(F16, 2)
+
+
+def mma(
+    builder: ir.IRBuilder,
+    arch: str,
+    instruction: MmaInstruction,
+    a: Sequence[ir.Value],
+    b: Sequence[ir.Value],
+    c: Sequence[ir.Value],
+) -> list[ir.Value]:
+    key = (instruction.shape, instruction.operand, instruction.accumulator)
+    name = _MMA_NAMES.get(key)
+    if instruction.version != 2 or name is None:
+        raise LoweringError(f"no NVVM intrinsic for the tensor-core instruction {instruction}")
+    require(arch, "mma_v2", "mma.sync.aligned.m16n8k16")
+    if len(a) != 4 or len(b) != 2 or len(c) != 4:
+        raise LoweringError(
+            f"mma m16n8k16 takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
+        )
+    if instruction.operand == "f16":
+        a = [builder.bitcast(r, _V2F16) for r in a]
+        b = [builder.bitcast(r, _V2F16) for r in b]
+    result = call_intrinsic(builder, name, ir.LiteralStructType([F32] * 4), [*a, *b, *c])
+    return [builder.extract_value(result, i) for i in range(4)]
+
+
+def ldmatrix(
+    builder: ir.IRBuilder, arch: str, address: ir.Value, count: int, transpose: bool
+) -> list[ir.Value]:
+    if count not in (1, 2, 4):
+        raise LoweringError(f"ldmatrix loads 1, 2 or 4 matrices, not {count}")
+    require(arch, "ldmatrix", "ldmatrix.sync.aligned.m8n8")
+    name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if transpose else ''}.b16"
+    if count == 1:
+        return [call_intrinsic(builder, name, I32, [address])]
+    result = call_intrinsic(builder, name, ir.LiteralStructType([I32] * count), [address])
+    return [builder.extract_value(result, i) for i in range(count)]
+
+
+__all__ = ["ldmatrix", "mma"]

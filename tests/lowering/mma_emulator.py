@@ -1,0 +1,135 @@
+"""The CPU emulator (`cpu_emulator`) with NVIDIA's tensor-core instructions: `ldmatrix` and
+`mma.sync.m16n8k16` (f16 and bf16 into f32), emulated per warp from the PTX ISA's descriptions
+(written here apart from `tilec.layout.mma_mapping`, so that a test compares the two):
+
+- `ldmatrix.m8n8.x{1,2,4}[.trans].b16`: lanes `8i..8i+7` give the addresses of rows 0..7 of
+  matrix i (16 bytes each); lane `l` receives elements (row `l / 4`, columns `2 (l % 4)`, `+1`)
+  of each matrix as one 32-bit register, the lower column in the low half; `.trans` delivers the
+  transpose: elements (rows `2 (l % 4)`, `+1`, column `l / 4`).
+- `mma.m16n8k16.row.col`, `g = l / 4`, `t = l % 4`: A registers `a0 = A[g][2t, 2t+1]`,
+  `a1 = A[g+8][..]`, `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`; B registers
+  `b0 = B[2t, 2t+1][g]`, `b1 = B[2t+8, 2t+9][g]`; C and D `c0, c1 = C[g][2t, 2t+1]`,
+  `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import cpu_emulator
+import llvmlite.binding as llvm
+import numpy as np
+from cpu_emulator import HostTargetInfo
+from llvmlite import ir
+
+from tilec.lowering.context import F32, I32, I64
+
+_LDMATRIX_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32)
+_MMA_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32)
+_FRAGMENT = ir.ArrayType(I32, 10)
+
+
+def _exchange(value: object) -> list[object]:
+    """Every lane's `value`, for the calling thread's warp (all of the block's threads call)."""
+    block = cpu_emulator._state[-1]
+    tid = block.local.tid
+    block.slots[tid] = value
+    block.barrier.wait()
+    base = tid - tid % block.lanes
+    values = block.slots[base : base + block.lanes]
+    block.barrier.wait()
+    return values
+
+
+def _u16(address: int) -> int:
+    return ctypes.c_uint16.from_address(address).value
+
+
+def _ldmatrix(address: int, matrix: int, transpose: int) -> int:
+    rows = _exchange(address)[8 * matrix : 8 * matrix + 8]
+    lane = cpu_emulator._state[-1].local.tid % 32
+    group, pair = lane // 4, 2 * (lane % 4)
+    if transpose:
+        low, high = _u16(rows[pair] + 2 * group), _u16(rows[pair + 1] + 2 * group)
+    else:
+        low, high = _u16(rows[group] + 2 * pair), _u16(rows[group] + 2 * pair + 2)
+    return ctypes.c_int32(low | high << 16).value
+
+
+def _halves(register: int, kind: int) -> tuple[float, float]:
+    bits = np.array([register & 0xFFFF, (register >> 16) & 0xFFFF], np.uint16)
+    if kind == 0:
+        return tuple(bits.view(np.float16).astype(np.float32))  # type: ignore[return-value]
+    return tuple((bits.astype(np.uint32) << 16).view(np.float32))  # type: ignore[return-value]
+
+
+def _mma(address: int, kind: int) -> None:
+    mine = (ctypes.c_int32 * 10).from_address(address)
+    fragments = _exchange(list(mine))
+    a = np.zeros((16, 16), np.float32)
+    b = np.zeros((16, 8), np.float32)
+    c = np.zeros((16, 8), np.float32)
+    for lane, regs in enumerate(fragments):
+        g, t = lane // 4, lane % 4
+        for i, (row, col) in enumerate(
+            ((g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8), (g + 8, 2 * t + 8))
+        ):
+            a[row, col : col + 2] = _halves(regs[i], kind)
+        for i, k in enumerate((2 * t, 2 * t + 8)):
+            b[k : k + 2, g] = _halves(regs[4 + i], kind)
+        floats = np.array(regs[6:], np.int32).view(np.float32)
+        c[g, 2 * t : 2 * t + 2], c[g + 8, 2 * t : 2 * t + 2] = floats[:2], floats[2:]
+    d = a @ b + c
+    lane = cpu_emulator._state[-1].local.tid % 32
+    g, t = lane // 4, lane % 4
+    out = np.array([d[g, 2 * t], d[g, 2 * t + 1], d[g + 8, 2 * t], d[g + 8, 2 * t + 1]], np.float32)
+    for i, bits in enumerate(out.view(np.int32)):
+        mine[6 + i] = int(bits)
+
+
+@functools.cache
+def _register() -> tuple[object, ...]:
+    callbacks = (_LDMATRIX_FN(_ldmatrix), _MMA_FN(_mma))
+    for name, fn in zip(("tilec_emu_ldmatrix", "tilec_emu_mma"), callbacks, strict=True):
+        llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+    return callbacks
+
+
+def _call(builder: ir.IRBuilder, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+    module = builder.module
+    fn = module.globals.get(name) or ir.Function(
+        module, ir.FunctionType(ret, [a.type for a in args]), name
+    )
+    return builder.call(fn, args)
+
+
+class MmaHostTargetInfo(HostTargetInfo):
+    """`HostTargetInfo` plus emulated `ldmatrix` and `mma` (see the module doc)."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        _register()
+
+    def ldmatrix(self, builder, address, count, transpose):
+        where = builder.ptrtoint(address, I64)
+        return [
+            _call(builder, "tilec_emu_ldmatrix", I32, [where, I32(i), I32(int(transpose))])
+            for i in range(count)
+        ]
+
+    def mma(self, builder, instruction, a, b, c):
+        kind = {"f16": 0, "bf16": 1}[instruction.operand]
+        entry = builder.function.entry_basic_block
+        at = ir.IRBuilder(entry)
+        if entry.is_terminated:
+            at.position_before(entry.terminator)
+        slots = at.alloca(_FRAGMENT)
+        values = [*a, *b, *(builder.bitcast(v, I32) for v in c)]
+        for i, value in enumerate(values):
+            builder.store(value, builder.gep(slots, [I32(0), I32(i)]))
+        _call(builder, "tilec_emu_mma", ir.VoidType(), [builder.ptrtoint(slots, I64), I32(kind)])
+        return [
+            builder.bitcast(builder.load(builder.gep(slots, [I32(0), I32(6 + i)])), F32)
+            for i in range(4)
+        ]
