@@ -43,7 +43,9 @@ SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "
              "stride_bn": "i32"}  # fmt: skip
 
 
-def compiled(dtype: str, blocks: tuple[int, int, int], num_warps: int, target: str = "sm_80"):
+def compiled(
+    dtype: str, blocks: tuple[int, int, int], num_warps: int, target: str | None = "sm_80"
+):
     signature = {**SIGNATURE, "a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}"}
     block_m, block_n, block_k = blocks
     return tilec.compile(
@@ -137,3 +139,51 @@ def test_mma_matmul_on_the_cpu_emulator(dtype, blocks, num_warps, sizes, a_k_maj
     launch(address, lowered.params, args, grid, lowered.num_warps * 32)
     expected = _floats(a, dtype).astype(np.float64) @ _floats(b, dtype)
     np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
+
+
+def _nvidia_available() -> bool:
+    from tilec.plugin.manager import load_backends
+
+    backend = load_backends().get("nvidia")
+    return backend is not None and bool(backend.is_available())
+
+
+gpu = pytest.mark.skipif(not _nvidia_available(), reason="needs an NVIDIA GPU")
+
+
+def _run_on_gpu(dtype, blocks, num_warps, a, b, a_k_major=False):
+    (m, k), n = a.shape, b.shape[1]
+    c = np.full(m * n, np.nan, np.float32)
+    grid = (-(-m // blocks[0]), -(-n // blocks[1]))
+    strides_a = (1, m) if a_k_major else (k, 1)
+    a_memory = np.ascontiguousarray(a.T) if a_k_major else a
+    kernel = compiled(dtype, blocks, num_warps, target=None)
+    assert "#gpu.mma" in kernel.asm["gir"]
+    kernel.run(grid, [a_memory.reshape(-1), b.reshape(-1), c, m, n, k, *strides_a, n, 1])
+    return c.reshape(m, n)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_one_mma_fragment_order_on_the_gpu(dtype: str):
+    """One warp, one m16n8k16: B = I picks A's columns, A = I gives B back, so a misplaced
+    fragment element shows as a wrong (row, column)."""
+    a = _bits(RNG.standard_normal((16, 16)), dtype)
+    eye = _bits(np.eye(16), dtype)
+    got = _run_on_gpu(dtype, (16, 8, 16), 1, a, eye[:, :8].copy())
+    np.testing.assert_array_equal(got, _floats(a, dtype)[:, :8])
+    b = _bits(RNG.standard_normal((16, 8)), dtype)
+    np.testing.assert_array_equal(_run_on_gpu(dtype, (16, 8, 16), 1, eye, b), _floats(b, dtype))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(("dtype", "blocks", "num_warps", "sizes", "a_k_major"), CASES)
+def test_mma_matmul_on_the_gpu(dtype, blocks, num_warps, sizes, a_k_major):
+    m, n, k = sizes
+    a = _bits(RNG.standard_normal((m, k)), dtype)
+    b = _bits(RNG.standard_normal((k, n)), dtype)
+    got = _run_on_gpu(dtype, blocks, num_warps, a, b, a_k_major)
+    expected = _floats(a, dtype).astype(np.float64) @ _floats(b, dtype)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)

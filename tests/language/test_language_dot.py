@@ -1,0 +1,68 @@
+"""tl.dot in a blocked matmul: a K loop carrying the accumulator, masks for sizes that are not
+multiples of the blocks, f16 and bf16 inputs into f32 (tensor cores on GPUs that have them),
+against NumPy (and, on a GPU backend, against the interpreter as well)."""
+
+import numpy as np
+import pytest
+from lang_helpers import BACKEND, SIGNATURE, as_float64, random_values
+
+import tilec
+import tilec.language as tl
+from tilec.runtime import check
+
+
+@tilec.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        rk = k + offs_k
+        a_mask = (offs_m[:, None] < M) & (rk[None, :] < K)
+        b_mask = (rk[:, None] < K) & (offs_n[None, :] < N)
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + rk[None, :] * stride_ak, mask=a_mask)
+        b = tl.load(b_ptr + rk[:, None] * stride_bk + offs_n[None, :] * stride_bn, mask=b_mask)
+        acc = tl.dot(a, b, acc)
+    c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc * 2.0 + 1.0, mask=c_mask)
+
+
+CASES = [  # (M, N, K), (BLOCK_M, BLOCK_N, BLOCK_K), num_warps
+    ((100, 72, 80), (64, 64, 32), 4),
+    ((48, 40, 64), (32, 32, 32), 4),
+    ((16, 24, 40), (16, 16, 16), 4),
+    ((200, 150, 100), (128, 128, 64), 8),
+    ((130, 70, 96), (64, 128, 32), 2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(("sizes", "blocks", "num_warps"), CASES)
+def test_matmul_with_masks(rng, dtype, sizes, blocks, num_warps):
+    (m, n, k), (block_m, block_n, block_k) = sizes, blocks
+    a = random_values(rng, dtype, m * k, low=-2.0, high=2.0)
+    b = random_values(rng, dtype, k * n, low=-2.0, high=2.0)
+    c = np.full(m * n, np.nan, np.float32)
+    pointer = "*" + SIGNATURE[dtype]
+    signature = {"a_ptr": pointer, "b_ptr": pointer, "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                 "K": "i32", "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32",
+                 "stride_bn": "i32"}  # fmt: skip
+    constexprs = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k)
+
+    def compiled(backend: str):
+        return tilec.compile(matmul_kernel, signature, constexprs, backend=backend,
+                             num_warps=num_warps)  # fmt: skip
+
+    grid = (-(-m // block_m), -(-n // block_n))
+    args = [a, b, c, m, n, k, k, 1, n, 1]
+    kernel = compiled(BACKEND)
+    if BACKEND == "interp":
+        kernel.run(grid, args)
+    else:  # also against the interpreter, with --check's tolerances
+        check.run_checked(kernel, grid, args, lambda: compiled("interp"))
+    a64, b64 = as_float64(a, dtype).reshape(m, k), as_float64(b, dtype).reshape(k, n)
+    expected = (a64 @ b64) * 2.0 + 1.0
+    bound = (k + 2) * 2.0**-22 * (np.abs(a64) @ np.abs(b64) + 1.0)
+    assert (np.abs(c.reshape(m, n) - expected) <= bound).all()
