@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from cpu_emulator import compile_kernel, launch
-from gir_check import needs_ptxas
+from gir_check import KINDS, kernel_name, module, needs_ptxas, runner
 from mma_emulator import MmaHostTargetInfo
 
 import tilec
@@ -141,6 +141,46 @@ def test_mma_matmul_on_the_cpu_emulator(dtype, blocks, num_warps, sizes, a_k_maj
     np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
 
 
+def run_mma_on_cpu(name: str, args: list, grid: tuple[int, ...] = (1,)) -> None:
+    """`gir_check.run_on_cpu` with the emulated tensor-core instructions."""
+    mod = module(name)
+    lowered = lower_module(mod, MmaHostTargetInfo(), kernel_name(mod))
+    address = compile_kernel(lowered.llvm_ir, lowered.name)
+    launch(address, lowered.params, args, grid, lowered.num_warps * lowered.threads_per_warp)
+
+
+def mma_runner(kind: str):
+    return run_mma_on_cpu if kind == "cpu" else runner(kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("name", "dtype"), [("dot-mma-f16.gir", "fp16"), ("dot-mma-bf16.gir", "bf16")]
+)
+def test_gir_mma_dot(kind: str, name: str, dtype: str):
+    """The gir files run (emulated or on the GPU) against NumPy: the interpreter runs tir, and
+    these hold `gpu.convert_layout`s."""
+    a, b = (_bits(RNG.standard_normal(2048), dtype) for _ in range(2))
+    c = RNG.standard_normal(64 * 64).astype(np.float32)
+    expected = _floats(a, dtype).reshape(64, 32).astype(np.float64) @ _floats(b, dtype).reshape(
+        32, 64
+    )
+    expected += c.reshape(64, 64)
+    mma_runner(kind)(name, [a, b, c])
+    np.testing.assert_allclose(c.reshape(64, 64), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reductions_and_stores_of_an_mma_result(kind: str):
+    a, b = (RNG.standard_normal(n).astype(np.float16) for n in (32 * 32, 32 * 64))
+    rows, cols, c = np.zeros(32, np.float32), np.zeros(64, np.float32), np.zeros(2048, np.float32)
+    mma_runner(kind)("dot-mma-reduce.gir", [a, b, rows, cols, c])
+    product = a.reshape(32, 32).astype(np.float64) @ b.reshape(32, 64)
+    np.testing.assert_allclose(c.reshape(32, 64), product, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rows, product.sum(axis=1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(cols, product.max(axis=0), rtol=1e-5, atol=1e-5)
+
+
 def _nvidia_available() -> bool:
     from tilec.plugin.manager import load_backends
 
@@ -187,3 +227,27 @@ def test_mma_matmul_on_the_gpu(dtype, blocks, num_warps, sizes, a_k_major):
     got = _run_on_gpu(dtype, blocks, num_warps, a, b, a_k_major)
     expected = _floats(a, dtype).astype(np.float64) @ _floats(b, dtype)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4)
+
+
+NON_COMMUTATIVE_REDUCE = """
+#mma = #gpu.mma<{version = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#slice = #gpu.slice<{dim = 0, parent = #mma}>
+func.func @k() attributes {gpu.num_warps = 4 : i32, gpu.threads_per_warp = 32 : i32} {
+  %c = arith.constant {value = dense<1.0> : tensor<32x32xf32, #mma>} : tensor<32x32xf32, #mma>
+  %r = tile.reduce %c {axis = 0 : i32} : tensor<32xf32, #slice> {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.subf %x, %y : f32
+    tile.reduce.return %s
+  }
+  tile.return
+}
+"""
+
+
+def test_an_order_sensitive_reduction_along_mma_rows_is_rejected():
+    from tilec.lowering import LoweringError
+    from tilec_nvidia.target_info import NvidiaTargetInfo
+
+    mod = parse_module(NON_COMMUTATIVE_REDUCE, "reduce.gir")
+    with pytest.raises(LoweringError, match=r"convert the operand to a #gpu\.blocked layout"):
+        lower_module(mod, NvidiaTargetInfo("sm_80", 32), "k")

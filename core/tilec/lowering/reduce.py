@@ -223,6 +223,12 @@ def _lower_reduce(ctx: LoweringContext, op: Operation) -> None:
     d = spread.dim
     commutative = is_commutative(op)
     groups = axis_groups(mapping, axis)
+    if not commutative and any(len(r) != spread.elements * spread.reps for r in groups.values()):
+        raise LoweringError(
+            f"{_where(op)}cannot reduce axis {axis} of {op.operands[0].type} in the interpreter's "
+            "order: the layout's registers along it are not whole runs per tile repetition "
+            "(a #gpu.mma along M); convert the operand to a #gpu.blocked layout first"
+        )
 
     # Within the thread: per group and repetition, the thread's contiguous elements.
     partials: dict[tuple[int, ...], list[Values]] = {}

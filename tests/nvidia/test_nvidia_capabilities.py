@@ -1,0 +1,71 @@
+"""The per-arch tensor-core capability table, and that it gates both layout assignment (the
+instructions offered) and codegen (an intrinsic the target lacks is an error, never an abort)."""
+
+from __future__ import annotations
+
+import pytest
+from llvmlite import ir
+
+from tilec.layout.rules import MmaInstruction
+from tilec.lowering import LoweringError
+from tilec.lowering.context import F32, I32
+from tilec_nvidia.backend import TARGETS, NvidiaBackend
+from tilec_nvidia.capabilities import features, has, mma_instructions, require
+from tilec_nvidia.target_info import NvidiaTargetInfo
+
+
+def test_features_by_arch():
+    assert features("sm_70") == frozenset()
+    assert features("sm_75") == {"ldmatrix"}
+    assert features("sm_80") == {"ldmatrix", "mma_v2", "cp_async"}
+    assert features("sm_90") == {"ldmatrix", "mma_v2", "cp_async", "stmatrix"}
+    assert features("sm_90a") == features("sm_90") | {"wgmma"}
+    assert "wgmma" not in features("sm_100a")
+    assert all(isinstance(features(arch), frozenset) for arch in TARGETS)
+
+
+def test_unknown_feature_is_an_error():
+    with pytest.raises(ValueError, match="unknown NVIDIA feature"):
+        has("sm_90a", "tcgen05")
+
+
+def test_require_names_the_instruction_and_the_targets():
+    require("sm_80", "mma_v2", "mma.sync")
+    with pytest.raises(LoweringError, match=r"mma.sync needs sm_80 and later; the target is sm_75"):
+        require("sm_75", "mma_v2", "mma.sync")
+    with pytest.raises(LoweringError, match=r"wgmma needs sm_90a; the target is sm_90"):
+        require("sm_90", "wgmma", "wgmma")
+
+
+def test_layout_rules_offer_mma_sync_from_sm_80():
+    backend = NvidiaBackend()
+    assert backend.layout_rules("sm_75").mma_instructions == ()
+    offered = backend.layout_rules("sm_90a").mma_instructions
+    assert [(i.shape, i.operand, i.accumulator) for i in offered] == [
+        ((16, 8, 16), "f16", "f32"),
+        ((16, 8, 16), "bf16", "f32"),
+    ]
+    assert mma_instructions("sm_80") == offered
+
+
+def _builder() -> ir.IRBuilder:
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "k")
+    return ir.IRBuilder(fn.append_basic_block())
+
+
+def test_intrinsics_are_checked_before_llvm_sees_them():
+    b = _builder()
+    instruction = MmaInstruction(2, (16, 8, 16), "f16", "f32")
+    regs, acc = [I32(0)] * 4, [F32(0.0)] * 4
+    with pytest.raises(LoweringError, match="needs sm_80"):
+        NvidiaTargetInfo("sm_75").mma(b, instruction, regs, regs[:2], acc)
+    with pytest.raises(LoweringError, match="needs sm_75"):
+        NvidiaTargetInfo("sm_70").ldmatrix(
+            b, ir.Constant(ir.PointerType(addrspace=3), None), 4, False
+        )
+    with pytest.raises(LoweringError, match="no NVVM intrinsic"):
+        NvidiaTargetInfo("sm_90a").mma(
+            b, MmaInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
+        )
+    assert len(NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)) == 4
