@@ -18,6 +18,7 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
 )
 from tilec.lowering.context import LoweringError
 from tilec.lowering.lower import LoweredKernel, lower_module
+from tilec.lowering.not_lowered import NOT_LOWERED
 from tilec.lowering.target import TargetInfo
 
-__all__ = ["LoweredKernel", "LoweringError", "TargetInfo", "lower_module"]
+__all__ = ["NOT_LOWERED", "LoweredKernel", "LoweringError", "TargetInfo", "lower_module"]
