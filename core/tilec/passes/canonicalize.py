@@ -25,6 +25,7 @@ from functools import cache
 from tilec.dialects.arith import ConstantOp
 from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Block, Operation, Value
+from tilec.ir.module import ModuleOp
 from tilec.ir.rewriting import (
     RewritePattern,
     Rewriter,
@@ -98,7 +99,7 @@ def _constant_block(op: Operation) -> Block | None:
     parent = op.parent_op
     while parent is not None and not parent.has_trait(IsolatedFromAbove):
         parent = parent.parent_op
-    if parent is None or parent.name == "builtin.module" or not parent.regions:
+    if parent is None or isinstance(parent, ModuleOp) or not parent.regions:
         return None
     return parent.regions[0].blocks[0] if parent.regions[0].blocks else None
 
