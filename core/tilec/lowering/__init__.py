@@ -1,7 +1,8 @@
 """gir -> LLVM IR with `llvmlite.ir`, parameterised by the backend's `TargetInfo`.
 
-Importing this package imports every lowering module, so that their `@lowers` registrations
-are in place before `lower_module` runs.
+Importing this package imports every lowering module, so that their `@lowers(OpClass)`
+registrations (in `context.LOWERINGS`) are in place before `lower_module` runs. Ops that have no
+lowering of their own are listed, with the reason, in `NOT_LOWERED`.
 """
 
 from tilec.lowering import (  # noqa: F401  (imported for their registrations)
