@@ -14,6 +14,11 @@ masked off, and values merge with `np.where`.
 Pointer arguments are NumPy arrays, read and written in place (a bf16 buffer is a uint16 array
 of bit patterns); scalar arguments are Python ints and floats.
 
+Handlers are found by the op's class (`type(op)`): element-wise ops in `tilec_interp.ops.HANDLERS`,
+the others in `_METHODS` below; `NOT_INTERPRETED` names the ops the interpreter never runs, with
+the reason, and `tests/interp/test_interp_coverage.py` checks that every registered op is in one
+or the other.
+
 Exact: integer ops (wrapping), f16/f32/f64 + - * / and casts, bf16 rounding, compares, min/max
 NaN rules, memory and atomics (program-major, then element order; old values returned). Defined
 where LLVM says poison: see `tilec_interp.ops`. Approximate (not bit-matched to any GPU): float
