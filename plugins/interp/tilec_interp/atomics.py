@@ -30,7 +30,7 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
     pointee = element_type(op.ptr.type).pointee
     sel = ctx.combine(mask, ptr.shape[1:])
     flat_sel = None if sel is None else np.ascontiguousarray(sel).reshape(-1)
-    parts, dtype, n, _ = interp._resolve(op, ctx, ptr, flat_sel, pointee)
+    parts, dtype, n, _ = interp.resolve(op, ctx, ptr, flat_sel, pointee)
     value = np.broadcast_to(env[op.value], ptr.shape).reshape(-1)
     if compare is not None:
         compare = np.broadcast_to(compare, ptr.shape).reshape(-1)

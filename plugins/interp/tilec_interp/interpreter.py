@@ -113,7 +113,7 @@ class Interpreter:
 
     # Memory ----------------------------------------------------------------------------------
 
-    def _resolve(self, op, ctx, ptr, flat_sel, pointee):
+    def resolve(self, op, ctx, ptr, flat_sel, pointee):
         """The slow, general path: `flat_sel` is the flat selection (mask and active programs)."""
         shape = ptr.shape[1:]
         sel = flat_sel
@@ -168,7 +168,7 @@ class Interpreter:
             buf, index = fast
             flat = buf.view(dtype).take(index)
         else:
-            parts, dtype, n, _ = self._resolve(op, ctx, ptr, flat_sel, pointee)
+            parts, dtype, n, _ = self.resolve(op, ctx, ptr, flat_sel, pointee)
             flat = np.zeros(n, dtype)
             for buf, idx, pos in parts:
                 flat[slice(None) if pos is None else pos] = buf.view(dtype)[idx]
@@ -201,7 +201,7 @@ class Interpreter:
             buf, index = fast
             buf.view(dtype)[index] = value
             return
-        parts, dtype, _, _ = self._resolve(op, ctx, ptr, flat_sel, pointee)
+        parts, dtype, _, _ = self.resolve(op, ctx, ptr, flat_sel, pointee)
         full = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), ptr.shape).reshape(-1)
         for buf, idx, pos in parts:
             buf.view(dtype)[idx] = full if pos is None else full[pos]
