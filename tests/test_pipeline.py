@@ -4,6 +4,8 @@ options, and stage functions that get what they need without smuggling it throug
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -113,3 +115,30 @@ class _Collect(PrintIRAfter):
 
     def after_pass(self, pass_, module, changed, seconds) -> None:
         self.names.append(type(pass_).name)
+
+
+NETWORKX_PROBE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {frontend!r})
+import tilec
+from frontend_kernels import add_kernel
+from tilec.passes.instrumentation import PassTiming
+tilec.compile(add_kernel, {signature!r}, {{"BLOCK_SIZE": 1024}}, backend="interp",
+              instrumentations=[PassTiming()])
+print("networkx" in sys.modules)
+"""
+
+
+def test_networkx_is_imported_only_to_resolve_a_new_order(tmp_path):
+    probe = NETWORKX_PROBE.format(
+        frontend=str(Path(__file__).parent / "frontend"), signature=SIGNATURE
+    )
+    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs == [["True"], ["False"]]
