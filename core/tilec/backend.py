@@ -3,7 +3,8 @@
 A backend has two sides, kept apart as in Triton:
 
 - the compiler side: `parse_options` (frozen, hashable options), `layout_rules(target)`,
-  `add_stages(stages, options)` and `hash(options)` for the compile-cache key;
+  `add_stages(stages, options)` and `hash(options)` for the compile-cache key (the compile
+  pipeline, `tilec.pipeline`, calls them);
 - the driver side: `is_available()`, `load(binary)` and `launch(...)`.
 
 A backend module must import nothing of its vendor (cuda.bindings, hip) at module level: vendor
@@ -19,7 +20,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-import tilec
+from tilec.layout.rules import LayoutRules
+from tilec.version import __version__
 
 
 @attrs.frozen
@@ -87,7 +89,7 @@ class Backend:
     """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`."""
 
     name: ClassVar[str] = ""
-    version: ClassVar[str] = tilec.__version__
+    version: ClassVar[str] = __version__
     """The version of the plugin that provides the backend; part of the cache key."""
     options_class: ClassVar[type[BackendOptions]] = BackendOptions
 
@@ -118,8 +120,9 @@ class Backend:
     def add_stages(self, stages: dict[str, Callable[..., Any]], options: BackendOptions) -> None:
         """Add this backend's stages to the ordered mapping `name -> function(src, metadata)`.
 
-        The core fills `stages` with the target-neutral ones (`tir`); a GPU backend adds `gir`,
-        `llir` and its code generation (`ptx`, `cubin` / `amdgcn`, `hsaco`).
+        The compile pipeline (`tilec.pipeline`) fills `stages` with the core's: `tir`, and for a
+        `GpuBackend` also `gir` (layouts) and `llir` (the core LLVM lowering). A backend adds
+        its code generation after them (`ptx`, `cubin` / `amdgcn`, `hsaco`).
         """
         raise NotImplementedError(f"backend '{self.name}' does not add compilation stages")
 
@@ -157,7 +160,8 @@ class Backend:
 
 
 class GpuBackend(Backend):
-    """A backend that compiles through the core's layouts (gir) and LLVM lowering (llir).
+    """A backend that compiles through the core's layouts (gir) and LLVM lowering (llir), the
+    stages the compile pipeline (`tilec.pipeline`) adds for it.
 
     What differs between GPU vendors is data and a few methods (tinygrad's renderers are the
     model): the `targets`, the lanes of a warp and the shared memory of each target, the
@@ -187,8 +191,6 @@ class GpuBackend(Backend):
         raise NotImplementedError
 
     def layout_rules(self, target: str) -> Any:
-        from tilec.layout import LayoutRules
-
         if target not in self.targets:
             raise ValueError(
                 f"unsupported {self.name} target {target!r}; choose one of {', '.join(self.targets)}"
@@ -225,41 +227,3 @@ class GpuBackend(Backend):
         if options.target is None and self.is_available():
             options = attrs.evolve(options, target=self.device_target()[1])
         return super().hash(options)
-
-    def make_gir(self, module: Any, metadata: dict[str, Any], options: Any) -> Any:
-        """The `gir` stage: layouts for the target's lanes and `num_warps`; other backends'
-        gir passes stay out of the pipeline."""
-        from tilec.layout import GpuTarget, to_gir
-        from tilec.passes.manager import other_backend_origins
-        from tilec.plugin.manager import load_backends
-
-        arch = metadata["target"] = self.resolve_target(options)
-        context = metadata.get("_context")
-        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
-        skip = other_backend_origins(self, load_backends())
-        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
-        return module
-
-    def make_llir(self, module: Any, metadata: dict[str, Any], options: Any) -> str:
-        """The `llir` stage: the core lowering with this backend's `TargetInfo`; the launch facts
-        (warps, shared memory, parameters, written pointers) go into `metadata`."""
-        from tilec.lowering import lower_module
-
-        arch = metadata["target"]
-        lowered = lower_module(module, self.target_info(arch, options), metadata["name"])
-        limit = self.shared_memory_bytes(arch)
-        if lowered.shared_bytes > limit:
-            raise RuntimeError(
-                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of "
-                f"{self.shared_memory_name}, more than the {limit} a block may use on {arch} "
-                f"(num_warps={options.num_warps}); use smaller blocks"
-            )
-        metadata.update(
-            num_warps=lowered.num_warps,
-            threads_per_warp=lowered.threads_per_warp,
-            shared_bytes=lowered.shared_bytes,
-            params=list(lowered.params),
-            written=list(lowered.written),
-            kernel=lowered.name,
-        )
-        return lowered.llvm_ir

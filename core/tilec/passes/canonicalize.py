@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from functools import cache
 
+import attrs
+
 from tilec.dialects.arith import ConstantOp
 from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Block, Operation, Value
@@ -36,6 +38,7 @@ from tilec.ir.rewriting import (
 from tilec.ir.traits import Commutative, ConstantLike, IsolatedFromAbove
 from tilec.ir.types import Type, i1
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
+from tilec.passes.options import pass_option
 
 
 class Canonicalize(ModulePass):
@@ -47,6 +50,12 @@ class Canonicalize(ModulePass):
     after = ("inline",)
     invalidates = ALL_ANALYSES
 
+    @attrs.frozen
+    class Options:
+        max_iterations: int = pass_option(
+            10, "sweeps over the module that may change something", minimum=0
+        )
+
     def run(self, module: Operation, context: PassContext) -> bool:
         folder = ConstantFolder()
         return apply_patterns_greedily(
@@ -54,7 +63,7 @@ class Canonicalize(ModulePass):
             lambda op: patterns_for(type(op)),
             fold=folder.fold,
             before_sweep=folder.gather_constants,
-            max_iterations=int(self.options.get("max-iterations", 10)),
+            max_iterations=self.options.max_iterations,
         )
 
 

@@ -77,8 +77,6 @@ class AmdBackend(GpuBackend):
 
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
-        stages["gir"] = lambda src, metadata: self.make_gir(src, metadata, options)
-        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
         stages["amdgcn"] = lambda src, metadata: self._make_amdgcn(src, metadata, options, objects)
         stages["hsaco"] = lambda src, metadata: self._make_hsaco(metadata, objects)
 

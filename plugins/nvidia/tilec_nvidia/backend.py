@@ -67,8 +67,6 @@ class NvidiaBackend(GpuBackend):
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas
 
-        stages["gir"] = lambda src, metadata: self.make_gir(src, metadata, options)
-        stages["llir"] = lambda src, metadata: self.make_llir(src, metadata, options)
         stages["ptx"] = lambda src, metadata: self._make_ptx(src, metadata, options)
         if find_ptxas() is not None:
             stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
