@@ -14,9 +14,7 @@ def to_device(array, backend: str | None = None):
     backend the array itself is returned."""
     from tilec.runtime.compiler import get_backend
 
-    chosen = get_backend(backend)
-    convert = getattr(chosen, "to_device", None)
-    return array if convert is None else convert(array)
+    return get_backend(backend).driver.to_device(array)
 
 
 __all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "to_device"]

@@ -10,7 +10,7 @@ import ctypes
 import enum
 from types import SimpleNamespace
 
-from tilec_nvidia.driver import DeviceProperties
+from tilec_nvidia.driver import CUDA, DeviceProperties
 
 
 class CUresult(enum.IntEnum):
@@ -147,6 +147,8 @@ class FakeCu:
 
 class HostDriver:
     """A CudaDriver look-alike whose device memory is host memory (ctypes buffers)."""
+
+    kind = CUDA
 
     def __init__(self):
         self.properties = DeviceProperties(

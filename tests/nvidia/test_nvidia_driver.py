@@ -9,15 +9,9 @@ import numpy as np
 import pytest
 from fake_cuda import CUresult, FakeCu
 
-from tilec_nvidia.driver import (
-    CudaDriver,
-    CudaError,
-    DeviceProperties,
-    Packer,
-    float_to_bf16_bits,
-    normalize_grid,
-    stream_handle,
-)
+from tilec.interop.device import stream_handle
+from tilec.runtime.packing import float_to_bf16_bits
+from tilec_nvidia.driver import CudaDriver, CudaError, DeviceProperties, Packer, normalize_grid
 
 VECTOR_ADD = ("*fp32", "*fp32", "*fp32", "i32")
 

@@ -185,7 +185,7 @@ class AmdTargetInfo(TargetInfo):
         if ty is None:
             return None
         if dtype == "bf16":
-            return self._through_f32(builder, name, args, ty)
+            return None  # the core computes it in f32
         if name in _GENERIC:
             return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64":
@@ -195,15 +195,8 @@ class AmdTargetInfo(TargetInfo):
                 return builder.fdiv(F64(1.0), call_intrinsic(builder, "llvm.sqrt.f64", F64, args))
             return None
         if dtype == "f16":
-            return self._through_f32(builder, name, args, ty)
+            return None  # the core computes it in f32
         return self._f32(builder, name, args)
-
-    def _through_f32(
-        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], ty: ir.Type
-    ) -> ir.Value | None:
-        wide = [builder.fpext(a, F32) for a in args]
-        result = self.math(builder, name, wide, "f32")
-        return None if result is None else builder.fptrunc(result, ty)
 
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args
