@@ -40,11 +40,23 @@ Arch = TypeVar("Arch", bound=GpuArch)
 class ArchTable(Generic[Arch]):
     """The architectures a backend compiles for, by name, in their listed order."""
 
-    def __init__(self, vendor: str, backend: str, archs: Iterable[Arch]):
+    def __init__(
+        self,
+        vendor: str,
+        backend: str,
+        archs: Iterable[Arch],
+        *,
+        example: str,
+        shared_memory_name: str = "shared memory",
+    ):
         self.vendor = vendor
         self.backend = backend
         self._archs = {arch.name: arch for arch in archs}
         self.names = tuple(self._archs)
+        self.example = example
+        """An arch to name in messages (`pass target='sm_90'`)."""
+        self.shared_memory_name = shared_memory_name
+        """What the vendor calls shared memory, in messages."""
 
     def check(self, name: str) -> Arch:
         """The entry of `name`, else a ValueError listing the choices."""

@@ -80,12 +80,14 @@ class BackendOptions:
 
 class Backend:
     """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`
-    and `make_driver`."""
+    and `driver_class` (or `make_driver`)."""
 
     name: ClassVar[str] = ""
     version: ClassVar[str] = tilec.__version__
     """The version of the plugin that provides the backend; part of the cache key."""
     options_class: ClassVar[type[BackendOptions]] = BackendOptions
+    driver_class: ClassVar[type[Driver] | None] = None
+    """The driver's class (its modules import no vendor library at module level)."""
 
     # Compiler --------------------------------------------------------------------------------
 
@@ -130,7 +132,9 @@ class Backend:
 
     def make_driver(self) -> Driver:
         """The backend's driver (built once, on first use, by `driver`)."""
-        raise NotImplementedError(f"backend '{self.name}' has no driver")
+        if self.driver_class is None:
+            raise NotImplementedError(f"backend '{self.name}' has no driver")
+        return self.driver_class()
 
     @functools.cached_property
     def driver(self) -> Driver:
@@ -156,13 +160,19 @@ class GpuBackend(Backend):
 
     archs: ClassVar[ArchTable[GpuArch]]
     """The architectures this backend compiles for: the one source of its arch facts."""
-    example_target: ClassVar[str] = ""
-    shared_memory_name: ClassVar[str] = "shared memory"
 
     @property
     def targets(self) -> tuple[str, ...]:
         """The names of `archs`, the values of the `target` option."""
         return self.archs.names
+
+    @property
+    def example_target(self) -> str:
+        return self.archs.example
+
+    @property
+    def shared_memory_name(self) -> str:
+        return self.archs.shared_memory_name
 
     def lanes(self, target: str) -> int:
         """Threads of a warp (wavefront) on `target`."""
@@ -179,7 +189,8 @@ class GpuBackend(Backend):
     def device_target(self) -> tuple[str, str | None]:
         """The current device's architecture name and the entry of `targets` to compile for
         it (None where there is none). Called only when the backend is available."""
-        raise NotImplementedError
+        properties = self.driver.runtime().properties  # a tilec.interop.GpuDriver's
+        return properties.arch, properties.target
 
     def layout_rules(self, target: str) -> Any:
         from tilec.layout import LayoutRules

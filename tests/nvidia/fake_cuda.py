@@ -10,7 +10,7 @@ import ctypes
 import enum
 from types import SimpleNamespace
 
-from tilec_nvidia.driver import CUDA, DeviceProperties
+from tilec_nvidia.driver import CUDA, CudaProperties
 
 
 class CUresult(enum.IntEnum):
@@ -151,7 +151,7 @@ class HostDriver:
     kind = CUDA
 
     def __init__(self):
-        self.properties = DeviceProperties(
+        self.properties = CudaProperties(
             ordinal=0,
             name="host memory",
             compute_capability=(9, 0),

@@ -33,9 +33,18 @@ class DeviceKind:
     """The most device memory kept for reuse by NumPy copies; 0 frees each copy at once."""
 
 
-class DeviceProperties(Protocol):
+@attrs.frozen
+class DeviceProperties:
+    """What the launch path and the compiler need to know about a device, read once. Vendors
+    add their own facts and the properties `arch` (the device's own architecture name) and
+    `target` (the arch table entry to compile for, None where there is none)."""
+
     ordinal: int
     name: str
+    max_grid: tuple[int, int, int]
+    max_threads_per_block: int
+    max_shared_per_block: int
+    warp_size: int
 
 
 class DeviceRuntime(Protocol):

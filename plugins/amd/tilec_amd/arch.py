@@ -29,5 +29,7 @@ ARCHS = ArchTable(
         AmdArch("gfx1100", 32, 64 * 1024, "RDNA3"),
         AmdArch("gfx1201", 32, 64 * 1024, "RDNA4"),
     ],
+    example="gfx942",
+    shared_memory_name="LDS (shared memory)",
 )
 """CDNA2, CDNA3, CDNA4 (wave64) and RDNA3, RDNA4 (wave32, wave64 left off) architectures."""

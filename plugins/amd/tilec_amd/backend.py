@@ -13,9 +13,10 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, Driver, GpuBackend, int_in_range, one_of
+from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
 from tilec_amd import __version__
 from tilec_amd.arch import ARCHS
+from tilec_amd.launcher import AmdDriver
 
 
 @attrs.frozen
@@ -32,33 +33,13 @@ class AmdOptions(BackendOptions):
 
 
 class AmdBackend(GpuBackend):
-    archs = ARCHS
-    example_target = "gfx942"
-    shared_memory_name = "LDS (shared memory)"
+    """Compiles to AMDGCN with LLVM's AMDGPU target and links the hsaco with `ld.lld`."""
+
     name = "amd"
     version = __version__
     options_class = AmdOptions
-
-    def make_driver(self) -> Driver:
-        from tilec_amd.launcher import AmdDriver
-
-        return AmdDriver()
-
-    def target_info(self, target: str, options: Any) -> Any:
-        from tilec_amd.target_info import AmdTargetInfo
-
-        return AmdTargetInfo(
-            target,
-            self.lanes(target),
-            waves_per_eu=options.waves_per_eu,
-            code_object_version=options.code_object_version,
-        )
-
-    def device_target(self) -> tuple[str, str | None]:
-        from tilec_amd.driver import get_driver
-
-        properties = get_driver().properties
-        return properties.arch, properties.target
+    archs = ARCHS
+    driver_class = AmdDriver
 
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
@@ -81,3 +62,13 @@ class AmdBackend(GpuBackend):
         from tilec_amd.codegen import link_hsaco
 
         return link_hsaco(objects.pop("object"), metadata["kernel"])
+
+    def target_info(self, target: str, options: Any) -> Any:
+        from tilec_amd.target_info import AmdTargetInfo
+
+        return AmdTargetInfo(
+            target,
+            self.lanes(target),
+            waves_per_eu=options.waves_per_eu,
+            code_object_version=options.code_object_version,
+        )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from tilec.lowering import llvm_codegen
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -49,12 +50,11 @@ def features(arch: str) -> str:
 
 def kernel_names(llvm_ir: str) -> list[str]:
     """The `amdgpu_kernel` functions that `llvm_ir` defines."""
-    return re.findall(r"define\s+(?:[\w.]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
+    return llvm_codegen.kernel_names(llvm_ir, "amdgpu_kernel")
 
 
 def _describe(llvm_ir: str) -> str:
-    names = kernel_names(llvm_ir)
-    return f"kernel {', '.join(names)}" if names else "module (no amdgpu_kernel function found)"
+    return llvm_codegen.describe_kernels(llvm_ir, "amdgpu_kernel")
 
 
 def _optimized(llvm_ir: str, arch: str, opt_level: int) -> tuple[llvm.TargetMachine, object]:

@@ -18,7 +18,13 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.interop.device import DeviceKind, LoadedKernel, ProcessRuntime, stream_handle
+from tilec.interop.device import (
+    DeviceKind,
+    DeviceProperties,
+    LoadedKernel,
+    ProcessRuntime,
+    stream_handle,
+)
 from tilec.interop.dlpack import KDL_ROCM
 from tilec.runtime import packing
 from tilec_amd.arch import ARCHS
@@ -82,21 +88,10 @@ class Packer(packing.Packer):
     kernel_kind = "an AMD kernel"
 
 
-# Device, kernels, launches ---------------------------------------------------------------------
-
-
 @attrs.frozen
-class DeviceProperties:
-    """What the launcher and the compiler need to know about the device, read once."""
-
-    ordinal: int
-    name: str
+class HipProperties(DeviceProperties):
     arch: str
     """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
-    max_grid: tuple[int, int, int]
-    max_threads_per_block: int
-    max_shared_per_block: int
-    warp_size: int
 
     @property
     def target(self) -> str | None:
@@ -129,11 +124,11 @@ class HipDriver:
             return None
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _read_properties(self) -> DeviceProperties:
+    def _read_properties(self) -> HipProperties:
         props = self.hip.hipDeviceProp_t()
         self.call("hipGetDeviceProperties", props, self.ordinal)
         arch, name = _text(props.gcnArchName), _text(props.name)
-        return DeviceProperties(
+        return HipProperties(
             ordinal=self.ordinal,
             name=name,
             arch=arch.split(":", 1)[0],
@@ -165,14 +160,9 @@ class HipDriver:
         return LoadedKernel(name, module, function, shared_bytes, packer)
 
     def launch(
-        self,
-        kernel: LoadedKernel,
-        grid: Any,
-        num_warps: int,
-        threads_per_warp: int,
-        args: Sequence[Any],
-        stream: Any = None,
-    ) -> None:
+        self, kernel: LoadedKernel, grid: Any, num_warps: int, threads_per_warp: int,
+        args: Sequence[Any], stream: Any = None,
+    ) -> None:  # fmt: skip
         """Launch `kernel` on `grid` (1-3 dims) with work-groups of `num_warps` wavefronts;
         `args` are raw values (device addresses for pointers). An empty grid launches nothing."""
         threads = num_warps * threads_per_warp

@@ -181,11 +181,9 @@ class AmdTargetInfo(TargetInfo):
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
-        ty = _LLVM_FLOAT.get(dtype)
-        if ty is None:
-            return None
-        if dtype == "bf16":
-            return None  # the core computes it in f32
+        if dtype == "bf16" or dtype not in _LLVM_FLOAT:
+            return None  # bf16: the core computes it in f32
+        ty = _LLVM_FLOAT[dtype]
         if name in _GENERIC:
             return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64":

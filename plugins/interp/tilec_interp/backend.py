@@ -28,9 +28,7 @@ class InterpBackend(Backend):
     name = "interp"
     version = __version__
     options_class = BackendOptions
-
-    def make_driver(self) -> Driver:
-        return InterpDriver()
+    driver_class = InterpDriver
 
     def execute(self, module: Any, function_name: str, grid: tuple[int, ...], args: list) -> None:
         """Run `@function_name` of a tir module over `grid` (see `tilec_interp.interpreter`)."""

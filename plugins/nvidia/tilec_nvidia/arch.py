@@ -44,6 +44,7 @@ ARCHS = ArchTable(
         _arch("sm_90", 227, 78), _arch("sm_90a", 227, 80), _arch("sm_100", 227, 86),
         _arch("sm_100a", 227, 86), _arch("sm_120", 99, 87),
     ],
+    example="sm_90",
 )  # fmt: skip
 """Compute capabilities we generate PTX for, with the shared memory one block may opt in to
 (CUDA programming guide) and their PTX ISA version."""

@@ -1,8 +1,8 @@
 """The NVIDIA backend: tir -> gir -> LLVM IR -> PTX -> cubin, launched through cuda.bindings.
 
-This is the compiler; the driver is `tilec_nvidia.launcher.NvidiaDriver`, made on first use.
-`cuda.bindings` is imported inside the driver's methods only (through `tilec_nvidia.driver`), so
-that the backend loads, lists and compiles ahead of time on machines without a GPU.
+This is the compiler; the driver is `tilec_nvidia.launcher.NvidiaDriver`. `cuda.bindings` is
+imported inside the driver's methods only (through `tilec_nvidia.driver`), so that the backend
+loads, lists and compiles ahead of time on machines without a GPU.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, Driver, GpuBackend, one_of
+from tilec.backend import BackendOptions, GpuBackend, one_of
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.launcher import NvidiaDriver
 
 
 @attrs.frozen
@@ -25,27 +26,19 @@ class NvidiaOptions(BackendOptions):
 
 
 class NvidiaBackend(GpuBackend):
-    archs = ARCHS
-    example_target = "sm_90"
+    """Compiles to PTX with LLVM's NVPTX target and to a cubin with `ptxas` where it is installed
+    (else the CUDA driver JIT-compiles the PTX when the kernel is loaded)."""
+
     name = "nvidia"
     version = __version__
     options_class = NvidiaOptions
-
-    def make_driver(self) -> Driver:
-        from tilec_nvidia.launcher import NvidiaDriver
-
-        return NvidiaDriver()
+    archs = ARCHS
+    driver_class = NvidiaDriver
 
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
 
         return NvidiaTargetInfo(target, self.lanes(target))
-
-    def device_target(self) -> tuple[str, str | None]:
-        from tilec_nvidia.driver import get_driver
-
-        properties = get_driver().properties
-        return properties.arch, properties.target
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas

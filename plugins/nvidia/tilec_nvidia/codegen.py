@@ -23,6 +23,7 @@ from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
     check_opt_level,
+    describe_kernels,
     optimized_module,
     target_machine,
 )
@@ -44,14 +45,8 @@ def ptx_features(arch: str) -> str:
     return ARCHS.check(arch).llvm_features
 
 
-def kernel_names(llvm_ir: str) -> list[str]:
-    """The `ptx_kernel` functions that `llvm_ir` defines (for error messages and loading)."""
-    return re.findall(r"define\s+(?:[\w.]+\s+)*?ptx_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
-
-
 def _describe(llvm_ir: str) -> str:
-    names = kernel_names(llvm_ir)
-    return f"kernel {', '.join(names)}" if names else "module (no ptx_kernel function found)"
+    return describe_kernels(llvm_ir, "ptx_kernel")
 
 
 def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:

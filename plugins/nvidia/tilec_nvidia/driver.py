@@ -18,7 +18,13 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.interop.device import DeviceKind, LoadedKernel, ProcessRuntime, stream_handle
+from tilec.interop.device import (
+    DeviceKind,
+    DeviceProperties,
+    LoadedKernel,
+    ProcessRuntime,
+    stream_handle,
+)
 from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
 from tilec.runtime import packing
 from tilec_nvidia.arch import device_target
@@ -98,19 +104,11 @@ class Packer(packing.Packer):
 
 
 @attrs.frozen
-class DeviceProperties:
-    """What the launcher and the compiler need to know about the device, read once."""
-
-    ordinal: int
-    name: str
+class CudaProperties(DeviceProperties):
     compute_capability: tuple[int, int]
-    max_grid: tuple[int, int, int]
-    max_threads_per_block: int
-    max_shared_per_block: int
     max_shared_per_block_optin: int
     registers_per_block: int
     sm_count: int
-    warp_size: int
 
     @property
     def arch(self) -> str:
@@ -175,7 +173,7 @@ class CudaDriver:
         default = cu.CUstream(0)
         self._streams: dict[Any, Any] = {None: default, 0: default}
 
-    def _read_properties(self) -> DeviceProperties:
+    def _read_properties(self) -> CudaProperties:
         cu, attribute = self.cu, self.cu.CUdevice_attribute
 
         def get(name: str) -> int:
@@ -187,7 +185,7 @@ class CudaDriver:
         raw_name = _check(cu, "cuDeviceGetName", cu.cuDeviceGetName(256, self.device))
         if isinstance(raw_name, bytes):
             raw_name = raw_name.split(b"\0", 1)[0].decode(errors="replace")
-        return DeviceProperties(
+        return CudaProperties(
             ordinal=int(self.device),
             name=str(raw_name),
             compute_capability=(get("COMPUTE_CAPABILITY_MAJOR"), get("COMPUTE_CAPABILITY_MINOR")),
