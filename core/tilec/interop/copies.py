@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 
 from tilec.interop.device import stream_handle
-from tilec.interop.pointers import _pointer_getters, device_pointer, pointer_getter, where
+from tilec.interop.pointers import GETTERS_BY_TYPE, device_pointer, pointer_getter, where
 
 
 class AllocationPool:
@@ -129,7 +129,7 @@ def _prepare(
                 copies.append(copy)
                 values[i] = copy.address
                 continue
-            getter = _pointer_getters.get(kind) or pointer_getter(kind, value)
+            getter = GETTERS_BY_TYPE.get(kind) or pointer_getter(kind, value)
             if getter is None:
                 device_pointer(runtime, value, names[i], kernel_name, handle)  # raises
             values[i] = getter(runtime, value, names[i], kernel_name, handle)

@@ -5,7 +5,7 @@ device are passed by address, no copy. Objects with only `__dlpack__` are read f
 capsule without consuming it: the producer keeps ownership, and the argument object stays
 referenced until the launch has been issued. NumPy arrays are copied (see `copies`).
 
-A pointer getter is chosen once per argument type (`_pointer_getters`) and called as
+A pointer getter is chosen once per argument type (`GETTERS_BY_TYPE`) and called as
 `getter(runtime, value, param, kernel_name, stream)`.
 """
 
@@ -22,7 +22,7 @@ from tilec.interop.dlpack import DEVICE_NAMES, dlpack_tensor
 from tilec.runtime.specialization import DTYPES, TORCH_DTYPES
 
 PointerGetter = Callable[[Any, Any, str, str, "int | None"], int]
-_pointer_getters: dict[type, PointerGetter] = {}
+GETTERS_BY_TYPE: dict[type, PointerGetter] = {}
 
 
 def where(param: str, kernel_name: str) -> str:
@@ -102,7 +102,7 @@ def is_torch_tensor(value: Any) -> bool:
 
 def pointer_getter(kind: type, value: Any) -> PointerGetter | None:
     """The getter for `value`, cached by type where the type alone decides it."""
-    getter = _pointer_getters.get(kind)
+    getter = GETTERS_BY_TYPE.get(kind)
     if getter is not None:
         return getter
     if issubclass(kind, DeviceArray):
@@ -121,7 +121,7 @@ def pointer_getter(kind: type, value: Any) -> PointerGetter | None:
         return _cai_pointer
     else:
         return None
-    _pointer_getters[kind] = getter
+    GETTERS_BY_TYPE[kind] = getter
     return getter
 
 
