@@ -69,14 +69,9 @@ class DeviceRuntime(Protocol):
     def synchronize(self, stream: Any = None) -> None: ...
 
     def launch(
-        self,
-        kernel: Any,
-        grid: Any,
-        num_warps: int,
-        threads_per_warp: int,
-        args: Sequence[Any],
+        self, kernel: Any, grid: Any, num_warps: int, threads_per_warp: int, args: Sequence[Any],
         stream: Any = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """Launch a loaded kernel with raw values (device addresses for pointers)."""
         ...
 
