@@ -10,9 +10,7 @@ def to_device(array, backend: str | None = None):
     """A copy of the NumPy `array` in the memory of `backend` (default: the selected backend's
     device), usable as a kernel argument without copies; `.numpy()` copies it back. On the interp
     backend the array itself is returned."""
-    chosen = get_backend(backend)
-    convert = getattr(chosen, "to_device", None)
-    return array if convert is None else convert(array)
+    return get_backend(backend).driver.to_device(array)
 
 
 __all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "to_device"]

@@ -61,13 +61,13 @@ def run_checked(
 def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
-    to_host = getattr(backend, "to_host", None)
-    if to_host is None:
+    try:
+        return backend.driver.to_host(value)
+    except NotImplementedError:
         raise TypeError(
             f"check=True cannot read argument '{param}' ({type(value).__name__}) back from "
             f"backend '{backend.name}'"
-        )
-    return to_host(value)
+        ) from None
 
 
 def _compare(kernel: str, param: str, elem: str, actual: np.ndarray, expected: np.ndarray) -> None:

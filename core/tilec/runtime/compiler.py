@@ -112,7 +112,7 @@ class CompiledKernel:
         return list(self.signature)
 
     def run(self, grid: tuple[int, ...], args: list[Any]) -> None:
-        self.backend.run(self, grid, args, self.options)
+        self.backend.driver.run(self, grid, args)
 
 
 def compile(

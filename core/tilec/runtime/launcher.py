@@ -124,8 +124,7 @@ class Launcher:
             )
             return
         if runner is None:
-            make_runner = getattr(compiled.backend, "make_runner", None)
-            runner = compiled.run if make_runner is None else make_runner(compiled, runtime_args)
+            runner = compiled.backend.driver.make_runner(compiled, runtime_args)
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args)
