@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-import tilec
+from tilec.version import __version__
 
 
 @attrs.frozen
@@ -87,7 +87,7 @@ class Backend:
     """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`."""
 
     name: ClassVar[str] = ""
-    version: ClassVar[str] = tilec.__version__
+    version: ClassVar[str] = __version__
     """The version of the plugin that provides the backend; part of the cache key."""
     options_class: ClassVar[type[BackendOptions]] = BackendOptions
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import networkx as nx
 
+from tilec import settings
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation
 from tilec.passes.base import ALL_ANALYSES, STAGES, Analysis, Pass, PassContext
@@ -446,8 +447,7 @@ _resolved: dict[str, list[str]] = {}
 
 
 def _pipeline_dir() -> Path:
-    base = os.environ.get("TILEC_CACHE_DIR") or Path.home() / ".cache" / "tilec"
-    return Path(base) / "pipelines"
+    return settings.cache_dir() / "pipelines"
 
 
 def _read_resolved(key: str) -> list[str] | None:

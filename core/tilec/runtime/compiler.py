@@ -11,7 +11,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,11 +18,12 @@ from typing import Any
 
 import attrs
 
-import tilec
+from tilec import settings
 from tilec.backend import Backend, BackendOptions
 from tilec.frontend import compile_to_tir
 from tilec.ir import IntegerAttr, parse_module, print_module
 from tilec.runtime import cache
+from tilec.version import __version__
 
 AUTO_ORDER = ("nvidia", "amd", "interp")
 _chosen: str | None = None
@@ -55,7 +55,7 @@ def _available(backend: Backend) -> Any:
 
 def requested_backend(name: str | None = None) -> str | None:
     """The backend name asked for (argument, `set_backend`, `TILEC_BACKEND`); None: automatic."""
-    return name or _chosen or os.environ.get("TILEC_BACKEND") or None
+    return name or _chosen or settings.backend()
 
 
 def get_backend(name: str | None = None, *, require_available: bool = True) -> Backend:
@@ -164,7 +164,7 @@ def compile_cached(
         sorted(equal_to_1),
     )
     key = cache.make_key(
-        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__, target,
+        kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
     )  # fmt: skip
     hit = None if instrumentations else cache.memory.get(key)

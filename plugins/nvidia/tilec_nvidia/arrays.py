@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tilec.ir.type_names import SIGNATURE_BY_DLPACK, SIGNATURE_BY_TORCH
 from tilec.runtime.specialization import DTYPES
 from tilec_nvidia import driver as cuda
 
@@ -30,11 +31,7 @@ DEVICE_NAMES = {
     1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm",
     13: "cuda_managed", 14: "oneapi",
 }  # fmt: skip
-DLPACK_DTYPES = {
-    (0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
-    (1, 8): "u8", (1, 16): "u16", (1, 32): "u32", (1, 64): "u64",
-    (2, 16): "fp16", (2, 32): "fp32", (2, 64): "fp64", (4, 16): "bf16", (6, 8): "i1",
-}  # fmt: skip
+DLPACK_DTYPES = SIGNATURE_BY_DLPACK
 """(DLDataTypeCode, bits) -> element type: kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool."""
 
 
@@ -300,13 +297,6 @@ def device_pointer(value: Any, param: str, kernel_name: str = "", stream: int | 
     return getter(value, param, kernel_name, stream)
 
 
-_TORCH_TYPES = {
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
-}  # fmt: skip
-
-
 def arg_signature_type(value: Any, param: str = "", kernel_name: str = "") -> tuple[str, bool]:
     """The signature type (`*fp32`, `*bf16`, ...) of an array argument, and whether its address
     is 16-byte aligned. Raises TypeError for a value that is not an array tilec can pass."""
@@ -316,7 +306,7 @@ def arg_signature_type(value: Any, param: str = "", kernel_name: str = "") -> tu
     elif isinstance(value, DeviceArray):
         element, address = DTYPES.get(value.dtype.name), value.ptr
     elif _is_torch_tensor(value):
-        element = _TORCH_TYPES.get(str(value.dtype).removeprefix("torch."))
+        element = SIGNATURE_BY_TORCH.get(str(value.dtype).removeprefix("torch."))
         address = value.data_ptr()
     else:
         element, address = _foreign_array_type(value, param, kernel_name)
