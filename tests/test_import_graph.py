@@ -21,11 +21,6 @@ CORE = Path(__file__).resolve().parents[1] / "core" / "tilec"
 KNOWN_CYCLE_EDGES: dict[tuple[str, str], str] = {
     # Imports that close circles in files other engineers are changing (issue 9); the lead
     # removes each entry once the merged code no longer has the import (the test then says so).
-    ("tilec.frontend.expressions", "tilec.runtime.jit"): "frontend/runtime engineer (item 4)",
-    ("tilec.frontend.generator", "tilec.runtime.jit"): "frontend/runtime engineer (item 4)",
-    ("tilec.frontend.reductions", "tilec.runtime.jit"): "frontend/runtime engineer (item 4)",
-    ("tilec.runtime.launcher", "tilec.frontend.generator"): "frontend/runtime engineer (item 4)",
-    ("tilec.runtime.jit", "tilec"): "frontend/runtime engineer: read tilec.version.__version__",
     ("tilec.frontend.reductions", "tilec.frontend.builtins"): "frontend engineer",
     ("tilec.layout.axis_info", "tilec.layout.transfer"): "layout (axis-info) engineer",
 }
@@ -42,8 +37,6 @@ UNEXPLAINED_DEFERRED_IMPORTS: dict[str, str] = {
     "tilec.ir.parser": "ops-as-classes engineer (ir/)",
     "tilec.ir.verifier": "ops-as-classes engineer (ir/)",
     "tilec.layout.axis_info": "layout (axis-info) engineer",
-    "tilec.runtime.jit": "frontend/runtime engineer (item 4)",
-    "tilec.runtime.launcher": "frontend/runtime engineer (item 4)",
 }
 
 LAYERS: list[tuple[str, tuple[str, ...], str]] = [

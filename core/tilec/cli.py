@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
-from tilec.frontend.generator import SCALAR_TYPES
+from tilec import settings
 from tilec.ir import Diagnostic, ParseError, parse_module, print_module, verify
+from tilec.ir.type_names import BY_SIGNATURE, is_signature_type
 from tilec.layout.rules import GpuTarget, LayoutRules
 from tilec.passes.base import STAGES, Pass
 from tilec.passes.instrumentation import PassTiming, PrintIRAfter
@@ -203,7 +204,7 @@ def _require_backend(name: str) -> None:
     availability = backend.is_available()
     if not availability:
         raise UserError(f"backend '{name}' is not available: {availability.reason}")
-    os.environ["TILEC_BACKEND"] = name
+    os.environ[settings.BACKEND.name] = name  # for child processes too
     compiler.set_backend(name)
 
 
@@ -213,7 +214,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend:
         _require_backend(args.backend)
     if args.check:
-        os.environ["TILEC_CHECK"] = "1"  # for child processes too
+        os.environ[settings.CHECK.name] = "1"  # for child processes too
         check.enabled = True
     script_args = list(args.script_args or ())
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -248,8 +249,8 @@ def parse_assignments(text: str, option: str) -> dict[str, str]:
 
 
 def _check_type(name: str, type_: str) -> None:
-    if type_ != "constexpr" and type_.lstrip("*") not in SCALAR_TYPES:
-        known = ", ".join(sorted(SCALAR_TYPES))
+    if type_ != "constexpr" and not is_signature_type(type_):
+        known = ", ".join(sorted(BY_SIGNATURE))
         raise UserError(
             f"--signature: unknown type '{type_}' for '{name}' "
             f"(types: {known}; '*T' a pointer to T; constexpr)"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import linecache
 from typing import Any
 
@@ -13,37 +12,21 @@ from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
 from tilec.frontend.errors import CompilationError, UserError
 from tilec.frontend.expressions import ExpressionsMixin, unwrap
+from tilec.frontend.kernel import KernelFunction
 from tilec.frontend.semantics import Semantics, op_class
 from tilec.frontend.statements import StatementsMixin
 from tilec.ir.attributes import FileLineColLoc, StringAttr, TypeAttr
 from tilec.ir.builder import Builder
 from tilec.ir.core import Block, Region
 from tilec.ir.module import ModuleOp
-from tilec.ir.types import FloatType, FunctionType, IntegerType, PointerType, Type
-from tilec.language import constexpr
-from tilec.runtime.jit import JITFunction
-
-SCALAR_TYPES: dict[str, Type] = {
-    "i1": IntegerType(1), "i8": IntegerType(8), "i16": IntegerType(16), "i32": IntegerType(32),
-    "i64": IntegerType(64), "u8": IntegerType(8, True), "u16": IntegerType(16, True),
-    "u32": IntegerType(32, True), "u64": IntegerType(64, True), "fp16": FloatType("f16"),
-    "bf16": FloatType("bf16"), "fp32": FloatType("f32"), "fp64": FloatType("f64"),
-}  # fmt: skip
-
-
-def parse_signature_type(text: str) -> Type:
-    """`*fp32` -> `!tile.ptr<f32>`, `i32` -> `i32`: Triton's signature strings."""
-    if text.startswith("*"):
-        return PointerType(parse_signature_type(text[1:]))
-    if text not in SCALAR_TYPES:
-        raise ValueError(f"unknown signature type {text!r}; expected one of {sorted(SCALAR_TYPES)}")
-    return SCALAR_TYPES[text]
+from tilec.ir.type_names import parse_signature_type
+from tilec.ir.types import FunctionType
 
 
 class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.NodeVisitor):
     """Walks one kernel's AST, emitting tile IR at `builder` with the node's location."""
 
-    def __init__(self, fn: JITFunction, builder: Builder, scope: Scope):
+    def __init__(self, fn: KernelFunction, builder: Builder, scope: Scope):
         self.fn, self.builder, self.scope = fn, builder, scope
         self.sem = Semantics(builder)
         self.builtins = Builtins(self.sem, self.inline_call)
@@ -66,7 +49,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
             ) from None
 
-    def inline_call(self, callee: JITFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def inline_call(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Calls to other @jit functions are inlined, so constexpr arguments stay constant."""
         tree = ast.parse(callee.src).body[0]
         assert isinstance(tree, ast.FunctionDef)
@@ -90,7 +73,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
 
 
 def compile_to_tir(
-    fn: JITFunction, signature: dict[str, str], constexprs: dict[str, object] | None = None
+    fn: KernelFunction, signature: dict[str, str], constexprs: dict[str, object] | None = None
 ) -> ModuleOp:
     """Compile kernel `fn` to a tile IR module holding one `func.func`.
 
@@ -105,7 +88,7 @@ def compile_to_tir(
     runtime = [
         p
         for p in params
-        if p not in constexprs and signature.get(p) != "constexpr" and not _is_constexpr(fn, p)
+        if p not in constexprs and signature.get(p) != "constexpr" and not fn.is_constexpr(p)
     ]
     for p in runtime:
         if p not in signature:
@@ -126,14 +109,13 @@ def compile_to_tir(
     for name, arg in zip(runtime, entry.args, strict=True):
         arg.name_hint = name
         scope[name] = TensorValue(arg)
-    defaults = inspect.signature(fn.fn).parameters
     for name in params:
         if name in scope:
             continue
         if name in constexprs:
             scope[name] = constexprs[name]
-        elif defaults[name].default is not inspect.Parameter.empty:
-            scope[name] = unwrap(defaults[name].default)
+        elif name in fn.defaults:
+            scope[name] = unwrap(fn.defaults[name])
         else:
             raise TypeError(f"constexpr parameter '{name}' of {fn.__name__} has no value")
     builder = Builder.at_end(entry)
@@ -145,11 +127,3 @@ def compile_to_tir(
     with builder.loc(generator.location(tree)):
         builder.create(op_class("tile.return"))
     return module
-
-
-def _is_constexpr(fn: JITFunction, param: str) -> bool:
-    """Whether `param` is annotated `tl.constexpr` (also as a string, under postponed annotations)."""
-    annotation = fn.fn.__annotations__.get(param)
-    if isinstance(annotation, str):
-        return annotation.split(".")[-1] == "constexpr"
-    return annotation is constexpr or isinstance(annotation, constexpr)

@@ -19,11 +19,11 @@ from typing import Any
 
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.frontend.kernel import KernelFunction
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block
 from tilec.ir.types import FloatType, IntegerType, TensorType, Type, f32, i32
 from tilec.language import constexpr
-from tilec.runtime.jit import JITFunction
 
 Combine = Callable[[list[TensorValue], list[TensorValue]], list[Any]]
 
@@ -122,7 +122,7 @@ class ReductionsMixin:
 
     def _user_combine(self, combine_fn: Any, what: str) -> Combine:
         combine_fn = _const(combine_fn)
-        if not isinstance(combine_fn, JITFunction):
+        if not isinstance(combine_fn, KernelFunction):
             raise UserError(
                 f"{what}'s combine_fn must be a @tilec.jit function, got {combine_fn!r}",
                 "decorate the combine function with @tilec.jit",

@@ -11,16 +11,14 @@ from typing import Any
 
 import attrs
 
+from tilec.ir.type_names import SIGNATURE_BY_DLPACK
+
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED, KDL_ROCM = 1, 2, 3, 13, 10
 DEVICE_NAMES = {
     1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm",
     13: "cuda_managed", 14: "oneapi",
 }  # fmt: skip
-DLPACK_DTYPES = {
-    (0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
-    (1, 8): "u8", (1, 16): "u16", (1, 32): "u32", (1, 64): "u64",
-    (2, 16): "fp16", (2, 32): "fp32", (2, 64): "fp64", (4, 16): "bf16", (6, 8): "i1",
-}  # fmt: skip
+DLPACK_DTYPES = SIGNATURE_BY_DLPACK
 """(DLDataTypeCode, bits) -> element type: kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool."""
 
 

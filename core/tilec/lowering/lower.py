@@ -17,9 +17,10 @@ from llvmlite import ir
 from tilec.dialects.func import FuncOp
 from tilec.dialects.scf import ConditionOp, YieldOp
 from tilec.dialects.tile import IntToPtrOp, ReduceOp, ScanOp
+from tilec.ir import type_names
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.traits import MemoryRead, MemoryWrite
-from tilec.ir.types import FloatType, IntegerType, PointerType, Type, element_type
+from tilec.ir.types import PointerType, Type, element_type
 from tilec.layout.axis_info import analyze_axis_info
 from tilec.lowering.context import LoweringContext, LoweringError, llvm_type
 from tilec.lowering.target import TargetInfo
@@ -85,13 +86,10 @@ def lower_block(ctx: LoweringContext, block: Block) -> None:
 
 def signature_type(t: Type) -> str:
     """The Triton signature spelling of a parameter type: `*fp32`, `i32`, `u8`, `bf16`, `i1`."""
-    if isinstance(t, PointerType):
-        return "*" + signature_type(t.pointee)
-    if isinstance(t, IntegerType):
-        return f"{'u' if t.unsigned else 'i'}{t.width}"
-    if isinstance(t, FloatType):
-        return t.name if t.name == "bf16" else "fp" + t.name[1:]
-    raise LoweringError(f"kernel parameters cannot have type {t}")
+    try:
+        return type_names.signature_type(t)
+    except ValueError as error:
+        raise LoweringError(str(error)) from None
 
 
 def written_parameters(func: FuncOp) -> list[int]:

@@ -12,13 +12,14 @@ import os
 import tempfile
 from pathlib import Path
 
+from tilec import settings
+
 remembered: dict[str, list[str]] = {}
 """The orders resolved or read in this process, by key."""
 
 
 def pipeline_dir() -> Path:
-    base = os.environ.get("TILEC_CACHE_DIR") or Path.home() / ".cache" / "tilec"
-    return Path(base) / "pipelines"
+    return settings.cache_dir() / "pipelines"
 
 
 def read_resolved(key: str) -> list[str] | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
 import traceback
 import warnings
 from typing import Any, NamedTuple
@@ -20,12 +19,13 @@ from typing import Any, NamedTuple
 import attrs
 import pluggy
 
+from tilec import settings
 from tilec.backend import Backend
 from tilec.passes.base import Pass
 from tilec.plugin import hookspecs
 
 ENTRY_POINT_GROUP = "tilec"
-DISABLE_AUTOLOAD_ENV = "TILEC_DISABLE_PLUGIN_AUTOLOAD"
+DISABLE_AUTOLOAD_ENV = settings.DISABLE_PLUGIN_AUTOLOAD.name
 BUILTIN_PLUGINS = ("tilec.builtin_passes",)
 """Core modules registered as ordinary plugins, before any entry point."""
 
@@ -165,7 +165,7 @@ def _load_state() -> _State:
 
 
 def _autoload_disabled() -> bool:
-    return os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    return settings.DISABLE_PLUGIN_AUTOLOAD.enabled()
 
 
 def _load_builtins(state: _State) -> None:

@@ -9,11 +9,12 @@ index with both values.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from tilec import settings
 
 TOLERANCES = {
     "fp64": (1e-9, 1e-12),
@@ -28,7 +29,7 @@ class CheckError(AssertionError):
     """A backend's result differs from the interpreter's."""
 
 
-enabled = os.environ.get("TILEC_CHECK", "") not in ("", "0")
+enabled = settings.CHECK.enabled()
 """Whether launches without a `check=` option are checked: `TILEC_CHECK=1` (what
 `tilec run --check` sets) or `tilec.runtime.check.enabled = True`."""
 

@@ -14,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from tilec import settings
 from tilec.backend import Backend, BackendOptions
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
@@ -60,7 +60,7 @@ def _available(backend: Backend) -> Any:
 
 def requested_backend(name: str | None = None) -> str | None:
     """The backend name asked for (argument, `set_backend`, `TILEC_BACKEND`); None: automatic."""
-    return name or _chosen or os.environ.get("TILEC_BACKEND") or None
+    return name or _chosen or settings.backend()
 
 
 def get_backend(name: str | None = None, *, require_available: bool = True) -> Backend:

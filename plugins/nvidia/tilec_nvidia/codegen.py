@@ -19,6 +19,7 @@ from pathlib import Path
 
 import attrs
 
+from tilec import settings
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -31,7 +32,7 @@ from tilec_nvidia.arch import ARCHS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
-PTXAS_ENV = "TILEC_PTXAS"
+PTXAS_ENV = settings.PTXAS.name
 SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PTXAS_TIMEOUT_S = 300
 
@@ -76,7 +77,7 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 @functools.cache
 def find_ptxas() -> str | None:
     """`TILEC_PTXAS`, else `ptxas` on PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
-    configured = os.environ.get(PTXAS_ENV)
+    configured = settings.PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
