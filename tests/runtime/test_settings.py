@@ -90,9 +90,9 @@ def test_cache_dir_default_and_override(monkeypatch, tmp_path):
 
 
 def test_the_cache_and_the_pipeline_store_share_the_folder(monkeypatch, tmp_path):
-    from tilec.passes import manager
+    from tilec.passes import resolved_orders
     from tilec.runtime import cache
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     assert cache.cache_dir() == tmp_path
-    assert manager._pipeline_dir() == tmp_path / "pipelines"
+    assert resolved_orders.pipeline_dir() == tmp_path / "pipelines"
