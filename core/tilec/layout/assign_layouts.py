@@ -44,7 +44,7 @@ CHEAP_SOURCES = (arith.ConstantOp, tile.SplatOp, tile.MakeRangeOp)
 CHEAP_SHAPE_OPS = (arith.SelectOp, tile.BroadcastOp, tile.ExpandDimsOp)
 """Ops besides element-wise ones that are cheap to compute again when their operands are."""
 PINNED_OPS = (tile.ReduceOp, tile.DotOp)
-"""Ops whose results the op's own layout defines (so do memory reads): not their class's."""
+"""Ops whose results are in the layout the op picks, not their class's (so are memory reads')."""
 
 
 def with_layout(t: TensorType, layout: object) -> TensorType:
@@ -58,6 +58,19 @@ def is_tensor(value: Value) -> bool:
 def is_memory_op(op: Operation) -> bool:
     """Loads, stores and atomics: the ops that access memory through their `ptr` operand."""
     return op.has_trait(MemoryRead) or op.has_trait(MemoryWrite)
+
+
+def memory_pointer(op: Operation) -> Value | None:
+    """The `ptr` operand of a load, store or atomic (the memory traits promise one), else None."""
+    if not is_memory_op(op):
+        return None
+    return op.ptr  # type: ignore[attr-defined]
+
+
+def is_pinned(op: Operation) -> bool:
+    """Whether the results of `op` are in the layout the op picks: reductions (a slice of it),
+    dots, loads and atomics."""
+    return isinstance(op, PINNED_OPS) or op.has_trait(MemoryRead)
 
 
 def shares_layout(op: Operation) -> bool:
@@ -195,7 +208,7 @@ class _Assigner:
 
     def _find_anchors(self) -> None:
         for op in self.ops:
-            ptr = op.ptr if is_memory_op(op) else None  # type: ignore[attr-defined]
+            ptr = memory_pointer(op)
             if ptr is not None and is_tensor(ptr):
                 self.anchors[op] = coalesced_layout(
                     ptr, self.info, self.num_warps, self.lanes, self.max_vector_bytes
@@ -211,7 +224,7 @@ class _Assigner:
     def layout(self, value: Value) -> object:
         """The layout `value` is defined in (a pinned result's own, else its class's)."""
         op = value.op if isinstance(value, OpResult) else None
-        if op is None or not (isinstance(op, PINNED_OPS) or op.has_trait(MemoryRead)):
+        if op is None or not is_pinned(op):
             return self.class_layout(self.find(value))
         if isinstance(op, tile.ReduceOp):
             return SliceEncodingAttr(op.axis.value, self.op_layout(op))
