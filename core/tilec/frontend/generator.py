@@ -7,13 +7,15 @@ import linecache
 from typing import Any
 
 import tilec.dialects  # noqa: F401 - registers the ops
+from tilec.dialects.func import FuncOp
+from tilec.dialects.tile import ReturnOp
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
 from tilec.frontend.errors import CompilationError, UserError
 from tilec.frontend.expressions import ExpressionsMixin, unwrap
 from tilec.frontend.kernel import KernelFunction
-from tilec.frontend.semantics import Semantics, op_class
+from tilec.frontend.semantics import Semantics
 from tilec.frontend.statements import StatementsMixin
 from tilec.ir.attributes import FileLineColLoc, StringAttr, TypeAttr
 from tilec.ir.builder import Builder
@@ -97,7 +99,7 @@ def compile_to_tir(
             )
     inputs = [parse_signature_type(signature[p]) for p in runtime]
     entry = Block(inputs)
-    func = op_class("func.func").create(
+    func = FuncOp.create(
         attributes={
             "sym_name": StringAttr(fn.__name__),
             "function_type": TypeAttr(FunctionType(inputs, [])),
@@ -125,5 +127,5 @@ def compile_to_tir(
     if generator.returned not in (None, ()):
         raise TypeError(f"kernel {fn.__name__} must not return a value")
     with builder.loc(generator.location(tree)):
-        builder.create(op_class("tile.return"))
+        builder.create(ReturnOp)
     return module

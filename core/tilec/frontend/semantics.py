@@ -10,7 +10,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, int_array
 from tilec.ir.builder import Builder
-from tilec.ir.core import OP_REGISTRY, Operation
+from tilec.ir.core import Operation
 from tilec.ir.types import (
     FloatType,
     IntegerType,
@@ -36,11 +36,6 @@ FLOAT_BINARY: dict[str, type[Operation]] = {
     "+": arith.AddFOp, "-": arith.SubFOp, "*": arith.MulFOp, "/": arith.DivFOp, "%": arith.RemFOp,
 }  # fmt: skip
 COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-
-
-def op_class(name: str) -> type[Operation]:
-    """The op class registered under `name` (for callers that still emit ops by name)."""
-    return OP_REGISTRY[name]
 
 
 def literal_type(value: Any) -> Type:

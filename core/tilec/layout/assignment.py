@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import layout_of
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation, Value, VerifyError
@@ -56,7 +57,7 @@ def verify_gir(module: Operation) -> None:
     Raises `Diagnostic`."""
     verify(module)
     try:
-        for func in (op for op in module.walk() if op.name == "func.func"):
+        for func in (op for op in module.walk() if isinstance(op, FuncOp)):
             _check_function(func)
     except VerifyError as err:
         raise Diagnostic(format_diagnostic(err.op, str(err)), err.op) from None
