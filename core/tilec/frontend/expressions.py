@@ -11,7 +11,7 @@ import attrs
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
-from tilec.language import constexpr, dtype
+from tilec.language import constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -71,8 +71,6 @@ class ExpressionsMixin:
         base = self.visit(node.value)
         if isinstance(base, TensorValue):
             if node.attr == "dtype":
-                from tilec.language import dtype_of
-
                 return dtype_of(base.dtype)
             if node.attr == "shape":
                 return base.shape

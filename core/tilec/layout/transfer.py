@@ -14,8 +14,13 @@ from tilec.dialects import arith, gpu, tile
 from tilec.ir.attributes import DenseAttr, IntegerAttr
 from tilec.ir.core import Operation
 from tilec.ir.types import IntegerType, element_type, shape_of
-from tilec.layout.axis_info import MAX_DIVISIBILITY, AxisInfo, element_bytes, highest_pow2_divisor
-from tilec.layout.axis_info import rank_of as _rank
+from tilec.layout.axis_lattice import (
+    MAX_DIVISIBILITY,
+    AxisInfo,
+    element_bytes,
+    highest_pow2_divisor,
+)
+from tilec.layout.axis_lattice import rank_of as _rank
 
 Rule = Callable[[Any, list[AxisInfo]], AxisInfo]
 """A transfer function; its op parameter may be annotated with the op class it is for."""
