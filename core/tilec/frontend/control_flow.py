@@ -11,6 +11,9 @@ from tilec.frontend.errors import UserError
 from tilec.ir.core import Block, Region
 from tilec.ir.types import IntegerType, i1, i32, i64
 
+LOOP_ITERATORS = ("range", "static_range")
+"""The `tl` functions a `for` loop iterates over (`for i in tl.range(...)`), compiled here."""
+
 
 def assigned_names(statements: list[ast.stmt]) -> list[str]:
     """Names assigned anywhere in `statements`, in first-assignment order."""
