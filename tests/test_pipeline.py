@@ -99,7 +99,7 @@ def test_tilec_compile_goes_through_the_pipeline(monkeypatch):
         seen.append(kwargs["name"])
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(tilec.runtime.compiler, "compile_module", spy)
+    monkeypatch.setattr(pipeline, "compile_module", spy)
     compiled = tilec.compile(
         add_kernel, SIGNATURE, {"BLOCK_SIZE": 1024}, backend="interp", instrumentations=[_Collect()]
     )
@@ -142,3 +142,29 @@ def test_networkx_is_imported_only_to_resolve_a_new_order(tmp_path):
         for _ in range(2)
     ]
     assert runs == [["True"], ["False"]]
+
+
+def test_a_cache_hit_loads_no_pass_pipeline(tmp_path):
+    """A launch served from the disk cache in a new process imports neither the pipeline nor the
+    layout passes, the lowering or networkx: they cost start-up time on every such launch."""
+    script = (
+        "import sys, numpy as np, tilec, tilec.language as tl\n"
+        "@tilec.jit\n"
+        "def add(x, y, o, n, B: tl.constexpr):\n"
+        "    off = tl.program_id(0) * B + tl.arange(0, B)\n"
+        "    tl.store(o + off, tl.load(x + off) + tl.load(y + off))\n"
+        "a = np.ones(64, np.float32)\n"
+        "add[(1,)](a, a, a.copy(), 64, B=64, backend='interp')\n"
+        "heavy = ['tilec.pipeline', 'tilec.layout.assign_layouts', 'tilec.lowering', 'networkx']\n"
+        "print(' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "cache")}
+    kernel_file = tmp_path / "launch.py"
+    kernel_file.write_text(script)
+    command = [sys.executable, str(kernel_file)]
+    first = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "tilec.pipeline" in first.stdout  # a miss compiles through the pipeline
+    hit = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert hit.returncode == 0, hit.stderr
+    assert hit.stdout.strip() == ""

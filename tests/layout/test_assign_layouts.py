@@ -184,12 +184,6 @@ def test_verify_gir_reports_layouts_for_other_warps():
         verify_gir(module)
 
 
-def test_tilec_layout_exports_to_gir():
-    import tilec.layout
-
-    assert tilec.layout.to_gir is to_gir
-
-
 @pytest.mark.parametrize("name", ALL_KERNELS)
 def test_core_cleanup_passes_keep_gir_valid(name):
     module = gir(name, lanes=64)

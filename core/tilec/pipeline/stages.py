@@ -20,7 +20,8 @@ import attrs
 from tilec.backend import Backend, BackendOptions, GpuBackend
 from tilec.ir import print_module
 from tilec.ir.core import Operation
-from tilec.layout import GpuTarget, to_gir
+from tilec.layout.assignment import to_gir
+from tilec.layout.rules import GpuTarget
 from tilec.passes.instrumentation import PassInstrumentation
 from tilec.pipeline.pass_pipeline import PassPipeline, pass_pipeline
 

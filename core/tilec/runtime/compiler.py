@@ -27,7 +27,6 @@ from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
 from tilec.frontend import compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
-from tilec.pipeline import compile_module
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.version import __version__
@@ -243,6 +242,9 @@ def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
     module = _tir_module(kernel, signature, constexprs, spec_facts)
+    # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
+    from tilec.pipeline import compile_module
+
     compiled = compile_module(
         module,
         backend,

@@ -13,10 +13,9 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.backend import BackendOptions, Driver, GpuBackend, int_in_range, one_of
 from tilec_amd import __version__
 from tilec_amd.arch import ARCHS
-from tilec_amd.launcher import AmdDriver
 
 
 @attrs.frozen
@@ -39,7 +38,12 @@ class AmdBackend(GpuBackend):
     version = __version__
     options_class = AmdOptions
     archs = ARCHS
-    driver_class = AmdDriver
+
+    def make_driver(self) -> Driver:
+        # deferred: the driver (array interop, launch runner) loads on the first launch
+        from tilec_amd.launcher import AmdDriver
+
+        return AmdDriver()
 
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage

@@ -11,10 +11,9 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, one_of
+from tilec.backend import BackendOptions, Driver, GpuBackend, one_of
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
-from tilec_nvidia.launcher import NvidiaDriver
 
 
 @attrs.frozen
@@ -33,7 +32,12 @@ class NvidiaBackend(GpuBackend):
     version = __version__
     options_class = NvidiaOptions
     archs = ARCHS
-    driver_class = NvidiaDriver
+
+    def make_driver(self) -> Driver:
+        # deferred: the driver (array interop, launch runner) loads on the first launch
+        from tilec_nvidia.launcher import NvidiaDriver
+
+        return NvidiaDriver()
 
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
