@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One device-machine session: install tilec, run the GPU tests, the conformance suite and the
 # benchmarks; logs go to $OUT (the device tool brings them back).
-#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench]
+#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base]
+# bench-base runs the same benchmark on an older tree ($BASE_TREE, e.g. a `git archive` of the
+# commit to compare with, carried to the device), so that both sides are timed in one session.
 set -uo pipefail
 OUT=${OUT:-/tmp/tilec-gpu-out}
 mkdir -p "$OUT"
@@ -26,5 +28,10 @@ for part in ${parts[*]}; do
         tail -n 2 /tmp/conformance_*.log ;;
     bench)
         python3 benchmarks/gpu_vs_triton.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;
+    bench-base)
+        base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}
+        PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
+            python3 "$base/benchmarks/gpu_vs_triton.py" --json "$OUT/bench_base.json" 2>&1 |
+            tee "$OUT/bench_base.log" ;;
     esac
 done

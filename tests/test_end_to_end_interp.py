@@ -14,7 +14,7 @@ import numpy as np
 import tilec.dialects  # noqa: F401
 from tilec.frontend import compile_to_tir
 from tilec.ir import verify
-from tilec.passes.manager import PassManager
+from tilec.pipeline import plugin_pass_manager
 from tilec_interp import interpreter
 
 sys.path.insert(0, str(Path(__file__).parent / "frontend"))
@@ -24,7 +24,7 @@ from frontend_kernels import add_kernel, matmul_kernel, softmax_kernel
 def optimized(kernel, signature, constexprs):
     module = compile_to_tir(kernel, signature, constexprs)
     verify(module)
-    PassManager.from_plugins().run(module, ["inline", "canonicalize", "licm", "cse", "dce"])
+    plugin_pass_manager().run(module, ["inline", "canonicalize", "licm", "cse", "dce"])
     return module
 
 

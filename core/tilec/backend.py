@@ -2,35 +2,32 @@
 
 A backend has two sides, kept apart as in Triton:
 
-- the compiler side: `parse_options` (frozen, hashable options), `layout_rules(target)`,
-  `add_stages(stages, options)` and `hash(options)` for the compile-cache key;
-- the driver side: `is_available()`, `load(binary)` and `launch(...)`.
+- the compiler: `parse_options` (frozen, hashable options), `layout_rules(target)`,
+  `add_stages(stages, options)` and `hash(options)` for the compile-cache key (the compile
+  pipeline, `tilec.pipeline`, calls them);
+- the driver (`Backend.driver`, a `tilec.driver.Driver`): load, run, runners for the launch hot
+  path, and memory (`to_device`, `to_host`).
 
 A backend module must import nothing of its vendor (cuda.bindings, hip) at module level: vendor
-imports go inside the driver-side methods, so that `tilec backends` works on a machine without the
+imports go inside the driver's methods, so that `tilec backends` works on a machine without the
 vendor's driver and `is_available()` can say why the backend cannot run.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
-import tilec
+from tilec.arch import ArchTable, GpuArch
+from tilec.driver import Availability, Driver
+from tilec.layout.rules import LayoutRules
+from tilec.version import __version__
 
-
-@attrs.frozen
-class Availability:
-    """Whether a backend can run here, and if not, a reason a user can act on."""
-
-    available: bool
-    reason: str = ""
-
-    def __bool__(self) -> bool:
-        return self.available
+__all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend"]
 
 
 def one_of(choices: Sequence[Any]) -> Callable[[Any, attrs.Attribute, Any], None]:
@@ -84,14 +81,17 @@ class BackendOptions:
 
 
 class Backend:
-    """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`."""
+    """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`
+    and `driver_class` (or `make_driver`)."""
 
     name: ClassVar[str] = ""
-    version: ClassVar[str] = tilec.__version__
+    version: ClassVar[str] = __version__
     """The version of the plugin that provides the backend; part of the cache key."""
     options_class: ClassVar[type[BackendOptions]] = BackendOptions
+    driver_class: ClassVar[type[Driver] | None] = None
+    """The driver's class (its modules import no vendor library at module level)."""
 
-    # Compiler side ---------------------------------------------------------------------------
+    # Compiler --------------------------------------------------------------------------------
 
     def parse_options(self, **kwargs: Any) -> BackendOptions:
         """Frozen, hashable options from keyword arguments; defaults for the ones not given.
@@ -118,8 +118,9 @@ class Backend:
     def add_stages(self, stages: dict[str, Callable[..., Any]], options: BackendOptions) -> None:
         """Add this backend's stages to the ordered mapping `name -> function(src, metadata)`.
 
-        The core fills `stages` with the target-neutral ones (`tir`); a GPU backend adds `gir`,
-        `llir` and its code generation (`ptx`, `cubin` / `amdgcn`, `hsaco`).
+        The compile pipeline (`tilec.pipeline`) fills `stages` with the core's: `tir`, and for a
+        `GpuBackend` also `gir` (layouts) and `llir` (the core LLVM lowering). A backend adds
+        its code generation after them (`ptx`, `cubin` / `amdgcn`, `hsaco`).
         """
         raise NotImplementedError(f"backend '{self.name}' does not add compilation stages")
 
@@ -130,52 +131,60 @@ class Backend:
         text = f"{self.name}|{self.version}|{options!r}"
         return hashlib.sha256(text.encode()).hexdigest()
 
-    # Driver side -----------------------------------------------------------------------------
+    # Driver ----------------------------------------------------------------------------------
+
+    def make_driver(self) -> Driver:
+        """The backend's driver (built once, on first use, by `driver`)."""
+        if self.driver_class is None:
+            raise NotImplementedError(f"backend '{self.name}' has no driver")
+        return self.driver_class()
+
+    @functools.cached_property
+    def driver(self) -> Driver:
+        """What the runtime calls to load and launch kernels and to move arrays."""
+        return self.make_driver()
 
     def is_available(self) -> Availability:
-        """Whether this machine can run the backend. Must report, never raise."""
-        raise NotImplementedError(f"backend '{self.name}' does not implement is_available")
-
-    def load(self, binary: bytes) -> Any:
-        """Load a compiled binary (cubin, hsaco) and return a handle to its kernel."""
-        raise NotImplementedError(f"backend '{self.name}' cannot load binaries yet")
-
-    def launch(
-        self, kernel: Any, grid: tuple[int, int, int], args: Sequence[Any], **launch_options: Any
-    ) -> None:
-        """Launch a loaded kernel on `grid` (x, y, z program counts) with `args`."""
-        raise NotImplementedError(f"backend '{self.name}' cannot launch kernels yet")
-
-    def run(
-        self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any], options: BackendOptions
-    ) -> None:
-        """Run a `tilec.runtime.compiler.CompiledKernel` on `grid` with its runtime `args`."""
-        raise NotImplementedError(f"backend '{self.name}' cannot run compiled kernels yet")
+        """Whether this machine can run the backend (the driver's answer). Never raises."""
+        return self.driver.is_available()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self.name}' {self.version}>"
 
 
 class GpuBackend(Backend):
-    """A backend that compiles through the core's layouts (gir) and LLVM lowering (llir).
+    """A backend that compiles through the core's layouts (gir) and LLVM lowering (llir), the
+    stages the compile pipeline (`tilec.pipeline`) adds for it.
 
     What differs between GPU vendors is data and a few methods (tinygrad's renderers are the
-    model): the `targets`, the lanes of a warp and the shared memory of each target, the
-    `TargetInfo` the lowering uses and the device's own target. The stages after `llir` (PTX and
-    cubin, amdgcn and hsaco) and the driver side stay the subclass's.
+    model): the `archs` table (lanes and shared memory of each target), the `TargetInfo` the
+    lowering uses and the device's own target. The stages after `llir` (PTX and cubin, amdgcn
+    and hsaco) and the driver stay the subclass's.
     """
 
-    targets: ClassVar[tuple[str, ...]] = ()
-    example_target: ClassVar[str] = ""
-    shared_memory_name: ClassVar[str] = "shared memory"
+    archs: ClassVar[ArchTable[GpuArch]]
+    """The architectures this backend compiles for: the one source of its arch facts."""
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The names of `archs`, the values of the `target` option."""
+        return self.archs.names
+
+    @property
+    def example_target(self) -> str:
+        return self.archs.example
+
+    @property
+    def shared_memory_name(self) -> str:
+        return self.archs.shared_memory_name
 
     def lanes(self, target: str) -> int:
         """Threads of a warp (wavefront) on `target`."""
-        raise NotImplementedError
+        return self.archs.check(target).lanes
 
     def shared_memory_bytes(self, target: str) -> int:
         """Shared memory (LDS) one block may use on `target`."""
-        raise NotImplementedError
+        return self.archs.check(target).shared_memory_bytes
 
     def mma_instructions(self, target: str) -> tuple[Any, ...]:
         """The `tilec.layout.rules.MmaInstruction`s `target` has (none by default)."""
@@ -188,19 +197,15 @@ class GpuBackend(Backend):
     def device_target(self) -> tuple[str, str | None]:
         """The current device's architecture name and the entry of `targets` to compile for
         it (None where there is none). Called only when the backend is available."""
-        raise NotImplementedError
+        properties = self.driver.runtime().properties  # a tilec.interop.GpuDriver's
+        return properties.arch, properties.target
 
     def layout_rules(self, target: str) -> Any:
-        from tilec.layout import LayoutRules
-
-        if target not in self.targets:
-            raise ValueError(
-                f"unsupported {self.name} target {target!r}; choose one of {', '.join(self.targets)}"
-            )
+        arch = self.archs.check(target)
         return LayoutRules(
-            threads_per_warp=self.lanes(target),
+            threads_per_warp=arch.lanes,
             max_vector_bytes=16,
-            shared_memory_bytes=self.shared_memory_bytes(target),
+            shared_memory_bytes=arch.shared_memory_bytes,
             default_num_warps=4,
             mma_instructions=self.mma_instructions(target),
         )
@@ -230,41 +235,3 @@ class GpuBackend(Backend):
         if options.target is None and self.is_available():
             options = attrs.evolve(options, target=self.device_target()[1])
         return super().hash(options)
-
-    def make_gir(self, module: Any, metadata: dict[str, Any], options: Any) -> Any:
-        """The `gir` stage: layouts for the target's lanes and `num_warps`; other backends'
-        gir passes stay out of the pipeline."""
-        from tilec.layout import GpuTarget, to_gir
-        from tilec.passes.manager import other_backend_origins
-        from tilec.plugin.manager import load_backends
-
-        arch = metadata["target"] = self.resolve_target(options)
-        context = metadata.get("_context")
-        target = GpuTarget(self.layout_rules(arch), arch, options.num_warps)
-        skip = other_backend_origins(self, load_backends())
-        to_gir(module, target, getattr(context, "instrumentations", ()), skip_origins=skip)
-        return module
-
-    def make_llir(self, module: Any, metadata: dict[str, Any], options: Any) -> str:
-        """The `llir` stage: the core lowering with this backend's `TargetInfo`; the launch facts
-        (warps, shared memory, parameters, written pointers) go into `metadata`."""
-        from tilec.lowering import lower_module
-
-        arch = metadata["target"]
-        lowered = lower_module(module, self.target_info(arch, options), metadata["name"])
-        limit = self.shared_memory_bytes(arch)
-        if lowered.shared_bytes > limit:
-            raise RuntimeError(
-                f"{metadata['name']}: needs {lowered.shared_bytes} bytes of "
-                f"{self.shared_memory_name}, more than the {limit} a block may use on {arch} "
-                f"(num_warps={options.num_warps}); use smaller blocks"
-            )
-        metadata.update(
-            num_warps=lowered.num_warps,
-            threads_per_warp=lowered.threads_per_warp,
-            shared_bytes=lowered.shared_bytes,
-            params=list(lowered.params),
-            written=list(lowered.written),
-            kernel=lowered.name,
-        )
-        return lowered.llvm_ir

@@ -9,16 +9,39 @@ is a bug in tilec or a plugin and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
+import importlib.util
 import os
 import re
+import runpy
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import tilec
+import attrs
+
+import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
+from tilec import settings
+from tilec.ir import Diagnostic, ParseError, parse_module, print_module, verify
+from tilec.ir.type_names import BY_SIGNATURE, is_signature_type
+from tilec.layout.rules import GpuTarget, LayoutRules
 from tilec.passes.base import STAGES, Pass
+from tilec.passes.instrumentation import PassTiming, PrintIRAfter
+from tilec.passes.manager import (
+    PassManager,
+    PassVerifyError,
+    PipelineError,
+    parse_pipeline,
+    pass_origin,
+    to_dot,
+)
+from tilec.pipeline import backend_stages, other_backend_origins
+from tilec.plugin import manager as plugin_host
+from tilec.runtime import check, compiler
+from tilec.runtime.jit import JITFunction
+from tilec.version import __version__
 
 PROG = "tilec"
 
@@ -32,31 +55,23 @@ class UserError(Exception):
 
 def load_pass_classes() -> list[type[Pass]]:
     """Core passes and those of every plugin that loaded."""
-    from tilec.plugin.manager import load_pass_classes as load
-
-    return load()
+    return plugin_host.load_pass_classes()
 
 
 def load_backends() -> dict[str, Any]:
     """Every discovered backend by name."""
-    from tilec.plugin.manager import load_backends as load
-
-    return load()
+    return plugin_host.load_backends()
 
 
 def plugin_failures() -> list[tuple[str, str]]:
     """(plugin, reason) for each plugin that failed to load."""
-    from tilec.plugin.manager import plugin_failures as failures
-
-    return failures()
+    return plugin_host.plugin_failures()
 
 
 # Commands -------------------------------------------------------------------------------------
 
 
-def _pass_manager(verify_each: bool = True):
-    from tilec.passes.manager import PassManager
-
+def _pass_manager(verify_each: bool = True) -> PassManager:
     return PassManager.from_classes(load_pass_classes(), verify_each=verify_each)
 
 
@@ -78,10 +93,6 @@ def _split_names(values: Sequence[str] | None) -> list[str]:
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
-    import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
-    from tilec.ir import parse_module, print_module, verify
-    from tilec.passes.manager import parse_pipeline
-
     text, filename = _read_input(args.file)
     module = parse_module(text, filename)
     if args.verify:
@@ -136,8 +147,6 @@ def _select_backend(name: str, backends: dict[str, Any]) -> Any:
 
 
 def cmd_passes(args: argparse.Namespace) -> int:
-    from tilec.passes.manager import backend_stages, other_backend_origins, pass_origin, to_dot
-
     manager = _pass_manager()
     if args.all:
         classes = sorted(manager.registry.values(), key=lambda c: STAGES.index(c.stage))
@@ -193,27 +202,21 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 def _require_backend(name: str) -> None:
     """Select backend `name` for this process (and its children), or a UserError naming why not."""
-    from tilec.runtime import compiler
-
     backend = _select_backend(name, load_backends())
     availability = backend.is_available()
     if not availability:
         raise UserError(f"backend '{name}' is not available: {availability.reason}")
-    os.environ["TILEC_BACKEND"] = name
+    os.environ[settings.BACKEND.name] = name  # for child processes too
     compiler.set_backend(name)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import runpy
-
     if not os.path.isfile(args.file):
         raise UserError(f"cannot read '{args.file}': no such file")
     if args.backend:
         _require_backend(args.backend)
     if args.check:
-        from tilec.runtime import check
-
-        os.environ["TILEC_CHECK"] = "1"  # for child processes too
+        os.environ[settings.CHECK.name] = "1"  # for child processes too
         check.enabled = True
     script_args = list(args.script_args or ())
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -248,10 +251,8 @@ def parse_assignments(text: str, option: str) -> dict[str, str]:
 
 
 def _check_type(name: str, type_: str) -> None:
-    from tilec.frontend.generator import SCALAR_TYPES
-
-    if type_ != "constexpr" and type_.lstrip("*") not in SCALAR_TYPES:
-        known = ", ".join(sorted(SCALAR_TYPES))
+    if type_ != "constexpr" and not is_signature_type(type_):
+        known = ", ".join(sorted(BY_SIGNATURE))
         raise UserError(
             f"--signature: unknown type '{type_}' for '{name}' "
             f"(types: {known}; '*T' a pointer to T; constexpr)"
@@ -259,8 +260,6 @@ def _check_type(name: str, type_: str) -> None:
 
 
 def _constexpr_value(text: str) -> Any:
-    import ast
-
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -268,10 +267,6 @@ def _constexpr_value(text: str) -> Any:
 
 
 def _load_kernel(spec: str) -> Any:
-    import importlib.util
-
-    from tilec.runtime.jit import JITFunction
-
     path, sep, name = spec.rpartition(":")
     if not sep or not path or not name:
         raise UserError(f"expected FILE.py:KERNEL, got '{spec}'")
@@ -294,8 +289,6 @@ def _load_kernel(spec: str) -> Any:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from tilec.runtime import compiler
-
     kernel = _load_kernel(args.kernel)
     signature = parse_assignments(args.signature, "--signature")
     for name, type_ in signature.items():
@@ -358,10 +351,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def _gpu_target(args: argparse.Namespace) -> Any:
     """The `GpuTarget` the gir passes of `tilec opt` get: the defaults (32 lanes, 4 warps)
     unless --threads-per-warp, --num-warps or --arch say otherwise."""
-    import attrs
-
-    from tilec.layout.rules import GpuTarget, LayoutRules
-
     for flag, value in (
         ("--threads-per-warp", args.threads_per_warp),
         ("--num-warps", args.num_warps),
@@ -389,8 +378,6 @@ def _instrumentations(
 
     `print_after` names the passes to print after; None means all, an empty list none.
     """
-    from tilec.passes.instrumentation import PassTiming, PrintIRAfter
-
     instrumentations: list[Any] = []
     pass_timing = PassTiming() if timing else None
     if pass_timing is not None:
@@ -407,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="The tilec tile-level GPU kernel compiler."
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {tilec.__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     opt = commands.add_parser(
@@ -544,9 +531,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `tilec` command; returns the exit status."""
-    from tilec.ir import Diagnostic, ParseError
-    from tilec.passes.manager import PassVerifyError, PipelineError
-
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []

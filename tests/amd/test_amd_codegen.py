@@ -11,8 +11,9 @@ import pytest
 
 import tilec
 from tilec_amd import codegen
-from tilec_amd.backend import LANES, LDS_BYTES, TARGETS, AmdBackend
-from tilec_amd.codegen import ARCHS, CodegenError, check_arch, find_lld, link_hsaco
+from tilec_amd.arch import ARCHS
+from tilec_amd.backend import AmdBackend
+from tilec_amd.codegen import CodegenError, find_lld, link_hsaco
 
 VECTOR_ADD = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
 
@@ -31,10 +32,10 @@ def add_kernel():
     return add_kernel
 
 
-def test_arch_tables_cover_exactly_the_targets():
-    assert tuple(ARCHS) == TARGETS
-    assert ARCHS == LANES
-    assert set(LDS_BYTES) == set(TARGETS)
+def test_arch_table_is_the_backend_targets():
+    assert (
+        AmdBackend().targets == ARCHS.names == ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1201")
+    )
 
 
 @pytest.mark.parametrize(
@@ -51,7 +52,7 @@ def test_layout_rules_per_arch(arch, lanes, lds):
 @pytest.mark.parametrize("arch", ["gfx908", "gfx1030", "sm_90", "GFX942", "", "gfx942 "])
 def test_unsupported_arch_is_a_value_error_listing_targets(arch):
     with pytest.raises(ValueError, match="gfx90a, gfx942, gfx950, gfx1100, gfx1201"):
-        check_arch(arch)
+        ARCHS.check(arch)
     with pytest.raises(ValueError, match="target"):
         AmdBackend().parse_options(target=arch)
 
@@ -188,7 +189,7 @@ def test_lld_search_order(monkeypatch, tmp_path):
 def test_module_imports_no_vendor_library():
     code = (
         "import sys, tilec_amd.backend, tilec_amd.codegen, tilec_amd.target_info, "
-        "tilec_amd.driver, tilec_amd.arrays\n"
+        "tilec_amd.driver, tilec_amd.launcher\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('hip', 'rocm')))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -209,5 +210,5 @@ def test_the_other_targets_compile_to_hsaco(private_cache, arch):
             builtins_kernel, signature, {"BLOCK": 64}, backend="amd", target=arch
         )
     assert compiled.asm["hsaco"][:4] == b"\x7fELF"
-    assert f".wavefront_size: {LANES[arch]}" in compiled.asm["amdgcn"]
+    assert f".wavefront_size: {ARCHS.check(arch).lanes}" in compiled.asm["amdgcn"]
     assert f'.amdgcn_target "amdgcn-amd-amdhsa--{arch}' in compiled.asm["amdgcn"]

@@ -14,8 +14,9 @@ import pytest
 from fake_hip import FakeHip, MissingRuntimeHip
 
 import tilec
+from tilec.interop.device_array import to_device
 from tilec.runtime import compiler
-from tilec_amd import arrays, driver
+from tilec_amd import driver
 from tilec_amd.backend import AmdBackend
 from tilec_amd.driver import NO_RUNTIME, HipDriver, HipError, Packer, runtime_availability
 
@@ -127,7 +128,7 @@ def test_target_comes_from_the_device(fake_hip, private_cache):
 
 
 def test_device_arrays_pass_by_address(fake_hip, private_cache):
-    x = arrays.to_device(np.arange(64, dtype=np.float32))
+    x = to_device(driver.get_driver(), np.arange(64, dtype=np.float32))
     out = tilec.to_device(np.zeros(64, np.float32), backend="amd")
     add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
     np.testing.assert_array_equal(out.numpy(), 2 * np.arange(64, dtype=np.float32))
@@ -139,7 +140,7 @@ def test_a_wrong_argument_names_the_parameter(fake_hip, private_cache):
     compiled = tilec.compile(
         add_kernel(), VECTOR_ADD, {"BLOCK_SIZE": 64}, backend="amd", target="gfx942"
     )
-    with pytest.raises(TypeError, match="argument 'y_ptr': cannot pass a str"):
+    with pytest.raises(TypeError, match="argument 'y_ptr' of add_kernel: cannot pass a str"):
         compiled.run((1,), [np.ones(4, np.float32), "y", np.ones(4, np.float32), 4])
     assert not fake_hip.buffers
 
@@ -156,10 +157,10 @@ def test_grid_and_block_limits(fake_hip):
     hip_driver = driver.get_driver()
     kernel = hip_driver.load(b"\x7fELF k", "k", signature=["i32"])
     with pytest.raises(HipError, match=r"65536 programs along y.*at most 65535"):
-        hip_driver.launch(kernel, (1, 65536), 64, [1])
+        hip_driver.launch(kernel, (1, 65536), 1, 64, [1])
     with pytest.raises(HipError, match="2048 work-items"):
-        hip_driver.launch(kernel, (1,), 2048, [1])
-    hip_driver.launch(kernel, (0,), 64, [1])  # an empty grid launches nothing
+        hip_driver.launch(kernel, (1,), 32, 64, [1])
+    hip_driver.launch(kernel, (0,), 1, 64, [1])  # an empty grid launches nothing
     assert not fake_hip.launches
 
 

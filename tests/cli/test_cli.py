@@ -10,12 +10,16 @@ import subprocess
 import sys
 import warnings
 
+import attrs
 import pytest
 
 import tilec
 from tilec import cli
 from tilec.backend import Availability
 from tilec.passes.base import ModulePass
+from tilec.passes.canonicalize import Canonicalize
+from tilec.passes.inline import Inline
+from tilec.passes.options import pass_option
 
 SOURCE = """\
 func.func @k(%x: i32) -> i32 {
@@ -253,19 +257,61 @@ def test_opt_pass_that_breaks_the_ir(source_file, capsys):
     assert cli.main(["opt", str(source_file), "--passes", "break-ir", "--no-verify"]) == 0
 
 
-def test_opt_pass_options_reach_the_pass(source_file, monkeypatch, capsys):
-    seen = {}
+class Configurable(ModulePass):
+    name = "configurable"
+    seen: list = []
 
-    class Configurable(ModulePass):
-        name = "configurable"
+    @attrs.frozen
+    class Options:
+        depth: int = pass_option(1, minimum=1)
+        mode: str = pass_option("slow", choices=("slow", "fast"))
+        strict: bool = pass_option(False)
 
-        def run(self, module, context) -> bool:
-            seen.update(self.options)
-            return False
+    def run(self, module, context) -> bool:
+        self.seen.append(self.options)
+        return False
 
+
+def test_opt_pass_options_reach_the_pass_typed(source_file, monkeypatch, capsys):
     monkeypatch.setattr(cli, "load_pass_classes", lambda: [Configurable])
-    assert cli.main(["opt", str(source_file), "--passes", "configurable{depth=2,mode=fast}"]) == 0
-    assert seen == {"depth": 2, "mode": "fast"}
+    monkeypatch.setattr(Configurable, "seen", [])
+    pipeline = "configurable{depth=2,mode=fast,strict=true}"
+    assert cli.main(["opt", str(source_file), "--passes", pipeline]) == 0
+    assert Configurable.seen == [Configurable.Options(depth=2, mode="fast", strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        ("configurable{dpeth=2}", "pass 'configurable' has no option 'dpeth'"),
+        ("configurable{depth=two}", "pass 'configurable': option 'depth' expects int, got 'two'"),
+        ("configurable{strict=yes}", "option 'strict' expects bool, got 'yes'"),
+        ("configurable{depth=0}", "option 'depth' must be at least 1, got 0"),
+        ("configurable{mode=medium}", "option 'mode' must be one of 'slow', 'fast', got 'medium'"),
+    ],
+)
+def test_opt_rejects_unknown_options_and_bad_values(
+    source_file, monkeypatch, capsys, pipeline, message
+):
+    monkeypatch.setattr(cli, "load_pass_classes", lambda: [Configurable])
+    monkeypatch.setattr(Configurable, "seen", [])
+    assert cli.main(["opt", str(source_file), "--passes", pipeline]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("tilec opt: error: ")
+    assert message in err
+    assert "valid options: depth: int = 1, mode: str = 'slow', strict: bool = false" in err
+    assert Configurable.seen == []
+
+
+def test_opt_misspelled_canonicalize_option_is_an_error(source_file, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "load_pass_classes", lambda: [Canonicalize, Inline])
+    pipeline = "canonicalize{max-iteratons=1}"
+    assert cli.main(["opt", str(source_file), "--passes", pipeline]) == 1
+    assert capsys.readouterr().err == (
+        "tilec opt: error: pass 'canonicalize' has no option 'max-iteratons'; "
+        "valid options: max-iterations: int = 10\n"
+    )
+    assert cli.main(["opt", str(source_file), "--passes", "canonicalize{max-iterations=3}"]) == 0
 
 
 # passes, backends, usage -------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def test_backend_needs_an_arch(source_file, capsys):
 def test_backend_rejects_an_arch_it_does_not_have(source_file, capsys):
     args = ["opt", str(source_file), "--passes", "dce", "--backend", "nvidia", "--arch", "sm_1"]
     assert cli.main(args) != 0
-    assert "unsupported nvidia target 'sm_1'" in capsys.readouterr().err
+    assert "unsupported NVIDIA target 'sm_1'" in capsys.readouterr().err
 
 
 def test_backend_rules_reach_the_passes(source_file, capsys):

@@ -15,7 +15,7 @@ import tilec.language as tl
 from tilec.frontend import compile_to_tir
 from tilec.frontend.errors import CompilationError
 from tilec.ir import parse_module, print_module, verify
-from tilec.passes.manager import PassManager
+from tilec.pipeline import plugin_pass_manager
 from tilec_interp import interpreter
 
 PASSES = ["inline", "canonicalize", "licm", "cse", "dce"]
@@ -28,7 +28,7 @@ def run(kernel, signature, constexprs, grid, args):
     verify(module)
     text = print_module(module)
     assert print_module(parse_module(text)) == text  # combiner regions round-trip
-    PassManager.from_plugins().run(module, PASSES)
+    plugin_pass_manager().run(module, PASSES)
     verify(module)
     interpreter.execute(module, kernel.__name__, grid, args)
     return module

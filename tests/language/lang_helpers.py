@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import tilec
+from tilec import settings
+from tilec.ir.type_names import SIGNATURE_BY_TORCH
 from tilec.runtime import check
 
 INTS = ["int8", "int16", "int32", "int64"]
 UINTS = ["uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
-SIGNATURE = {
-    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-}  # fmt: skip
+SIGNATURE = SIGNATURE_BY_TORCH
+"""dtype name (`bool`, `bfloat16`, `float32`) -> signature spelling."""
 N = 256
 
 
@@ -25,7 +22,7 @@ def storage(dtype: str) -> np.dtype:
     return np.dtype(np.uint16 if dtype == "bfloat16" else dtype)
 
 
-BACKEND = os.environ.get("TILEC_TEST_BACKEND", "interp")
+BACKEND = settings.TEST_BACKEND.get() or "interp"
 """The backend these tests run on: interp (CI), or a GPU backend for the conformance run
 (`TILEC_TEST_BACKEND=nvidia pytest tests/language`), where every launch is also checked against
 the interpreter (`check=True`) before the test's own NumPy checks."""

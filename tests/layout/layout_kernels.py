@@ -11,7 +11,7 @@ from tilec.dialects.arith import ConstantOp
 from tilec.frontend import compile_to_tir
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation
-from tilec.passes.manager import PassManager
+from tilec.pipeline import plugin_pass_manager
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -101,7 +101,7 @@ def to_tir(
             one = ConstantOp(IntegerAttr(1, argument.type))
             func.regions[0].block.insert_before(one, func.regions[0].block.first_op)
             argument.replace_all_uses_with(one.results[0])
-    PassManager.from_plugins().run(module, None, stages=("tir",))
+    plugin_pass_manager().run(module, None, stages=("tir",))
     return module
 
 

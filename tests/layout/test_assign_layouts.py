@@ -15,6 +15,7 @@ from tilec.ir.types import TensorType, i32
 from tilec.layout.assignment import to_gir, verify_gir
 from tilec.layout.mapping import thread_mapping
 from tilec.layout.rules import GpuTarget, LayoutRules
+from tilec.pipeline import plugin_pass_manager
 
 
 def target(lanes: int = 32, warps: int = 4) -> GpuTarget:
@@ -25,7 +26,7 @@ def gir(name: str, lanes: int = 32, warps: int = 4, divisible: bool = True):
     module = example_tir(name, divisible=divisible) if name in EXAMPLE_KERNELS else None
     if module is None:
         module = small_tir(name, divisible=divisible)
-    to_gir(module, target(lanes, warps))
+    to_gir(module, target(lanes, warps), plugin_pass_manager())
     return module
 
 
@@ -183,18 +184,10 @@ def test_verify_gir_reports_layouts_for_other_warps():
         verify_gir(module)
 
 
-def test_tilec_layout_exports_to_gir():
-    import tilec.layout
-
-    assert tilec.layout.to_gir is to_gir
-
-
 @pytest.mark.parametrize("name", ALL_KERNELS)
 def test_core_cleanup_passes_keep_gir_valid(name):
-    from tilec.passes.manager import PassManager
-
     module = gir(name, lanes=64)
-    PassManager.from_plugins().run(module, ["canonicalize", "licm", "cse", "dce"])
+    plugin_pass_manager().run(module, ["canonicalize", "licm", "cse", "dce"])
     verify_gir(module)
 
 

@@ -19,6 +19,7 @@ from tilec.layout.axis_info import (
     highest_pow2_divisor,
 )
 from tilec.layout.rules import GpuTarget, LayoutRules
+from tilec.pipeline import plugin_pass_manager
 
 
 def _values_by_name(module) -> dict:
@@ -171,7 +172,7 @@ def test_gir_gives_the_answers_of_tir(name):
     before = analyze_axis_info(module)
     memory = [op for op in module.walk() if op.name in ("tile.load", "tile.store")]
     expected = [before.get(op.operands[0]) for op in memory]
-    to_gir(module, GpuTarget(LayoutRules(), "sm_90", 4))
+    to_gir(module, GpuTarget(LayoutRules(), "sm_90", 4), plugin_pass_manager())
     after = analyze_axis_info(module)
     memory = [op for op in module.walk() if op.name in ("tile.load", "tile.store")]
     assert [after.get(op.operands[0]) for op in memory] == expected

@@ -10,7 +10,7 @@ import ctypes
 import enum
 from types import SimpleNamespace
 
-from tilec_nvidia.driver import DeviceProperties
+from tilec_nvidia.driver import CUDA, CudaProperties
 
 
 class CUresult(enum.IntEnum):
@@ -148,8 +148,10 @@ class FakeCu:
 class HostDriver:
     """A CudaDriver look-alike whose device memory is host memory (ctypes buffers)."""
 
+    kind = CUDA
+
     def __init__(self):
-        self.properties = DeviceProperties(
+        self.properties = CudaProperties(
             ordinal=0,
             name="host memory",
             compute_capability=(9, 0),

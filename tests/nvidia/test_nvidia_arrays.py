@@ -1,4 +1,5 @@
-"""Array arguments on the NVIDIA backend, with host memory standing in for device memory."""
+"""Array arguments (`tilec.interop`) on the NVIDIA backend, with host memory standing in for
+device memory."""
 
 from __future__ import annotations
 
@@ -9,21 +10,12 @@ import numpy as np
 import pytest
 from fake_cuda import HostDriver
 
-from tilec_nvidia import arrays
+from tilec.interop.copies import finish_arguments, pool_for, prepare_arguments, run_kernel
+from tilec.interop.device_array import empty, to_device
+from tilec.interop.dlpack import DLManagedTensor, DLManagedTensorVersioned, read_dlpack_capsule
+from tilec.interop.pointers import arg_signature_type, device_pointer
 from tilec_nvidia import driver as cuda
-from tilec_nvidia.arrays import (
-    DLManagedTensor,
-    DLManagedTensorVersioned,
-    arg_signature_type,
-    device_pointer,
-    empty,
-    finish_arguments,
-    prepare_arguments,
-    read_dlpack_capsule,
-    run_kernel,
-    to_device,
-)
-from tilec_nvidia.driver import LoadedKernel, Packer
+from tilec_nvidia.driver import CudaKernel, Packer
 
 
 @pytest.fixture(autouse=True)
@@ -43,9 +35,9 @@ def host_view(address: int, count: int, dtype=np.float32) -> np.ndarray:
 # DeviceArray -----------------------------------------------------------------------------------
 
 
-def test_to_device_and_back(rng):
+def test_to_device_and_back(host_driver, rng):
     host = rng.standard_normal((3, 5)).astype(np.float32)
-    device = to_device(host)
+    device = to_device(host_driver, host)
     assert device.shape == (3, 5) and device.dtype == np.float32
     assert device.size == 15 and device.nbytes == 60 and len(device) == 3 and device.ndim == 2
     assert device.strides == host.strides
@@ -53,8 +45,8 @@ def test_to_device_and_back(rng):
     np.testing.assert_array_equal(host_view(device.ptr, 15).reshape(3, 5), host)
 
 
-def test_cuda_array_interface():
-    device = empty((4, 2), np.int16)
+def test_cuda_array_interface(host_driver):
+    device = empty(host_driver, (4, 2), np.int16)
     interface = device.__cuda_array_interface__
     assert interface == {
         "shape": (4, 2),
@@ -65,8 +57,8 @@ def test_cuda_array_interface():
     }
 
 
-def test_copy_from_checks_the_shape(rng):
-    device = empty(8, np.float64)
+def test_copy_from_checks_the_shape(host_driver, rng):
+    device = empty(host_driver, 8, np.float64)
     values = rng.standard_normal(8)
     assert device.copy_from(values) is device
     np.testing.assert_array_equal(device.numpy(), values)
@@ -75,26 +67,26 @@ def test_copy_from_checks_the_shape(rng):
 
 
 def test_device_array_is_freed(host_driver):
-    device = empty(1000)
+    device = empty(host_driver, 1000)
     address = device.ptr
     assert address in host_driver.live
     del device
     gc.collect()
     assert address not in host_driver.live
-    explicit = empty(10)
+    explicit = empty(host_driver, 10)
     explicit.free()
     explicit.free()  # twice is fine
     with pytest.raises(ValueError, match="freed"):
         explicit.numpy()
 
 
-def test_device_array_rejects_bad_dtypes_and_shapes():
+def test_device_array_rejects_bad_dtypes_and_shapes(host_driver):
     with pytest.raises(TypeError, match="unsupported dtype"):
-        empty(3, np.complex64)
+        empty(host_driver, 3, np.complex64)
     with pytest.raises(ValueError, match="negative"):
-        empty((2, -1))
+        empty(host_driver, (2, -1))
     with pytest.raises(TypeError, match="0-d"):
-        len(empty(()))
+        len(empty(host_driver, ()))
 
 
 # Pointers and signature types ------------------------------------------------------------------
@@ -110,26 +102,26 @@ class CaiArray:
         }
 
 
-def test_device_pointers():
-    device = empty(4)
-    assert device_pointer(device, "x") == device.ptr
-    assert device_pointer(CaiArray(0x1000), "x") == 0x1000
-    assert device_pointer(0x2000, "x") == 0x2000
-    assert device_pointer(None, "x") == 0
+def test_device_pointers(host_driver):
+    device = empty(host_driver, 4)
+    assert device_pointer(host_driver, device, "x") == device.ptr
+    assert device_pointer(host_driver, CaiArray(0x1000), "x") == 0x1000
+    assert device_pointer(host_driver, 0x2000, "x") == 0x2000
+    assert device_pointer(host_driver, None, "x") == 0
     with pytest.raises(TypeError, match="argument 'x' of k: cannot pass a str"):
-        device_pointer("nope", "x", "k")
+        device_pointer(host_driver, "nope", "x", "k")
     with pytest.raises(TypeError, match="cannot pass a bool"):
-        device_pointer(True, "x")
+        device_pointer(host_driver, True, "x")
 
 
-def test_arg_signature_types():
-    assert arg_signature_type(np.zeros(4, np.float32)) == ("*fp32", True)
-    assert arg_signature_type(np.zeros(4, np.bool_))[0] == "*i1"
-    assert arg_signature_type(empty(4, np.uint8)) == ("*u8", True)
-    assert arg_signature_type(CaiArray(0x1000, "<f2")) == ("*fp16", True)
-    assert arg_signature_type(CaiArray(0x1004, "<i8")) == ("*i64", False)
+def test_arg_signature_types(host_driver):
+    assert arg_signature_type(host_driver, np.zeros(4, np.float32)) == ("*fp32", True)
+    assert arg_signature_type(host_driver, np.zeros(4, np.bool_))[0] == "*i1"
+    assert arg_signature_type(host_driver, empty(host_driver, 4, np.uint8)) == ("*u8", True)
+    assert arg_signature_type(host_driver, CaiArray(0x1000, "<f2")) == ("*fp16", True)
+    assert arg_signature_type(host_driver, CaiArray(0x1004, "<i8")) == ("*i64", False)
     with pytest.raises(TypeError, match=r"argument 'p'.*not an array"):
-        arg_signature_type(3, "p")
+        arg_signature_type(host_driver, 3, "p")
 
 
 # DLPack ----------------------------------------------------------------------------------------
@@ -188,24 +180,27 @@ def test_dlpack_capsule_is_read(versioned):
     assert tensor.read_only is versioned
 
 
-def test_dlpack_pointer_and_type():
+def test_dlpack_pointer_and_type(host_driver):
     producer = FakeProducer(0x20000)
-    assert device_pointer(producer, "x", "k", stream=0) == 0x20000
+    assert device_pointer(host_driver, producer, "x", "k", stream=0) == 0x20000
     assert producer.requests[-1] == (1, (1, 0))  # the default stream is 1 in DLPack
-    assert arg_signature_type(producer) == ("*fp32", True)
-    assert arg_signature_type(FakeProducer(0x20000, code=4, bits=16)) == ("*bf16", True)
+    assert arg_signature_type(host_driver, producer) == ("*fp32", True)
+    assert arg_signature_type(host_driver, FakeProducer(0x20000, code=4, bits=16)) == (
+        "*bf16",
+        True,
+    )
     old = OldProducer(0x30008)
-    assert device_pointer(old, "x") == 0x30008
-    assert arg_signature_type(old) == ("*fp32", False)
+    assert device_pointer(host_driver, old, "x") == 0x30008
+    assert arg_signature_type(host_driver, old) == ("*fp32", False)
 
 
 @pytest.mark.parametrize(
     ("device", "where"), [((1, 0), "cpu:0"), ((2, 1), "cuda:1"), ((10, 0), "rocm:0")]
 )
-def test_dlpack_on_another_device_names_param_and_device(device, where):
+def test_dlpack_on_another_device_names_param_and_device(host_driver, device, where):
     producer = FakeProducer(0x20000, device=device)
     with pytest.raises(TypeError, match=f"argument 'x' of k lives on {where}"):
-        device_pointer(producer, "x", "k")
+        device_pointer(host_driver, producer, "x", "k")
 
 
 class NumpyOverDlpack:
@@ -221,7 +216,7 @@ class NumpyOverDlpack:
         return self.array.__dlpack_device__()
 
 
-def test_numpy_capsules_are_read_without_being_consumed(rng):
+def test_numpy_capsules_are_read_without_being_consumed(host_driver, rng):
     array = rng.standard_normal((2, 3)).astype(np.float32)
     for capsule in (array.__dlpack__(), array.__dlpack__(max_version=(1, 0))):
         tensor = read_dlpack_capsule(capsule)
@@ -231,7 +226,7 @@ def test_numpy_capsules_are_read_without_being_consumed(rng):
         read_dlpack_capsule(capsule)  # still unconsumed: the producer's destructor frees it
         del capsule
     with pytest.raises(TypeError, match="argument 'a' of k lives on cpu:0"):
-        device_pointer(NumpyOverDlpack(array), "a", "k")
+        device_pointer(host_driver, NumpyOverDlpack(array), "a", "k")
 
 
 def test_consumed_capsules_are_refused():
@@ -249,13 +244,13 @@ def test_numpy_arrays_are_copied_in_and_written_ones_back(host_driver, rng):
     x, y = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
     out = np.zeros(64, np.float32)
     x_before = x.copy()
-    prepared = prepare_arguments("k", NAMES, SIGNATURE, [x, y, out, 64], written={2})
+    prepared = prepare_arguments(host_driver, "k", NAMES, SIGNATURE, [x, y, out, 64], written={2})
     px, py, pout, n = prepared.values
     assert n == 64
     np.testing.assert_array_equal(host_view(px, 64), x)
     host_view(pout, 64)[:] = host_view(px, 64) + host_view(py, 64)  # the "kernel"
     host_view(px, 64)[:] = 0  # a store to a parameter not declared written: not copied back
-    finish_arguments(prepared)
+    finish_arguments(host_driver, prepared)
     np.testing.assert_array_equal(out, x + y)
     np.testing.assert_array_equal(x, x_before)
     assert host_driver.syncs >= 1
@@ -263,47 +258,49 @@ def test_numpy_arrays_are_copied_in_and_written_ones_back(host_driver, rng):
 
 def test_device_buffers_are_pooled(host_driver):
     x = np.ones(100, np.float32)
-    first = prepare_arguments("k", ("x",), ("*fp32",), [x])
-    finish_arguments(first)
+    first = prepare_arguments(host_driver, "k", ("x",), ("*fp32",), [x])
+    finish_arguments(host_driver, first)
     allocations = host_driver.allocations
-    second = prepare_arguments("k", ("x",), ("*fp32",), [np.ones(120, np.float32)])
+    second = prepare_arguments(host_driver, "k", ("x",), ("*fp32",), [np.ones(120, np.float32)])
     assert second.values[0] == first.values[0]  # same size class: reused
-    finish_arguments(second)
+    finish_arguments(host_driver, second)
     assert host_driver.allocations == allocations
 
 
 def test_non_contiguous_numpy_arrays_are_refused(host_driver):
     strided = np.zeros((8, 8), np.float32)[:, ::2]
     with pytest.raises(TypeError, match="argument 'y' of k is a non-contiguous NumPy array"):
-        prepare_arguments("k", ("x", "y"), ("*fp32", "*fp32"), [np.zeros(4, np.float32), strided])
-    pool = arrays.pool_for(host_driver)
+        prepare_arguments(
+            host_driver, "k", ("x", "y"), ("*fp32", "*fp32"), [np.zeros(4, np.float32), strided]
+        )
+    pool = pool_for(host_driver)
     assert pool.held_bytes > 0  # the buffer taken for x went back to the pool
 
 
-def test_read_only_written_arrays_are_refused():
+def test_read_only_written_arrays_are_refused(host_driver):
     frozen = np.zeros(4, np.float32)
     frozen.flags.writeable = False
-    prepare_arguments("k", ("x",), ("*fp32",), [frozen])  # read: fine
+    prepare_arguments(host_driver, "k", ("x",), ("*fp32",), [frozen])  # read: fine
     with pytest.raises(TypeError, match="argument 'x' of k is a read-only NumPy array"):
-        prepare_arguments("k", ("x",), ("*fp32",), [frozen], written={0})
+        prepare_arguments(host_driver, "k", ("x",), ("*fp32",), [frozen], written={0})
 
 
-def test_argument_count_is_checked():
+def test_argument_count_is_checked(host_driver):
     with pytest.raises(TypeError, match="k takes 4 arguments; got 2"):
-        prepare_arguments("k", NAMES, SIGNATURE, [1, 2])
+        prepare_arguments(host_driver, "k", NAMES, SIGNATURE, [1, 2])
 
 
 def test_run_kernel_with_mixed_arguments(host_driver, rng):
     x = rng.standard_normal(32).astype(np.float32)
-    y = to_device(rng.standard_normal(32).astype(np.float32))
+    y = to_device(host_driver, rng.standard_normal(32).astype(np.float32))
     out = np.zeros(32, np.float32)
 
     def vector_add(px, py, pout, n):
         host_view(pout, n)[:] = host_view(px, n) + host_view(py, n)
 
     host_driver.on_launch = vector_add
-    kernel = LoadedKernel("vector_add", None, None, 0, 16, 1024, 0, 0, Packer(SIGNATURE, NAMES))
-    run_kernel(kernel, (1,), [x, y, out, 32], num_warps=4, written={2})
+    kernel = CudaKernel("vector_add", None, None, 0, Packer(SIGNATURE, NAMES), 16, 1024, 0, 0)
+    run_kernel(host_driver, kernel, (1,), [x, y, out, 32], num_warps=4, written={2})
     np.testing.assert_allclose(out, x + y.numpy())
     assert host_driver.launches[-1][1] == (1,)
     assert host_driver.launches[-1][3][1] == y.ptr

@@ -1,4 +1,4 @@
-"""The per-arch tensor-core capability table, and that it gates both layout assignment (the
+"""The tensor-core features of the arch table, and that they gate both layout assignment (the
 instructions offered) and codegen (an intrinsic the target lacks is an error, never an abort)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from llvmlite import ir
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering import LoweringError
 from tilec.lowering.context import F32, I32
-from tilec_nvidia.backend import TARGETS, NvidiaBackend
+from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia.capabilities import features, has, mma_instructions, require
 from tilec_nvidia.target_info import NvidiaTargetInfo
 
@@ -21,7 +22,13 @@ def test_features_by_arch():
     assert features("sm_90") == {"ldmatrix", "mma_v2", "cp_async", "stmatrix"}
     assert features("sm_90a") == features("sm_90") | {"wgmma"}
     assert "wgmma" not in features("sm_100a")
-    assert all(isinstance(features(arch), frozenset) for arch in TARGETS)
+    assert all(features(arch.name) == arch.features for arch in ARCHS)
+
+
+def test_features_come_from_the_arch_table():
+    assert ARCHS.check("sm_90a").features == ARCHS.check("sm_90").features | {"wgmma"}
+    with pytest.raises(ValueError, match="unsupported NVIDIA target 'sm_91'"):
+        features("sm_91")
 
 
 def test_unknown_feature_is_an_error():

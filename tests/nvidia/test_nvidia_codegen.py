@@ -14,11 +14,11 @@ import pytest
 from nvidia_kernels import VECTOR_ADD_LLIR
 
 from tilec_nvidia import codegen
-from tilec_nvidia.backend import TARGETS
+from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia.codegen import (
     CodegenError,
     PtxasInfo,
-    check_arch,
     find_ptxas,
     llir_to_ptx,
     parse_ptxas_info,
@@ -27,6 +27,7 @@ from tilec_nvidia.codegen import (
 )
 
 HERE = Path(__file__).parent
+TARGETS = ARCHS.names
 
 
 @pytest.fixture(autouse=True)
@@ -54,17 +55,23 @@ def ptx_by_arch() -> dict[str, str]:
         """
         import json
         from nvidia_kernels import VECTOR_ADD_LLIR
-        from tilec_nvidia.backend import TARGETS
+        from tilec_nvidia.arch import ARCHS
         from tilec_nvidia.codegen import llir_to_ptx
-        print(json.dumps({arch: llir_to_ptx(VECTOR_ADD_LLIR, arch) for arch in TARGETS}))
+        print(json.dumps({arch: llir_to_ptx(VECTOR_ADD_LLIR, arch) for arch in ARCHS.names}))
         """
     )
     assert result.returncode == 0, f"PTX generation crashed ({result.returncode}):\n{result.stderr}"
     return json.loads(result.stdout)
 
 
-def test_feature_table_covers_exactly_the_targets():
-    assert tuple(codegen.PTX_FEATURES) == TARGETS
+def test_arch_table_is_the_backend_targets():
+    backend = NvidiaBackend()
+    assert backend.targets == TARGETS
+    for arch in TARGETS:
+        assert backend.parse_options(target=arch).target == arch
+        assert (
+            backend.layout_rules(arch).shared_memory_bytes == ARCHS.check(arch).shared_memory_bytes
+        )
 
 
 @pytest.mark.parametrize(
@@ -78,7 +85,7 @@ def test_ptx_features(arch, feature):
 @pytest.mark.parametrize("arch", ["sm_60", "sm_91", "compute_90", "SM_90", "", "sm_90 "])
 def test_unsupported_arch_is_a_value_error_listing_targets(arch):
     with pytest.raises(ValueError, match="unsupported NVIDIA target") as info:
-        check_arch(arch)
+        ARCHS.check(arch)
     assert "sm_70" in str(info.value) and "sm_120" in str(info.value)
 
 
@@ -106,7 +113,7 @@ def test_bad_arch_never_reaches_llvm():
 @pytest.mark.parametrize("arch", TARGETS)
 def test_vector_add_ptx_for_every_target(ptx_by_arch, arch):
     ptx = ptx_by_arch[arch]
-    version = codegen.PTX_FEATURES[arch].removeprefix("+ptx")
+    version = str(ARCHS.check(arch).ptx_version)
     assert f".version {version[0]}.{version[1:]}" in ptx
     assert f".target {arch}" in ptx
     assert ".entry vector_add(" in ptx
@@ -209,7 +216,8 @@ def test_module_imports_no_vendor_library():
     result = run_python(
         """
         import sys
-        import tilec_nvidia.arrays, tilec_nvidia.codegen, tilec_nvidia.driver
+        import tilec_nvidia.backend, tilec_nvidia.codegen, tilec_nvidia.driver
+        import tilec_nvidia.launcher, tilec_nvidia.target_info
         loaded = [name for name in sys.modules if name.startswith("cuda")]
         print(",".join(loaded))
         """

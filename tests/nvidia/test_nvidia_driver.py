@@ -9,15 +9,9 @@ import numpy as np
 import pytest
 from fake_cuda import CUresult, FakeCu
 
-from tilec_nvidia.driver import (
-    CudaDriver,
-    CudaError,
-    DeviceProperties,
-    Packer,
-    float_to_bf16_bits,
-    normalize_grid,
-    stream_handle,
-)
+from tilec.interop.device import stream_handle
+from tilec.runtime.packing import float_to_bf16_bits
+from tilec_nvidia.driver import CudaDriver, CudaError, CudaProperties, Packer, normalize_grid
 
 VECTOR_ADD = ("*fp32", "*fp32", "*fp32", "i32")
 
@@ -135,7 +129,11 @@ def test_stream_handle():
 
 def test_device_target():
     def props(major, minor):
-        return DeviceProperties(0, "d", (major, minor), (1, 1, 1), 1024, 1, 1, 1, 1, 32)
+        return CudaProperties(
+            ordinal=0, name="d", max_grid=(1, 1, 1), max_threads_per_block=1024,
+            max_shared_per_block=1, warp_size=32, compute_capability=(major, minor),
+            max_shared_per_block_optin=1, registers_per_block=1, sm_count=1,
+        )  # fmt: skip
 
     assert props(9, 0).arch == "sm_90" and props(9, 0).target == "sm_90a"  # wgmma needs 90a
     assert props(10, 0).target == "sm_100a"

@@ -18,8 +18,10 @@ from nvidia_kernels import (
     VECTOR_ADD_SIGNATURE,
 )
 
+from tilec.interop.copies import run_kernel
+from tilec.interop.device_array import empty, to_device
+from tilec.interop.pointers import arg_signature_type, device_pointer
 from tilec_nvidia import driver as cuda
-from tilec_nvidia.arrays import arg_signature_type, device_pointer, empty, run_kernel, to_device
 from tilec_nvidia.codegen import llir_to_ptx, ptx_to_cubin
 from tilec_nvidia.driver import CudaError
 
@@ -66,7 +68,7 @@ def test_vector_add_with_numpy_arrays(gpu, vector_add_binaries, form, rng):
     n = 1000
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     out = np.zeros(n, np.float32)
-    run_kernel(kernel, ((n + 127) // 128,), [x, y, out, n], num_warps=4, written={2})
+    run_kernel(gpu, kernel, ((n + 127) // 128,), [x, y, out, n], num_warps=4, written={2})
     np.testing.assert_array_equal(out, x + y)
 
 
@@ -75,17 +77,17 @@ def test_hand_written_ptx_with_scalars(gpu, rng):
         SCALE_PTX, "scale", is_ptx=True, signature=SCALE_SIGNATURE, param_names=SCALE_NAMES
     )
     n = 300
-    x = to_device(rng.standard_normal(n).astype(np.float32))
-    out = empty(n)
+    x = to_device(gpu, rng.standard_normal(n).astype(np.float32))
+    out = empty(gpu, n)
     for flag in (True, False):
-        run_kernel(kernel, (3,), [x, out, 2.5, flag, n], num_warps=4)
+        run_kernel(gpu, kernel, (3,), [x, out, 2.5, flag, n], num_warps=4)
         # ptxas may fuse the multiply and the add (one rounding): compare with a tolerance
         np.testing.assert_allclose(out.numpy(), x.numpy() * 2.5 + flag, rtol=1e-6, atol=1e-6)
 
 
 def test_to_device_round_trip(gpu, rng):
     host = rng.standard_normal((257, 33))
-    device = to_device(host)
+    device = to_device(gpu, host)
     np.testing.assert_array_equal(device.numpy(), host)
     device.copy_from(host * 2)
     np.testing.assert_array_equal(device.numpy(), host * 2)
@@ -111,7 +113,7 @@ def test_shared_memory_limits(gpu, vector_add_binaries, rng):
     kernel = load_vector_add(gpu, vector_add_binaries, shared_bytes=optin)  # opts in
     x = rng.standard_normal(64).astype(np.float32)
     out = np.zeros(64, np.float32)
-    run_kernel(kernel, (1,), [x, x, out, 64], num_warps=2, written={2})
+    run_kernel(gpu, kernel, (1,), [x, x, out, 64], num_warps=2, written={2})
     np.testing.assert_array_equal(out, 2 * x)
 
 
@@ -123,7 +125,7 @@ def test_launch_from_another_thread(gpu, vector_add_binaries, rng):
 
     def work():
         try:
-            run_kernel(kernel, (2,), [x, x, out, 256], num_warps=4, written={2})
+            run_kernel(gpu, kernel, (2,), [x, x, out, 256], num_warps=4, written={2})
         except BaseException as error:
             errors.append(error)
 
@@ -139,9 +141,9 @@ def test_launch_on_a_stream(gpu, vector_add_binaries, rng):
     cu = gpu.cu
     stream = gpu.call("cuStreamCreate", 0)
     try:
-        x = to_device(rng.standard_normal(512).astype(np.float32))
-        out = empty(512)
-        run_kernel(kernel, (4,), [x, x, out, 512], num_warps=4, stream=int(stream))
+        x = to_device(gpu, rng.standard_normal(512).astype(np.float32))
+        out = empty(gpu, 512)
+        run_kernel(gpu, kernel, (4,), [x, x, out, 512], num_warps=4, stream=int(stream))
         gpu.synchronize(int(stream))
         np.testing.assert_array_equal(out.numpy(), 2 * x.numpy())
     finally:
@@ -155,18 +157,18 @@ def test_torch_tensors(gpu, vector_add_binaries):
     kernel = load_vector_add(gpu, vector_add_binaries)
     x = torch.randn(1000, device="cuda")
     out = torch.empty_like(x)
-    run_kernel(kernel, (8,), [x, x, out, 1000], num_warps=4)
+    run_kernel(gpu, kernel, (8,), [x, x, out, 1000], num_warps=4)
     torch.cuda.synchronize()
     assert torch.equal(out, 2 * x)
     with pytest.raises(TypeError, match="argument 'x' of vector_add lives on cpu"):
-        run_kernel(kernel, (8,), [x.cpu(), x, out, 1000], num_warps=4)
+        run_kernel(gpu, kernel, (8,), [x.cpu(), x, out, 1000], num_warps=4)
     half = torch.ones(4, device="cuda", dtype=torch.bfloat16)
-    assert arg_signature_type(half) == ("*bf16", True)
-    assert arg_signature_type(OnlyDlpack(half)) == ("*bf16", True)
-    assert device_pointer(OnlyDlpack(x), "x", stream=0) == x.data_ptr()
-    assert device_pointer(OnlyCai(x[1:]), "x") == x.data_ptr() + 4
+    assert arg_signature_type(gpu, half) == ("*bf16", True)
+    assert arg_signature_type(gpu, OnlyDlpack(half)) == ("*bf16", True)
+    assert device_pointer(gpu, OnlyDlpack(x), "x", stream=0) == x.data_ptr()
+    assert device_pointer(gpu, OnlyCai(x[1:]), "x") == x.data_ptr() + 4
     with pytest.raises(TypeError, match="argument 'x' lives on cpu"):
-        device_pointer(OnlyDlpack(x.cpu()), "x")
+        device_pointer(gpu, OnlyDlpack(x.cpu()), "x")
 
 
 class OnlyDlpack:
@@ -210,7 +212,11 @@ def test_launch_cost(gpu, vector_add_binaries):
     kernel = load_vector_add(gpu, vector_add_binaries, form)
     cu = gpu.cu
     n = 512
-    x, y, out = to_device(np.ones(n, np.float32)), to_device(np.ones(n, np.float32)), empty(n)
+    x, y, out = (
+        to_device(gpu, np.ones(n, np.float32)),
+        to_device(gpu, np.ones(n, np.float32)),
+        empty(gpu, n),
+    )
     values = [x.ptr, y.ptr, out.ptr, n]
     params = kernel.packer.pack(values)
     stream0 = gpu.stream(None)
@@ -221,7 +227,7 @@ def test_launch_cost(gpu, vector_add_binaries):
             lambda: gpu.launch(kernel, (4, 1, 1), 4, 32, values)
         ),
         "run_kernel (DeviceArrays)": _per_launch_us(
-            lambda: run_kernel(kernel, (4,), [x, y, out, n], num_warps=4)
+            lambda: run_kernel(gpu, kernel, (4,), [x, y, out, n], num_warps=4)
         ),
         "cuLaunchKernel, int kernelParams": _per_launch_us(
             lambda: cu.cuLaunchKernel(kernel.function, 4, 1, 1, 128, 1, 1, 0, stream0, params, 0)
@@ -237,13 +243,13 @@ def test_launch_cost(gpu, vector_add_binaries):
     }
     host = [np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32), n]
     results["run_kernel (NumPy, copy in/out)"] = _per_launch_us(
-        lambda: run_kernel(kernel, (4,), host, num_warps=4, written={2}), launches=200
+        lambda: run_kernel(gpu, kernel, (4,), host, num_warps=4, written={2}), launches=200
     )
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         tx, ty, tout = (torch.ones(n, device="cuda") for _ in range(3))
         results["run_kernel (torch tensors)"] = _per_launch_us(
-            lambda: run_kernel(kernel, (4,), [tx, ty, tout, n], num_warps=4)
+            lambda: run_kernel(gpu, kernel, (4,), [tx, ty, tout, n], num_warps=4)
         )
     try:
         libcuda = ctypes.CDLL("libcuda.so.1")

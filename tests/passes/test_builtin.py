@@ -1,12 +1,13 @@
-"""The built-in plugin: its passes, and the default order their declared relations give."""
+"""The built-in plugin (`tilec.builtin_passes`): its passes, and the default order their declared
+relations give."""
 
 from __future__ import annotations
 
 import textwrap
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser needs)
+from tilec.builtin_passes import tilec_passes
 from tilec.ir import parse_module, print_module
-from tilec.passes.builtin import tilec_passes
 from tilec.passes.manager import PassManager
 
 

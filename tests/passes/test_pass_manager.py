@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import re
 
+import attrs
 import networkx as nx
 import pytest
 
@@ -19,12 +20,12 @@ from tilec.passes.manager import (
     PassManager,
     PassVerifyError,
     PipelineError,
-    backend_stages,
-    other_backend_origins,
     parse_pipeline,
     pass_origin,
     to_dot,
 )
+from tilec.passes.options import pass_option
+from tilec.pipeline import backend_stages, other_backend_origins, plugin_pass_manager
 
 SOURCE = """\
 func.func @k(%x: i32) -> i32 {
@@ -265,7 +266,7 @@ def test_unknown_stage_is_an_error():
 def test_parse_pipeline_with_options():
     assert parse_pipeline("cse, licm{max-depth=2,hoist=true,mode=fast},dce") == [
         ("cse", {}),
-        ("licm", {"max-depth": 2, "hoist": True, "mode": "fast"}),
+        ("licm", {"max-depth": "2", "hoist": "true", "mode": "fast"}),
         ("dce", {}),
     ]
     assert parse_pipeline("") == []
@@ -285,21 +286,66 @@ def test_run_follows_the_pipeline_and_reports_change():
     assert pm.run(module(), ["a"]) is False
 
 
-def test_run_passes_options_to_instances():
-    seen = {}
+def test_run_passes_typed_options_to_instances():
+    seen = []
 
     class WithOptions(ModulePass):
         name = "with-options"
 
+        @attrs.frozen
+        class Options:
+            depth: int = pass_option(1)
+            mode: str = pass_option("slow")
+
         def run(self, module, context) -> bool:
-            seen.update(self.options)
+            seen.append(self.options)
             return False
 
     pm = manager(WithOptions)
-    pm.run(module(), ["with-options"], options={"with-options": {"depth": 3}})
-    assert seen == {"depth": 3}
+    pm.run(module(), ["with-options"], options={"with-options": {"depth": "3"}})
+    pm.run(module(), ["with-options"], options={"with-options": {"depth": 4, "mode": "fast"}})
+    pm.run(module(), ["with-options"])
+    assert seen == [
+        WithOptions.Options(depth=3),
+        WithOptions.Options(depth=4, mode="fast"),
+        WithOptions.Options(),
+    ]
     with pytest.raises(PipelineError, match="not in the pipeline"):
         pm.run(module(), [], options={"with-options": {"depth": 3}})
+
+
+def test_a_bad_option_fails_before_any_pass_runs():
+    log: list[str] = []
+
+    class Bounded(ModulePass):
+        name = "bounded"
+        after = ("a",)
+
+        @attrs.frozen
+        class Options:
+            depth: int = pass_option(1, minimum=1)
+
+    pm = manager(make_pass("a", log=log), Bounded)
+    message = "pass 'bounded' has no option 'detph'; valid options: depth: int = 1"
+    with pytest.raises(PipelineError, match=re.escape(message)):
+        pm.run(module(), ["a", "bounded"], options={"bounded": {"detph": "2"}})
+    with pytest.raises(PipelineError, match="option 'depth' expects int, got 'deep'"):
+        pm.run(module(), ["a", "bounded"], options={"bounded": {"depth": "deep"}})
+    with pytest.raises(PipelineError, match="option 'depth' must be at least 1, got 0"):
+        pm.run(module(), ["a", "bounded"], options={"bounded": {"depth": 0}})
+    assert log == []
+
+
+def test_a_pass_with_an_unusable_options_class_is_rejected():
+    class Listy(ModulePass):
+        name = "listy"
+
+        @attrs.frozen
+        class Options:
+            names: list = attrs.field(factory=list)
+
+    with pytest.raises(PipelineError, match="option 'names' must have a default and one of"):
+        manager(Listy)
 
 
 def test_pass_must_return_a_bool():
@@ -546,9 +592,7 @@ def test_other_backends_passes_stay_out_of_a_backends_default_pipeline():
 
 
 def core_pass_classes() -> list[type[Pass]]:
-    from tilec.plugin.manager import load_pass_classes
-
-    return [cls for cls in load_pass_classes() if pass_origin(cls) == "tilec"]
+    return [cls for cls in plugin_pass_manager().registry.values() if pass_origin(cls) == "tilec"]
 
 
 def test_core_default_pipeline_order():
@@ -557,11 +601,9 @@ def test_core_default_pipeline_order():
 
 
 def test_default_pipeline_with_plugins_respects_every_relation():
-    from tilec.plugin.manager import load_pass_classes
-
-    pm = PassManager.from_classes(load_pass_classes())
+    pm = plugin_pass_manager()
     order = names(pm.pipeline(stages=("tir",)))
-    assert order == names(PassManager.from_classes(load_pass_classes()).pipeline(stages=("tir",)))
+    assert order == names(plugin_pass_manager().pipeline(stages=("tir",)))
     for cls in pm.pipeline(stages=("tir",)):
         for other in (*cls.requires, *cls.after):
             if other in order:
@@ -575,16 +617,16 @@ def test_default_pipeline_with_plugins_respects_every_relation():
 
 
 def test_resolved_order_is_remembered_on_disk_and_keyed_by_relations(tmp_path, monkeypatch):
-    from tilec.passes import manager as manager_module
+    from tilec.passes import resolved_orders
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(manager_module, "_resolved", {})
+    monkeypatch.setattr(resolved_orders, "remembered", {})
     first = manager(make_pass("b", after=("a",)), make_pass("a"))
     assert names(first.pipeline()) == ["a", "b"]
     assert len(list((tmp_path / "pipelines").glob("*.json"))) == 1
 
     # A new process (empty memo) reads the order back without building the graph.
-    monkeypatch.setattr(manager_module, "_resolved", {})
+    monkeypatch.setattr(resolved_orders, "remembered", {})
 
     def no_graph(*args, **kwargs):
         raise AssertionError("the graph was built again")
@@ -599,14 +641,14 @@ def test_resolved_order_is_remembered_on_disk_and_keyed_by_relations(tmp_path, m
 
 
 def test_corrupt_remembered_order_is_resolved_again(tmp_path, monkeypatch):
-    from tilec.passes import manager as manager_module
+    from tilec.passes import resolved_orders
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(manager_module, "_resolved", {})
+    monkeypatch.setattr(resolved_orders, "remembered", {})
     pm = manager(make_pass("b", after=("a",)), make_pass("a"))
     pm.pipeline()
     (entry,) = (tmp_path / "pipelines").glob("*.json")
     entry.write_text('["a", ')
-    monkeypatch.setattr(manager_module, "_resolved", {})
+    monkeypatch.setattr(resolved_orders, "remembered", {})
     assert names(pm.pipeline()) == ["a", "b"]
     assert entry.read_text() == '["a", "b"]'

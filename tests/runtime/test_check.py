@@ -6,22 +6,30 @@ from frontend_kernels import add_kernel, softmax_kernel
 
 import tilec
 from tilec.runtime import check
-from tilec_interp.backend import InterpBackend
+from tilec_interp.backend import InterpBackend, InterpDriver
 
 ADD_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
 
 
-class OffByOneBackend(InterpBackend):
-    """Runs the interpreter, then corrupts one output element: a backend with a bug."""
+class OffByOneDriver(InterpDriver):
+    """Runs the interpreter, then corrupts one output element: a driver with a bug."""
 
+    def __init__(self, index: int, delta: float):
+        self.index, self.delta = index, delta
+
+    def run(self, compiled, grid, args):
+        super().run(compiled, grid, args)
+        args[2][self.index] += self.delta
+
+
+class OffByOneBackend(InterpBackend):
     name = "offbyone"
 
     def __init__(self, index: int = 1234, delta: float = 0.5):
         self.index, self.delta = index, delta
 
-    def run(self, compiled, grid, args, options):
-        super().run(compiled, grid, args, options)
-        args[2][self.index] += self.delta
+    def make_driver(self):
+        return OffByOneDriver(self.index, self.delta)
 
 
 def reference():

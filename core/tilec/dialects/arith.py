@@ -81,13 +81,18 @@ def constant_attr(value: int | float, type_: Type) -> Attribute:
 # Binary arithmetic -----------------------------------------------------------------------------
 
 
+_BINARY_TRAITS = (Pure(), Elementwise(), SameOperandsAndResultType())
+_COMMUTATIVE_BINARY_TRAITS = (*_BINARY_TRAITS, Commutative())
+
+
 class BinaryOp(Operation):
-    """Base of `arith` binary ops; subclasses set `name`, the constraint and `evaluate`."""
+    """Base of `arith` binary ops: two operands and a result of one type. Folding evaluates the
+    op by the suffix of its name (`arith_folding`)."""
 
     lhs = operand_def(INT_LIKE)
     rhs = operand_def(INT_LIKE)
     result = result_def(INT_LIKE)
-    traits = (Pure(), Elementwise(), SameOperandsAndResultType())
+    traits = _BINARY_TRAITS
 
     def __init__(self, lhs: Value, rhs: Value):
         super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
@@ -96,56 +101,161 @@ class BinaryOp(Operation):
         return folding.fold_binary(self, constants)
 
 
-def _int_binary(class_name: str, op_name: str, commutative: bool = False) -> type[BinaryOp]:
-    traits = (Pure(), Elementwise(), SameOperandsAndResultType())
-    if commutative:
-        traits = (*traits, Commutative())
-    body = {"name": op_name, "traits": traits, "__module__": __name__}
-    return register_op(type(class_name, (BinaryOp,), body))  # type: ignore[return-value]
+class IntBinaryOp(BinaryOp):
+    """An integer binary op (integers or tensors of integers)."""
 
 
-def _float_binary(class_name: str, op_name: str, commutative: bool = False) -> type[BinaryOp]:
-    traits = (Pure(), Elementwise(), SameOperandsAndResultType())
-    if commutative:
-        traits = (*traits, Commutative())
-    body = {
-        "name": op_name,
-        "traits": traits,
-        "lhs": operand_def(FLOAT_LIKE),
-        "rhs": operand_def(FLOAT_LIKE),
-        "result": result_def(FLOAT_LIKE),
-        "__module__": __name__,
-    }
-    return register_op(type(class_name, (BinaryOp,), body))  # type: ignore[return-value]
+class FloatBinaryOp(BinaryOp):
+    """A float binary op (floats or tensors of floats)."""
+
+    lhs = operand_def(FLOAT_LIKE)
+    rhs = operand_def(FLOAT_LIKE)
+    result = result_def(FLOAT_LIKE)
 
 
-AddIOp = _int_binary("AddIOp", "arith.addi", commutative=True)
-SubIOp = _int_binary("SubIOp", "arith.subi")
-MulIOp = _int_binary("MulIOp", "arith.muli", commutative=True)
-DivSIOp = _int_binary("DivSIOp", "arith.divsi")
-DivUIOp = _int_binary("DivUIOp", "arith.divui")
-RemSIOp = _int_binary("RemSIOp", "arith.remsi")
-RemUIOp = _int_binary("RemUIOp", "arith.remui")
-AndIOp = _int_binary("AndIOp", "arith.andi", commutative=True)
-OrIOp = _int_binary("OrIOp", "arith.ori", commutative=True)
-XOrIOp = _int_binary("XOrIOp", "arith.xori", commutative=True)
-ShLIOp = _int_binary("ShLIOp", "arith.shli")
-ShRSIOp = _int_binary("ShRSIOp", "arith.shrsi")
-ShRUIOp = _int_binary("ShRUIOp", "arith.shrui")
-MaxSIOp = _int_binary("MaxSIOp", "arith.maxsi", commutative=True)
-MinSIOp = _int_binary("MinSIOp", "arith.minsi", commutative=True)
-MaxUIOp = _int_binary("MaxUIOp", "arith.maxui", commutative=True)
-MinUIOp = _int_binary("MinUIOp", "arith.minui", commutative=True)
+@register_op
+class AddIOp(IntBinaryOp):
+    name = "arith.addi"
+    traits = _COMMUTATIVE_BINARY_TRAITS
 
-AddFOp = _float_binary("AddFOp", "arith.addf", commutative=True)
-SubFOp = _float_binary("SubFOp", "arith.subf")
-MulFOp = _float_binary("MulFOp", "arith.mulf", commutative=True)
-DivFOp = _float_binary("DivFOp", "arith.divf")
-RemFOp = _float_binary("RemFOp", "arith.remf")
-MaxNumFOp = _float_binary("MaxNumFOp", "arith.maxnumf", commutative=True)
-MinNumFOp = _float_binary("MinNumFOp", "arith.minnumf", commutative=True)
-MaximumFOp = _float_binary("MaximumFOp", "arith.maximumf", commutative=True)
-MinimumFOp = _float_binary("MinimumFOp", "arith.minimumf", commutative=True)
+
+@register_op
+class SubIOp(IntBinaryOp):
+    name = "arith.subi"
+
+
+@register_op
+class MulIOp(IntBinaryOp):
+    name = "arith.muli"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class DivSIOp(IntBinaryOp):
+    name = "arith.divsi"
+
+
+@register_op
+class DivUIOp(IntBinaryOp):
+    name = "arith.divui"
+
+
+@register_op
+class RemSIOp(IntBinaryOp):
+    name = "arith.remsi"
+
+
+@register_op
+class RemUIOp(IntBinaryOp):
+    name = "arith.remui"
+
+
+@register_op
+class AndIOp(IntBinaryOp):
+    name = "arith.andi"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class OrIOp(IntBinaryOp):
+    name = "arith.ori"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class XOrIOp(IntBinaryOp):
+    name = "arith.xori"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class ShLIOp(IntBinaryOp):
+    name = "arith.shli"
+
+
+@register_op
+class ShRSIOp(IntBinaryOp):
+    name = "arith.shrsi"
+
+
+@register_op
+class ShRUIOp(IntBinaryOp):
+    name = "arith.shrui"
+
+
+@register_op
+class MaxSIOp(IntBinaryOp):
+    name = "arith.maxsi"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MinSIOp(IntBinaryOp):
+    name = "arith.minsi"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MaxUIOp(IntBinaryOp):
+    name = "arith.maxui"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MinUIOp(IntBinaryOp):
+    name = "arith.minui"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class AddFOp(FloatBinaryOp):
+    name = "arith.addf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class SubFOp(FloatBinaryOp):
+    name = "arith.subf"
+
+
+@register_op
+class MulFOp(FloatBinaryOp):
+    name = "arith.mulf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class DivFOp(FloatBinaryOp):
+    name = "arith.divf"
+
+
+@register_op
+class RemFOp(FloatBinaryOp):
+    name = "arith.remf"
+
+
+@register_op
+class MaxNumFOp(FloatBinaryOp):
+    name = "arith.maxnumf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MinNumFOp(FloatBinaryOp):
+    name = "arith.minnumf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MaximumFOp(FloatBinaryOp):
+    name = "arith.maximumf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
+
+
+@register_op
+class MinimumFOp(FloatBinaryOp):
+    name = "arith.minimumf"
+    traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
@@ -156,6 +266,9 @@ class NegFOp(Operation):
     traits = (Pure(), Elementwise(), SameOperandsAndResultType())
 
     def fold(self, constants):
+        source = self.operand.owner
+        if isinstance(source, NegFOp):
+            return [source.operand]
         return folding.fold_unary(self, constants, lambda x: -x)
 
 
@@ -174,16 +287,19 @@ class _CompareOp(Operation):
     traits = (Pure(), Elementwise(), SameOperandsType(), SameShapeResultBool())
     predicates: tuple[str, ...] = ()
 
+    @property
+    def predicate_str(self) -> str:
+        attr = self.attributes["predicate"]
+        assert isinstance(attr, StringAttr)
+        return attr.value
+
     def verify_(self) -> None:
-        predicate = self.attributes["predicate"].value  # type: ignore[attr-defined]
+        predicate = self.predicate_str
         if predicate not in self.predicates:
             raise VerifyError(
                 f"unknown predicate '{predicate}'; expected one of {', '.join(self.predicates)}",
                 self,
             )
-
-    def fold(self, constants):
-        return folding.fold_compare(self, constants)
 
 
 @register_op
@@ -195,6 +311,9 @@ class CmpIOp(_CompareOp):
     rhs = operand_def(INT_LIKE)
     predicates = INT_PREDICATES
 
+    def fold(self, constants):
+        return folding.fold_int_compare(self, self.predicate_str, constants)
+
 
 @register_op
 class CmpFOp(_CompareOp):
@@ -204,6 +323,9 @@ class CmpFOp(_CompareOp):
     lhs = operand_def(FLOAT_LIKE)
     rhs = operand_def(FLOAT_LIKE)
     predicates = FLOAT_PREDICATES
+
+    def fold(self, constants):
+        return folding.fold_float_compare(self, self.predicate_str, constants)
 
 
 @register_op
@@ -247,8 +369,8 @@ class CastOp(Operation):
     source = operand_def()
     result = result_def()
     traits = (Pure(), Elementwise())
-    source_kind: type = IntegerType
-    result_kind: type = IntegerType
+    source_kind: type | tuple[type, ...] = IntegerType
+    result_kind: type | tuple[type, ...] = IntegerType
     width_rule = "any"  # "wider", "narrower", "same" or "any"
 
     def __init__(self, source: Value, result_type: Type):
@@ -277,28 +399,87 @@ class CastOp(Operation):
         return folding.fold_cast(self, constants)
 
 
-def _cast(
-    class_name: str, op_name: str, source_kind: type, result_kind: type, width_rule: str
-) -> type[CastOp]:
-    body = {
-        "name": op_name,
-        "source_kind": source_kind,
-        "result_kind": result_kind,
-        "width_rule": width_rule,
-        "__module__": __name__,
-    }
-    return register_op(type(class_name, (CastOp,), body))  # type: ignore[return-value]
+@register_op
+class ExtSIOp(CastOp):
+    name = "arith.extsi"
+    source_kind = IntegerType
+    result_kind = IntegerType
+    width_rule = "wider"
 
 
-ExtSIOp = _cast("ExtSIOp", "arith.extsi", IntegerType, IntegerType, "wider")
-ExtUIOp = _cast("ExtUIOp", "arith.extui", IntegerType, IntegerType, "wider")
-TruncIOp = _cast("TruncIOp", "arith.trunci", IntegerType, IntegerType, "narrower")
-ExtFOp = _cast("ExtFOp", "arith.extf", FloatType, FloatType, "wider")
-TruncFOp = _cast("TruncFOp", "arith.truncf", FloatType, FloatType, "narrower")
-SIToFPOp = _cast("SIToFPOp", "arith.sitofp", IntegerType, FloatType, "any")
-UIToFPOp = _cast("UIToFPOp", "arith.uitofp", IntegerType, FloatType, "any")
-FPToSIOp = _cast("FPToSIOp", "arith.fptosi", FloatType, IntegerType, "any")
-FPToUIOp = _cast("FPToUIOp", "arith.fptoui", FloatType, IntegerType, "any")
-BitcastOp = _cast(
-    "BitcastOp", "arith.bitcast", (IntegerType, FloatType), (IntegerType, FloatType), "same"
-)  # type: ignore[arg-type]
+@register_op
+class ExtUIOp(CastOp):
+    name = "arith.extui"
+    source_kind = IntegerType
+    result_kind = IntegerType
+    width_rule = "wider"
+
+
+@register_op
+class TruncIOp(CastOp):
+    name = "arith.trunci"
+    source_kind = IntegerType
+    result_kind = IntegerType
+    width_rule = "narrower"
+
+
+@register_op
+class ExtFOp(CastOp):
+    name = "arith.extf"
+    source_kind = FloatType
+    result_kind = FloatType
+    width_rule = "wider"
+
+
+@register_op
+class TruncFOp(CastOp):
+    name = "arith.truncf"
+    source_kind = FloatType
+    result_kind = FloatType
+    width_rule = "narrower"
+
+
+@register_op
+class SIToFPOp(CastOp):
+    name = "arith.sitofp"
+    source_kind = IntegerType
+    result_kind = FloatType
+    width_rule = "any"
+
+
+@register_op
+class UIToFPOp(CastOp):
+    name = "arith.uitofp"
+    source_kind = IntegerType
+    result_kind = FloatType
+    width_rule = "any"
+
+
+@register_op
+class FPToSIOp(CastOp):
+    name = "arith.fptosi"
+    source_kind = FloatType
+    result_kind = IntegerType
+    width_rule = "any"
+
+
+@register_op
+class FPToUIOp(CastOp):
+    name = "arith.fptoui"
+    source_kind = FloatType
+    result_kind = IntegerType
+    width_rule = "any"
+
+
+@register_op
+class BitcastOp(CastOp):
+    name = "arith.bitcast"
+    source_kind = (IntegerType, FloatType)
+    result_kind = (IntegerType, FloatType)
+    width_rule = "same"
+
+    def fold(self, constants):
+        same_type = element_type(self.source.type) == element_type(self.result.type)
+        if constants[0] is None and same_type:
+            return [self.source]
+        return folding.fold_cast(self, constants)

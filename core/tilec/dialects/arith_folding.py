@@ -250,10 +250,6 @@ def fold_unary(op: Operation, constants, evaluate) -> list[Attribute | Value] | 
     value = scalar_value(constants[0])
     if value is not None:
         return [make_constant(evaluate(value), op.results[0].type)]
-    source = op.operands[0]
-    defining = getattr(source, "op", None)
-    if op.name == "arith.negf" and defining is not None and defining.name == "arith.negf":
-        return [defining.operands[0]]
     return None
 
 
@@ -290,21 +286,22 @@ def _float_compare(predicate: str, x: float, y: float) -> bool:
     return (not unordered and relation) if predicate[0] == "o" else (unordered or relation)
 
 
-def fold_compare(op: Operation, constants) -> list[Attribute | Value] | None:
-    predicate = op.attributes["predicate"].value  # type: ignore[attr-defined]
+def fold_int_compare(op: Operation, predicate: str, constants) -> list[Attribute | Value] | None:
     a, b = (scalar_value(c) for c in constants)
     result_type = op.results[0].type
-    if op.name == "arith.cmpi":
-        width = element_type(op.operands[0].type).width  # type: ignore[attr-defined]
-        if a is not None and b is not None:
-            s, t = as_signed(int(a), width), as_signed(int(b), width)
-            u, v = as_unsigned(int(a), width), as_unsigned(int(b), width)
-            return [make_constant(int(_INT_COMPARE[predicate](s, t, u, v)), result_type)]
-        if op.operands[0] is op.operands[1]:
-            return [
-                make_constant(int(predicate in ("eq", "sle", "sge", "ule", "uge")), result_type)
-            ]
-        return None
+    width = element_type(op.operands[0].type).width  # type: ignore[attr-defined]
+    if a is not None and b is not None:
+        s, t = as_signed(int(a), width), as_signed(int(b), width)
+        u, v = as_unsigned(int(a), width), as_unsigned(int(b), width)
+        return [make_constant(int(_INT_COMPARE[predicate](s, t, u, v)), result_type)]
+    if op.operands[0] is op.operands[1]:
+        return [make_constant(int(predicate in ("eq", "sle", "sge", "ule", "uge")), result_type)]
+    return None
+
+
+def fold_float_compare(op: Operation, predicate: str, constants) -> list[Attribute | Value] | None:
+    a, b = (scalar_value(c) for c in constants)
+    result_type = op.results[0].type
     if a is not None and b is not None:
         return [make_constant(int(_float_compare(predicate, float(a), float(b))), result_type)]
     if any(isinstance(v, float) and math.isnan(v) for v in (a, b)):
@@ -331,7 +328,7 @@ def fold_cast(op: Operation, constants) -> list[Attribute | Value] | None:
     result_type = op.results[0].type
     target = element_type(result_type)
     if value is None:
-        return [op.operands[0]] if source_type == target and op.name == "arith.bitcast" else None
+        return None
     kind = op.name.split(".")[1]
     if kind in ("extsi", "trunci"):
         return [make_constant(as_signed(int(value), source_type.width), result_type)]  # type: ignore[attr-defined]

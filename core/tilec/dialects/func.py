@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tilec.ir.attributes import DictAttr, StringAttr, TypeAttr
 from tilec.ir.core import Block, Operation, Region, VerifyError, attr_def, region_def, register_op
+from tilec.ir.module import ModuleOp
 from tilec.ir.parser import Parser
 from tilec.ir.printer import Printer
 from tilec.ir.traits import HasParent, IsolatedFromAbove
@@ -23,7 +24,7 @@ class FuncOp(Operation):
     function_type = attr_def(TypeAttr)
     arg_attrs = attr_def(DictAttr, optional=True)
     body = region_def()
-    traits = (IsolatedFromAbove(), HasParent("builtin.module"))
+    traits = (IsolatedFromAbove(), HasParent(ModuleOp))
 
     def __init__(self, sym_name: str, inputs: list[Type], results: list[Type] = ()):
         super().__init__(

@@ -19,24 +19,95 @@ class UnaryMathOp(Operation):
         super().__init__(operands=[operand], result_types=[operand.type])
 
 
-def _unary(class_name: str, op_name: str, doc: str) -> type[UnaryMathOp]:
-    body = {"name": op_name, "__doc__": doc, "__module__": __name__}
-    return register_op(type(class_name, (UnaryMathOp,), body))  # type: ignore[return-value]
+@register_op
+class ExpOp(UnaryMathOp):
+    """`e ** x`."""
+
+    name = "math.exp"
 
 
-ExpOp = _unary("ExpOp", "math.exp", "e ** x")
-Exp2Op = _unary("Exp2Op", "math.exp2", "2 ** x")
-LogOp = _unary("LogOp", "math.log", "natural logarithm")
-Log2Op = _unary("Log2Op", "math.log2", "base-2 logarithm")
-SqrtOp = _unary("SqrtOp", "math.sqrt", "square root (correctly rounded)")
-RsqrtOp = _unary("RsqrtOp", "math.rsqrt", "1 / sqrt(x)")
-SinOp = _unary("SinOp", "math.sin", "sine")
-CosOp = _unary("CosOp", "math.cos", "cosine")
-ErfOp = _unary("ErfOp", "math.erf", "the error function")
-TanhOp = _unary("TanhOp", "math.tanh", "hyperbolic tangent")
-FloorOp = _unary("FloorOp", "math.floor", "round toward negative infinity")
-CeilOp = _unary("CeilOp", "math.ceil", "round toward positive infinity")
-AbsFOp = _unary("AbsFOp", "math.absf", "absolute value of a float")
+@register_op
+class Exp2Op(UnaryMathOp):
+    """`2 ** x`."""
+
+    name = "math.exp2"
+
+
+@register_op
+class LogOp(UnaryMathOp):
+    """Natural logarithm."""
+
+    name = "math.log"
+
+
+@register_op
+class Log2Op(UnaryMathOp):
+    """Base-2 logarithm."""
+
+    name = "math.log2"
+
+
+@register_op
+class SqrtOp(UnaryMathOp):
+    """Square root (correctly rounded)."""
+
+    name = "math.sqrt"
+
+
+@register_op
+class RsqrtOp(UnaryMathOp):
+    """`1 / sqrt(x)`."""
+
+    name = "math.rsqrt"
+
+
+@register_op
+class SinOp(UnaryMathOp):
+    """Sine."""
+
+    name = "math.sin"
+
+
+@register_op
+class CosOp(UnaryMathOp):
+    """Cosine."""
+
+    name = "math.cos"
+
+
+@register_op
+class ErfOp(UnaryMathOp):
+    """The error function."""
+
+    name = "math.erf"
+
+
+@register_op
+class TanhOp(UnaryMathOp):
+    """Hyperbolic tangent."""
+
+    name = "math.tanh"
+
+
+@register_op
+class FloorOp(UnaryMathOp):
+    """Round toward negative infinity."""
+
+    name = "math.floor"
+
+
+@register_op
+class CeilOp(UnaryMathOp):
+    """Round toward positive infinity."""
+
+    name = "math.ceil"
+
+
+@register_op
+class AbsFOp(UnaryMathOp):
+    """Absolute value of a float."""
+
+    name = "math.absf"
 
 
 @register_op

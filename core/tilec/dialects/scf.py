@@ -31,8 +31,8 @@ def _types(values: Sequence[Value]) -> str:
 
 def _check_yield(op: Operation, region: Region, expected: list[Type], what: str) -> None:
     terminator = region.block.last_op
-    if terminator is None or terminator.name != "scf.yield":
-        raise VerifyError(f"{what} must end with 'scf.yield'", op)
+    if not isinstance(terminator, YieldOp):
+        raise VerifyError(f"{what} must end with '{YieldOp.name}'", op)
     got = [v.type for v in terminator.operands]
     if got != expected:
         raise VerifyError(
@@ -153,8 +153,8 @@ class WhileOp(Operation):
                 self,
             )
         condition = before.last_op
-        if condition is None or condition.name != "scf.condition":
-            raise VerifyError("before region must end with 'scf.condition'", self)
+        if not isinstance(condition, ConditionOp):
+            raise VerifyError(f"before region must end with '{ConditionOp.name}'", self)
         forwarded = [v.type for v in condition.operands[1:]]
         if forwarded != [r.type for r in self.results]:
             raise VerifyError(
@@ -177,7 +177,7 @@ class YieldOp(Operation):
 
     name = "scf.yield"
     values = operand_def(variadic=True)
-    traits = (IsTerminator(), Pure(), HasParent("scf.for", "scf.if", "scf.while"))
+    traits = (IsTerminator(), Pure(), HasParent(ForOp, IfOp, WhileOp))
 
 
 @register_op
@@ -187,4 +187,4 @@ class ConditionOp(Operation):
     name = "scf.condition"
     condition = operand_def(BOOL_SCALAR)
     args = operand_def(variadic=True)
-    traits = (IsTerminator(), Pure(), HasParent("scf.while"))
+    traits = (IsTerminator(), Pure(), HasParent(WhileOp))

@@ -6,6 +6,7 @@ by each op's `verify_()` with messages that give both shapes.
 
 from __future__ import annotations
 
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import SliceEncodingAttr
 from tilec.ir.attributes import (
     ArrayAttr,
@@ -26,6 +27,7 @@ from tilec.ir.core import (
     register_op,
     result_def,
 )
+from tilec.ir.module import ModuleOp
 from tilec.ir.traits import (
     BOOL_LIKE,
     INT_LIKE,
@@ -76,7 +78,15 @@ def _check_same_layout(op: Operation, values: list[Value], what: str) -> None:
 
 
 def _int(op: Operation, name: str) -> int:
-    return op.attributes[name].value  # type: ignore[attr-defined]
+    attr = op.attributes[name]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value
+
+
+def _str(op: Operation, name: str) -> str:
+    attr = op.attributes[name]
+    assert isinstance(attr, StringAttr)
+    return attr.value
 
 
 def _fold_shape_op(op: Operation, constants, *, identity: bool) -> list | None:
@@ -100,9 +110,13 @@ class _GridQueryOp(Operation):
     def __init__(self, axis: int):
         super().__init__(result_types=[i32], attributes={"axis": IntegerAttr(axis, i32)})
 
+    @property
+    def axis_int(self) -> int:
+        return _int(self, "axis")
+
     def verify_(self) -> None:
-        if _int(self, "axis") not in (0, 1, 2):
-            raise VerifyError(f"axis must be 0, 1 or 2, got {_int(self, 'axis')}", self)
+        if self.axis_int not in (0, 1, 2):
+            raise VerifyError(f"axis must be 0, 1 or 2, got {self.axis_int}", self)
         if self.result.type != i32:
             raise VerifyError(f"result must be i32, got {self.result.type}", self)
 
@@ -140,8 +154,16 @@ class MakeRangeOp(Operation):
             attributes={"start": IntegerAttr(start, i32), "end": IntegerAttr(end, i32)},
         )
 
+    @property
+    def start_int(self) -> int:
+        return _int(self, "start")
+
+    @property
+    def end_int(self) -> int:
+        return _int(self, "end")
+
     def verify_(self) -> None:
-        start, end = _int(self, "start"), _int(self, "end")
+        start, end = self.start_int, self.end_int
         expected = TensorType((end - start,), i32)
         if end <= start:
             raise VerifyError(f"end ({end}) must be greater than start ({start})", self)
@@ -208,12 +230,16 @@ class ExpandDimsOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    @property
+    def axis_int(self) -> int:
+        return _int(self, "axis")
+
     def fold(self, constants):
         return _fold_shape_op(self, constants, identity=False)
 
     def verify_(self) -> None:
         src = self.source.type
-        axis = _int(self, "axis")
+        axis = self.axis_int
         if not 0 <= axis <= src.rank:  # type: ignore[attr-defined]
             raise VerifyError(f"axis {axis} is out of range for {src}", self)
         shape = list(src.shape)  # type: ignore[attr-defined]
@@ -263,13 +289,19 @@ class TransOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    @property
+    def order_ints(self) -> list[int]:
+        attr = self.attributes["order"]
+        assert isinstance(attr, ArrayAttr)
+        return attr.ints()
+
     def fold(self, constants):
-        order = self.attributes["order"].ints()  # type: ignore[attr-defined]
+        order = self.order_ints
         return _fold_shape_op(self, constants, identity=order == sorted(order))
 
     def verify_(self) -> None:
         src = self.source.type
-        order = self.attributes["order"].ints()  # type: ignore[attr-defined]
+        order = self.order_ints
         if sorted(order) != list(range(src.rank)):  # type: ignore[attr-defined]
             raise VerifyError(
                 f"order {order} is not a permutation of the dimensions of {src}", self
@@ -407,6 +439,18 @@ class AtomicRMWOp(Operation):
     result = result_def(NUMERIC_LIKE)
     traits = (MemoryRead(), MemoryWrite())
 
+    @property
+    def kind_str(self) -> str:
+        return _str(self, "kind")
+
+    @property
+    def sem_str(self) -> str:
+        return _str(self, "sem")
+
+    @property
+    def scope_str(self) -> str:
+        return _str(self, "scope")
+
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
         if self.result.type != self.value.type:
@@ -416,7 +460,7 @@ class AtomicRMWOp(Operation):
         _check_choice(self, "kind", ATOMIC_KINDS)
         _check_choice(self, "sem", MEMORY_SEMANTICS)
         _check_choice(self, "scope", MEMORY_SCOPES)
-        kind = self.attributes["kind"].value  # type: ignore[attr-defined]
+        kind = self.kind_str
         if kind in ("and", "or", "xor", "umax", "umin") and not isinstance(
             element_type(self.value.type), IntegerType
         ):
@@ -436,6 +480,14 @@ class AtomicCASOp(Operation):
     result = result_def(NUMERIC_LIKE)
     traits = (MemoryRead(), MemoryWrite())
 
+    @property
+    def sem_str(self) -> str:
+        return _str(self, "sem")
+
+    @property
+    def scope_str(self) -> str:
+        return _str(self, "scope")
+
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, None)
         if not self.compare.type == self.value.type == self.result.type:
@@ -451,7 +503,7 @@ class AtomicCASOp(Operation):
 # Reductions, scans and dot ---------------------------------------------------------------------
 
 
-def _check_combiner(op: Operation, terminator_name: str) -> list[Type]:
+def _check_combiner(op: Operation, terminator_class: type[Operation]) -> list[Type]:
     """Check the combiner region: 2N scalar args of the operands' element types, N returned."""
     element_types = [element_type(v.type) for v in op.operands]
     block = op.regions[0].block
@@ -463,8 +515,8 @@ def _check_combiner(op: Operation, terminator_name: str) -> list[Type]:
             op,
         )
     terminator = block.last_op
-    if terminator is None or terminator.name != terminator_name:
-        raise VerifyError(f"combiner must end with '{terminator_name}'", op)
+    if not isinstance(terminator, terminator_class):
+        raise VerifyError(f"combiner must end with '{terminator_class.name}'", op)
     returned = [v.type for v in terminator.operands]
     if returned != element_types:
         raise VerifyError(
@@ -502,14 +554,18 @@ class ReduceOp(Operation):
     combiner = region_def()
     traits = (Pure(), IsolatedFromAbove())
 
+    @property
+    def axis_int(self) -> int:
+        return _int(self, "axis")
+
     def verify_(self) -> None:
         shape = _check_same_shapes(self)
-        axis = _int(self, "axis")
+        axis = self.axis_int
         if not 0 <= axis < len(shape):
             raise VerifyError(
                 f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self
             )
-        element_types = _check_combiner(self, "tile.reduce.return")
+        element_types = _check_combiner(self, ReduceReturnOp)
         reduced = shape[:axis] + shape[axis + 1 :]
         layout = _encoding(self.operands[0].type)
         if reduced and layout is not None:
@@ -529,7 +585,7 @@ class ReduceOp(Operation):
 class ReduceReturnOp(Operation):
     name = "tile.reduce.return"
     values = operand_def(variadic=True)
-    traits = (IsTerminator(), Pure(), HasParent("tile.reduce"))
+    traits = (IsTerminator(), Pure(), HasParent(ReduceOp))
 
 
 @register_op
@@ -544,14 +600,22 @@ class ScanOp(Operation):
     combiner = region_def()
     traits = (Pure(), IsolatedFromAbove())
 
+    @property
+    def is_reverse(self) -> bool:
+        return "reverse" in self.attributes and bool(_int(self, "reverse"))
+
+    @property
+    def axis_int(self) -> int:
+        return _int(self, "axis")
+
     def verify_(self) -> None:
         shape = _check_same_shapes(self)
-        axis = _int(self, "axis")
+        axis = self.axis_int
         if not 0 <= axis < len(shape):
             raise VerifyError(
                 f"axis {axis} is out of range for shape {'x'.join(map(str, shape))}", self
             )
-        _check_combiner(self, "tile.scan.return")
+        _check_combiner(self, ScanReturnOp)
         if [r.type for r in self.results] != [v.type for v in self.operands]:
             raise VerifyError("results must have the operands' types", self)
 
@@ -560,7 +624,7 @@ class ScanOp(Operation):
 class ScanReturnOp(Operation):
     name = "tile.scan.return"
     values = operand_def(variadic=True)
-    traits = (IsTerminator(), Pure(), HasParent("tile.scan"))
+    traits = (IsTerminator(), Pure(), HasParent(ScanOp))
 
 
 @register_op
@@ -607,14 +671,20 @@ class CallOp(Operation):
     callee = attr_def(SymbolRefAttr)
     results_ = result_def(variadic=True)
 
+    @property
+    def callee_name(self) -> str:
+        attr = self.attributes["callee"]
+        assert isinstance(attr, SymbolRefAttr)
+        return attr.name
+
     def verify_(self) -> None:
         module = self.parent_op
-        while module is not None and module.name != "builtin.module":
+        while module is not None and not isinstance(module, ModuleOp):
             module = module.parent_op
         if module is None:
             return
-        target_name = self.attributes["callee"].name  # type: ignore[attr-defined]
-        target = module.lookup(target_name)  # type: ignore[attr-defined]
+        target_name = self.callee_name
+        target = module.lookup(target_name)
         if target is None:
             raise VerifyError(f"calls @{target_name}, which is not a function of this module", self)
         signature = target.signature
@@ -636,7 +706,7 @@ class ReturnOp(Operation):
 
     name = "tile.return"
     values = operand_def(variadic=True)
-    traits = (IsTerminator(), HasParent("func.func"))
+    traits = (IsTerminator(), HasParent(FuncOp))
 
     def verify_(self) -> None:
         func = self.parent_op
@@ -658,6 +728,14 @@ class PrintOp(Operation):
     prefix = attr_def(StringAttr)
     hex = attr_def(UnitAttr, optional=True)
 
+    @property
+    def prefix_str(self) -> str:
+        return _str(self, "prefix")
+
+    @property
+    def is_hex(self) -> bool:
+        return "hex" in self.attributes
+
 
 @register_op
 class BarrierOp(Operation):
@@ -673,3 +751,7 @@ class AssertOp(Operation):
     name = "tile.assert"
     condition = operand_def(BOOL_LIKE)
     message = attr_def(StringAttr)
+
+    @property
+    def message_str(self) -> str:
+        return _str(self, "message")

@@ -5,16 +5,34 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tilec.dialects import arith, math, tile
+from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.reductions import ReductionsMixin
-from tilec.frontend.semantics import Semantics
+from tilec.frontend.semantics import Semantics, computation_type
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
-from tilec.language import constexpr, dtype
+from tilec.language import PropagateNan, constexpr, dtype
 
-UNARY_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf"}
+UNARY_MATH: dict[str, type[Operation]] = {
+    "exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
+    "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp,
+    "erf": math.ErfOp,
+}  # fmt: skip
+"""The `tl` functions that are one `math` op on a float tensor (ints are cast to f32 first)."""
+
+FLOAT_COMBINERS: dict[str, type[Operation]] = {
+    "add": arith.AddFOp, "max": arith.MaxNumFOp, "min": arith.MinNumFOp,
+}  # fmt: skip
+SIGNED_COMBINERS: dict[str, type[Operation]] = {
+    "add": arith.AddIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "xor": arith.XOrIOp,
+}  # fmt: skip
+UNSIGNED_COMBINERS: dict[str, type[Operation]] = {
+    "add": arith.AddIOp, "max": arith.MaxUIOp, "min": arith.MinUIOp, "xor": arith.XOrIOp,
+}  # fmt: skip
+"""The combiner op of `tl.sum` (add), `tl.max`, `tl.min` and `tl.xor_sum`, per element type."""
 
 
 def _const(value: Any, what: str) -> Any:
@@ -53,7 +71,7 @@ class Builtins(ReductionsMixin):
 
     def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if name in UNARY_MATH:
-            return self.unary_math(name, *args, **kwargs)
+            return self.unary_math(UNARY_MATH[name], *args, **kwargs)
         method = getattr(self, f"tl_{name}", None)
         if method is None:
             raise UserError(f"tl.{name} is not supported by the frontend yet")
@@ -66,11 +84,12 @@ class Builtins(ReductionsMixin):
         return self.sem.to_value(_const(x, "value") if isinstance(x, constexpr) else x)
 
     def tl_program_id(self, axis: Any = 0) -> TensorValue:
-        return self.sem.op("tile.program_id", [], i32, axis=IntegerAttr(_const(axis, "axis"), i32))
+        axis_attr = IntegerAttr(_const(axis, "axis"), i32)
+        return self.sem.create(tile.ProgramIdOp, [], i32, axis=axis_attr)
 
     def tl_num_programs(self, axis: Any = 0) -> TensorValue:
         axis_attr = IntegerAttr(_const(axis, "axis"), i32)
-        return self.sem.op("tile.num_programs", [], i32, axis=axis_attr)
+        return self.sem.create(tile.NumProgramsOp, [], i32, axis=axis_attr)
 
     def tl_arange(self, start: Any, end: Any) -> TensorValue:
         start, end = _const(start, "tl.arange's start"), _const(end, "tl.arange's end")
@@ -80,7 +99,7 @@ class Builtins(ReductionsMixin):
                 "use a power-of-two range, e.g. tl.arange(0, 1024), and mask the excess elements",
             )
         attrs = {"start": IntegerAttr(start, i32), "end": IntegerAttr(end, i32)}
-        return self.sem.op("tile.make_range", [], TensorType((end - start,), i32), **attrs)
+        return self.sem.create(tile.MakeRangeOp, [], TensorType((end - start,), i32), **attrs)
 
     def tl_full(self, shape: Any, value: Any, dtype: Any) -> TensorValue:
         shape, element = _shape(shape), _ir_type(dtype)
@@ -102,7 +121,7 @@ class Builtins(ReductionsMixin):
                 other_value = self.sem.cast(other_value, pointee)
                 operands.append(self.sem.broadcast_to(other_value, ptr.shape))
         result = TensorType(ptr.shape, pointee) if ptr.is_tensor else pointee
-        return self.sem.op("tile.load", operands, result)
+        return self.sem.create(tile.LoadOp, operands, result)
 
     def tl_store(self, pointer: Any, value: Any, mask: Any = None, **_: Any) -> None:
         ptr = self.value(pointer)
@@ -111,7 +130,7 @@ class Builtins(ReductionsMixin):
         operands = [ptr, self.sem.broadcast_to(stored, ptr.shape)]
         if mask is not None:
             operands.append(self.sem.broadcast_to(self.sem.cast(self.value(mask), i1), ptr.shape))
-        self.sem.op("tile.store", operands, None)
+        self.sem.create_op(tile.StoreOp, operands)
 
     def _atomic(
         self,
@@ -139,7 +158,7 @@ class Builtins(ReductionsMixin):
             operands.append(self.sem.cast(self.value(mask), i1))
         operands = self.sem.broadcast_all(*operands)
         attrs = {"kind": StringAttr(kind), **_memory_order(sem, scope)}
-        return self.sem.op("tile.atomic_rmw", operands, operands[1].type, **attrs)
+        return self.sem.create(tile.AtomicRMWOp, operands, operands[1].type, **attrs)
 
     def tl_atomic_add(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
         return self._atomic("add", pointer, val, mask, **kw)
@@ -172,7 +191,7 @@ class Builtins(ReductionsMixin):
         new = self.sem.cast(self.sem.to_value(val, pointee), pointee)
         ptr, compare, new = self.sem.broadcast_all(ptr, compare, new)
         attrs = _memory_order(sem, scope)
-        return self.sem.op("tile.atomic_cas", [ptr, compare, new], new.type, **attrs)
+        return self.sem.create(tile.AtomicCASOp, [ptr, compare, new], new.type, **attrs)
 
     def tl_where(self, condition: Any, x: Any, y: Any) -> TensorValue:
         cond = self.sem.cast(self.value(condition), i1)
@@ -181,31 +200,39 @@ class Builtins(ReductionsMixin):
         anchor = probe_x or probe_y
         target = anchor.dtype if anchor else None
         if probe_x and probe_y and probe_x.dtype != probe_y.dtype:
-            from tilec.frontend.semantics import computation_type
-
             target = computation_type(probe_x.dtype, probe_y.dtype, False, False, False)
         a = self.sem.cast(self.sem.to_value(x, target), target or self.sem.to_value(x).dtype)
         b = self.sem.cast(self.sem.to_value(y, a.dtype), a.dtype)
         cond, a, b = self.sem.broadcast_all(cond, a, b)
-        return self.sem.op("arith.select", [cond, a, b], a.type)
+        return self.sem.create(arith.SelectOp, [cond, a, b], a.type)
 
-    def _binary_math(self, x: Any, y: Any, int_name: str, float_name: str) -> TensorValue:
+    def _binary_math(
+        self,
+        x: Any,
+        y: Any,
+        int_ops: tuple[type[Operation], type[Operation]],
+        float_op: type[Operation],
+    ) -> TensorValue:
+        """`float_op` on floats, else the signed or unsigned op of `int_ops`."""
         a, b = self.value(x), self.value(y)
         target = a.dtype if a.dtype == b.dtype else self.sem.binary("+", a, b).dtype
         a, b = self.sem.broadcast_all(self.sem.cast(a, target), self.sem.cast(b, target))
         if isinstance(target, FloatType):
-            return self.sem.op(f"arith.{float_name}", [a, b], a.type)
-        prefix = "u" if target.unsigned else "s"  # type: ignore[attr-defined]
-        return self.sem.op(f"arith.{int_name.format(prefix)}", [a, b], a.type)
+            return self.sem.create(float_op, [a, b], a.type)
+        signed_op, unsigned_op = int_ops
+        unsigned = target.unsigned  # type: ignore[attr-defined]
+        return self.sem.create(unsigned_op if unsigned else signed_op, [a, b], a.type)
 
     def tl_minimum(self, x: Any, y: Any, propagate_nan: Any = None) -> TensorValue:
         """Float NaN rule: `propagate_nan=tl.PropagateNan.NONE` (default) ignores a NaN operand
         (`arith.minnumf`), `ALL` returns NaN (`arith.minimumf`)."""
-        return self._binary_math(x, y, "min{}i", _nan_op("min", propagate_nan))
+        float_op = _nan_op(arith.MinNumFOp, arith.MinimumFOp, propagate_nan)
+        return self._binary_math(x, y, (arith.MinSIOp, arith.MinUIOp), float_op)
 
     def tl_maximum(self, x: Any, y: Any, propagate_nan: Any = None) -> TensorValue:
         """Like `tl_minimum`: `arith.maxnumf`, or `arith.maximumf` with `PropagateNan.ALL`."""
-        return self._binary_math(x, y, "max{}i", _nan_op("max", propagate_nan))
+        float_op = _nan_op(arith.MaxNumFOp, arith.MaximumFOp, propagate_nan)
+        return self._binary_math(x, y, (arith.MaxSIOp, arith.MaxUIOp), float_op)
 
     def tl_clamp(self, x: Any, min: Any, max: Any, propagate_nan: Any = None) -> TensorValue:
         """`minimum(maximum(x, min), max)`. With the default `propagate_nan=NONE` a NaN `x`
@@ -225,23 +252,23 @@ class Builtins(ReductionsMixin):
         v = self.value(x)
         return v if isinstance(v.dtype, FloatType) else self.sem.cast(v, f32)
 
-    def unary_math(self, name: str, x: Any) -> TensorValue:
+    def unary_math(self, cls: type[Operation], x: Any) -> TensorValue:
         v = self._float(x)
-        return self.sem.op(f"math.{name}", [v], v.type)
+        return self.sem.create(cls, [v], v.type)
 
     def tl_abs(self, x: Any) -> TensorValue:
         v = self.value(x)
-        name = "math.absf" if isinstance(v.dtype, FloatType) else "math.absi"
-        return self.sem.op(name, [v], v.type)
+        cls = math.AbsFOp if isinstance(v.dtype, FloatType) else math.AbsIOp
+        return self.sem.create(cls, [v], v.type)
 
     def tl_sigmoid(self, x: Any) -> TensorValue:
         v = self._float(x)
-        exp = self.sem.op("math.exp", [self.sem.negate(v)], v.type)
+        exp = self.sem.create(math.ExpOp, [self.sem.negate(v)], v.type)
         return self.sem.binary("/", 1.0, self.sem.binary("+", 1.0, exp))
 
     def tl_fma(self, x: Any, y: Any, z: Any) -> TensorValue:
         a, b, c = self.sem.broadcast_all(self._float(x), self._float(y), self._float(z))
-        return self.sem.op("math.fma", [a, b, c], a.type)
+        return self.sem.create(math.FmaOp, [a, b, c], a.type)
 
     def tl_cdiv(self, x: Any, y: Any) -> Any:
         if not isinstance(x, TensorValue) and not isinstance(y, TensorValue):
@@ -273,18 +300,17 @@ class Builtins(ReductionsMixin):
                 raise UserError(
                     f"tl.xor_sum needs an integer tensor, got {element}", "cast it with .to()"
                 )
-            name = {"add": "arith.addf", "max": "arith.maxnumf", "min": "arith.minnumf"}[kind]
+            combiner_op = FLOAT_COMBINERS[kind]
         else:
-            sign = "u" if element.unsigned else "s"  # type: ignore[attr-defined]
-            names = {"add": "arith.addi", "max": f"arith.max{sign}i", "min": f"arith.min{sign}i"}
-            name = {**names, "xor": "arith.xori"}[kind]
+            unsigned = element.unsigned  # type: ignore[attr-defined]
+            combiner_op = (UNSIGNED_COMBINERS if unsigned else SIGNED_COMBINERS)[kind]
         builder = self.sem.builder
-        op = builder.create(_op("tile.reduce"), [v.value], [result_type], {"axis": _i32(axis)})
+        op = builder.create(tile.ReduceOp, [v.value], [result_type], {"axis": _i32(axis)})
         op.regions[0].add_block(combiner)
         with builder.at(combiner):
             args: list[Value] = list(combiner.args)
-            combined = builder.create(_op(name), args, [element])
-            builder.create(_op("tile.reduce.return"), [combined.result])
+            combined = builder.create(combiner_op, args, [element])
+            builder.create(tile.ReduceReturnOp, [combined.result])
         return TensorValue(op.result)
 
     def tl_sum(
@@ -350,7 +376,7 @@ class Builtins(ReductionsMixin):
             acc_value = self.value(acc)
             if acc_value.shape != shape:
                 raise UserError(f"tl.dot accumulator must be {list(shape)}, got {acc_value.shape}")
-        return self.sem.op("tile.dot", [a, b, acc_value], acc_value.type)
+        return self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type)
 
     def tl_trans(self, x: Any, *dims: Any) -> TensorValue:
         order = tuple(_const(d, "dims") for d in dims)
@@ -405,30 +431,25 @@ class Builtins(ReductionsMixin):
 
     def tl_device_print(self, prefix: Any, *values: Any, **_: Any) -> None:
         operands = [self.value(v) for v in values]
-        self.sem.op("tile.print", operands, None, prefix=StringAttr(_const(prefix, "prefix")))
+        self.sem.create_op(tile.PrintOp, operands, prefix=StringAttr(_const(prefix, "prefix")))
 
     def tl_debug_barrier(self) -> None:
-        self.sem.op("tile.barrier", [], None)
+        self.sem.create_op(tile.BarrierOp, [])
 
 
-def _nan_op(kind: str, propagate_nan: Any) -> str:
-    """The float op of `tl.minimum`/`tl.maximum` for a `propagate_nan` argument."""
-    from tilec.language import PropagateNan
-
+def _nan_op(
+    ignore_nan: type[Operation], propagate: type[Operation], propagate_nan: Any
+) -> type[Operation]:
+    """The float op of `tl.minimum`/`tl.maximum` for a `propagate_nan` argument: `ignore_nan`
+    for `PropagateNan.NONE` (the default), `propagate` for `PropagateNan.ALL`."""
     value = _const(propagate_nan, "propagate_nan")
     if value is None or value == PropagateNan.NONE:
-        return f"{kind}numf"
+        return ignore_nan
     if value == PropagateNan.ALL:
-        return f"{kind}imumf"
+        return propagate
     raise UserError(
         f"propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL, got {value!r}"
     )
-
-
-def _op(name: str):
-    from tilec.frontend.semantics import op_class
-
-    return op_class(name)
 
 
 def _i32(value: int) -> IntegerAttr:
@@ -437,8 +458,6 @@ def _i32(value: int) -> IntegerAttr:
 
 def _memory_order(sem: Any, scope: Any) -> dict[str, StringAttr]:
     """The `sem`/`scope` attributes of an atomic: Triton's defaults are acq_rel and gpu."""
-    from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
-
     sem = _const(sem, "sem") or "acq_rel"
     scope = _const(scope, "scope") or "gpu"
     if sem not in MEMORY_SEMANTICS:

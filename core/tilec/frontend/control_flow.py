@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
-from tilec.frontend.semantics import op_class
 from tilec.ir.core import Block, Region
 from tilec.ir.types import IntegerType, i1, i32, i64
+
+LOOP_ITERATORS = ("range", "static_range")
+"""The `tl` functions a `for` loop iterates over (`for i in tl.range(...)`), compiled here."""
 
 
 def assigned_names(statements: list[ast.stmt]) -> list[str]:
@@ -74,10 +77,9 @@ class ControlFlowMixin:
             if n in self.scope and n != node.target.id  # type: ignore[attr-defined]
         ]
         inits = [self.sem.to_value(self.scope[n]) for n in carried]
-        for_class = op_class("scf.for")
         body = Block([widest, *(v.type for v in inits)])
         op = self.builder.create(
-            for_class,
+            ForOp,
             [v.value for v in [*values, *inits]],
             [v.type for v in inits],
             regions=[Region([body])],
@@ -90,7 +92,7 @@ class ControlFlowMixin:
             self.visit_body(node.body)
             self.check_no_return("a loop")
             yielded = self.carried_values(carried, inits, "loop")
-            self.builder.create(op_class("scf.yield"), [v.value for v in yielded])
+            self.builder.create(YieldOp, [v.value for v in yielded])
         self.scope = outer
         for name, result in zip(carried, op.results, strict=True):
             result.name_hint = name
@@ -141,10 +143,10 @@ class ControlFlowMixin:
                 )
         for (block, _), values in zip(branches, results, strict=True):
             with self.builder.at(block):
-                self.builder.create(op_class("scf.yield"), [v.value for v in values])
+                self.builder.create(YieldOp, [v.value for v in values])
         types = [v.type for v in results[0]]
         op = self.builder.create(
-            op_class("scf.if"),
+            IfOp,
             [condition.value],
             types,
             regions=[Region([branches[0][0]]), Region([branches[1][0]])],
@@ -161,7 +163,7 @@ class ControlFlowMixin:
         types = [v.type for v in inits]
         before, after = Block(types), Block(types)
         op = self.builder.create(
-            op_class("scf.while"),
+            WhileOp,
             [v.value for v in inits],
             types,
             regions=[Region([before]), Region([after])],
@@ -176,13 +178,13 @@ class ControlFlowMixin:
                     "reduce it first, e.g. tl.max(mask, axis=0)",
                 )
             condition = self.sem.cast(condition, i1)
-            self.builder.create(op_class("scf.condition"), [condition.value, *before.args])
+            self.builder.create(ConditionOp, [condition.value, *before.args])
         self.scope = self.bind_carried(outer, carried, after.args)
         with self.builder.at(after):
             self.visit_body(node.body)
             self.check_no_return("a loop")
             yielded = self.carried_values(carried, inits, "while loop")
-            self.builder.create(op_class("scf.yield"), [v.value for v in yielded])
+            self.builder.create(YieldOp, [v.value for v in yielded])
         self.scope = outer
         for name, result in zip(carried, op.results, strict=True):
             result.name_hint = name

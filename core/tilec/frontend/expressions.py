@@ -10,8 +10,8 @@ import attrs
 
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
-from tilec.language import constexpr, dtype
-from tilec.runtime.jit import JITFunction
+from tilec.frontend.kernel import KernelFunction
+from tilec.language import constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -71,8 +71,6 @@ class ExpressionsMixin:
         base = self.visit(node.value)
         if isinstance(base, TensorValue):
             if node.attr == "dtype":
-                from tilec.language import dtype_of
-
                 return dtype_of(base.dtype)
             if node.attr == "shape":
                 return base.shape
@@ -173,7 +171,7 @@ class ExpressionsMixin:
         name = getattr(callee, "__tilec_builtin__", None)
         if name is not None:
             return self.builtins.call(name, args, kwargs)
-        if isinstance(callee, JITFunction):
+        if isinstance(callee, KernelFunction):
             return self.inline_call(callee, args, kwargs)
         if callee in ALLOWED_PYTHON_CALLS:
             if any(isinstance(a, TensorValue) for a in args):

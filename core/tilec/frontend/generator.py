@@ -3,47 +3,32 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import linecache
 from typing import Any
 
 import tilec.dialects  # noqa: F401 - registers the ops
+from tilec.dialects.func import FuncOp
+from tilec.dialects.tile import ReturnOp
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
 from tilec.frontend.errors import CompilationError, UserError
 from tilec.frontend.expressions import ExpressionsMixin, unwrap
-from tilec.frontend.semantics import Semantics, op_class
+from tilec.frontend.kernel import KernelFunction
+from tilec.frontend.semantics import Semantics
 from tilec.frontend.statements import StatementsMixin
 from tilec.ir.attributes import FileLineColLoc, StringAttr, TypeAttr
 from tilec.ir.builder import Builder
 from tilec.ir.core import Block, Region
 from tilec.ir.module import ModuleOp
-from tilec.ir.types import FloatType, FunctionType, IntegerType, PointerType, Type
-from tilec.language import constexpr
-from tilec.runtime.jit import JITFunction
-
-SCALAR_TYPES: dict[str, Type] = {
-    "i1": IntegerType(1), "i8": IntegerType(8), "i16": IntegerType(16), "i32": IntegerType(32),
-    "i64": IntegerType(64), "u8": IntegerType(8, True), "u16": IntegerType(16, True),
-    "u32": IntegerType(32, True), "u64": IntegerType(64, True), "fp16": FloatType("f16"),
-    "bf16": FloatType("bf16"), "fp32": FloatType("f32"), "fp64": FloatType("f64"),
-}  # fmt: skip
-
-
-def parse_signature_type(text: str) -> Type:
-    """`*fp32` -> `!tile.ptr<f32>`, `i32` -> `i32`: Triton's signature strings."""
-    if text.startswith("*"):
-        return PointerType(parse_signature_type(text[1:]))
-    if text not in SCALAR_TYPES:
-        raise ValueError(f"unknown signature type {text!r}; expected one of {sorted(SCALAR_TYPES)}")
-    return SCALAR_TYPES[text]
+from tilec.ir.type_names import parse_signature_type
+from tilec.ir.types import FunctionType
 
 
 class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.NodeVisitor):
     """Walks one kernel's AST, emitting tile IR at `builder` with the node's location."""
 
-    def __init__(self, fn: JITFunction, builder: Builder, scope: Scope):
+    def __init__(self, fn: KernelFunction, builder: Builder, scope: Scope):
         self.fn, self.builder, self.scope = fn, builder, scope
         self.sem = Semantics(builder)
         self.builtins = Builtins(self.sem, self.inline_call)
@@ -66,7 +51,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
             ) from None
 
-    def inline_call(self, callee: JITFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def inline_call(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Calls to other @jit functions are inlined, so constexpr arguments stay constant."""
         tree = ast.parse(callee.src).body[0]
         assert isinstance(tree, ast.FunctionDef)
@@ -90,7 +75,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
 
 
 def compile_to_tir(
-    fn: JITFunction, signature: dict[str, str], constexprs: dict[str, object] | None = None
+    fn: KernelFunction, signature: dict[str, str], constexprs: dict[str, object] | None = None
 ) -> ModuleOp:
     """Compile kernel `fn` to a tile IR module holding one `func.func`.
 
@@ -105,7 +90,7 @@ def compile_to_tir(
     runtime = [
         p
         for p in params
-        if p not in constexprs and signature.get(p) != "constexpr" and not _is_constexpr(fn, p)
+        if p not in constexprs and signature.get(p) != "constexpr" and not fn.is_constexpr(p)
     ]
     for p in runtime:
         if p not in signature:
@@ -114,7 +99,7 @@ def compile_to_tir(
             )
     inputs = [parse_signature_type(signature[p]) for p in runtime]
     entry = Block(inputs)
-    func = op_class("func.func").create(
+    func = FuncOp.create(
         attributes={
             "sym_name": StringAttr(fn.__name__),
             "function_type": TypeAttr(FunctionType(inputs, [])),
@@ -126,14 +111,13 @@ def compile_to_tir(
     for name, arg in zip(runtime, entry.args, strict=True):
         arg.name_hint = name
         scope[name] = TensorValue(arg)
-    defaults = inspect.signature(fn.fn).parameters
     for name in params:
         if name in scope:
             continue
         if name in constexprs:
             scope[name] = constexprs[name]
-        elif defaults[name].default is not inspect.Parameter.empty:
-            scope[name] = unwrap(defaults[name].default)
+        elif name in fn.defaults:
+            scope[name] = unwrap(fn.defaults[name])
         else:
             raise TypeError(f"constexpr parameter '{name}' of {fn.__name__} has no value")
     builder = Builder.at_end(entry)
@@ -143,13 +127,5 @@ def compile_to_tir(
     if generator.returned not in (None, ()):
         raise TypeError(f"kernel {fn.__name__} must not return a value")
     with builder.loc(generator.location(tree)):
-        builder.create(op_class("tile.return"))
+        builder.create(ReturnOp)
     return module
-
-
-def _is_constexpr(fn: JITFunction, param: str) -> bool:
-    """Whether `param` is annotated `tl.constexpr` (also as a string, under postponed annotations)."""
-    annotation = fn.fn.__annotations__.get(param)
-    if isinstance(annotation, str):
-        return annotation.split(".")[-1] == "constexpr"
-    return annotation is constexpr or isinstance(annotation, constexpr)

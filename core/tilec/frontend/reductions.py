@@ -17,15 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tilec.dialects import arith, tile
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.frontend.kernel import KernelFunction
 from tilec.ir.attributes import IntegerAttr
-from tilec.ir.core import Block
+from tilec.ir.core import Block, Operation
 from tilec.ir.types import FloatType, IntegerType, TensorType, Type, f32, i32
 from tilec.language import constexpr
-from tilec.runtime.jit import JITFunction
 
 Combine = Callable[[list[TensorValue], list[TensorValue]], list[Any]]
+
+COMBINER_TERMINATORS: dict[type[Operation], type[Operation]] = {
+    tile.ReduceOp: tile.ReduceReturnOp,
+    tile.ScanOp: tile.ScanReturnOp,
+}
+"""The op that ends the combiner region of a reduction or a scan."""
 
 
 def _const(value: Any) -> Any:
@@ -82,18 +89,17 @@ class ReductionsMixin:
 
     def _combiner_op(
         self,
-        name: str,
+        cls: type[tile.ReduceOp | tile.ScanOp],
         values: list[TensorValue],
         axis: int,
         combine: Combine,
         reverse: bool = False,
     ) -> list[TensorValue]:
-        """Emit `tile.reduce` or `tile.scan` over `values` with the combiner `combine` builds."""
-        from tilec.frontend.builtins import _op
-
+        """Emit `tile.reduce` or `tile.scan` (`cls`) over `values` with the combiner `combine`
+        builds."""
         elements: list[Type] = [v.dtype for v in values]
         shape = values[0].shape
-        if name == "tile.reduce":
+        if cls is tile.ReduceOp:
             reduced = shape[:axis] + shape[axis + 1 :]
             result_types = [TensorType(reduced, t) if reduced else t for t in elements]
         else:
@@ -102,7 +108,7 @@ class ReductionsMixin:
         if reverse:
             attributes["reverse"] = IntegerAttr(1, i32)
         builder = self.sem.builder
-        op = builder.create(_op(name), [v.value for v in values], result_types, attributes)
+        op = builder.create(cls, [v.value for v in values], result_types, attributes)
         block = Block(elements + elements)
         op.regions[0].add_block(block)
         n = len(values)
@@ -117,12 +123,12 @@ class ReductionsMixin:
                 if out.is_tensor:
                     raise UserError("the combine function must return scalars")
                 results.append(self.sem.cast(out, element))
-            builder.create(_op(f"{name}.return"), [v.value for v in results])
+            builder.create(COMBINER_TERMINATORS[cls], [v.value for v in results])
         return [TensorValue(r) for r in op.results]
 
     def _user_combine(self, combine_fn: Any, what: str) -> Combine:
         combine_fn = _const(combine_fn)
-        if not isinstance(combine_fn, JITFunction):
+        if not isinstance(combine_fn, KernelFunction):
             raise UserError(
                 f"{what}'s combine_fn must be a @tilec.jit function, got {combine_fn!r}",
                 "decorate the combine function with @tilec.jit",
@@ -141,7 +147,7 @@ class ReductionsMixin:
         source, axis_given = values[0], axis
         values, axis = self._axis(values, axis, "tl.reduce")
         results = self._combiner_op(
-            "tile.reduce", values, axis, self._user_combine(combine_fn, "tl.reduce")
+            tile.ReduceOp, values, axis, self._user_combine(combine_fn, "tl.reduce")
         )
         results = [self.keep_dims(r, source, axis_given, keep_dims) for r in results]
         single = not isinstance(input, (tuple, list))
@@ -153,7 +159,7 @@ class ReductionsMixin:
         values = self._inputs(input, "tl.associative_scan")
         values, axis = self._axis(values, axis, "tl.associative_scan")
         combine = self._user_combine(combine_fn, "tl.associative_scan")
-        results = self._combiner_op("tile.scan", values, axis, combine, bool(_const(reverse)))
+        results = self._combiner_op(tile.ScanOp, values, axis, combine, bool(_const(reverse)))
         single = not isinstance(input, (tuple, list))
         return results[0] if single else tuple(results)
 
@@ -171,14 +177,14 @@ class ReductionsMixin:
         elif kind == "sum" and isinstance(v.dtype, IntegerType) and v.dtype.width < 32:
             v = self.sem.cast(v, IntegerType(32, v.dtype.unsigned and v.dtype.width > 1))
         float_op, int_op = (
-            ("arith.addf", "arith.addi") if kind == "sum" else ("arith.mulf", "arith.muli")
+            (arith.AddFOp, arith.AddIOp) if kind == "sum" else (arith.MulFOp, arith.MulIOp)
         )
-        name = float_op if isinstance(v.dtype, FloatType) else int_op
+        cls = float_op if isinstance(v.dtype, FloatType) else int_op
 
         def combine(lhs: list[TensorValue], rhs: list[TensorValue]) -> list[Any]:
-            return [self.sem.op(name, [lhs[0], rhs[0]], lhs[0].type)]
+            return [self.sem.create(cls, [lhs[0], rhs[0]], lhs[0].type)]
 
-        return self._combiner_op("tile.scan", [v], axis, combine, bool(_const(reverse)))[0]
+        return self._combiner_op(tile.ScanOp, [v], axis, combine, bool(_const(reverse)))[0]
 
     def tl_cumsum(self, input: Any, axis: Any = 0, reverse: Any = False, dtype: Any = None) -> Any:
         return self._cumulative(input, axis, reverse, dtype, "sum")
@@ -196,8 +202,8 @@ class ReductionsMixin:
         (v,), axis = self._axis([source], axis, what)
         shape = v.shape
         size = shape[axis]
-        index = self.sem.op(
-            "tile.make_range",
+        index = self.sem.create(
+            tile.MakeRangeOp,
             [],
             TensorType((size,), i32),
             start=IntegerAttr(0, i32),
@@ -218,11 +224,11 @@ class ReductionsMixin:
                 )
                 wins = self.sem.binary("|", wins, tie)
             return [
-                self.sem.op("arith.select", [wins, v1, v2], v1.type),
-                self.sem.op("arith.select", [wins, i1, i2], i1.type),
+                self.sem.create(arith.SelectOp, [wins, v1, v2], v1.type),
+                self.sem.create(arith.SelectOp, [wins, i1, i2], i1.type),
             ]
 
-        results = self._combiner_op("tile.reduce", [v, index], axis, combine)
+        results = self._combiner_op(tile.ReduceOp, [v, index], axis, combine)
         return tuple(self.keep_dims(r, source, axis_given, keep) for r in results)
 
     def tl_argmax(

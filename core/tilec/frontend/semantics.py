@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from tilec.dialects import arith
+from tilec.dialects import arith, tile
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
-from tilec.ir.attributes import IntegerAttr, int_array
+from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, int_array
 from tilec.ir.builder import Builder
 from tilec.ir.core import Operation
 from tilec.ir.types import (
@@ -23,17 +24,18 @@ from tilec.ir.types import (
     like,
 )
 
-INT_BINARY = {"+": "addi", "-": "subi", "*": "muli", "//": "divsi", "%": "remsi"}
-INT_BINARY.update({"&": "andi", "|": "ori", "^": "xori", "<<": "shli", ">>": "shrsi"})
-UNSIGNED_BINARY = {"//": "divui", "%": "remui", ">>": "shrui"}
-FLOAT_BINARY = {"+": "addf", "-": "subf", "*": "mulf", "/": "divf", "%": "remf"}
+INT_BINARY: dict[str, type[Operation]] = {
+    "+": arith.AddIOp, "-": arith.SubIOp, "*": arith.MulIOp, "//": arith.DivSIOp,
+    "%": arith.RemSIOp, "&": arith.AndIOp, "|": arith.OrIOp, "^": arith.XOrIOp,
+    "<<": arith.ShLIOp, ">>": arith.ShRSIOp,
+}  # fmt: skip
+UNSIGNED_BINARY: dict[str, type[Operation]] = {
+    "//": arith.DivUIOp, "%": arith.RemUIOp, ">>": arith.ShRUIOp,
+}  # fmt: skip
+FLOAT_BINARY: dict[str, type[Operation]] = {
+    "+": arith.AddFOp, "-": arith.SubFOp, "*": arith.MulFOp, "/": arith.DivFOp, "%": arith.RemFOp,
+}  # fmt: skip
 COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
-
-
-def op_class(name: str) -> type[Operation]:
-    from tilec.ir.core import OP_REGISTRY
-
-    return OP_REGISTRY[name]
 
 
 def literal_type(value: Any) -> Type:
@@ -89,13 +91,28 @@ class Semantics:
     def __init__(self, builder: Builder):
         self.builder = builder
 
-    def op(self, name: str, operands, result_type: Type | None, **attributes) -> TensorValue | None:
-        types = [] if result_type is None else [result_type]
-        op = self.builder.create(op_class(name), [v.value for v in operands], types, attributes)
-        return TensorValue(op.result) if types else None
+    def create_op(
+        self,
+        cls: type[Operation],
+        operands: Sequence[TensorValue],
+        result_types: Sequence[Type] = (),
+        **attributes: Attribute,
+    ) -> Operation:
+        """Emit an op of class `cls` at the builder's insertion point and location."""
+        return self.builder.create(cls, [v.value for v in operands], result_types, attributes)
+
+    def create(
+        self,
+        cls: type[Operation],
+        operands: Sequence[TensorValue],
+        result_type: Type,
+        **attributes: Attribute,
+    ) -> TensorValue:
+        """Emit an op of class `cls` with one result of `result_type`, and return that result."""
+        return TensorValue(self.create_op(cls, operands, [result_type], **attributes).result)
 
     def constant(self, value: Any, type_: Type) -> TensorValue:
-        return self.op("arith.constant", [], type_, value=arith.constant_attr(value, type_))
+        return self.create(arith.ConstantOp, [], type_, value=arith.constant_attr(value, type_))
 
     def to_value(self, x: Any, type_: Type | None = None) -> TensorValue:
         """Materialize a Python constant (of `type_`, else its literal type) as a value."""
@@ -106,7 +123,7 @@ class Semantics:
     # Shapes --------------------------------------------------------------------------------
 
     def splat(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
-        return self.op("tile.splat", [x], TensorType(shape, x.type))
+        return self.create(tile.SplatOp, [x], TensorType(shape, x.type))
 
     def expand_dims(self, x: TensorValue, axis: int) -> TensorValue:
         if not x.is_tensor:
@@ -114,8 +131,8 @@ class Semantics:
         if axis < 0:
             axis += len(x.shape) + 1
         shape = (*x.shape[:axis], 1, *x.shape[axis:])
-        return self.op(
-            "tile.expand_dims", [x], TensorType(shape, x.dtype), axis=IntegerAttr(axis, i32)
+        return self.create(
+            tile.ExpandDimsOp, [x], TensorType(shape, x.dtype), axis=IntegerAttr(axis, i32)
         )
 
     def broadcast_to(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
@@ -133,7 +150,7 @@ class Semantics:
                 f"cannot broadcast shape {list(x.shape)} to {list(shape)}",
                 "dimensions must match or be 1; use x[:, None] or tl.reshape to line them up",
             )
-        return self.op("tile.broadcast", [x], TensorType(shape, x.dtype))
+        return self.create(tile.BroadcastOp, [x], TensorType(shape, x.dtype))
 
     def broadcast_shape(self, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         rank = max(len(s) for s in shapes)
@@ -157,7 +174,7 @@ class Semantics:
     def trans(self, x: TensorValue, order: tuple[int, ...] | None = None) -> TensorValue:
         order = tuple(order) if order else tuple(reversed(range(len(x.shape))))
         shape = tuple(x.shape[i] for i in order)
-        return self.op("tile.trans", [x], TensorType(shape, x.dtype), order=int_array(order))
+        return self.create(tile.TransOp, [x], TensorType(shape, x.dtype), order=int_array(order))
 
     def reshape(self, x: TensorValue, shape: tuple[int, ...]) -> TensorValue:
         numel = 1
@@ -165,7 +182,7 @@ class Semantics:
             numel *= d
         if x.type.numel != numel:  # type: ignore[attr-defined]
             raise UserError(f"cannot reshape {list(x.shape)} to {list(shape)}: sizes differ")
-        return self.op("tile.reshape", [x], TensorType(tuple(shape), x.dtype))
+        return self.create(tile.ReshapeOp, [x], TensorType(tuple(shape), x.dtype))
 
     # Casts ---------------------------------------------------------------------------------
 
@@ -177,25 +194,26 @@ class Semantics:
         if isinstance(target, IntegerType) and target.width == 1:
             zero = self.broadcast_to(self.constant(0, source), x.shape)
             if isinstance(source, FloatType):
-                return self.op("arith.cmpf", [x, zero], result, predicate=_str("une"))
-            return self.op("arith.cmpi", [x, zero], result, predicate=_str("ne"))
+                return self.create(arith.CmpFOp, [x, zero], result, predicate=StringAttr("une"))
+            return self.create(arith.CmpIOp, [x, zero], result, predicate=StringAttr("ne"))
         if isinstance(source, FloatType) and isinstance(target, FloatType):
             if source.width == target.width:
                 return self.cast(self.cast(x, f32), target)
-            name = "arith.extf" if target.width > source.width else "arith.truncf"
-            return self.op(name, [x], result)
+            resize = arith.ExtFOp if target.width > source.width else arith.TruncFOp
+            return self.create(resize, [x], result)
         if isinstance(source, IntegerType) and isinstance(target, IntegerType):
             if source.width == target.width:
-                return self.op("arith.bitcast", [x], result)
+                return self.create(arith.BitcastOp, [x], result)
             if target.width < source.width:
-                return self.op("arith.trunci", [x], result)
-            extend = "arith.extui" if source.unsigned or source.width == 1 else "arith.extsi"
-            return self.op(extend, [x], result)
+                return self.create(arith.TruncIOp, [x], result)
+            extend = arith.ExtUIOp if source.unsigned or source.width == 1 else arith.ExtSIOp
+            return self.create(extend, [x], result)
         if isinstance(source, IntegerType) and isinstance(target, FloatType):
-            name = "arith.uitofp" if source.unsigned or source.width == 1 else "arith.sitofp"
-            return self.op(name, [x], result)
+            convert = arith.UIToFPOp if source.unsigned or source.width == 1 else arith.SIToFPOp
+            return self.create(convert, [x], result)
         if isinstance(source, FloatType) and isinstance(target, IntegerType):
-            return self.op("arith.fptoui" if target.unsigned else "arith.fptosi", [x], result)
+            convert = arith.FPToUIOp if target.unsigned else arith.FPToSIOp
+            return self.create(convert, [x], result)
         raise UserError(f"cannot cast {source} to {target}")
 
     # Arithmetic ----------------------------------------------------------------------------
@@ -221,22 +239,22 @@ class Semantics:
         if isinstance(target, FloatType):
             if symbol not in FLOAT_BINARY:
                 raise UserError(f"operator {symbol} is not defined for {target}", _INT_ONLY_HINT)
-            return self.op(f"arith.{FLOAT_BINARY[symbol]}", [a, b], a.type)
+            return self.create(FLOAT_BINARY[symbol], [a, b], a.type)
         if symbol == "/":
             raise UserError("internal: integer true division")
         unsigned = isinstance(target, IntegerType) and target.unsigned
-        name = UNSIGNED_BINARY.get(symbol) if unsigned else None
-        return self.op(f"arith.{name or INT_BINARY[symbol]}", [a, b], a.type)
+        cls = UNSIGNED_BINARY.get(symbol) if unsigned else None
+        return self.create(cls or INT_BINARY[symbol], [a, b], a.type)
 
     def compare(self, symbol: str, a: TensorValue, b: TensorValue) -> TensorValue:
         kind = COMPARE[symbol]
         result = like(a.type, i1)
         if isinstance(a.dtype, FloatType):
             predicate = "une" if kind == "ne" else f"o{kind}"
-            return self.op("arith.cmpf", [a, b], result, predicate=_str(predicate))
+            return self.create(arith.CmpFOp, [a, b], result, predicate=StringAttr(predicate))
         unsigned = a.dtype.unsigned or a.dtype == i1  # type: ignore[attr-defined]
         predicate = kind if kind in ("eq", "ne") else ("u" if unsigned else "s") + kind
-        return self.op("arith.cmpi", [a, b], result, predicate=_str(predicate))
+        return self.create(arith.CmpIOp, [a, b], result, predicate=StringAttr(predicate))
 
     def pointer_arith(self, symbol: str, a: TensorValue, b: TensorValue) -> TensorValue:
         if b.is_pointer and symbol == "+":
@@ -250,24 +268,24 @@ class Semantics:
             b = self.negate(b)
         shape = self.broadcast_shape(a.shape, b.shape)
         a, b = self.broadcast_to(a, shape), self.broadcast_to(b, shape)
-        return self.op("tile.addptr", [a, b], a.type)
+        return self.create(tile.AddPtrOp, [a, b], a.type)
 
     def negate(self, x: TensorValue) -> TensorValue:
         if isinstance(x.dtype, FloatType):
-            return self.op("arith.negf", [x], x.type)
+            return self.create(arith.NegFOp, [x], x.type)
         zero = self.broadcast_to(self.constant(0, x.dtype), x.shape)
-        return self.op("arith.subi", [zero, x], x.type)
+        return self.create(arith.SubIOp, [zero, x], x.type)
 
     def invert(self, x: TensorValue) -> TensorValue:
         if not isinstance(x.dtype, IntegerType):
             raise UserError(f"operator ~ is not defined for {x.dtype}", _INT_ONLY_HINT)
         ones = self.broadcast_to(self.constant(-1, x.dtype), x.shape)
-        return self.op("arith.xori", [x, ones], x.type)
+        return self.create(arith.XOrIOp, [x, ones], x.type)
 
     def logical_not(self, x: TensorValue) -> TensorValue:
         x = self.cast(x, i1)
         ones = self.broadcast_to(self.constant(1, i1), x.shape)
-        return self.op("arith.xori", [x, ones], x.type)
+        return self.create(arith.XOrIOp, [x, ones], x.type)
 
     def pointee(self, ptr: TensorValue) -> Type:
         if not ptr.is_pointer:
@@ -280,9 +298,3 @@ class Semantics:
 
 
 _INT_ONLY_HINT = "bitwise and shift operators need integer operands; cast with x.to(tl.int32)"
-
-
-def _str(text: str):
-    from tilec.ir.attributes import StringAttr
-
-    return StringAttr(text)

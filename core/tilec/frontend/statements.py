@@ -7,6 +7,7 @@ from typing import Any
 
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.frontend.expressions import BINARY_SYMBOLS
 
 UNSUPPORTED = {
     ast.Try: ("try/except is not supported in kernels", "check conditions with tl.where or if"),
@@ -46,8 +47,6 @@ class StatementsMixin:
             self.assign(node.target, self.visit(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        from tilec.frontend.expressions import BINARY_SYMBOLS
-
         if not isinstance(node.target, ast.Name):
             raise UserError(
                 "only augmented assignments to names are supported",

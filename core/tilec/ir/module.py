@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from tilec.ir.attributes import StringAttr
 from tilec.ir.core import Block, Operation, Region, VerifyError, region_def, register_op
+from tilec.ir.printer import print_module
 from tilec.ir.traits import IsolatedFromAbove
 
 
@@ -46,8 +47,6 @@ class ModuleOp(Operation):
             seen.add(name)
 
     def __str__(self) -> str:
-        from tilec.ir.printer import print_module
-
         return print_module(self)
 
 

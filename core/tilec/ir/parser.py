@@ -29,6 +29,7 @@ from tilec.ir.attributes import (
     UnitAttr,
 )
 from tilec.ir.core import OP_REGISTRY, Block, Operation, Region, Value
+from tilec.ir.module import ModuleOp
 from tilec.ir.types import (
     SCALAR_TYPES,
     FloatType,
@@ -430,8 +431,6 @@ class Parser:
     # Operations ------------------------------------------------------------------------------
 
     def module(self) -> Operation:
-        from tilec.ir.module import ModuleOp
-
         while self.peek("#"):
             start = self.pos
             alias = self.prefixed_name("#", "attribute alias")

@@ -86,15 +86,14 @@ class IsolatedFromAbove(Trait):
 
 
 class HasParent(Trait):
-    """Must be nested directly inside one of the named ops."""
+    """Must be nested directly inside an op of one of the given classes."""
 
-    def __init__(self, *parents: str):
+    def __init__(self, *parents: type[Operation]):
         self.parents = parents
 
     def verify(self, op: Operation) -> None:
-        parent = op.parent_op
-        if parent is None or parent.name not in self.parents:
-            expected = " or ".join(f"'{p}'" for p in self.parents)
+        if not isinstance(op.parent_op, self.parents):
+            expected = " or ".join(f"'{p.name}'" for p in self.parents)
             raise VerifyError(f"expects parent op {expected}", op)
 
 

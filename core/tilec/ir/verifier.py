@@ -14,6 +14,7 @@ import linecache
 
 from tilec.ir.attributes import FileLineColLoc, Location
 from tilec.ir.core import Block, BlockArgument, Operation, Value, VerifyError
+from tilec.ir.printer import Printer, print_op
 from tilec.ir.traits import IsolatedFromAbove, IsTerminator
 from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type, is_power_of_two
 
@@ -47,8 +48,6 @@ def format_diagnostic(op: Operation | None, message: str, loc: Location | None =
 
 
 def _op_text(op: Operation) -> str:
-    from tilec.ir.printer import Printer, print_op
-
     try:
         return print_op(op)
     except Exception:

@@ -1,20 +1,6 @@
-"""Layouts: the backend's `LayoutRules`, the thread -> element mapping, and layout assignment."""
+"""Layouts: the backend's `LayoutRules` (`rules`), the thread -> element mapping (`mapping`),
+the axis-info analysis (`axis_info`) and layout assignment (`assignment.to_gir`).
 
-from tilec.layout.assignment import to_gir, verify_gir
-from tilec.layout.axis_info import AxisInfo, AxisInfoResult, analyze_axis_info, axis_info
-from tilec.layout.mapping import ThreadMapping, thread_mapping
-from tilec.layout.rules import GpuTarget, LayoutRules, MmaInstruction
-
-__all__ = [
-    "AxisInfo",
-    "AxisInfoResult",
-    "GpuTarget",
-    "LayoutRules",
-    "MmaInstruction",
-    "ThreadMapping",
-    "analyze_axis_info",
-    "axis_info",
-    "thread_mapping",
-    "to_gir",
-    "verify_gir",
-]
+The package itself imports nothing: `tilec.backend` needs only `rules`, and a launch that hits
+the compile cache should not pay for the layout passes.
+"""

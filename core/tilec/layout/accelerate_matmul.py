@@ -20,6 +20,7 @@ shapes are smaller than one instruction keep their blocked layouts: the FMA lowe
 
 from __future__ import annotations
 
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import ConvertLayoutOp
 from tilec.dialects.gpu_mma import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.dialects.scf import ForOp
@@ -58,10 +59,10 @@ class AccelerateMatmul(ModulePass):
 
 
 def choose_instruction(
-    op: Operation, instructions: tuple[MmaInstruction, ...]
+    op: DotOp, instructions: tuple[MmaInstruction, ...]
 ) -> MmaInstruction | None:
     """The first of `instructions` that computes `op` (types and whole-instruction shapes)."""
-    a, b, acc = (v.type for v in op.operands)
+    a, b, acc = op.a.type, op.b.type, op.acc.type
     if not all(isinstance(t, TensorType) for t in (a, b, acc)):
         return None
     (m, k), n = a.shape, b.shape[1]  # type: ignore[attr-defined]
@@ -93,15 +94,15 @@ def warps_per_tile(shape: tuple[int, int], num_warps: int) -> tuple[int, int]:
 
 def _num_warps(op: Operation, default: int) -> int:
     func = op.parent_op
-    while func is not None and func.name != "func.func":
+    while func is not None and not isinstance(func, FuncOp):
         func = func.parent_op
     attr = func.attributes.get("gpu.num_warps") if func is not None else None
     return int(attr.value) if attr is not None else default  # type: ignore[attr-defined]
 
 
-def _accelerate(op: Operation, instruction: MmaInstruction, num_warps: int) -> None:
-    a, b, acc = op.operands
-    result = op.results[0]
+def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int) -> None:
+    a, b, acc = op.a, op.b, op.acc
+    result = op.result
     old_type: TensorType = result.type  # type: ignore[assignment]
     shape: tuple[int, int] = old_type.shape  # type: ignore[assignment]
     mma = MmaEncodingAttr(instruction.version, warps_per_tile(shape, num_warps))
@@ -144,13 +145,13 @@ def _carry_accumulators(module: Operation) -> None:
             producer = getattr(yielded, "op", None)
             if not isinstance(producer, ConvertLayoutOp):
                 continue
-            source = producer.operands[0]
+            source = producer.source
             if not isinstance(source.type.encoding, MmaEncodingAttr):  # type: ignore[attr-defined]
                 continue
             _carry(loop, i, source)
 
 
-def _carry(loop: Operation, i: int, carried: Value) -> None:
+def _carry(loop: ForOp, i: int, carried: Value) -> None:
     block = loop.regions[0].block
     arg, result = block.args[1 + i], loop.results[i]
     old_type, new_type = arg.type, carried.type

@@ -23,20 +23,28 @@ Each `func.func` gets `gpu.num_warps` and `gpu.threads_per_warp` attributes.
 
 from __future__ import annotations
 
+from tilec.dialects import arith, tile
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import BlockedEncodingAttr, ConvertLayoutOp, SliceEncodingAttr
+from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
 from tilec.ir.attributes import DenseAttr, IntegerAttr
-from tilec.ir.core import BlockArgument, Operation, Value
-from tilec.ir.traits import Elementwise
+from tilec.ir.core import BlockArgument, Operation, OpResult, Value
+from tilec.ir.traits import Elementwise, MemoryRead, MemoryWrite
 from tilec.ir.types import TensorType, i32, shape_of
 from tilec.layout.axis_info import AxisInfoResult
 from tilec.layout.blocked import coalesced_layout, default_layout
 from tilec.layout.rules import GpuTarget, LayoutRules
+from tilec.layout.scf_values import forwarded, yielded
 from tilec.passes.base import ModulePass, PassContext
 
-MEMORY_OPS = ("tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_cas")
-SAME_LAYOUT_OPS = ("arith.select", "tile.broadcast", "tile.scan", *MEMORY_OPS)
-CHEAP_SOURCES = ("arith.constant", "tile.splat", "tile.make_range")
-CHEAP_SHAPE_OPS = ("arith.select", "tile.broadcast", "tile.expand_dims")
+SAME_LAYOUT_OPS = (arith.SelectOp, tile.BroadcastOp, tile.ScanOp)
+"""Ops whose tensor operands and results share one layout, as element-wise and memory ops do."""
+CHEAP_SOURCES = (arith.ConstantOp, tile.SplatOp, tile.MakeRangeOp)
+"""Ops that make a tensor from scalars and attributes: cheap to compute in any layout."""
+CHEAP_SHAPE_OPS = (arith.SelectOp, tile.BroadcastOp, tile.ExpandDimsOp)
+"""Ops besides element-wise ones that are cheap to compute again when their operands are."""
+PINNED_OPS = (tile.ReduceOp, tile.DotOp)
+"""Ops whose results are in the layout the op picks, not their class's (so are memory reads')."""
 
 
 def with_layout(t: TensorType, layout: object) -> TensorType:
@@ -45,6 +53,37 @@ def with_layout(t: TensorType, layout: object) -> TensorType:
 
 def is_tensor(value: Value) -> bool:
     return isinstance(value.type, TensorType)
+
+
+def is_memory_op(op: Operation) -> bool:
+    """Loads, stores and atomics: the ops that access memory through their `ptr` operand."""
+    return op.has_trait(MemoryRead) or op.has_trait(MemoryWrite)
+
+
+def memory_pointer(op: Operation) -> Value | None:
+    """The `ptr` operand of a load, store or atomic (the memory traits promise one), else None."""
+    if not is_memory_op(op):
+        return None
+    return op.ptr  # type: ignore[attr-defined]
+
+
+def is_pinned(op: Operation) -> bool:
+    """Whether the results of `op` are in the layout the op picks: reductions (a slice of it),
+    dots, loads and atomics."""
+    return isinstance(op, PINNED_OPS) or op.has_trait(MemoryRead)
+
+
+def shares_layout(op: Operation) -> bool:
+    """Whether the tensor operands and results of `op` must all have one layout."""
+    return op.has_trait(Elementwise) or isinstance(op, SAME_LAYOUT_OPS) or is_memory_op(op)
+
+
+def recomputes_cheaply(op: Operation) -> bool:
+    """Whether `op` is cheap to compute again per use when its tensor operands are: a shape
+    op, a select, or an element-wise op other than the (costly) `math` dialect functions."""
+    if isinstance(op, CHEAP_SHAPE_OPS):
+        return True
+    return op.has_trait(Elementwise) and not op.name.startswith("math.")
 
 
 class AssignLayouts(ModulePass):
@@ -58,7 +97,7 @@ class AssignLayouts(ModulePass):
         if not isinstance(target, GpuTarget):
             target = GpuTarget(LayoutRules(), arch="")
         info = context.get_analysis("axis-info")
-        funcs = [op for op in module.walk() if op.name == "func.func"]
+        funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
         for func in funcs:
             _Assigner(func, target, info).run()
         return bool(funcs)
@@ -118,13 +157,10 @@ class _Assigner:
         for op in self.ops:
             if len(op.results) != 1 or not is_tensor(op.results[0]):
                 continue
-            if op.name in CHEAP_SOURCES:
+            if isinstance(op, CHEAP_SOURCES):
                 self.cheap.add(op.results[0])
                 continue
-            elementwise = op.has_trait(Elementwise) and not op.name.startswith("math.")
-            if (elementwise or op.name in CHEAP_SHAPE_OPS) and all(
-                v in self.cheap for v in op.operands if is_tensor(v)
-            ):
+            if recomputes_cheaply(op) and all(v in self.cheap for v in op.operands if is_tensor(v)):
                 self.cheap.add(op.results[0])
 
     # Classes ---------------------------------------------------------------------------------
@@ -146,34 +182,34 @@ class _Assigner:
 
     def _build_classes(self) -> None:
         for op in self.ops:
-            if op.has_trait(Elementwise) or op.name in SAME_LAYOUT_OPS:
+            if shares_layout(op):
                 self.union([*op.operands, *op.results])
-            elif op.name == "tile.reduce":
-                self.union(list(op.operands))
-            elif op.name == "tile.dot":
-                self.union([op.operands[2], op.results[0]])
-            elif op.name == "scf.for":
-                block = op.regions[0].block
+            elif isinstance(op, tile.ReduceOp):
+                self.union(list(op.srcs))
+            elif isinstance(op, tile.DotOp):
+                self.union([op.acc, op.result])
+            elif isinstance(op, ForOp):
+                block = op.body.block
+                carried = zip(op.init_args, block.args[1:], yielded(block), op.results, strict=True)
+                for init, arg, next_value, result in carried:
+                    self.union([init, arg, next_value, result])
+            elif isinstance(op, IfOp):
+                branches = [yielded(r.block) for r in op.regions if r.blocks]
                 for i, result in enumerate(op.results):
-                    yielded = block.last_op.operands[i]  # type: ignore[union-attr]
-                    self.union([op.operands[3 + i], block.args[1 + i], yielded, result])
-            elif op.name == "scf.if":
-                for i, result in enumerate(op.results):
-                    yields = [r.block.last_op.operands[i] for r in op.regions if r.blocks]  # type: ignore[union-attr]
-                    self.union([result, *yields])
-            elif op.name == "scf.while":
-                before, after = op.regions[0].block, op.regions[1].block
-                for i, init in enumerate(op.operands):
-                    yielded = after.last_op.operands[i]  # type: ignore[union-attr]
-                    self.union([init, before.args[i], yielded])
-                for i, result in enumerate(op.results):
-                    forwarded = before.last_op.operands[1 + i]  # type: ignore[union-attr]
-                    self.union([forwarded, after.args[i], result])
+                    self.union([result, *(values[i] for values in branches)])
+            elif isinstance(op, WhileOp):
+                before, after = op.before.block, op.after.block
+                carried = zip(op.init_args, before.args, yielded(after), strict=True)
+                for init, arg, next_value in carried:
+                    self.union([init, arg, next_value])
+                exits = zip(forwarded(before), after.args, op.results, strict=True)
+                for value, arg, result in exits:
+                    self.union([value, arg, result])
 
     def _find_anchors(self) -> None:
         for op in self.ops:
-            if op.name in MEMORY_OPS and is_tensor(op.operands[0]):
-                ptr = op.operands[0]
+            ptr = memory_pointer(op)
+            if ptr is not None and is_tensor(ptr):
                 self.anchors[op] = coalesced_layout(
                     ptr, self.info, self.num_warps, self.lanes, self.max_vector_bytes
                 )
@@ -187,17 +223,11 @@ class _Assigner:
 
     def layout(self, value: Value) -> object:
         """The layout `value` is defined in (a pinned result's own, else its class's)."""
-        if isinstance(value, BlockArgument) or value.op.name not in (  # type: ignore[attr-defined]
-            "tile.reduce",
-            "tile.load",
-            "tile.atomic_rmw",
-            "tile.atomic_cas",
-            "tile.dot",
-        ):
+        op = value.op if isinstance(value, OpResult) else None
+        if op is None or not is_pinned(op):
             return self.class_layout(self.find(value))
-        op = value.op  # type: ignore[attr-defined]
-        if op.name == "tile.reduce":
-            return SliceEncodingAttr(op.attributes["axis"].value, self.op_layout(op))
+        if isinstance(op, tile.ReduceOp):
+            return SliceEncodingAttr(op.axis.value, self.op_layout(op))
         return self.op_layout(op)
 
     def op_layout(self, op: Operation) -> object:
@@ -211,18 +241,18 @@ class _Assigner:
             ]
             layout = self.class_layout(self.find(tensors[0])) if tensors else None
             return layout if layout is not None else self.anchors[op]
-        if op.name == "tile.reduce":
-            srcs = [v for v in op.operands if v not in self.cheap]
+        if isinstance(op, tile.ReduceOp):
+            srcs = [v for v in op.srcs if v not in self.cheap]
             if srcs:
                 layout = self.class_layout(self.find(srcs[0]))
                 if layout is not None:
                     return layout
-            return self.default(op.operands[0])
-        if op.name == "tile.dot":
-            layout = self.class_layout(self.find(op.results[0]))
+            return self.default(op.srcs[0])
+        if isinstance(op, tile.DotOp):
+            layout = self.class_layout(self.find(op.result))
             if isinstance(layout, BlockedEncodingAttr):
                 return layout
-            return self.default(op.results[0])
+            return self.default(op.result)
         tensors = [v for v in op.results if is_tensor(v)]
         return self.layout(tensors[0]) if tensors else None
 
@@ -246,31 +276,28 @@ class _Assigner:
         members = self._members(root)
         ops = [op for op in self.ops if self._op_in_class(op, root)]
         memory = [op for op in ops if op in self.strong]
-        for kinds in (("tile.load",), ("tile.store", "tile.atomic_rmw", "tile.atomic_cas")):
-            candidates = [self.anchors[op] for op in memory if op.name in kinds]
+        loads = [op for op in memory if not op.has_trait(MemoryWrite)]
+        writes = [op for op in memory if op.has_trait(MemoryWrite)]
+        for group in (loads, writes):
+            candidates = [self.anchors[op] for op in group]
             if candidates:
                 return max(candidates, key=lambda a: self._anchor_score(a, memory))
         for value in members:
-            op = getattr(value, "op", None)
-            if op is not None and op.name == "tile.reduce":
+            if isinstance(value, OpResult) and isinstance(value.op, tile.ReduceOp):
                 return self.layout(value)
-        for op in ops:
-            if op.name != "tile.expand_dims" or self.find(op.results[0]) is not root:
+        expands = [op for op in ops if isinstance(op, tile.ExpandDimsOp)]
+        for op in expands:
+            if self.find(op.result) is not root or op.source in self.cheap:
                 continue
-            source = op.operands[0]
-            if source not in self.cheap:
-                layout = self.class_layout(self.find(source))
-                axis = op.attributes["axis"].value
-                if isinstance(layout, SliceEncodingAttr) and layout.dim == axis:
-                    return layout.parent
-        for op in ops:
-            source = op.operands[0] if op.operands else None
-            if op.name != "tile.expand_dims" or source is None or source in self.cheap:
+            layout = self.class_layout(self.find(op.source))
+            if isinstance(layout, SliceEncodingAttr) and layout.dim == op.axis.value:
+                return layout.parent
+        for op in expands:
+            if op.source in self.cheap or self.find(op.source) is not root:
                 continue
-            if self.find(source) is root:
-                parent = self.class_layout(self.find(op.results[0]))
-                if parent is not None:
-                    return SliceEncodingAttr(op.attributes["axis"].value, parent)
+            parent = self.class_layout(self.find(op.result))
+            if parent is not None:
+                return SliceEncodingAttr(op.axis.value, parent)
         weak = [self.anchors[op] for op in ops if op in self.anchors]
         if weak:
             return weak[0]
@@ -303,35 +330,34 @@ class _Assigner:
 
     def _requirements(self, op: Operation) -> list[tuple[int, object]]:
         tensors = [i for i, v in enumerate(op.operands) if is_tensor(v)]
-        if op.has_trait(Elementwise) or op.name in (*SAME_LAYOUT_OPS, "tile.reduce"):
+        if shares_layout(op) or isinstance(op, tile.ReduceOp):
             layout = self.op_layout(op)
             return [(i, layout) for i in tensors]
-        if op.name == "tile.expand_dims":
-            axis = op.attributes["axis"].value  # type: ignore[attr-defined]
-            return [(0, SliceEncodingAttr(axis, op.results[0].type.encoding))]  # type: ignore[attr-defined]
-        if op.name == "tile.dot":
-            return [(2, self.op_layout(op)), *((i, self._own(op.operands[i])) for i in (0, 1))]
-        if op.name == "scf.for":
-            args = op.regions[0].block.args
+        if isinstance(op, tile.ExpandDimsOp):
+            return [(0, SliceEncodingAttr(op.axis.value, op.result.type.encoding))]
+        if isinstance(op, tile.DotOp):
+            return [(2, self.op_layout(op)), (0, self._own(op.a)), (1, self._own(op.b))]
+        if isinstance(op, ForOp):
+            args = op.body.block.args
             return [(i, args[i - 2].type.encoding) for i in tensors if i >= 3]  # type: ignore[attr-defined]
-        if op.name == "scf.while":
-            args = op.regions[0].block.args
+        if isinstance(op, WhileOp):
+            args = op.before.block.args
             return [(i, args[i].type.encoding) for i in tensors]  # type: ignore[attr-defined]
-        if op.name in ("scf.yield", "scf.condition"):
+        if isinstance(op, (YieldOp, ConditionOp)):
             targets = self._yield_targets(op)
-            return [(i, targets[i].type.encoding) for i in tensors]  # type: ignore[attr-defined]
+            return [(i, targets[i].type.encoding) for i in tensors]  # type: ignore[union-attr]
         return [(i, self._own(op.operands[i])) for i in tensors]
 
-    def _yield_targets(self, op: Operation) -> list[Value | None]:
+    def _yield_targets(self, op: YieldOp | ConditionOp) -> list[Value | None]:
         """The value each operand of a yield or condition flows into (None for the flag)."""
         parent = op.parent_op
+        if isinstance(parent, WhileOp) and isinstance(op, ConditionOp):
+            return [None, *parent.after.block.args]
+        if isinstance(parent, ForOp):
+            return list(parent.body.block.args[1:])
+        if isinstance(parent, WhileOp):
+            return list(parent.before.block.args)
         assert parent is not None
-        if op.name == "scf.condition":
-            return [None, *parent.regions[1].block.args]
-        if parent.name == "scf.for":
-            return list(parent.regions[0].block.args[1:])
-        if parent.name == "scf.while":
-            return list(parent.regions[0].block.args)
         return list(parent.results)
 
     def _own(self, value: Value) -> object:
@@ -364,9 +390,9 @@ class _Assigner:
         for operand in op.operands:
             if not is_tensor(operand):
                 operands.append(operand)
-            elif op.name == "tile.expand_dims":
-                axis = op.attributes["axis"].value
-                operands.append(self.materialize(operand, SliceEncodingAttr(axis, layout)))
+            elif isinstance(op, tile.ExpandDimsOp):
+                slice_layout = SliceEncodingAttr(op.axis.value, layout)  # type: ignore[arg-type]
+                operands.append(self.materialize(operand, slice_layout))
             else:
                 operands.append(self.materialize(operand, layout))
         attributes = dict(op.attributes)

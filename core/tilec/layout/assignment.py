@@ -3,14 +3,16 @@
 The passes live in their own modules (`axis-info` in `axis_info.py`, `assign-layouts` in
 `assign_layouts.py`, `remove-layout-conversions` in `remove_layout_conversions.py`); the
 `gir` pipeline is the default pipeline of the `gir` stage, so third-party `gir` passes slot in
-by their declared relations.
+by their declared relations. The caller supplies the pass manager (the compile pipeline,
+`tilec.pipeline`, gives the one over every plugin's passes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import layout_of
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation, Value, VerifyError
@@ -21,22 +23,24 @@ from tilec.layout.axis_info import AxisInfoAnalysis
 from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
 from tilec.layout.rules import GpuTarget
 
+if TYPE_CHECKING:
+    from tilec.passes.manager import PassManager
+
 __all__ = ["AssignLayouts", "AxisInfoAnalysis", "RemoveLayoutConversions", "to_gir", "verify_gir"]
 
 
 def to_gir(
     module: Operation,
     target: GpuTarget,
+    manager: PassManager,
     instrumentations: Sequence[Any] = (),
     *,
     skip_origins: Collection[str] = (),
 ) -> None:
-    """Turn the tir `module` into gir in place: run the default `gir` pipeline (core and plugin
-    passes; `skip_origins` leaves out other backends' passes) for `target`, then check that
-    every tensor has a layout (`verify_gir`). Raises `Diagnostic` on invalid gir."""
-    from tilec.passes.manager import PassManager
-
-    PassManager.from_plugins().run(
+    """Turn the tir `module` into gir in place: run `manager`'s default `gir` pipeline
+    (`skip_origins` leaves out other backends' passes) for `target`, then check that every
+    tensor has a layout (`verify_gir`). Raises `Diagnostic` on invalid gir."""
+    manager.run(
         module,
         None,
         stages=("gir",),
@@ -53,7 +57,7 @@ def verify_gir(module: Operation) -> None:
     Raises `Diagnostic`."""
     verify(module)
     try:
-        for func in (op for op in module.walk() if op.name == "func.func"):
+        for func in (op for op in module.walk() if isinstance(op, FuncOp)):
             _check_function(func)
     except VerifyError as err:
         raise Diagnostic(format_diagnostic(err.op, str(err)), err.op) from None

@@ -25,72 +25,35 @@ from math import gcd
 
 import attrs
 
+from tilec.dialects.func import FuncOp
+from tilec.dialects.scf import ForOp, IfOp, WhileOp
 from tilec.ir.attributes import ArrayAttr, IntegerAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
-from tilec.ir.types import IntegerType, PointerType, element_type, shape_of
+from tilec.ir.types import IntegerType, PointerType
+from tilec.layout.axis_lattice import (
+    MAX_DIVISIBILITY,
+    AxisInfo,
+    element_bytes,
+    highest_pow2_divisor,
+    rank_of,
+)
+from tilec.layout.scf_values import forwarded, yielded
+from tilec.layout.transfer import transfer
 from tilec.passes.base import Analysis, PassContext
 
-MAX_DIVISIBILITY = 1 << 62
-"""The divisibility of 0 (Triton's `highestPowOf2Divisor(0)`); products are capped at it."""
+__all__ = [
+    "MAX_DIVISIBILITY",
+    "AxisInfo",
+    "AxisInfoAnalysis",
+    "AxisInfoResult",
+    "analyze_axis_info",
+    "axis_info",
+    "element_bytes",
+    "highest_pow2_divisor",
+    "rank_of",
+]
 
 HINT_ATTRIBUTES = ("tile.contiguity", "tile.divisibility", "tile.constancy")
-
-
-def highest_pow2_divisor(n: int) -> int:
-    """The largest power of two dividing `n` (`MAX_DIVISIBILITY` for 0)."""
-    if n == 0:
-        return MAX_DIVISIBILITY
-    return min(n & -n, MAX_DIVISIBILITY)
-
-
-@attrs.frozen
-class AxisInfo:
-    """The facts about one value (see the module doc). `constant` is its value where known."""
-
-    contiguity: tuple[int, ...]
-    divisibility: tuple[int, ...]
-    constancy: tuple[int, ...]
-    constant: int | None = None
-
-    @property
-    def rank(self) -> int:
-        return len(self.contiguity)
-
-    @classmethod
-    def unknown(cls, rank: int, divisibility: int = 1) -> AxisInfo:
-        return cls((1,) * rank, (divisibility,) * rank, (1,) * rank)
-
-    @classmethod
-    def splat_constant(cls, value: int, shape: tuple[int, ...]) -> AxisInfo:
-        dims = shape or (1,)
-        return cls((1,) * len(dims), (highest_pow2_divisor(value),) * len(dims), dims, value)
-
-    def join(self, other: AxisInfo) -> AxisInfo:
-        """What holds for a value that is either `self` or `other` (loop-carried values)."""
-        return AxisInfo(
-            tuple(map(gcd, self.contiguity, other.contiguity)),
-            tuple(map(gcd, self.divisibility, other.divisibility)),
-            tuple(map(gcd, self.constancy, other.constancy)),
-            self.constant if self.constant == other.constant else None,
-        )
-
-    def __str__(self) -> str:
-        text = (
-            f"contiguity = {list(self.contiguity)}, divisibility = {list(self.divisibility)}, "
-            f"constancy = {list(self.constancy)}"
-        )
-        return text if self.constant is None else f"{text}, constant = {self.constant}"
-
-
-def rank_of(value: Value) -> int:
-    """The number of dimensions the analysis tracks: a scalar counts as one."""
-    return max(1, len(shape_of(value.type)))
-
-
-def element_bytes(value: Value) -> int:
-    """The bytes of one element a pointer (tensor) points to (i1 pointers point to bytes)."""
-    pointee = element_type(value.type).pointee  # type: ignore[attr-defined]
-    return max(1, getattr(pointee, "width", 8) // 8)
 
 
 class AxisInfoResult:
@@ -122,8 +85,6 @@ class AxisInfoResult:
 
 def analyze_axis_info(module: Operation) -> AxisInfoResult:
     """Compute the axis info of every value of `module` (a module, or one function)."""
-    from tilec.layout.transfer import transfer
-
     infos: dict[Value, AxisInfo] = {}
     solver = _Solver(infos, transfer)
     for op in _functions(module):
@@ -148,10 +109,10 @@ class AxisInfoAnalysis(Analysis):
         return analyze_axis_info(module)
 
 
-def _functions(module: Operation) -> list[Operation]:
-    if module.name == "func.func":
+def _functions(module: Operation) -> list[FuncOp]:
+    if isinstance(module, FuncOp):
         return [module]
-    return [op for op in module.walk() if op.name == "func.func"]
+    return [op for op in module.walk() if isinstance(op, FuncOp)]
 
 
 def _hints(op: Operation, info: AxisInfo) -> AxisInfo:
@@ -179,8 +140,8 @@ class _Solver:
         info = self.infos.get(value)
         return info if info is not None else AxisInfo.unknown(rank_of(value))
 
-    def function(self, func: Operation) -> None:
-        block = func.regions[0].block
+    def function(self, func: FuncOp) -> None:
+        block = func.entry_block
         for index, arg in enumerate(block.args):
             self.infos[arg] = _argument_info(func, index, arg)
         self.block(block)
@@ -190,11 +151,11 @@ class _Solver:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        if op.name == "scf.for":
+        if isinstance(op, ForOp):
             self._for(op)
-        elif op.name == "scf.if":
+        elif isinstance(op, IfOp):
             self._if(op)
-        elif op.name == "scf.while":
+        elif isinstance(op, WhileOp):
             self._while(op)
         else:
             for region in op.regions:
@@ -223,54 +184,54 @@ class _Solver:
         body()
         return pessimistic
 
-    def _for(self, op: Operation) -> None:
-        block = op.regions[0].block
-        lower, _, step = op.operands[:3]
+    def _for(self, op: ForOp) -> None:
+        block = op.body.block
+        lower, step = op.lower_bound, op.step
         divisibility = gcd(self.get(lower).divisibility[0], self.get(step).divisibility[0])
         self.infos[block.args[0]] = AxisInfo((1,), (divisibility,), (1,))
-        inits = [self.get(v) for v in op.operands[3:]]
+        inits = [self.get(v) for v in op.init_args]
 
         def body() -> list[AxisInfo]:
             self.block(block)
-            return [self.get(v) for v in block.last_op.operands]  # type: ignore[union-attr]
+            return [self.get(v) for v in yielded(block)]
 
         final = self._fixpoint(block.args[1:], inits, body)
         for result, info in zip(op.results, final, strict=True):
             self.infos[result] = info
 
-    def _if(self, op: Operation) -> None:
-        yielded = []
+    def _if(self, op: IfOp) -> None:
+        branches = []
         for region in op.regions:
             if region.blocks:
                 self.block(region.block)
-                yielded.append([self.get(v) for v in region.block.last_op.operands])  # type: ignore[union-attr]
+                branches.append([self.get(v) for v in yielded(region.block)])
         for index, result in enumerate(op.results):
-            infos = [y[index] for y in yielded]
+            infos = [y[index] for y in branches]
             joined = infos[0]
             for other in infos[1:]:
                 joined = joined.join(other)
             self.infos[result] = joined
 
-    def _while(self, op: Operation) -> None:
-        before, after = op.regions[0].block, op.regions[1].block
-        inits = [self.get(v) for v in op.operands]
+    def _while(self, op: WhileOp) -> None:
+        before, after = op.before.block, op.after.block
+        inits = [self.get(v) for v in op.init_args]
 
         def body() -> list[AxisInfo]:
             self.block(before)
-            forwarded = [self.get(v) for v in before.last_op.operands[1:]]  # type: ignore[union-attr]
-            for arg, info in zip(after.args, forwarded, strict=True):
+            passed = [self.get(v) for v in forwarded(before)]
+            for arg, info in zip(after.args, passed, strict=True):
                 self.infos[arg] = info
             self.block(after)
-            return [self.get(v) for v in after.last_op.operands]  # type: ignore[union-attr]
+            return [self.get(v) for v in yielded(after)]
 
         self._fixpoint(before.args, inits, body)
-        forwarded = [self.get(v) for v in before.last_op.operands[1:]]  # type: ignore[union-attr]
-        for result, info in zip(op.results, forwarded, strict=True):
+        passed = [self.get(v) for v in forwarded(before)]
+        for result, info in zip(op.results, passed, strict=True):
             self.infos[result] = info
 
 
-def _argument_info(func: Operation, index: int, arg: Value) -> AxisInfo:
-    attributes = func.argument_attributes(index)  # type: ignore[attr-defined]
+def _argument_info(func: FuncOp, index: int, arg: Value) -> AxisInfo:
+    attributes = func.argument_attributes(index)
     divisibility = attributes.get("tile.divisibility")
     value = divisibility.value if isinstance(divisibility, IntegerAttr) else 1
     info = AxisInfo.unknown(rank_of(arg), value)

@@ -1,7 +1,7 @@
 """The thread -> element mappings of the tensor-core layouts `#gpu.mma` and `#gpu.dot_op`.
 
 They are the fragment tables of the PTX ISA for `mma.sync.aligned.m16n8k{8,16,32}` written as
-`tilec.layout.mapping.ThreadMapping`s (each lane-id bit field feeds one dimension). With
+`tilec.layout.mapping_types.ThreadMapping`s (each lane-id bit field feeds one dimension). With
 `g = lane / 4` and `t = lane % 4`, in one warp's instruction tile:
 
 - accumulator C (16x8): registers `c0, c1 = (g, 2t), (g, 2t + 1)`, `c2, c3 = (g + 8, 2t ..)`;
@@ -23,7 +23,7 @@ only the registers inside it; the other lanes along it hold replicas.
 from __future__ import annotations
 
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
-from tilec.layout.mapping import DimMapping, ThreadMapping
+from tilec.layout.mapping_types import DimMapping, ThreadMapping
 
 
 def _within(

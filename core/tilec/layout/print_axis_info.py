@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from tilec.dialects.func import FuncOp
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.printer import Printer
 from tilec.ir.types import FloatType, element_type
@@ -32,8 +33,8 @@ class PrintAxisInfo(ModulePass):
     def run(self, module: Operation, context: PassContext) -> bool:
         result = context.get_analysis("axis-info")
         stream = self.stream or sys.stderr
-        for func in (op for op in module.walk() if op.name == "func.func"):
-            stream.write(f"axis-info of @{func.attributes['sym_name'].value}:\n")  # type: ignore[attr-defined]
+        for func in (op for op in module.walk() if isinstance(op, FuncOp)):
+            stream.write(f"axis-info of @{func.name_str}:\n")
             printer = Printer()
             for value in _values_in_print_order(func):
                 name = printer.define(value)
@@ -42,10 +43,10 @@ class PrintAxisInfo(ModulePass):
         return False
 
 
-def _values_in_print_order(func: Operation) -> list[Value]:
+def _values_in_print_order(func: FuncOp) -> list[Value]:
     """Values in the order `tilec.ir.printer` defines their names."""
-    values: list[Value] = list(func.regions[0].block.args)
-    _block_values(func.regions[0].block, values)
+    values: list[Value] = list(func.entry_block.args)
+    _block_values(func.entry_block, values)
     return values
 
 

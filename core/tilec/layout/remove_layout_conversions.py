@@ -14,12 +14,17 @@ Conversions and cheap ops left without uses are erased.
 
 from __future__ import annotations
 
-from tilec.dialects.gpu import SliceEncodingAttr
+from tilec.dialects import tile
+from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr
 from tilec.ir.attributes import DenseAttr
-from tilec.ir.core import Operation, Value
-from tilec.ir.traits import Elementwise
+from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType
-from tilec.layout.assign_layouts import CHEAP_SHAPE_OPS, CHEAP_SOURCES, is_tensor, with_layout
+from tilec.layout.assign_layouts import (
+    CHEAP_SOURCES,
+    is_tensor,
+    recomputes_cheaply,
+    with_layout,
+)
 from tilec.passes.base import ModulePass, PassContext
 
 
@@ -32,7 +37,7 @@ class RemoveLayoutConversions(ModulePass):
     def run(self, module: Operation, context: PassContext) -> bool:
         remover = _Remover()
         for op in list(module.walk()):
-            if op.name == "gpu.convert_layout" and op.parent is not None:
+            if isinstance(op, ConvertLayoutOp) and op.parent is not None:
                 remover.simplify(op)
         remover.erase_dead()
         return remover.changed
@@ -45,14 +50,14 @@ class _Remover:
         self.maybe_dead: list[Operation] = []
         self.converts: dict[tuple[Value, object], Operation] = {}
 
-    def simplify(self, convert: Operation) -> None:
-        source = convert.operands[0]
-        while getattr(source, "op", None) is not None and source.op.name == "gpu.convert_layout":  # type: ignore[attr-defined]
-            self.maybe_dead.append(source.op)  # type: ignore[attr-defined]
-            source = source.op.operands[0]  # type: ignore[attr-defined]
+    def simplify(self, convert: ConvertLayoutOp) -> None:
+        source = convert.source
+        while isinstance(source, OpResult) and isinstance(source.op, ConvertLayoutOp):
+            self.maybe_dead.append(source.op)
+            source = source.op.source
             convert.set_operand(0, source)
             self.changed = True
-        result = convert.results[0]
+        result = convert.result
         if not result.has_uses():
             self.maybe_dead.append(convert)
             self.changed = True
@@ -73,13 +78,12 @@ class _Remover:
         self.changed = True
 
     def is_cheap(self, value: Value) -> bool:
-        op = getattr(value, "op", None)
+        op = value.op if isinstance(value, OpResult) else None
         if op is None or len(op.results) != 1 or not is_tensor(value):
             return False
-        if op.name in CHEAP_SOURCES:
+        if isinstance(op, CHEAP_SOURCES):
             return True
-        elementwise = op.has_trait(Elementwise) and not op.name.startswith("math.")
-        if not (elementwise or op.name in CHEAP_SHAPE_OPS):
+        if not recomputes_cheaply(op):
             return False
         return all(self.is_cheap(v) for v in op.operands if is_tensor(v))
 
@@ -95,9 +99,9 @@ class _Remover:
         for operand in op.operands:
             if not is_tensor(operand):
                 operands.append(operand)
-            elif op.name == "tile.expand_dims":
-                axis = op.attributes["axis"].value
-                operands.append(self.recompute(operand, SliceEncodingAttr(axis, layout)))  # type: ignore[arg-type]
+            elif isinstance(op, tile.ExpandDimsOp):
+                slice_layout = SliceEncodingAttr(op.axis.value, layout)  # type: ignore[arg-type]
+                operands.append(self.recompute(operand, slice_layout))
             else:
                 operands.append(self.recompute(operand, layout))
         attributes = dict(op.attributes)
@@ -120,11 +124,10 @@ class _Remover:
             operands = [v for v in op.operands if isinstance(v.type, TensorType)]
             op.erase()
             for value in operands:
-                producer = getattr(value, "op", None)
-                if producer is not None and (
-                    self.is_cheap(value) or producer.name == "gpu.convert_layout"
-                ):
-                    worklist.append(producer)
+                if not isinstance(value, OpResult):
+                    continue
+                if self.is_cheap(value) or isinstance(value.op, ConvertLayoutOp):
+                    worklist.append(value.op)
 
 
 def _dominates(earlier: Operation, later: Operation) -> bool:

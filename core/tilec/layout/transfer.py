@@ -8,28 +8,38 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import gcd
+from typing import Any
 
+from tilec.dialects import arith, gpu, tile
 from tilec.ir.attributes import DenseAttr, IntegerAttr
 from tilec.ir.core import Operation
 from tilec.ir.types import IntegerType, element_type, shape_of
-from tilec.layout.axis_info import MAX_DIVISIBILITY, AxisInfo, element_bytes, highest_pow2_divisor
-from tilec.layout.axis_info import rank_of as _rank
+from tilec.layout.axis_lattice import (
+    MAX_DIVISIBILITY,
+    AxisInfo,
+    element_bytes,
+    highest_pow2_divisor,
+)
+from tilec.layout.axis_lattice import rank_of as _rank
 
-Rule = Callable[[Operation, list[AxisInfo]], AxisInfo]
-RULES: dict[str, Rule] = {}
+Rule = Callable[[Any, list[AxisInfo]], AxisInfo]
+"""A transfer function; its op parameter may be annotated with the op class it is for."""
+RULES: dict[type[Operation], Rule] = {}
 
 
 def transfer(op: Operation, operands: list[AxisInfo]) -> list[AxisInfo]:
-    rule = RULES.get(op.name)
+    rule = RULES.get(type(op))
     if rule is None or len(op.results) != 1:
         return [AxisInfo.unknown(_rank(r)) for r in op.results]
     return [rule(op, operands)]
 
 
-def rule(*names: str) -> Callable[[Rule], Rule]:
+def rule(*op_classes: type[Operation]) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the transfer rule of ops of exactly these classes."""
+
     def register(fn: Rule) -> Rule:
-        for name in names:
-            RULES[name] = fn
+        for op_class in op_classes:
+            RULES[op_class] = fn
         return fn
 
     return register
@@ -71,23 +81,23 @@ def _fold(op: Operation, lhs: AxisInfo, rhs: AxisInfo, fn) -> int | None:
 # Sources ---------------------------------------------------------------------------------------
 
 
-@rule("arith.constant")
-def _constant(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
-    value = op.attributes["value"]
+@rule(arith.ConstantOp)
+def _constant(op: arith.ConstantOp, operands: list[AxisInfo]) -> AxisInfo:
+    value = op.value
     scalar = value.value if isinstance(value, DenseAttr) else value
     if not isinstance(scalar, IntegerAttr):
         return AxisInfo.unknown(_rank(op.results[0]))
     return AxisInfo.splat_constant(scalar.value, shape_of(op.results[0].type))
 
 
-@rule("tile.make_range")
-def _make_range(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
-    start, end = op.attributes["start"].value, op.attributes["end"].value  # type: ignore[attr-defined]
+@rule(tile.MakeRangeOp)
+def _make_range(op: tile.MakeRangeOp, operands: list[AxisInfo]) -> AxisInfo:
+    start, end = op.start.value, op.end.value
     return AxisInfo((end - start,), (highest_pow2_divisor(start),), (1,))
 
 
-@rule("tile.splat")
-def _splat(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(tile.SplatOp)
+def _splat(op: tile.SplatOp, operands: list[AxisInfo]) -> AxisInfo:
     src, shape = operands[0], _shape(op)
     rank = len(shape)
     return AxisInfo((1,) * rank, (src.divisibility[0],) * rank, shape, src.constant)
@@ -96,10 +106,10 @@ def _splat(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
 # Shapes ----------------------------------------------------------------------------------------
 
 
-@rule("tile.broadcast")
-def _broadcast(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(tile.BroadcastOp)
+def _broadcast(op: tile.BroadcastOp, operands: list[AxisInfo]) -> AxisInfo:
     src, shape = operands[0], _shape(op)
-    src_shape = shape_of(op.operands[0].type)
+    src_shape = shape_of(op.source.type)
     grown = [a == 1 and b != 1 for a, b in zip(src_shape, shape, strict=True)]
     return AxisInfo(
         tuple(1 if g else c for g, c in zip(grown, src.contiguity, strict=True)),
@@ -109,10 +119,10 @@ def _broadcast(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     )
 
 
-@rule("tile.expand_dims")
-def _expand_dims(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(tile.ExpandDimsOp)
+def _expand_dims(op: tile.ExpandDimsOp, operands: list[AxisInfo]) -> AxisInfo:
     src = operands[0]
-    axis = op.attributes["axis"].value  # type: ignore[attr-defined]
+    axis = op.axis.value
     if src.constant is not None:
         divisibility = highest_pow2_divisor(src.constant)
     else:
@@ -127,10 +137,10 @@ def _expand_dims(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     )
 
 
-@rule("tile.trans")
-def _trans(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(tile.TransOp)
+def _trans(op: tile.TransOp, operands: list[AxisInfo]) -> AxisInfo:
     src = operands[0]
-    order = op.attributes["order"].ints()  # type: ignore[attr-defined]
+    order = op.order.ints()
     return AxisInfo(
         tuple(src.contiguity[i] for i in order),
         tuple(src.divisibility[i] for i in order),
@@ -140,8 +150,8 @@ def _trans(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
 
 
 @rule(
-    "arith.extsi", "arith.extui", "arith.trunci", "tile.int_to_ptr", "tile.ptr_to_int",
-    "gpu.convert_layout",
+    arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp, tile.IntToPtrOp, tile.PtrToIntOp,
+    gpu.ConvertLayoutOp,
 )  # fmt: skip
 def _same(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     return operands[0]
@@ -150,11 +160,12 @@ def _same(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
 # Arithmetic ------------------------------------------------------------------------------------
 
 
-@rule("arith.addi", "arith.subi", "tile.addptr")
+@rule(arith.AddIOp, arith.SubIOp, tile.AddPtrOp)
 def _add_sub(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
-    subtract = op.name == "arith.subi"
-    scale = element_bytes(op.operands[0]) if op.name == "tile.addptr" else 1
+    subtract = isinstance(op, arith.SubIOp)
+    pointer = isinstance(op, tile.AddPtrOp)
+    scale = element_bytes(op.ptr) if isinstance(op, tile.AddPtrOp) else 1
     contiguity, divisibility, constancy = [], [], []
     for d in range(lhs.rank):
         contig = gcd(lhs.contiguity[d], rhs.constancy[d])
@@ -164,12 +175,12 @@ def _add_sub(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
         divisibility.append(gcd(lhs.divisibility[d], _mul_div(rhs.divisibility[d], scale)))
         constancy.append(gcd(lhs.constancy[d], rhs.constancy[d]))
     constant = None
-    if op.name != "tile.addptr":
+    if not pointer:
         constant = _fold(op, lhs, rhs, (lambda a, b: a - b) if subtract else (lambda a, b: a + b))
     return AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), constant)
 
 
-@rule("arith.muli")
+@rule(arith.MulIOp)
 def _mul(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     contiguity, divisibility, constancy = [], [], []
@@ -194,7 +205,7 @@ def _c_div(a: int, b: int) -> int:
     return quotient if (a < 0) == (b < 0) else -quotient
 
 
-@rule("arith.divsi", "arith.divui")
+@rule(arith.DivSIOp, arith.DivUIOp)
 def _div(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     contiguity, divisibility, constancy = [], [], []
@@ -211,7 +222,7 @@ def _div(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     return AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), constant)
 
 
-@rule("arith.remsi", "arith.remui")
+@rule(arith.RemSIOp, arith.RemUIOp)
 def _rem(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     shape = _shape(op)
@@ -225,7 +236,7 @@ def _rem(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     return AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), constant)
 
 
-@rule("arith.shli")
+@rule(arith.ShLIOp)
 def _shl(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     shift = rhs.constant
@@ -240,7 +251,7 @@ def _shl(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     return AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), constant)
 
 
-@rule("arith.shrsi", "arith.shrui")
+@rule(arith.ShRSIOp, arith.ShRUIOp)
 def _shr(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     shift = rhs.constant
@@ -257,30 +268,30 @@ def _shr(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
         else:
             divisibility.append(max(1, lhs_div >> shift))
     constant = None
-    if op.name == "arith.shrsi":
+    if isinstance(op, arith.ShRSIOp):
         constant = _fold(op, lhs, rhs, lambda a, b: a >> b if 0 <= b < 64 else None)
     return AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), constant)
 
 
-@rule("arith.andi", "arith.ori", "arith.xori")
+@rule(arith.AndIOp, arith.OrIOp, arith.XOrIOp)
 def _logical(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
     rank = lhs.rank
     constancy = tuple(gcd(a, b) for a, b in zip(lhs.constancy, rhs.constancy, strict=True))
-    if op.name == "arith.andi":
+    if isinstance(op, arith.AndIOp):
         # x & y keeps the trailing zero bits of either operand.
         divisibility = tuple(map(max, lhs.divisibility, rhs.divisibility))
         fn = lambda a, b: a & b  # noqa: E731
     else:
         divisibility = (1,) * rank
-        fn = (lambda a, b: a | b) if op.name == "arith.ori" else (lambda a, b: a ^ b)
+        fn = (lambda a, b: a | b) if isinstance(op, arith.OrIOp) else (lambda a, b: a ^ b)
     return AxisInfo((1,) * rank, divisibility, constancy, _fold(op, lhs, rhs, fn))
 
 
-@rule("arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
+@rule(arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp)
 def _max_min(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
-    fn = max if "max" in op.name else min
+    fn = max if isinstance(op, (arith.MaxSIOp, arith.MaxUIOp)) else min
     return AxisInfo(
         (1,) * lhs.rank,
         tuple(map(gcd, lhs.divisibility, rhs.divisibility)),
@@ -300,10 +311,10 @@ _COMPARE = {
 }  # fmt: skip
 
 
-@rule("arith.cmpi")
-def _cmpi(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(arith.CmpIOp)
+def _cmpi(op: arith.CmpIOp, operands: list[AxisInfo]) -> AxisInfo:
     lhs, rhs = operands
-    predicate = op.attributes["predicate"].value  # type: ignore[attr-defined]
+    predicate = op.predicate.value
     shape = _shape(op)
     constancy = []
     for d in range(lhs.rank):
@@ -325,12 +336,12 @@ def _cmpi(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
     return AxisInfo((1,) * lhs.rank, (1,) * lhs.rank, tuple(constancy), constant)
 
 
-@rule("arith.select")
-def _select(op: Operation, operands: list[AxisInfo]) -> AxisInfo:
+@rule(arith.SelectOp)
+def _select(op: arith.SelectOp, operands: list[AxisInfo]) -> AxisInfo:
     condition, lhs, rhs = operands
     if condition.constant is not None:
         return lhs if condition.constant else rhs
-    cond_const = condition.constancy if shape_of(op.operands[0].type) else _shape(op)
+    cond_const = condition.constancy if shape_of(op.condition.type) else _shape(op)
     contiguity = tuple(
         gcd(min(a, c), min(b, c))
         for a, b, c in zip(lhs.contiguity, rhs.contiguity, cond_const, strict=True)

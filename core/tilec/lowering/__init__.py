@@ -1,7 +1,8 @@
 """gir -> LLVM IR with `llvmlite.ir`, parameterised by the backend's `TargetInfo`.
 
-Importing this package imports every lowering module, so that their `@lowers` registrations
-are in place before `lower_module` runs.
+Importing this package imports every lowering module, so that their `@lowers(OpClass)`
+registrations (in `context.LOWERINGS`) are in place before `lower_module` runs. Ops that have no
+lowering of their own are listed, with the reason, in `NOT_LOWERED`.
 """
 
 from tilec.lowering import (  # noqa: F401  (imported for their registrations)
@@ -18,6 +19,7 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
 )
 from tilec.lowering.context import LoweringError
 from tilec.lowering.lower import LoweredKernel, lower_module
+from tilec.lowering.not_lowered import NOT_LOWERED
 from tilec.lowering.target import TargetInfo
 
-__all__ = ["LoweredKernel", "LoweringError", "TargetInfo", "lower_module"]
+__all__ = ["NOT_LOWERED", "LoweredKernel", "LoweringError", "TargetInfo", "lower_module"]

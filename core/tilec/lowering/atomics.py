@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from tilec.ir.core import Operation
+from tilec.dialects.tile import AtomicCASOp, AtomicRMWOp
 from tilec.ir.types import FloatType, IntegerType, TensorType, element_type
 from tilec.lowering.context import (
     I1,
@@ -45,12 +45,14 @@ INT_OPS = {"add": "add", "max": "max", "min": "min", "umax": "umax", "umin": "um
 FLOAT_OPS = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
 
 
-def _ordering(ctx: LoweringContext, op: Operation, table: dict[str, str]) -> str:
+Atomic = AtomicRMWOp | AtomicCASOp
+
+
+def _ordering(ctx: LoweringContext, op: Atomic, table: dict[str, str]) -> str:
     """The LLVM ordering of the op's `sem`, preceded by its `syncscope` unless it is `sys`
     (llvmlite prints the ordering where the syncscope goes, so both travel together)."""
-    sem = op.attributes["sem"].value  # type: ignore[attr-defined]
-    scope = ctx.target.sync_scopes[op.attributes["scope"].value]  # type: ignore[attr-defined]
-    ordering = table[sem]
+    scope = ctx.target.sync_scopes[op.scope_str]
+    ordering = table[op.sem_str]
     return ordering if scope is None else f'syncscope("{scope}") {ordering}'
 
 
@@ -61,10 +63,10 @@ def _registers(ctx: LoweringContext, value) -> list[ir.Value] | None:
     return lowered.values if isinstance(lowered, LTensor) else [lowered]
 
 
-def _conditions(ctx: LoweringContext, op: Operation, mask) -> list[ir.Value | None]:
+def _conditions(ctx: LoweringContext, op: Atomic, mask) -> list[ir.Value | None]:
     """Per register, when its atomic runs: the mask and ownership (None: always)."""
     b = ctx.builder
-    ptr_type = op.operands[0].type
+    ptr_type = op.ptr.type
     if isinstance(ptr_type, TensorType):
         count = LTensor(ptr_type, []).mapping.num_registers
         owners = ctx.owner_masks(LTensor(ptr_type, []).mapping)
@@ -111,25 +113,24 @@ def _from_memory(b: ir.IRBuilder, value: ir.Value, t: ir.Type) -> ir.Value:
     return b.icmp_unsigned("!=", value, I8(0)) if t == I1 else value
 
 
-@lowers("tile.atomic_rmw")
-def _atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
+@lowers(AtomicRMWOp)
+def _atomic_rmw(ctx: LoweringContext, op: AtomicRMWOp) -> None:
     b = ctx.builder
-    kind = op.attributes["kind"].value  # type: ignore[attr-defined]
-    scalar = element_type(op.operands[1].type)
+    kind = op.kind_str
+    scalar = element_type(op.value.type)
     table = FLOAT_OPS if isinstance(scalar, FloatType) else INT_OPS
     if kind not in table:
         raise LoweringError(f"{_where(op)}no atomic '{kind}' for {scalar} values")
     llvm_op = table[kind]
     if isinstance(scalar, IntegerType) and scalar.width == 1 and kind in ("max", "min"):
         llvm_op = "u" + llvm_op  # i1 as a byte: true (1) is the larger
-    sem = op.attributes["sem"].value  # type: ignore[attr-defined]
-    scope = ctx.target.sync_scopes[op.attributes["scope"].value]  # type: ignore[attr-defined]
+    sem = op.sem_str
+    scope = ctx.target.sync_scopes[op.scope_str]
     relaxed = "monotonic" if scope is None else f'syncscope("{scope}") monotonic'
-    ptrs = _registers(ctx, op.operands[0])
-    values = _registers(ctx, op.operands[1])
-    mask = op.operands[2] if len(op.operands) > 2 else None
+    ptrs = _registers(ctx, op.ptr)
+    values = _registers(ctx, op.value)
     olds = []
-    for ptr, value, condition in zip(ptrs, values, _conditions(ctx, op, mask), strict=True):
+    for ptr, value, condition in zip(ptrs, values, _conditions(ctx, op, op.mask), strict=True):
 
         def body(ptr: ir.Value = ptr, value: ir.Value = value) -> ir.Value:
             if sem in ("release", "acq_rel"):
@@ -143,14 +144,13 @@ def _atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
     _bind(ctx, op, [_from_memory(b, old, v.type) for old, v in zip(olds, values, strict=True)])
 
 
-@lowers("tile.atomic_cas")
-def _atomic_cas(ctx: LoweringContext, op: Operation) -> None:
+@lowers(AtomicCASOp)
+def _atomic_cas(ctx: LoweringContext, op: AtomicCASOp) -> None:
     b = ctx.builder
-    success, failure = _ordering(ctx, op, ORDERINGS), op.attributes["sem"].value  # type: ignore[attr-defined]
-    failure = FAILURE_ORDERINGS[failure]
-    ptrs = _registers(ctx, op.operands[0])
-    compares = _registers(ctx, op.operands[1])
-    values = _registers(ctx, op.operands[2])
+    success, failure = _ordering(ctx, op, ORDERINGS), FAILURE_ORDERINGS[op.sem_str]
+    ptrs = _registers(ctx, op.ptr)
+    compares = _registers(ctx, op.compare)
+    values = _registers(ctx, op.value)
     olds = []
     for ptr, compare, value, condition in zip(
         ptrs, compares, values, _conditions(ctx, op, None), strict=True
@@ -176,9 +176,9 @@ def _int_of(t: ir.Type) -> ir.IntType:
     return ir.IntType({"half": 16, "bfloat": 16, "float": 32, "double": 64}[str(t)])
 
 
-def _bind(ctx: LoweringContext, op: Operation, olds: list[ir.Value]) -> None:
+def _bind(ctx: LoweringContext, op: Atomic, olds: list[ir.Value]) -> None:
     """Bind the old values; replicas get their owner's through shared memory when used."""
-    result = op.results[0]
+    result = op.result
     result_type = result.type
     b = ctx.builder
     if not isinstance(result_type, TensorType):

@@ -7,7 +7,7 @@ Representation of lowered values:
   `ir.Value` per register, in the register order of `tilec.layout.mapping.thread_mapping`
   (the one place that decides which thread holds what).
 
-Op lowerings are functions `lower(ctx, op) -> None` registered per op name with `@lowers(...)`;
+Op lowerings are functions `lower(ctx, op) -> None` registered per op class with `@lowers(...)`;
 they read operands with `ctx.get(value)` and bind results with `ctx.set(result, lowered)`.
 Modules of `tilec.lowering` register theirs when imported.
 
@@ -31,6 +31,7 @@ from tilec.ir.core import Operation, Region, Value
 from tilec.ir.traits import IsTerminator
 from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type
 from tilec.layout.mapping import ThreadMapping, thread_mapping
+from tilec.lowering.not_lowered import NOT_LOWERED
 from tilec.lowering.target import TargetInfo
 
 
@@ -76,18 +77,19 @@ class LTensor:
         return thread_mapping(self.type.encoding, self.type.shape)
 
 
-Lowering = Callable[["LoweringContext", Operation], None]
-LOWERINGS: dict[str, Lowering] = {}
+Lowering = Callable[["LoweringContext", Any], None]
+"""`lower(ctx, op)`: the op is an instance of one of the classes it is registered for."""
+LOWERINGS: dict[type[Operation], Lowering] = {}
 
 
-def lowers(*names: str) -> Callable[[Lowering], Lowering]:
-    """Register a lowering function for the ops `names`."""
+def lowers(*op_classes: type[Operation]) -> Callable[[Lowering], Lowering]:
+    """Register a lowering function for the ops of `op_classes` (exact classes, not subclasses)."""
 
     def register(fn: Lowering) -> Lowering:
-        for name in names:
-            if name in LOWERINGS:
-                raise ValueError(f"two lowerings registered for '{name}'")
-            LOWERINGS[name] = fn
+        for op_class in op_classes:
+            if op_class in LOWERINGS:
+                raise ValueError(f"two lowerings registered for '{op_class.name}'")
+            LOWERINGS[op_class] = fn
         return fn
 
     return register
@@ -255,8 +257,11 @@ class LoweringContext:
     # Regions --------------------------------------------------------------------------------
 
     def lower_op(self, op: Operation) -> None:
-        lowering = LOWERINGS.get(op.name)
+        lowering = LOWERINGS.get(type(op))
         if lowering is None:
+            reason = NOT_LOWERED.get(type(op))
+            if reason is not None:
+                raise LoweringError(f"{_where(op)}'{op.name}' is not lowered on its own: {reason}")
             raise LoweringError(f"{_where(op)}no LLVM lowering for '{op.name}' yet")
         lowering(self, op)
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from llvmlite import ir
 
+from tilec.dialects.scf import ForOp, IfOp, WhileOp
+from tilec.dialects.tile import NumProgramsOp, ProgramIdOp, ReturnOp
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import TensorType, Type
 from tilec.lowering.context import LoweringContext, LTensor, lowers
@@ -66,11 +68,11 @@ def _bind(ctx: LoweringContext, values: list[Value], flat: list[ir.Value]) -> No
         ctx.set(value, lowered)
 
 
-@lowers("scf.for")
-def _for(ctx: LoweringContext, op: Operation) -> None:
+@lowers(ForOp)
+def _for(ctx: LoweringContext, op: ForOp) -> None:
     b = ctx.builder
-    lower, upper, step, *inits = op.operands
-    body_block = op.regions[0].block
+    lower, upper, step, inits = op.lower_bound, op.upper_bound, op.step, op.init_args
+    body_block = op.body.block
     pre = b.block
     header = b.append_basic_block("for.header")
     body = b.append_basic_block("for.body")
@@ -94,14 +96,14 @@ def _for(ctx: LoweringContext, op: Operation) -> None:
     _bind(ctx, list(op.results), list(carried))
 
 
-@lowers("scf.if")
-def _if(ctx: LoweringContext, op: Operation) -> None:
+@lowers(IfOp)
+def _if(ctx: LoweringContext, op: IfOp) -> None:
     b = ctx.builder
-    then_region, else_region = op.regions[0], op.regions[1]
+    then_region, else_region = op.then_region, op.else_region
     then_bb = b.append_basic_block("if.then")
     else_bb = b.append_basic_block("if.else") if else_region.blocks else None
     merge = b.append_basic_block("if.end")
-    b.cbranch(ctx.get(op.operands[0]), then_bb, else_bb or merge)
+    b.cbranch(ctx.get(op.condition), then_bb, else_bb or merge)
     arms = []
     for region, bb in ((then_region, then_bb), (else_region, else_bb)):
         if bb is None:
@@ -122,17 +124,17 @@ def _if(ctx: LoweringContext, op: Operation) -> None:
     _bind(ctx, list(op.results), phis)
 
 
-@lowers("scf.while")
-def _while(ctx: LoweringContext, op: Operation) -> None:
+@lowers(WhileOp)
+def _while(ctx: LoweringContext, op: WhileOp) -> None:
     b = ctx.builder
-    before_block, after_block = op.regions[0].block, op.regions[1].block
+    before_block, after_block = op.before.block, op.after.block
     pre = b.block
     before = b.append_basic_block("while.before")
     after = b.append_basic_block("while.after")
     exit_ = b.append_basic_block("while.exit")
     b.branch(before)
     b.position_at_end(before)
-    carried = _phis(b, _flat(ctx, list(op.operands)), pre)
+    carried = _phis(b, _flat(ctx, op.init_args), pre)
     _bind(ctx, list(before_block.args), list(carried))
     condition = lower_body(ctx, before_block)
     cond_value, *forwarded = condition.operands
@@ -150,21 +152,19 @@ def _while(ctx: LoweringContext, op: Operation) -> None:
     _bind(ctx, list(op.results), forwarded_flat)
 
 
-@lowers("tile.return")
-def _return(ctx: LoweringContext, op: Operation) -> None:
+@lowers(ReturnOp)
+def _return(ctx: LoweringContext, op: ReturnOp) -> None:
     ctx.builder.ret_void()
 
 
-@lowers("tile.program_id")
-def _program_id(ctx: LoweringContext, op: Operation) -> None:
-    axis = op.attributes["axis"].value  # type: ignore[attr-defined]
-    ctx.set(op.results[0], ctx.target.block_id(ctx.builder, axis))
+@lowers(ProgramIdOp)
+def _program_id(ctx: LoweringContext, op: ProgramIdOp) -> None:
+    ctx.set(op.result, ctx.target.block_id(ctx.builder, op.axis_int))
 
 
-@lowers("tile.num_programs")
-def _num_programs(ctx: LoweringContext, op: Operation) -> None:
-    axis = op.attributes["axis"].value  # type: ignore[attr-defined]
-    ctx.set(op.results[0], ctx.target.num_blocks(ctx.builder, axis))
+@lowers(NumProgramsOp)
+def _num_programs(ctx: LoweringContext, op: NumProgramsOp) -> None:
+    ctx.set(op.result, ctx.target.num_blocks(ctx.builder, op.axis_int))
 
 
 __all__ = ["flatten", "lower_body", "unflatten"]

@@ -16,7 +16,7 @@ import contextlib
 
 from llvmlite import ir
 
-from tilec.ir.core import Operation
+from tilec.dialects.tile import AssertOp, BarrierOp, PrintOp
 from tilec.ir.types import FloatType, IntegerType, PointerType, element_type
 from tilec.lowering.context import (
     F64,
@@ -63,16 +63,16 @@ def _when(ctx: LoweringContext, condition: ir.Value | None):
     return ctx.builder.if_then(condition)
 
 
-@lowers("tile.print")
-def _print(ctx: LoweringContext, op: Operation) -> None:
+@lowers(PrintOp)
+def _print(ctx: LoweringContext, op: PrintOp) -> None:
     b = ctx.builder
-    prefix = op.attributes["prefix"].value.replace("%", "%%")  # type: ignore[attr-defined]
-    hex_ = "hex" in op.attributes
+    prefix = op.prefix_str.replace("%", "%%")
+    hex_ = op.is_hex
     values = [ctx.get(v) for v in op.operands]
     types = [element_type(v.type) for v in op.operands]
     layouts = {v.type.encoding for v in values if isinstance(v, LTensor)}
     if len(layouts) > 1:
-        raise LoweringError(f"{_where(op)}'tile.print' operands must share one layout")
+        raise LoweringError(f"{_where(op)}'{op.name}' operands must share one layout")
     pids = _program_ids(ctx)
     tensor = next((v for v in values if isinstance(v, LTensor)), None)
     if tensor is None:
@@ -102,12 +102,12 @@ def _print(ctx: LoweringContext, op: Operation) -> None:
             ctx.target.printf(b, ctx.module, text, [*pids, *coords[i], *args])
 
 
-@lowers("tile.assert")
-def _assert(ctx: LoweringContext, op: Operation) -> None:
+@lowers(AssertOp)
+def _assert(ctx: LoweringContext, op: AssertOp) -> None:
     b = ctx.builder
-    message = op.attributes["message"].value.replace("%", "%%")  # type: ignore[attr-defined]
+    message = op.message_str.replace("%", "%%")
     where = _where(op).replace("%", "%%")
-    condition = ctx.get(op.operands[0])
+    condition = ctx.get(op.condition)
     if not isinstance(condition, LTensor):
         failed = b.not_(condition)
         with b.if_then(failed, likely=False):
@@ -131,8 +131,8 @@ def _assert(ctx: LoweringContext, op: Operation) -> None:
         ctx.target.trap(b)
 
 
-@lowers("tile.barrier")
-def _barrier(ctx: LoweringContext, op: Operation) -> None:
+@lowers(BarrierOp)
+def _barrier(ctx: LoweringContext, op: BarrierOp) -> None:
     ctx.target.barrier(ctx.builder)
 
 

@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from tilec.dialects.gpu import layout_of
 from tilec.dialects.gpu_mma import MmaEncodingAttr
-from tilec.ir.core import Operation
+from tilec.dialects.tile import DotOp
 from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
@@ -31,16 +31,16 @@ UNROLL = 8
 """Values of K handled per loop iteration."""
 
 
-@lowers("tile.dot")
-def _dot(ctx: LoweringContext, op: Operation) -> None:
-    if isinstance(layout_of(op.results[0].type), MmaEncodingAttr):
+@lowers(DotOp)
+def _dot(ctx: LoweringContext, op: DotOp) -> None:
+    if isinstance(layout_of(op.result.type), MmaEncodingAttr):
         lower_mma_dot(ctx, op)  # tensor cores (tilec.lowering.mma)
         return
     b = ctx.builder
-    a, bm, acc = (ctx.get(v) for v in op.operands)
+    a, bm, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
     (m_size, k_size), n_size = a.type.shape, bm.type.shape[1]
-    in_type = element_type(op.operands[0].type)
-    acc_type = element_type(op.operands[2].type)
+    in_type = element_type(op.a.type)
+    acc_type = element_type(op.acc.type)
     a_mem, acc_ll = ctx.type(in_type), ctx.type(acc_type)
     compute = _compute_type(acc_ll)
 
@@ -99,7 +99,7 @@ def _dot(ctx: LoweringContext, op: Operation) -> None:
         phi.add_incoming(total, body_end)
     b.position_at_end(done)
     results = [_finish(b, total, old, acc_ll) for total, old in zip(sums, acc.values, strict=True)]
-    ctx.set(op.results[0], LTensor(op.results[0].type, results))
+    ctx.set(op.result, LTensor(op.result.type, results))
 
 
 def _compute_type(acc: ir.Type) -> ir.Type:

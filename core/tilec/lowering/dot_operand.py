@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from tilec.dialects.gpu import ConvertLayoutOp
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr
-from tilec.ir.core import Operation
 from tilec.ir.types import TensorType
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, memory_type
@@ -32,17 +32,18 @@ from tilec.lowering.swizzle import SwizzledTile
 MAX_VECTOR_ELEMENTS = 8
 
 
-def lower_to_dot_operand(ctx: LoweringContext, op: Operation) -> bool:
+def lower_to_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     """Lower the conversion `op` if its result is a 16-bit `#gpu.dot_op` of whole instruction
     tiles; False (nothing emitted) to leave it to the generic conversion."""
-    result_type: TensorType = op.results[0].type  # type: ignore[assignment]
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
     layout = result_type.encoding
     if not isinstance(layout, DotOperandEncodingAttr) or layout.k_width != 2:
         return False
     element = memory_type(result_type.element_type, ctx.target)
     if byte_size(element) != 2 or not _whole_tiles(layout, result_type.shape):
         return False
-    source: LTensor = ctx.get(op.operands[0])
+    source: LTensor = ctx.get(op.source)
     rows, cols = result_type.shape
     tile = SwizzledTile(rows, cols, 2)
     b = ctx.builder
@@ -55,7 +56,7 @@ def lower_to_dot_operand(ctx: LoweringContext, op: Operation) -> bool:
         values = _read_a(ctx, layout, mapping, tile, base, element)
     else:
         values = _read_b(ctx, layout, mapping, tile, base, element)
-    ctx.set(op.results[0], LTensor(result_type, values))
+    ctx.set(op.result, LTensor(result_type, values))
     return True
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from tilec.dialects import arith
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Operation
 from tilec.ir.types import FloatType, TensorType, element_type
@@ -54,41 +55,41 @@ def constant_value(ctx: LoweringContext, attr: IntegerAttr | FloatAttr) -> ir.Co
     return ir.Constant(ty, attr.value)
 
 
-@lowers("arith.constant")
-def _constant(ctx: LoweringContext, op: Operation) -> None:
-    attr = op.attributes["value"]
+@lowers(arith.ConstantOp)
+def _constant(ctx: LoweringContext, op: arith.ConstantOp) -> None:
+    attr = op.value
     if isinstance(attr, DenseAttr):
         value = constant_value(ctx, attr.value)
         count = LTensor(attr.type, []).mapping.num_registers
-        ctx.set(op.results[0], LTensor(op.results[0].type, [value] * count))
+        ctx.set(op.result, LTensor(op.result.type, [value] * count))
         return
-    ctx.set(op.results[0], constant_value(ctx, attr))  # type: ignore[arg-type]
+    ctx.set(op.result, constant_value(ctx, attr))
 
 
 # Integer arithmetic ----------------------------------------------------------------------------
 
-_SIMPLE = {
-    "arith.addi": "add",
-    "arith.subi": "sub",
-    "arith.muli": "mul",
-    "arith.andi": "and_",
-    "arith.ori": "or_",
-    "arith.xori": "xor",
-    "arith.addf": "fadd",
-    "arith.subf": "fsub",
-    "arith.mulf": "fmul",
-    "arith.divf": "fdiv",
+_SIMPLE: dict[type[Operation], str] = {
+    arith.AddIOp: "add",
+    arith.SubIOp: "sub",
+    arith.MulIOp: "mul",
+    arith.AndIOp: "and_",
+    arith.OrIOp: "or_",
+    arith.XOrIOp: "xor",
+    arith.AddFOp: "fadd",
+    arith.SubFOp: "fsub",
+    arith.MulFOp: "fmul",
+    arith.DivFOp: "fdiv",
 }
 
 
 @lowers(*_SIMPLE)
-def _simple(ctx: LoweringContext, op: Operation) -> None:
-    method = getattr(ctx.builder, _SIMPLE[op.name])
+def _simple(ctx: LoweringContext, op: arith.BinaryOp) -> None:
+    method = getattr(ctx.builder, _SIMPLE[type(op)])
     map_registers(ctx, op, method)
 
 
-@lowers("arith.remf")
-def _remf(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.RemFOp)
+def _remf(ctx: LoweringContext, op: arith.RemFOp) -> None:
     """`frem` with C's fmod semantics: the result has the dividend's sign, also when it is zero.
 
     Targets expand `frem` as `x - trunc(x / y) * y`, which gives +0.0 for a negative dividend
@@ -97,7 +98,7 @@ def _remf(ctx: LoweringContext, op: Operation) -> None:
     remainder is exact in the narrow type); the sign is then copied from the dividend.
     """
     b = ctx.builder
-    t = element_type(op.results[0].type)
+    t = element_type(op.result.type)
     ty = llvm_type(t, ctx.target)
     f64 = ir.DoubleType()
     narrow = isinstance(t, FloatType) and t.name != "f64"
@@ -111,8 +112,8 @@ def _remf(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-@lowers("arith.negf")
-def _negf(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.NegFOp)
+def _negf(ctx: LoweringContext, op: arith.NegFOp) -> None:
     map_registers(ctx, op, ctx.builder.fneg)
 
 
@@ -120,11 +121,19 @@ def _zero(value: ir.Value) -> ir.Constant:
     return ir.Constant(value.type, 0)
 
 
-@lowers("arith.divsi", "arith.remsi", "arith.divui", "arith.remui")
-def _divrem(ctx: LoweringContext, op: Operation) -> None:
+_DIVISIONS: dict[type[Operation], tuple[bool, bool]] = {
+    arith.DivSIOp: (True, False),
+    arith.RemSIOp: (True, True),
+    arith.DivUIOp: (False, False),
+    arith.RemUIOp: (False, True),
+}
+"""Per integer division op: (signed, remainder)."""
+
+
+@lowers(*_DIVISIONS)
+def _divrem(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     b = ctx.builder
-    signed = op.name in ("arith.divsi", "arith.remsi")
-    remainder = op.name.startswith("arith.rem")
+    signed, remainder = _DIVISIONS[type(op)]
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
         ty = x.type
@@ -146,54 +155,53 @@ def _divrem(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-@lowers("arith.shli", "arith.shrui", "arith.shrsi")
-def _shift(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.ShLIOp, arith.ShRUIOp, arith.ShRSIOp)
+def _shift(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     b = ctx.builder
 
     def emit(x: ir.Value, amount: ir.Value) -> ir.Value:
         width = ir.Constant(x.type, x.type.width)
         too_far = b.icmp_unsigned(">=", amount, width)
-        if op.name == "arith.shrsi":
+        if isinstance(op, arith.ShRSIOp):
             clamped = b.select(too_far, ir.Constant(x.type, x.type.width - 1), amount)
             return b.ashr(x, clamped)
-        shifted = b.shl(x, amount) if op.name == "arith.shli" else b.lshr(x, amount)
+        shifted = b.shl(x, amount) if isinstance(op, arith.ShLIOp) else b.lshr(x, amount)
         return b.select(too_far, _zero(x), shifted)
 
     map_registers(ctx, op, emit)
 
 
-_MINMAX = {
-    "arith.maxsi": (True, ">"),
-    "arith.minsi": (True, "<"),
-    "arith.maxui": (False, ">"),
-    "arith.minui": (False, "<"),
+_MINMAX: dict[type[Operation], tuple[bool, str]] = {
+    arith.MaxSIOp: (True, ">"),
+    arith.MinSIOp: (True, "<"),
+    arith.MaxUIOp: (False, ">"),
+    arith.MinUIOp: (False, "<"),
 }
 
 
 @lowers(*_MINMAX)
-def _minmax_int(ctx: LoweringContext, op: Operation) -> None:
+def _minmax_int(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     b = ctx.builder
-    signed, predicate = _MINMAX[op.name]
+    signed, predicate = _MINMAX[type(op)]
     compare = b.icmp_signed if signed else b.icmp_unsigned
     map_registers(ctx, op, lambda x, y: b.select(compare(predicate, x, y), x, y))
 
 
-_FLOAT_MINMAX = {
-    "arith.maxnumf": "llvm.maxnum",
-    "arith.minnumf": "llvm.minnum",
-    "arith.maximumf": "llvm.maximum",
-    "arith.minimumf": "llvm.minimum",
+_FLOAT_MINMAX: dict[type[Operation], str] = {
+    arith.MaxNumFOp: "llvm.maxnum",
+    arith.MinNumFOp: "llvm.minnum",
+    arith.MaximumFOp: "llvm.maximum",
+    arith.MinimumFOp: "llvm.minimum",
 }
 
 
 @lowers(*_FLOAT_MINMAX)
-def _minmax_float(ctx: LoweringContext, op: Operation) -> None:
+def _minmax_float(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     b = ctx.builder
+    intrinsic = _FLOAT_MINMAX[type(op)]
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
-        return call_intrinsic(
-            b, f"{_FLOAT_MINMAX[op.name]}.{x.type.intrinsic_name}", x.type, [x, y]
-        )
+        return call_intrinsic(b, f"{intrinsic}.{x.type.intrinsic_name}", x.type, [x, y])
 
     map_registers(ctx, op, emit)
 
@@ -215,18 +223,18 @@ _INT_PREDICATES = {
 _FLOAT_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-@lowers("arith.cmpi")
-def _cmpi(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.CmpIOp)
+def _cmpi(ctx: LoweringContext, op: arith.CmpIOp) -> None:
     b = ctx.builder
-    signed, predicate = _INT_PREDICATES[op.attributes["predicate"].value]  # type: ignore[attr-defined]
+    signed, predicate = _INT_PREDICATES[op.predicate_str]
     compare = b.icmp_signed if signed else b.icmp_unsigned
     map_registers(ctx, op, lambda x, y: compare(predicate, x, y))
 
 
-@lowers("arith.cmpf")
-def _cmpf(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.CmpFOp)
+def _cmpf(ctx: LoweringContext, op: arith.CmpFOp) -> None:
     b = ctx.builder
-    predicate = op.attributes["predicate"].value  # type: ignore[attr-defined]
+    predicate = op.predicate_str
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
         if predicate in ("true", "false"):
@@ -239,39 +247,42 @@ def _cmpf(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-@lowers("arith.select")
-def _select(ctx: LoweringContext, op: Operation) -> None:
+@lowers(arith.SelectOp)
+def _select(ctx: LoweringContext, op: arith.SelectOp) -> None:
     map_registers(ctx, op, ctx.builder.select)
 
 
 # Casts -----------------------------------------------------------------------------------------
 
-_CASTS = {
-    "arith.extsi": "sext",
-    "arith.extui": "zext",
-    "arith.trunci": "trunc",
-    "arith.extf": "fpext",
-    "arith.truncf": "fptrunc",
-    "arith.sitofp": "sitofp",
-    "arith.uitofp": "uitofp",
-    "arith.bitcast": "bitcast",
+_CASTS: dict[type[Operation], str] = {
+    arith.ExtSIOp: "sext",
+    arith.ExtUIOp: "zext",
+    arith.TruncIOp: "trunc",
+    arith.ExtFOp: "fpext",
+    arith.TruncFOp: "fptrunc",
+    arith.SIToFPOp: "sitofp",
+    arith.UIToFPOp: "uitofp",
+    arith.BitcastOp: "bitcast",
 }
 
 
 @lowers(*_CASTS)
-def _cast(ctx: LoweringContext, op: Operation) -> None:
-    method = getattr(ctx.builder, _CASTS[op.name])
+def _cast(ctx: LoweringContext, op: arith.CastOp) -> None:
+    method = getattr(ctx.builder, _CASTS[type(op)])
     _check_bf16(ctx, op)
-    ty = ctx.type(op.results[0].type)
+    ty = ctx.type(op.result.type)
     map_registers(ctx, op, lambda x: method(x, ty))
 
 
-@lowers("arith.fptosi", "arith.fptoui")
-def _float_to_int(ctx: LoweringContext, op: Operation) -> None:
+_FLOAT_TO_INT: dict[type[Operation], str] = {arith.FPToSIOp: "fptosi", arith.FPToUIOp: "fptoui"}
+
+
+@lowers(*_FLOAT_TO_INT)
+def _float_to_int(ctx: LoweringContext, op: arith.CastOp) -> None:
     b = ctx.builder
     _check_bf16(ctx, op)
-    ty = ctx.type(op.results[0].type)
-    kind = "fptosi" if op.name == "arith.fptosi" else "fptoui"
+    ty = ctx.type(op.result.type)
+    kind = _FLOAT_TO_INT[type(op)]
 
     def emit(x: ir.Value) -> ir.Value:
         name = f"llvm.{kind}.sat.i{ty.width}.{x.type.intrinsic_name}"

@@ -18,7 +18,14 @@ from functools import lru_cache
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
-from tilec.ir.core import Operation
+from tilec.dialects.tile import (
+    BroadcastOp,
+    ExpandDimsOp,
+    MakeRangeOp,
+    ReshapeOp,
+    SplatOp,
+    TransOp,
+)
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
@@ -26,22 +33,22 @@ from tilec.lowering.dot_operand import lower_to_dot_operand
 from tilec.lowering.memory import byte_size
 
 
-@lowers("tile.splat")
-def _splat(ctx: LoweringContext, op: Operation) -> None:
-    value = ctx.get(op.operands[0])
-    result_type = op.results[0].type
+@lowers(SplatOp)
+def _splat(ctx: LoweringContext, op: SplatOp) -> None:
+    value = ctx.get(op.source)
+    result_type = op.result.type
     count = LTensor(result_type, []).mapping.num_registers
-    ctx.set(op.results[0], LTensor(result_type, [value] * count))
+    ctx.set(op.result, LTensor(result_type, [value] * count))
 
 
-@lowers("tile.make_range")
-def _make_range(ctx: LoweringContext, op: Operation) -> None:
-    result_type = op.results[0].type
-    start = op.attributes["start"].value  # type: ignore[attr-defined]
+@lowers(MakeRangeOp)
+def _make_range(ctx: LoweringContext, op: MakeRangeOp) -> None:
+    result_type = op.result.type
+    start = op.start_int
     coords = ctx.element_coords(LTensor(result_type, []).mapping)
     b = ctx.builder
     values = [b.add(c[0], ir.Constant(I32, start)) if start else c[0] for c in coords]
-    ctx.set(op.results[0], LTensor(result_type, values))
+    ctx.set(op.result, LTensor(result_type, values))
 
 
 def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -52,34 +59,36 @@ def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _weights(op: Operation) -> tuple[int, ...]:
+Rearrangement = BroadcastOp | ExpandDimsOp | ReshapeOp | TransOp | ConvertLayoutOp
+
+
+def _weights(op: Rearrangement, src: TensorType, dst: TensorType) -> tuple[int, ...]:
     """Per result dimension, its weight in the source's linear index (see the module doc)."""
-    src, dst = op.operands[0].type, op.results[0].type
-    src_strides = _strides(src.shape)  # type: ignore[attr-defined]
-    if op.name == "tile.broadcast":
+    src_strides = _strides(src.shape)
+    if isinstance(op, BroadcastOp):
         return tuple(
             0 if s != d else stride
-            for s, d, stride in zip(src.shape, dst.shape, src_strides, strict=True)  # type: ignore[attr-defined]
+            for s, d, stride in zip(src.shape, dst.shape, src_strides, strict=True)
         )
-    if op.name == "tile.expand_dims":
-        axis = op.attributes["axis"].value  # type: ignore[attr-defined]
+    if isinstance(op, ExpandDimsOp):
+        axis = op.axis_int
         return (*src_strides[:axis], 0, *src_strides[axis:])
-    if op.name == "tile.trans":
-        order = op.attributes["order"].ints()  # type: ignore[attr-defined]
-        return tuple(src_strides[i] for i in order)
-    if op.name == "tile.reshape":
-        return _strides(dst.shape)  # type: ignore[attr-defined]
+    if isinstance(op, TransOp):
+        return tuple(src_strides[i] for i in op.order_ints)
+    if isinstance(op, ReshapeOp):
+        return _strides(dst.shape)
     return src_strides  # gpu.convert_layout
 
 
-@lowers("tile.broadcast", "tile.expand_dims", "tile.reshape", "tile.trans", "gpu.convert_layout")
-def _rearrange(ctx: LoweringContext, op: Operation) -> None:
+@lowers(BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, ConvertLayoutOp)
+def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     if isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
         return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
-    source: LTensor = ctx.get(op.operands[0])
-    result_type: TensorType = op.results[0].type  # type: ignore[assignment]
+    source: LTensor = ctx.get(op.source)
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
     src_type = source.type
-    weights = _weights(op)
+    weights = _weights(op, src_type, result_type)
     picks = register_picks(
         (layout_of(src_type), src_type.shape),
         (layout_of(result_type), result_type.shape),
@@ -91,7 +100,7 @@ def _rearrange(ctx: LoweringContext, op: Operation) -> None:
         values = [source.values[i] for i in picks]
     else:
         values = _through_shared(ctx, source, result_type, weights)
-    ctx.set(op.results[0], LTensor(result_type, values))
+    ctx.set(op.result, LTensor(result_type, values))
 
 
 @lru_cache(maxsize=1024)

@@ -9,6 +9,7 @@ allow-lists first: LLVM aborts the whole process on unknown ones.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 
 import llvmlite.binding as llvm
@@ -59,3 +60,18 @@ def optimized_module(
         builder = llvm.create_pass_builder(machine, tuning)
         builder.getModulePassManager().run(module, builder)
     return module
+
+
+def kernel_names(llvm_ir: str, calling_convention: str) -> list[str]:
+    """The kernels (functions of `calling_convention`: `ptx_kernel`, `amdgpu_kernel`) that
+    `llvm_ir` defines, for error messages and loading."""
+    pattern = rf"define\s+(?:[\w.]+\s+)*?{calling_convention}\s+void\s+@\"?([\w.$]+)"
+    return re.findall(pattern, llvm_ir)
+
+
+def describe_kernels(llvm_ir: str, calling_convention: str) -> str:
+    """`kernel NAME, ...` of `llvm_ir`, for error messages."""
+    names = kernel_names(llvm_ir, calling_convention)
+    if not names:
+        return f"module (no {calling_convention} function found)"
+    return f"kernel {', '.join(names)}"

@@ -14,13 +14,16 @@ from __future__ import annotations
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.func import FuncOp
+from tilec.dialects.scf import ConditionOp, YieldOp
+from tilec.dialects.tile import IntToPtrOp, ReduceOp, ScanOp
+from tilec.ir import type_names
 from tilec.ir.core import Block, Operation, Value
-from tilec.ir.types import FloatType, IntegerType, PointerType, Type, element_type
+from tilec.ir.traits import MemoryRead, MemoryWrite
+from tilec.ir.types import PointerType, Type, element_type
 from tilec.layout.axis_info import analyze_axis_info
 from tilec.lowering.context import LoweringContext, LoweringError, llvm_type
 from tilec.lowering.target import TargetInfo
-
-WRITING_OPS = ("tile.store", "tile.atomic_rmw", "tile.atomic_cas")
 
 
 @attrs.frozen
@@ -83,16 +86,13 @@ def lower_block(ctx: LoweringContext, block: Block) -> None:
 
 def signature_type(t: Type) -> str:
     """The Triton signature spelling of a parameter type: `*fp32`, `i32`, `u8`, `bf16`, `i1`."""
-    if isinstance(t, PointerType):
-        return "*" + signature_type(t.pointee)
-    if isinstance(t, IntegerType):
-        return f"{'u' if t.unsigned else 'i'}{t.width}"
-    if isinstance(t, FloatType):
-        return t.name if t.name == "bf16" else "fp" + t.name[1:]
-    raise LoweringError(f"kernel parameters cannot have type {t}")
+    try:
+        return type_names.signature_type(t)
+    except ValueError as error:
+        raise LoweringError(str(error)) from None
 
 
-def written_parameters(func: Operation) -> list[int]:
+def written_parameters(func: FuncOp) -> list[int]:
     """The pointer parameters that a store or atomic may write through.
 
     A may-alias over-approximation: every pointer derives from the parameters of all pointer
@@ -116,17 +116,17 @@ def written_parameters(func: Operation) -> list[int]:
             if op is func:
                 continue
             inflow = frozenset().union(*(sources(v) for v in op.operands))
-            if op.name in ("tile.load", "tile.int_to_ptr"):
+            if op.has_trait(MemoryRead) or isinstance(op, IntToPtrOp):
                 inflow = everything  # a pointer read from memory or made from an integer
             for region in op.regions:
                 for block in region.blocks:
                     last = block.last_op
-                    if last is not None and last.name in ("scf.yield", "scf.condition"):
+                    if isinstance(last, (YieldOp, ConditionOp)):
                         inflow = inflow.union(*(sources(v) for v in last.operands))
             targets = list(op.results) + [
                 a for region in op.regions for block in region.blocks for a in block.args
             ]
-            if op.name in ("tile.reduce", "tile.scan"):
+            if isinstance(op, (ReduceOp, ScanOp)):
                 targets = list(op.results)
             for value in targets:
                 if isinstance(element_type(value.type), PointerType) and not inflow <= sources(
@@ -136,25 +136,25 @@ def written_parameters(func: Operation) -> list[int]:
                     changed = True
     written: set[int] = set()
     for op in func.walk():
-        if op.name in WRITING_OPS:
-            written |= sources(op.operands[0])
+        if op.has_trait(MemoryWrite):
+            written |= sources(op.operands[0])  # a MemoryWrite op's pointer is its first operand
     return sorted(written & everything)
 
 
-def _find_kernel(module: Operation, kernel_name: str) -> Operation:
-    functions = [op for op in module.walk() if op.name == "func.func"]
+def _find_kernel(module: Operation, kernel_name: str) -> FuncOp:
+    functions = [op for op in module.walk() if isinstance(op, FuncOp)]
     for func in functions:
-        if func.attributes["sym_name"].value == kernel_name:  # type: ignore[attr-defined]
+        if func.name_str == kernel_name:
             return func
-    names = ", ".join("@" + f.attributes["sym_name"].value for f in functions)  # type: ignore[attr-defined]
+    names = ", ".join("@" + f.name_str for f in functions)
     raise LoweringError(f"no function @{kernel_name} to lower; the module has {names or 'none'}")
 
 
-def _int_attr(func: Operation, key: str) -> int:
+def _int_attr(func: FuncOp, key: str) -> int:
     attr = func.attributes.get(key)
     if attr is None:
-        name = func.attributes["sym_name"].value  # type: ignore[attr-defined]
         raise LoweringError(
-            f"kernel @{name} has no '{key}' attribute: lower gir (after layout assignment), not tir"
+            f"kernel @{func.name_str} has no '{key}' attribute: lower gir (after layout "
+            "assignment), not tir"
         )
     return int(attr.value)  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
+from tilec.dialects import math
 from tilec.ir.core import Operation
 from tilec.ir.types import element_type
 from tilec.lowering.context import (
@@ -29,8 +30,24 @@ from tilec.lowering.elementwise import map_registers
 from tilec.lowering.math_expansions import F64_FUNCTIONS, erf_f32, tanh_f32
 from tilec.lowering.target import TargetInfo
 
-FLOAT_FUNCTIONS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf", "tanh",
-                   "floor", "ceil", "absf", "fma")  # fmt: skip
+MATH_FUNCTIONS: dict[type[Operation], str] = {
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
+    math.SqrtOp: "sqrt",
+    math.RsqrtOp: "rsqrt",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.ErfOp: "erf",
+    math.TanhOp: "tanh",
+    math.FloorOp: "floor",
+    math.CeilOp: "ceil",
+    math.AbsFOp: "absf",
+    math.FmaOp: "fma",
+}
+"""Per float `math` op, the function name `TargetInfo.math` and the generic expansions take."""
+FLOAT_FUNCTIONS = tuple(MATH_FUNCTIONS.values())
 LLVM_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "absf": "fabs", "fma": "fma"}
 
 
@@ -69,10 +86,10 @@ def _generic(
     return b.fptrunc(F64_FUNCTIONS[name](b, b.fpext(x, F64)), F32)
 
 
-@lowers(*(f"math.{name}" for name in FLOAT_FUNCTIONS))
+@lowers(*MATH_FUNCTIONS)
 def _math(ctx: LoweringContext, op: Operation) -> None:
-    name = op.name.split(".", 1)[1]
-    dtype = element_type(op.results[0].type).name  # type: ignore[attr-defined]
+    name = MATH_FUNCTIONS[type(op)]
+    dtype = str(element_type(op.results[0].type))
     if dtype not in ("f16", "bf16", "f32", "f64"):
         raise LoweringError(f"{_where(op)}'{op.name}' needs float operands, got {dtype}")
 
@@ -82,8 +99,8 @@ def _math(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-@lowers("math.absi")
-def _absi(ctx: LoweringContext, op: Operation) -> None:
+@lowers(math.AbsIOp)
+def _absi(ctx: LoweringContext, op: math.AbsIOp) -> None:
     b = ctx.builder
 
     def emit(x: ir.Value) -> ir.Value:
@@ -93,4 +110,4 @@ def _absi(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-__all__ = ["FLOAT_FUNCTIONS", "math_value"]
+__all__ = ["FLOAT_FUNCTIONS", "MATH_FUNCTIONS", "math_value"]

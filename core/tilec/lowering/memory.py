@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilec.ir.core import Operation, Value
+from tilec.dialects.tile import AddPtrOp, IntToPtrOp, LoadOp, PtrToIntOp, StoreOp
+from tilec.ir.core import Value
+from tilec.ir.traits import pointer_pointee
 from tilec.ir.types import IntegerType, TensorType, element_type
 from tilec.lowering.context import (
     I8,
@@ -30,11 +32,11 @@ from tilec.lowering.elementwise import map_registers
 MAX_VECTOR_BYTES = 16
 
 
-@lowers("tile.addptr")
-def _addptr(ctx: LoweringContext, op: Operation) -> None:
+@lowers(AddPtrOp)
+def _addptr(ctx: LoweringContext, op: AddPtrOp) -> None:
     b = ctx.builder
-    pointee = memory_type(element_type(op.operands[0].type).pointee, ctx.target)  # type: ignore[attr-defined]
-    offset_type = element_type(op.operands[1].type)
+    pointee = memory_type(pointer_pointee(op.ptr.type), ctx.target)
+    offset_type = element_type(op.offset.type)
     unsigned = isinstance(offset_type, IntegerType) and offset_type.unsigned
 
     def emit(ptr: ir.Value, offset: ir.Value) -> ir.Value:
@@ -45,15 +47,15 @@ def _addptr(ctx: LoweringContext, op: Operation) -> None:
     map_registers(ctx, op, emit)
 
 
-@lowers("tile.int_to_ptr")
-def _int_to_ptr(ctx: LoweringContext, op: Operation) -> None:
-    ty = ctx.type(op.results[0].type)
+@lowers(IntToPtrOp)
+def _int_to_ptr(ctx: LoweringContext, op: IntToPtrOp) -> None:
+    ty = ctx.type(op.result.type)
     map_registers(ctx, op, lambda x: ctx.builder.inttoptr(x, ty))
 
 
-@lowers("tile.ptr_to_int")
-def _ptr_to_int(ctx: LoweringContext, op: Operation) -> None:
-    ty = ctx.type(op.results[0].type)
+@lowers(PtrToIntOp)
+def _ptr_to_int(ctx: LoweringContext, op: PtrToIntOp) -> None:
+    ty = ctx.type(op.result.type)
     map_registers(ctx, op, lambda x: ctx.builder.ptrtoint(x, ty))
 
 
@@ -126,11 +128,11 @@ def _masked(
     return phi
 
 
-@lowers("tile.load")
-def _load(ctx: LoweringContext, op: Operation) -> None:
+@lowers(LoadOp)
+def _load(ctx: LoweringContext, op: LoadOp) -> None:
     b = ctx.builder
-    ptr, mask, other = op.ptr, op.mask, op.other  # type: ignore[attr-defined]
-    result_type = op.results[0].type
+    ptr, mask, other = op.ptr, op.mask, op.other
+    result_type = op.result.type
     scalar = element_type(result_type)
     mem = memory_type(scalar, ctx.target)
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
@@ -155,15 +157,15 @@ def _load(ctx: LoweringContext, op: Operation) -> None:
                 b.icmp_unsigned("!=", element, ir.Constant(I8, 0)) if is_bool else element
             )
     if isinstance(result_type, TensorType):
-        ctx.set(op.results[0], LTensor(result_type, values))
+        ctx.set(op.result, LTensor(result_type, values))
     else:
-        ctx.set(op.results[0], values[0])
+        ctx.set(op.result, values[0])
 
 
-@lowers("tile.store")
-def _store(ctx: LoweringContext, op: Operation) -> None:
+@lowers(StoreOp)
+def _store(ctx: LoweringContext, op: StoreOp) -> None:
     b = ctx.builder
-    ptr, value, mask = op.ptr, op.value, op.mask  # type: ignore[attr-defined]
+    ptr, value, mask = op.ptr, op.value, op.mask
     scalar = element_type(value.type)
     mem = memory_type(scalar, ctx.target)
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1

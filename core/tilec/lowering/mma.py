@@ -14,15 +14,15 @@ from llvmlite import ir
 
 from tilec.dialects.gpu import layout_of
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
-from tilec.ir.core import Operation
+from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import I32, LoweringContext, LoweringError, LTensor, _where
 
 
-def lower_mma_dot(ctx: LoweringContext, op: Operation) -> None:
-    a, b, acc = (ctx.get(v) for v in op.operands)
-    layout = layout_of(op.results[0].type)
+def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
+    a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
+    layout = layout_of(op.result.type)
     a_layout, b_layout = layout_of(a.type), layout_of(b.type)
     assert isinstance(layout, MmaEncodingAttr)
     if not (
@@ -49,8 +49,8 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> None:
     instruction = MmaInstruction(
         layout.version,
         (16, 8, instr_k),
-        str(element_type(op.operands[0].type)),
-        str(element_type(op.operands[2].type)),
+        str(element_type(op.a.type)),
+        str(element_type(op.acc.type)),
     )
     expected = (reps_m * reps_k * 8, reps_n * reps_k * 4, reps_m * reps_n * 4)
     if (len(a.values), len(b.values), len(acc.values)) != expected:
@@ -65,7 +65,7 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> None:
                 results[at : at + 4] = ctx.target.mma(
                     ctx.builder, instruction, a_regs, b_regs, results[at : at + 4]
                 )
-    ctx.set(op.results[0], LTensor(op.results[0].type, results))
+    ctx.set(op.result, LTensor(op.result.type, results))
 
 
 def _pack(ctx: LoweringContext, values: list[ir.Value]) -> list[ir.Value]:

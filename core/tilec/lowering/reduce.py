@@ -23,7 +23,10 @@ from collections.abc import Callable, Sequence
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.arith import BinaryOp
+from tilec.dialects.tile import ReduceOp
 from tilec.ir.core import Operation
+from tilec.ir.traits import Commutative
 from tilec.ir.types import TensorType
 from tilec.layout.mapping import DimMapping, ThreadMapping
 from tilec.lowering.context import (
@@ -37,12 +40,6 @@ from tilec.lowering.context import (
     _where,
     lowers,
 )
-
-COMMUTATIVE = {
-    "arith.addf", "arith.addi", "arith.mulf", "arith.muli", "arith.maxnumf", "arith.minnumf",
-    "arith.maximumf", "arith.minimumf", "arith.maxsi", "arith.minsi", "arith.maxui",
-    "arith.minui", "arith.andi", "arith.ori", "arith.xori",
-}  # fmt: skip
 
 Values = list[ir.Value]
 
@@ -145,10 +142,13 @@ def tree(ctx: LoweringContext, op: Operation, items: Sequence[Values]) -> Values
 
 
 def is_commutative(op: Operation) -> bool:
-    """Whether the combiner is a single commutative `arith` op of its two arguments."""
+    """Whether the combiner is a single commutative `arith` binary op of its two arguments
+    (all of them are associative too: add, mul, and, or, xor, min and max)."""
     block = op.regions[0].block
     ops = list(block.ops)
-    if len(op.operands) != 1 or len(ops) != 2 or ops[0].name not in COMMUTATIVE:
+    if len(op.operands) != 1 or len(ops) != 2:
+        return False
+    if not isinstance(ops[0], BinaryOp) or not ops[0].has_trait(Commutative):
         return False
     return set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
 
@@ -206,17 +206,17 @@ def load_slot(ctx: LoweringContext, base: ir.Value, index: ir.Value, t: ir.Type)
 # The lowering ------------------------------------------------------------------------------------
 
 
-@lowers("tile.reduce")
-def _reduce(ctx: LoweringContext, op: Operation) -> None:
+@lowers(ReduceOp)
+def _reduce(ctx: LoweringContext, op: ReduceOp) -> None:
     try:
         _lower_reduce(ctx, op)
     except TypeError as error:
         raise LoweringError(f"{_where(op)}cannot lower '{op.name}': {error}") from error
 
 
-def _lower_reduce(ctx: LoweringContext, op: Operation) -> None:
+def _lower_reduce(ctx: LoweringContext, op: ReduceOp) -> None:
     b = ctx.builder
-    axis = op.attributes["axis"].value  # type: ignore[attr-defined]
+    axis = op.axis_int
     sources = [ctx.get(v) for v in op.operands]
     mapping = sources[0].mapping
     spread = axis_spread(mapping, axis)

@@ -20,6 +20,7 @@ import itertools
 
 from llvmlite import ir
 
+from tilec.dialects.tile import ScanOp
 from tilec.ir.core import Operation
 from tilec.lowering.context import I32, LoweringContext, LoweringError, LTensor, _where, lowers
 from tilec.lowering.reduce import (
@@ -40,18 +41,17 @@ from tilec.lowering.reduce import (
 Values = list[ir.Value]
 
 
-@lowers("tile.scan")
-def _scan(ctx: LoweringContext, op: Operation) -> None:
+@lowers(ScanOp)
+def _scan(ctx: LoweringContext, op: ScanOp) -> None:
     try:
         _lower_scan(ctx, op)
     except TypeError as error:
         raise LoweringError(f"{_where(op)}cannot lower '{op.name}': {error}") from error
 
 
-def _lower_scan(ctx: LoweringContext, op: Operation) -> None:
-    axis = op.attributes["axis"].value  # type: ignore[attr-defined]
-    reverse_attr = op.attributes.get("reverse")
-    reverse = bool(reverse_attr.value) if reverse_attr is not None else False  # type: ignore[attr-defined]
+def _lower_scan(ctx: LoweringContext, op: ScanOp) -> None:
+    axis = op.axis_int
+    reverse = op.is_reverse
     sources = [ctx.get(v) for v in op.operands]
     mapping = sources[0].mapping
     spread = axis_spread(mapping, axis)

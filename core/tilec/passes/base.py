@@ -20,18 +20,27 @@ Relations (all by pass name):
 
 Analyses subclass `Analysis` and implement `analyze(module, context)`; their results are cached in
 the `PassContext` until a pass that invalidates them changes the IR.
+
+Options are typed fields of the pass's `Options` class (see `tilec.passes.options`); a pass reads
+them as `self.options.max_iterations`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from tilec.ir.core import Operation
+from tilec.passes.options import NoOptions, parse_pass_options
 
 ALL_ANALYSES = ("*",)
 
 STAGES = ("tir", "gir", "llir")
 """The IR stages passes work on, in pipeline order."""
+
+
+class PipelineError(Exception):
+    """A pipeline that cannot be built: an unknown pass name, a bad option, or an ordering cycle."""
 
 
 class Pass:
@@ -48,8 +57,13 @@ class Pass:
     default_pipeline: ClassVar[bool] = True
     """Whether the pass runs in the default pipeline of its stage (`tilec passes` lists it)."""
 
-    def __init__(self, options: dict[str, Any] | None = None):
-        self.options = dict(options or {})
+    Options: ClassVar[type] = NoOptions
+    """The frozen attrs class of the pass's options (`tilec.passes.options`)."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        """`options` maps option names (`max-iterations`) to text or Python values; raises
+        `PassOptionError` for an unknown option or a bad value."""
+        self.options = parse_pass_options(self.name, self.Options, options or {})
 
     def run(self, module: Operation, context: PassContext) -> bool:
         """Transform `module` in place; return True if the IR changed."""

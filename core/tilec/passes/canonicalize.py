@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from functools import cache
 
+import attrs
+
 from tilec.dialects.arith import ConstantOp
 from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Block, Operation, Value
+from tilec.ir.module import ModuleOp
 from tilec.ir.rewriting import (
     RewritePattern,
     Rewriter,
@@ -35,6 +38,7 @@ from tilec.ir.rewriting import (
 from tilec.ir.traits import Commutative, ConstantLike, IsolatedFromAbove
 from tilec.ir.types import Type, i1
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
+from tilec.passes.options import pass_option
 
 
 class Canonicalize(ModulePass):
@@ -46,6 +50,12 @@ class Canonicalize(ModulePass):
     after = ("inline",)
     invalidates = ALL_ANALYSES
 
+    @attrs.frozen
+    class Options:
+        max_iterations: int = pass_option(
+            10, "sweeps over the module that may change something", minimum=0
+        )
+
     def run(self, module: Operation, context: PassContext) -> bool:
         folder = ConstantFolder()
         return apply_patterns_greedily(
@@ -53,7 +63,7 @@ class Canonicalize(ModulePass):
             lambda op: patterns_for(type(op)),
             fold=folder.fold,
             before_sweep=folder.gather_constants,
-            max_iterations=int(self.options.get("max-iterations", 10)),
+            max_iterations=self.options.max_iterations,
         )
 
 
@@ -98,7 +108,7 @@ def _constant_block(op: Operation) -> Block | None:
     parent = op.parent_op
     while parent is not None and not parent.has_trait(IsolatedFromAbove):
         parent = parent.parent_op
-    if parent is None or parent.name == "builtin.module" or not parent.regions:
+    if parent is None or isinstance(parent, ModuleOp) or not parent.regions:
         return None
     return parent.regions[0].blocks[0] if parent.regions[0].blocks else None
 

@@ -20,6 +20,7 @@ Stores, atomics, calls, prints, asserts and barriers always stay.
 
 from __future__ import annotations
 
+from tilec.dialects.scf import ForOp, IfOp, WhileOp
 from tilec.dialects.scf_patterns import erase_for_iter_args, erase_if_results, erase_while_results
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.rewriting import Rewriter
@@ -85,23 +86,23 @@ def _sweep_block(block: Block, rewriter: Rewriter) -> None:
 
 
 def _drop_unused_results(op: Operation, rewriter: Rewriter) -> None:
-    if op.name == "scf.if":
+    if isinstance(op, IfOp):
         unused = [r.index for r in op.results if not r.has_uses()]
         if unused:
             erase_if_results(op, unused, rewriter)
-    elif op.name == "scf.while":
-        after = op.regions[1].block
+    elif isinstance(op, WhileOp):
+        after = op.after.block
         unused = [
             r.index for r in op.results if not r.has_uses() and not after.args[r.index].has_uses()
         ]
         if unused:
             erase_while_results(op, unused, rewriter)
-    elif op.name == "scf.for":
+    elif isinstance(op, ForOp):
         while (index := _dead_iter_arg(op)) is not None:
             _erase_dead_iter_arg(op, index, rewriter)
 
 
-def _dead_iter_arg(op: Operation) -> int | None:
+def _dead_iter_arg(op: ForOp) -> int | None:
     """The first loop-carried value of `scf.for` `op` that nothing outside its own cycle uses."""
     for result in op.results:
         if not result.has_uses() and _iter_arg_slice(op, result.index) is not None:
@@ -109,10 +110,10 @@ def _dead_iter_arg(op: Operation) -> int | None:
     return None
 
 
-def _iter_arg_slice(op: Operation, index: int) -> list[Operation] | None:
+def _iter_arg_slice(op: ForOp, index: int) -> list[Operation] | None:
     """The body ops computing only the next value of loop-carried value `index` (in body order),
     or None if the argument's value reaches anything else."""
-    body = op.regions[0].block
+    body = op.body.block
     terminator = body.last_op
     found: dict[Operation, None] = {}
     pending: list[Value] = [body.args[index + 1]]
@@ -133,8 +134,8 @@ def _iter_arg_slice(op: Operation, index: int) -> list[Operation] | None:
     return sorted(found, key=order.__getitem__)
 
 
-def _erase_dead_iter_arg(op: Operation, index: int, rewriter: Rewriter) -> None:
-    body = op.regions[0].block
+def _erase_dead_iter_arg(op: ForOp, index: int, rewriter: Rewriter) -> None:
+    body = op.body.block
     terminator = body.last_op
     assert terminator is not None
     slice_ops = _iter_arg_slice(op, index)

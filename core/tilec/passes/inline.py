@@ -15,6 +15,8 @@ Recursion cannot be inlined: a cycle of calls is an `InlineError` that names it
 
 from __future__ import annotations
 
+from tilec.dialects.func import FuncOp
+from tilec.dialects.tile import CallOp
 from tilec.ir.attributes import SymbolRefAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.rewriting import Rewriter
@@ -41,15 +43,11 @@ class Inline(ModulePass):
     invalidates = ALL_ANALYSES
 
     def run(self, module: Operation, context: PassContext) -> bool:
-        functions = {
-            op.attributes["sym_name"].value: op  # type: ignore[attr-defined]
-            for op in _module_ops(module)
-            if op.name == "func.func"
-        }
+        functions = {op.name_str: op for op in _module_ops(module) if isinstance(op, FuncOp)}
         rewriter = Rewriter()
         for name in callees_first(functions):
             for call in _calls(functions[name]):
-                callee = functions.get(_callee_name(call))
+                callee = functions.get(call.callee_name)
                 if callee is not None:
                     inline_call(call, callee, rewriter)
         referenced = _referenced_symbols(module)
@@ -63,15 +61,11 @@ def _module_ops(module: Operation) -> list[Operation]:
     return [op for region in module.regions for block in region.blocks for op in block.ops]
 
 
-def _calls(function: Operation) -> list[Operation]:
-    return [op for op in function.walk() if op.name == "tile.call"]
+def _calls(function: Operation) -> list[CallOp]:
+    return [op for op in function.walk() if isinstance(op, CallOp)]
 
 
-def _callee_name(call: Operation) -> str:
-    return call.attributes["callee"].name  # type: ignore[attr-defined]
-
-
-def callees_first(functions: dict[str, Operation]) -> list[str]:
+def callees_first(functions: dict[str, FuncOp]) -> list[str]:
     """Function names ordered so that every callee comes before its callers (module order
     otherwise). Raises InlineError on a cycle of calls."""
     order: list[str] = []
@@ -92,7 +86,7 @@ def callees_first(functions: dict[str, Operation]) -> list[str]:
             )
         path.append((name, via))
         for call in _calls(functions[name]):
-            callee = _callee_name(call)
+            callee = call.callee_name
             if callee in functions:
                 visit(callee, call)
         path.pop()
@@ -104,13 +98,13 @@ def callees_first(functions: dict[str, Operation]) -> list[str]:
     return order
 
 
-def inline_call(call: Operation, callee: Operation, rewriter: Rewriter) -> None:
+def inline_call(call: CallOp, callee: FuncOp, rewriter: Rewriter) -> None:
     """Replace `call` by a copy of `callee`'s body with the arguments mapped to its operands."""
     region = callee.regions[0]
     if len(region.blocks) != 1:
         raise InlineError(
             call,
-            f"cannot inline @{_callee_name(call)}: its body has {len(region.blocks)} blocks, "
+            f"cannot inline @{call.callee_name}: its body has {len(region.blocks)} blocks, "
             "expected one",
         )
     body = region.blocks[0]

@@ -15,21 +15,24 @@ times must not load at all). Nor are stores, atomics or any other op with effect
 
 from __future__ import annotations
 
+from tilec.dialects.arith import DivSIOp, DivUIOp, RemSIOp, RemUIOp
 from tilec.dialects.arith_folding import as_signed
+from tilec.dialects.scf import ForOp, WhileOp
 from tilec.ir.attributes import DenseAttr, IntegerAttr
 from tilec.ir.core import BlockArgument, Operation, Value
 from tilec.ir.rewriting import Rewriter, defining_op
 from tilec.ir.traits import ConstantLike, IsTerminator, Pure
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
 
-LOOPS = ("scf.for", "scf.while")
+LOOPS = (ForOp, WhileOp)
 
-_INTEGER_DIVISIONS = {
-    "arith.divsi": True,
-    "arith.remsi": True,
-    "arith.divui": False,
-    "arith.remui": False,
+_INTEGER_DIVISIONS: dict[type[Operation], bool] = {
+    DivSIOp: True,
+    RemSIOp: True,
+    DivUIOp: False,
+    RemUIOp: False,
 }
+"""Per integer division op: whether it is signed (a divisor of -1 may overflow too)."""
 
 
 class LoopInvariantCodeMotion(ModulePass):
@@ -43,7 +46,7 @@ class LoopInvariantCodeMotion(ModulePass):
 
     def run(self, module: Operation, context: PassContext) -> bool:
         rewriter = Rewriter()
-        loops = [op for op in module.walk(post_order=True) if op.name in LOOPS]
+        loops = [op for op in module.walk(post_order=True) if isinstance(op, LOOPS)]
         for loop in loops:
             hoist_invariants(loop, rewriter)
         return rewriter.changed
@@ -77,7 +80,7 @@ def _defined_inside(value: Value, op: Operation) -> bool:
 
 def _is_speculatable(op: Operation) -> bool:
     """Whether running `op` when the program would not have is harmless (no undefined behavior)."""
-    signed = _INTEGER_DIVISIONS.get(op.name)
+    signed = _INTEGER_DIVISIONS.get(type(op))
     if signed is None:
         return True
     divisor = defining_op(op.operands[1])

@@ -17,36 +17,34 @@ the declared relations say otherwise.
 
 Resolving a pipeline builds the graph with networkx, which takes long to import (hundreds of
 milliseconds where Python may not cache bytecode). Resolved orders are remembered per process and
-on disk (`$TILEC_CACHE_DIR/pipelines/`), keyed by every registered pass's declared relations and
-the request, so a new process whose pipeline was resolved before does not import networkx.
+on disk (`$TILEC_CACHE_DIR/pipelines/`, `tilec.passes.resolved_orders`), keyed by every
+registered pass's declared relations and the request, so a new process whose pipeline was resolved
+before does not import networkx.
+
+The pass manager gets its pass classes from its caller: the compile pipeline (`tilec.pipeline`)
+and `tilec opt` hand it the classes the plugin host collected.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import itertools
-import json
-import os
 import re
-import tempfile
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation
-from tilec.passes.base import ALL_ANALYSES, STAGES, Analysis, Pass, PassContext
+from tilec.passes import resolved_orders
+from tilec.passes.base import ALL_ANALYSES, STAGES, Analysis, Pass, PassContext, PipelineError
+from tilec.passes.dot import to_dot
 from tilec.passes.instrumentation import PassInstrumentation
+from tilec.passes.options import PassOptionError, check_options_class
 
-
-class PipelineError(Exception):
-    """A pipeline that cannot be built: an unknown pass name, a bad option, or an ordering cycle."""
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class PassVerifyError(Exception):
@@ -66,33 +64,13 @@ def pass_origin(cls: type[Pass]) -> str:
     return cls.__module__.split(".", 1)[0]
 
 
-def backend_stages(backend: Any) -> tuple[str, ...]:
-    """The pass stages of `backend`'s pipeline: its `pass_stages` if it declares them, else the
-    stages of `STAGES` that `backend.add_stages` adds to a mapping holding the core's `tir`."""
-    declared = getattr(backend, "pass_stages", None)
-    if declared:
-        return tuple(declared)
-    stages: dict[str, Any] = {"tir": None}
-    with contextlib.suppress(NotImplementedError):
-        backend.add_stages(stages, backend.parse_options())
-    return tuple(stage for stage in STAGES if stage in stages)
-
-
-def other_backend_origins(backend: Any, backends: Mapping[str, Any]) -> frozenset[str]:
-    """The origins (top-level packages) of the backends other than `backend` (None: of every
-    backend), whose passes stay out of `backend`'s default pipeline. Core (`tilec`) is never one."""
-    own = None if backend is None else type(backend).__module__.split(".", 1)[0]
-    origins = {type(other).__module__.split(".", 1)[0] for other in backends.values()}
-    return frozenset(origins - {own, "tilec"})
-
-
-def parse_pipeline(text: str) -> list[tuple[str, dict[str, Any]]]:
+def parse_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
     """Split `'canonicalize,licm{max-depth=2,hoist-loads=true},cse'` into names and options.
 
-    Option values that read as integers, floats or `true`/`false` are converted; others stay
-    strings.
+    Option values stay text: each pass converts and checks them against its typed `Options` when
+    the pipeline runs (`tilec.passes.options`).
     """
-    entries: list[tuple[str, dict[str, Any]]] = []
+    entries: list[tuple[str, dict[str, str]]] = []
     pos = 0
     while text.strip():
         match = _PIPELINE_ENTRY.match(text, pos)
@@ -111,25 +89,14 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, Any]]]:
 _PIPELINE_ENTRY = re.compile(r"\s*([^,{}\s]+)\s*(?:\{([^{}]*)\})?\s*(,|$)")
 
 
-def _parse_options(pass_name: str, text: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
+def _parse_options(pass_name: str, text: str) -> dict[str, str]:
+    options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise PipelineError(f"option '{item}' of pass '{pass_name}' must look like key=value")
-        options[key.strip()] = _option_value(value.strip())
+        options[key.strip()] = value.strip()
     return options
-
-
-def _option_value(text: str) -> Any:
-    if text in ("true", "false"):
-        return text == "true"
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
 
 
 class PassManager:
@@ -145,6 +112,10 @@ class PassManager:
                 raise PipelineError(
                     f"pass '{name}' declares unknown stage '{cls.stage}' (stages: {', '.join(STAGES)})"
                 )
+            try:
+                check_options_class(name, cls.Options)
+            except PassOptionError as error:
+                raise PipelineError(str(error)) from None
 
     @classmethod
     def from_classes(cls, pass_classes: Iterable[type[Pass]], **kwargs: Any) -> PassManager:
@@ -160,13 +131,6 @@ class PassManager:
                 )
             registry[pass_class.name] = pass_class
         return cls(registry, **kwargs)
-
-    @classmethod
-    def from_plugins(cls, **kwargs: Any) -> PassManager:
-        """A pass manager over the core passes and those of every plugin that loaded."""
-        from tilec.plugin.manager import load_pass_classes
-
-        return cls.from_classes(load_pass_classes(), **kwargs)
 
     # Building --------------------------------------------------------------------------------
 
@@ -195,7 +159,7 @@ class PassManager:
             )
             for name in positions
         }
-        import networkx as nx
+        import networkx as nx  # deferred: slow to import; needed only to resolve a new order
 
         graph = nx.DiGraph()
         for name in sorted(keys, key=keys.__getitem__):
@@ -236,14 +200,14 @@ class PassManager:
             tuple(sorted(skip_origins)),
         )
         key = self._memo_key(request)
-        order = _resolved.get(key)
+        order = resolved_orders.remembered.get(key)
         if order is None:
-            order = _read_resolved(key)
+            order = resolved_orders.read_resolved(key)
             if order is None or not set(order) <= set(self.registry):
                 graph = self.graph(names, stages, skip_origins=skip_origins)
                 order = self.order(graph)
-                _write_resolved(key, order)
-            _resolved[key] = order
+                resolved_orders.write_resolved(key, order)
+            resolved_orders.remembered[key] = order
         return [self.registry[name] for name in order]
 
     def _memo_key(self, request: tuple) -> str:
@@ -261,7 +225,7 @@ class PassManager:
     @staticmethod
     def order(graph: nx.DiGraph) -> list[str]:
         """The deterministic run order of `graph`'s passes; raises PipelineError on a cycle."""
-        import networkx as nx
+        import networkx as nx  # deferred: slow to import; needed only to resolve a new order
 
         if not nx.is_directed_acyclic_graph(graph):
             raise PipelineError(_describe_cycle(graph))
@@ -376,7 +340,8 @@ class PassManager:
     ) -> bool:
         """Run the pipeline of `names` (default pipeline of `stages` if None) on `module`.
 
-        `options` maps a pass name to the options its instance gets. After a pass reports a
+        `options` maps a pass name to its options (option name -> text or value), which the
+        pass's typed `Options` convert and check before any pass runs. After a pass reports a
         change, the analyses it `invalidates` are dropped; with `verify_each`, the module is
         verified after every pass (PassVerifyError names the pass). Returns whether any pass
         changed the IR.
@@ -392,7 +357,10 @@ class PassManager:
             analyses = {n: c for n, c in self.registry.items() if issubclass(c, Analysis)}
             context = PassContext(analyses, target=target)
         context.module = module
-        passes = [cls(dict(options.get(cls.name, {}))) for cls in pipeline]
+        try:
+            passes = [cls(options.get(cls.name, {})) for cls in pipeline]
+        except PassOptionError as error:
+            raise PipelineError(str(error)) from None
         for instrumentation in instrumentations:
             instrumentation.before_pipeline(passes, module)
         any_changed = False
@@ -442,40 +410,6 @@ class PassManager:
         return changed
 
 
-_resolved: dict[str, list[str]] = {}
-
-
-def _pipeline_dir() -> Path:
-    base = os.environ.get("TILEC_CACHE_DIR") or Path.home() / ".cache" / "tilec"
-    return Path(base) / "pipelines"
-
-
-def _read_resolved(key: str) -> list[str] | None:
-    """A remembered order, or None (absent, unreadable or malformed: resolved again)."""
-    try:
-        order = json.loads((_pipeline_dir() / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if isinstance(order, list) and all(isinstance(n, str) for n in order):
-        return order
-    return None
-
-
-def _write_resolved(key: str, order: list[str]) -> None:
-    """Remember an order (atomically: temporary file, then rename); failures are ignored."""
-    folder = _pipeline_dir()
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as file:
-                json.dump(order, file)
-            os.replace(tmp, folder / f"{key}.json")
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
 def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> None:
     if graph.has_edge(src, dst):
         data = graph.edges[src, dst]
@@ -486,9 +420,9 @@ def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> 
 
 
 def _describe_cycle(graph: nx.DiGraph) -> str:
-    import networkx as nx
-
     """`pass ordering cycle: a -> b -> a`, starting at the cycle's smallest pass, with reasons."""
+    import networkx as nx  # deferred: slow to import; needed only to resolve a new order
+
     edges = [(src, dst) for src, dst, *_ in nx.find_cycle(graph)]
     first = min(range(len(edges)), key=lambda i: graph.nodes[edges[i][0]]["key"])
     edges = edges[first:] + edges[:first]
@@ -499,48 +433,10 @@ def _describe_cycle(graph: nx.DiGraph) -> str:
     return "\n".join(lines)
 
 
-def to_dot(graph: nx.DiGraph, *, stage_edges: bool = False) -> str:
-    """DOT text of a pipeline graph: one cluster per stage, edges labelled by relation.
-
-    Stage-order edges (every pass of a stage to every pass of the next) are left out unless
-    `stage_edges`: the clusters already show them.
-    """
-    lines = ["digraph pipeline {", "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
-    for stage in STAGES:
-        members = [n for n in graph if graph.nodes[n].get("stage") == stage]
-        if not members:
-            continue
-        lines.append(f"  subgraph cluster_{stage} {{")
-        lines.append(f'    label="{stage}";')
-        for name in members:
-            origin = graph.nodes[name].get("origin", "")
-            label = f"{name}\\n({_dot_escape(origin)})" if origin else name
-            lines.append(f'    {_dot_id(name)} [label="{label}"];')
-        lines.append("  }")
-    for src, dst, data in graph.edges(data=True):
-        kinds = [k for k in data.get("kinds", []) if stage_edges or k != "stage"]
-        if not kinds:
-            continue
-        style = ", style=dashed" if kinds == ["stage"] else ""
-        lines.append(f'  {_dot_id(src)} -> {_dot_id(dst)} [label="{",".join(kinds)}"{style}];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _dot_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _dot_id(name: str) -> str:
-    return f'"{_dot_escape(name)}"'
-
-
 __all__ = [
     "PassManager",
     "PassVerifyError",
     "PipelineError",
-    "backend_stages",
-    "other_backend_origins",
     "parse_pipeline",
     "pass_origin",
     "to_dot",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import os
 import traceback
 import warnings
 from typing import Any, NamedTuple
@@ -20,13 +19,14 @@ from typing import Any, NamedTuple
 import attrs
 import pluggy
 
+from tilec import settings
 from tilec.backend import Backend
 from tilec.passes.base import Pass
 from tilec.plugin import hookspecs
 
 ENTRY_POINT_GROUP = "tilec"
-DISABLE_AUTOLOAD_ENV = "TILEC_DISABLE_PLUGIN_AUTOLOAD"
-BUILTIN_PLUGINS = ("tilec.passes.builtin",)
+DISABLE_AUTOLOAD_ENV = settings.DISABLE_PLUGIN_AUTOLOAD.name
+BUILTIN_PLUGINS = ("tilec.builtin_passes",)
 """Core modules registered as ordinary plugins, before any entry point."""
 
 
@@ -51,6 +51,7 @@ class _State:
 
 
 _state: _State | None = None
+_generation = 0
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -60,8 +61,15 @@ def get_plugin_manager() -> pluggy.PluginManager:
 
 def reset_plugin_manager() -> None:
     """Forget the plugin manager and everything loaded through it (for tests)."""
-    global _state
+    global _state, _generation
     _state = None
+    _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever what the plugins provide may have changed (a plugin
+    registered, the manager reset), so that what is built from it can be built again."""
+    return _generation
 
 
 def register_plugin(plugin: object, name: str | None = None) -> None:
@@ -69,10 +77,12 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
 
     Failures warn like an entry point's would. Cached backends and passes are recomputed.
     """
+    global _generation
     state = _load_state()
     label = name or getattr(plugin, "__name__", None) or repr(plugin)
     _register(state, plugin, name, label)
     state.backends = state.pass_classes = None
+    _generation += 1
 
 
 def plugin_failures() -> list[PluginFailure]:
@@ -155,7 +165,7 @@ def _load_state() -> _State:
 
 
 def _autoload_disabled() -> bool:
-    return os.environ.get(DISABLE_AUTOLOAD_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    return settings.DISABLE_PLUGIN_AUTOLOAD.enabled()
 
 
 def _load_builtins(state: _State) -> None:

@@ -1,5 +1,6 @@
 """The runtime: `@jit` kernels (`jit`), launching (`launcher`), specialization, the compile cache
-and `tilec.compile` (`compiler`; not imported here: it needs `tilec.__version__`)."""
+and `tilec.compile` (`compiler`). The kernel's source, parameters and cache key are the frontend's
+(`tilec.frontend.kernel`); the runtime adds launching."""
 
 from tilec.runtime.jit import JITFunction, jit
 

@@ -12,8 +12,9 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from pathlib import Path
 from typing import Any
+
+from tilec import settings
 
 HEADER = "// tilec-cache v2 sha256="
 SUFFIX = ".json"
@@ -30,8 +31,7 @@ def clear_memory() -> None:
     generation += 1
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("TILEC_CACHE_DIR") or Path.home() / ".cache" / "tilec")
+cache_dir = settings.cache_dir
 
 
 def make_key(*parts: Any) -> str:

@@ -9,11 +9,12 @@ index with both values.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from tilec import settings
 
 TOLERANCES = {
     "fp64": (1e-9, 1e-12),
@@ -28,7 +29,7 @@ class CheckError(AssertionError):
     """A backend's result differs from the interpreter's."""
 
 
-enabled = os.environ.get("TILEC_CHECK", "") not in ("", "0")
+enabled = settings.CHECK.enabled()
 """Whether launches without a `check=` option are checked: `TILEC_CHECK=1` (what
 `tilec run --check` sets) or `tilec.runtime.check.enabled = True`."""
 
@@ -61,13 +62,13 @@ def run_checked(
 def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
-    to_host = getattr(backend, "to_host", None)
-    if to_host is None:
+    try:
+        return backend.driver.to_host(value)
+    except NotImplementedError:
         raise TypeError(
             f"check=True cannot read argument '{param}' ({type(value).__name__}) back from "
             f"backend '{backend.name}'"
-        )
-    return to_host(value)
+        ) from None
 
 
 def _compare(kernel: str, param: str, elem: str, actual: np.ndarray, expected: np.ndarray) -> None:

@@ -2,6 +2,9 @@
 
 Selection order: the `backend=` argument, then `tilec.set_backend(name)`, then the
 `TILEC_BACKEND` environment variable, then the first available of nvidia, amd, interp.
+
+On a cache miss the frontend makes the kernel's tir (with its specialization facts) and the
+compile pipeline (`tilec.pipeline.compile_module`) runs the stages.
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,11 +21,15 @@ from typing import Any
 
 import attrs
 
-import tilec
+from tilec import settings
 from tilec.backend import Backend, BackendOptions
+from tilec.dialects.arith import ConstantOp
+from tilec.dialects.func import FuncOp
 from tilec.frontend import compile_to_tir
-from tilec.ir import IntegerAttr, parse_module, print_module
+from tilec.ir import IntegerAttr, Operation, parse_module
+from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
+from tilec.version import __version__
 
 AUTO_ORDER = ("nvidia", "amd", "interp")
 _chosen: str | None = None
@@ -39,8 +45,6 @@ def set_backend(name: str | None) -> None:
 
 
 def _backends(name: str | None = None) -> dict[str, Backend]:
-    from tilec.plugin.manager import load_backends
-
     backends = load_backends()
     if name is not None and name not in backends:
         raise ValueError(f"unknown backend '{name}'; known backends: {', '.join(sorted(backends))}")
@@ -55,7 +59,7 @@ def _available(backend: Backend) -> Any:
 
 def requested_backend(name: str | None = None) -> str | None:
     """The backend name asked for (argument, `set_backend`, `TILEC_BACKEND`); None: automatic."""
-    return name or _chosen or os.environ.get("TILEC_BACKEND") or None
+    return name or _chosen or settings.backend()
 
 
 def get_backend(name: str | None = None, *, require_available: bool = True) -> Backend:
@@ -107,7 +111,7 @@ class CompiledKernel:
         return list(self.signature)
 
     def run(self, grid: tuple[int, ...], args: list[Any]) -> None:
-        self.backend.run(self, grid, args, self.options)
+        self.backend.driver.run(self, grid, args)
 
 
 def compile(
@@ -164,7 +168,7 @@ def compile_cached(
         sorted(equal_to_1),
     )
     key = cache.make_key(
-        kernel.cache_key, spec, repr(options), backend.hash(options), tilec.__version__, target,
+        kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
     )  # fmt: skip
     hit = None if instrumentations else cache.memory.get(key)
@@ -236,52 +240,25 @@ def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any
 
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
-    """Run the stages: the core's `tir`, then the backend's (`gir`, `llir`, `ptx`, `cubin`...).
+    """The kernel's tir from the frontend, then every stage of the compile pipeline."""
+    module = _tir_module(kernel, signature, constexprs, spec_facts)
+    # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
+    from tilec.pipeline import compile_module
 
-    Each stage is `function(src, metadata) -> output`; its output is the next stage's input and
-    its text (or bytes) is kept in `asm`. A stage that returns None is left out.
-    """
-    metadata: dict[str, Any] = {"name": kernel.__name__, "target": target}
-    stages: dict[str, Any] = {
-        "tir": lambda _src, md: _compile_tir(
-            kernel, signature, constexprs, spec_facts, backend, target, instrumentations
-        )
-    }
-    with contextlib.suppress(NotImplementedError):
-        backend.add_stages(stages, options)
-    context = StageContext(target, instrumentations, backend, options)
-    src: Any = None
-    asm: dict[str, str | bytes] = {}
-    located = ""
-    for name, stage in stages.items():
-        metadata["_context"] = context
-        output = stage(src, metadata)
-        if output is None:  # the stage does not apply here (a cubin without a usable ptxas)
-            continue
-        src = output
-        asm[name] = src if isinstance(src, (str, bytes)) else print_module(src)
-        if name == "tir":
-            located = print_module(src, locations=True)
-    metadata.pop("_context", None)
-    return asm, metadata, located
+    compiled = compile_module(
+        module,
+        backend,
+        options,
+        name=kernel.__name__,
+        target=target,
+        instrumentations=instrumentations,
+    )
+    return compiled.asm, compiled.metadata, compiled.located
 
 
-@attrs.frozen
-class StageContext:
-    """What a backend's stage functions may need besides `src` and `metadata` (which is stored
-    in the cache and so holds only JSON values): found as `metadata["_context"]`."""
-
-    target: Any
-    instrumentations: Sequence[Any]
-    backend: Backend
-    options: BackendOptions
-
-
-def _compile_tir(kernel, signature, constexprs, spec_facts, backend, target, instrumentations=()):
-    from tilec.dialects.arith import ConstantOp
-    from tilec.dialects.func import FuncOp
-    from tilec.passes.manager import PassManager, backend_stages, other_backend_origins
-
+def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:
+    """The frontend's tir of `kernel`, with the specialization facts on its arguments: the
+    divisible ones get `tile.divisibility = 16`, those equal to 1 are compiled in."""
     divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
     runtime = [p for p in kernel.arg_names if p in signature and p not in constexprs]
@@ -298,14 +275,4 @@ def _compile_tir(kernel, signature, constexprs, spec_facts, backend, target, ins
             func.body.block.insert_before(one, func.body.block.first_op)
             argument.replace_all_uses_with(one.result)
             func.set_argument_attribute(index, "tile.equal_to", IntegerAttr(1, argument.type))
-    stages = tuple(s for s in backend_stages(backend) if s == "tir")
-    skip = other_backend_origins(backend, _backends())
-    PassManager.from_plugins().run(
-        module,
-        None,
-        stages=stages,
-        skip_origins=skip,
-        target=target,
-        instrumentations=instrumentations,
-    )
     return module

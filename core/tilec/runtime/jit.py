@@ -1,179 +1,24 @@
-"""`@tilec.jit`: wraps a kernel function with the source the frontend compiles.
+"""`@tilec.jit`: a kernel's source (`tilec.frontend.kernel.KernelFunction`) that also launches.
 
-`JITFunction.cache_key` is what the compile cache keys a kernel by, as Triton does: a hash of the
-kernel's source, the tilec version and, recursively, of what the frontend folds into the kernel
-by name: the sources of the `@jit` functions it calls and the values of the constexpr-like globals
-(ints, floats, bools, strings, `tl.dtype`, `tl.constexpr`, tuples of those) it reads, looked up in
-the function's globals (then closure), and through module attributes (`helpers.BLOCK`). The key is
-cached with the objects it was computed from; every read checks them by identity (cheap) and
-recomputes the key when one changed, so a rebound global or callee never reuses a stale entry.
+`kernel[grid](*args, **meta)` returns a `tilec.runtime.launcher.Launcher`; everything about the
+source (parameters, constexprs, defaults, the cache key) is the frontend's.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import inspect
-import textwrap
-import types
 from collections.abc import Callable
 from typing import Any
 
-_MISSING = object()
-_SCALARS = (bool, int, float, str, bytes, type(None))
+from tilec.frontend.kernel import KernelFunction
+from tilec.runtime.launcher import Launcher
 
 
-def _constexpr_like(value: Any) -> bool:
-    from tilec.language import constexpr, dtype
+class JITFunction(KernelFunction):
+    """A `@tilec.jit` kernel: `kernel[grid](*args, **meta)` launches it."""
 
-    if isinstance(value, (*_SCALARS, dtype, constexpr)):
-        return True
-    return isinstance(value, tuple) and all(_constexpr_like(v) for v in value)
-
-
-class JITFunction:
-    """A kernel: the Python function, its dedented source, its file and the source's first line."""
-
-    def __init__(self, fn: Callable[..., Any]):
-        self.fn = fn
-        self.__name__ = fn.__name__
-        self.__doc__ = fn.__doc__
-        lines, self.first_line = inspect.getsourcelines(fn)
-        raw = "".join(lines)
-        self.src = textwrap.dedent(raw)
-        self.indent = len(raw.splitlines()[0]) - len(self.src.splitlines()[0])
-        self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
-        self.arg_names = list(inspect.signature(fn).parameters)
-        self._key: str | None = None
-        self._used: tuple[tuple[Any, str, Any], ...] = ()
-        self._names: tuple[tuple[str, ...], ...] | None = None
-
-    @property
-    def cache_key(self) -> str:
-        """The hash of this kernel and what it depends on by name (see the module docstring)."""
-        key = self._key
-        if key is not None:
-            for namespace, name, value in self._used:
-                if namespace.get(name, _MISSING) is not value:
-                    break
-            else:
-                return key
-        used: list[tuple[Any, str, Any]] = []
-        parts: list[str] = []
-        self._collect(parts, used, set())
-        import tilec
-
-        parts.append(f"tilec={tilec.__version__}")
-        self._key = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
-        self._used = tuple({(id(ns), name): (ns, name, v) for ns, name, v in used}.values())
-        return self._key
-
-    def referenced_names(self) -> tuple[tuple[str, ...], ...]:
-        """The dotted names (`BLOCK`, `helpers.BLOCK`) the source loads but does not bind."""
-        if self._names is None:
-            tree = ast.parse(self.src)
-            bound: set[str] = set()
-            chains: list[tuple[str, ...]] = []
-            for node in ast.walk(tree):
-                if isinstance(node, ast.arg):
-                    bound.add(node.arg)
-                elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                    bound.add(node.id)
-            outer = tree.body[0] if tree.body else None
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                    chain: list[str] = []
-                    base: ast.expr = node
-                    while isinstance(base, ast.Attribute):
-                        chain.append(base.attr)
-                        base = base.value
-                    if isinstance(base, ast.Name):
-                        chains.append((base.id, *reversed(chain)))
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    chains.append((node.id,))
-            if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                bound.discard(outer.name)  # a recursive reference still resolves globally
-            self._names = tuple(dict.fromkeys(c for c in chains if c[0] not in bound))
-        return self._names
-
-    def _collect(self, parts: list[str], used: list, seen: set[int]) -> None:
-        """Append this function's source and its dependencies' parts; record what was read."""
-        seen.add(id(self))
-        parts.append(self.src)
-        closure = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=True))
-        for chain in self.referenced_names():
-            head = chain[0]
-            if head in self.fn.__globals__:
-                namespace: Any = self.fn.__globals__
-            elif head in closure:
-                namespace = _CellView(closure[head])
-            else:
-                continue
-            value = namespace.get(head, _MISSING)
-            used.append((namespace, head, value))
-            path = head
-            for attr in chain[1:]:
-                if not isinstance(value, types.ModuleType):
-                    break
-                namespace = vars(value)
-                value = namespace.get(attr, _MISSING)
-                used.append((namespace, attr, value))
-                path += "." + attr
-            if isinstance(value, JITFunction):
-                if id(value) in seen:
-                    parts.append(f"{path}=<jit {value.__name__}, cycle>")
-                else:
-                    parts.append(f"{path}=<jit>")
-                    value._collect(parts, used, seen)
-            elif _constexpr_like(value):
-                parts.append(f"{path}={type(value).__qualname__}:{value!r}")
-
-    @property
-    def globals(self) -> dict[str, Any]:
-        return self.fn.__globals__
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
-            f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...) "
-            "or call it from another kernel"
-        )
-
-    def __getitem__(self, grid: Any) -> Callable[..., None]:
+    def __getitem__(self, grid: Any) -> Launcher:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
-        launcher = _launcher_class
-        if launcher is None:
-            launcher = _load_launcher()
-        return launcher(self, grid)
-
-    def __repr__(self) -> str:
-        return f"JITFunction({self.fn.__module__}:{self.__name__})"
-
-
-_launcher_class: Any = None
-
-
-def _load_launcher() -> Any:
-    """`tilec.runtime.launcher.Launcher`, imported on first launch (it imports the compiler)."""
-    global _launcher_class
-    from tilec.runtime.launcher import Launcher
-
-    _launcher_class = Launcher
-    return Launcher
-
-
-class _CellView:
-    """A closure cell read like a namespace dict (`get(name, default)`), for `cache_key`."""
-
-    __slots__ = ("cell",)
-
-    def __init__(self, cell: Any):
-        self.cell = cell
-
-    def get(self, name: str, default: Any) -> Any:
-        try:
-            return self.cell.cell_contents
-        except ValueError:
-            return default
+        return Launcher(self, grid)
 
 
 def jit(fn: Callable[..., Any]) -> JITFunction:

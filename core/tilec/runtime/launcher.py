@@ -8,12 +8,12 @@ hot path (a launch like an earlier one) computes one small key per call and reus
 
 from __future__ import annotations
 
-import inspect
-import os
 from typing import Any
 
 import attrs
 
+from tilec import settings
+from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
@@ -21,32 +21,16 @@ from tilec.runtime.specialization import arg_type, spec_token
 
 RESERVED = ("backend", "check")
 
-_environ = getattr(os.environ, "_data", None)
-_ENV_KEY = os.environ.encodekey("TILEC_BACKEND") if hasattr(os.environ, "encodekey") else None
-
-
-def _env_backend() -> str | None:
-    """`TILEC_BACKEND` (read on every launch, so a change takes effect; this is os.environ's
-    own storage, read without os.environ's per-call decoding)."""
-    if _environ is None or _ENV_KEY is None:
-        return os.environ.get("TILEC_BACKEND") or None
-    value = _environ.get(_ENV_KEY)
-    return os.environ.decodevalue(value) or None if value is not None else None
-
 
 class KernelInfo:
-    """Per-kernel facts the launcher needs: parameter names, constexprs, defaults."""
+    """Per-kernel facts the launcher needs (parameter names, constexprs, defaults: the frontend's
+    `KernelFunction`) and the kernel's hot-path cache of earlier launches."""
 
-    def __init__(self, kernel: Any):
-        from tilec.frontend.generator import _is_constexpr
-
-        params = inspect.signature(kernel.fn).parameters
-        self.names = list(params)
-        self.constexpr = [_is_constexpr(kernel, p) for p in self.names]
+    def __init__(self, kernel: KernelFunction):
+        self.names = kernel.arg_names
+        self.constexpr = kernel.constexpr_flags
         self.runtime = {p for p, cx in zip(self.names, self.constexpr, strict=True) if not cx}
-        self.defaults = {
-            p: v.default for p, v in params.items() if v.default is not inspect.Parameter.empty
-        }
+        self.defaults = kernel.defaults
         self.first_constexpr = next(
             (i for i, cx in enumerate(self.constexpr) if cx), len(self.names)
         )
@@ -55,7 +39,7 @@ class KernelInfo:
         self.generation = cache.generation
 
 
-def kernel_info(kernel: Any) -> KernelInfo:
+def kernel_info(kernel: KernelFunction) -> KernelInfo:
     info = kernel.__dict__.get("_launch_info")
     if info is None:
         info = kernel._launch_info = KernelInfo(kernel)
@@ -71,7 +55,7 @@ class Launcher:
 
     __slots__ = ("grid", "kernel")
 
-    def __init__(self, kernel: Any, grid: Any):
+    def __init__(self, kernel: KernelFunction, grid: Any):
         self.kernel = kernel
         self.grid = grid
 
@@ -80,7 +64,7 @@ class Launcher:
         info = kernel.__dict__.get("_launch_info")
         if info is None or info.generation != cache.generation:
             info = kernel_info(kernel)
-        backend_name = meta.pop("backend", None) or compiler._chosen or _env_backend()
+        backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
         check = meta.pop("check", None)
         try:
             if len(args) <= info.first_constexpr:
@@ -124,8 +108,7 @@ class Launcher:
             )
             return
         if runner is None:
-            make_runner = getattr(compiled.backend, "make_runner", None)
-            runner = compiled.run if make_runner is None else make_runner(compiled, runtime_args)
+            runner = compiled.backend.driver.make_runner(compiled, runtime_args)
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args)

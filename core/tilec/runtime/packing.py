@@ -13,11 +13,9 @@ import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-SCALAR_FORMATS = {
-    "i1": "?", "i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
-    "i64": "q", "u64": "Q", "fp16": "e", "f16": "e", "bf16": "H", "fp32": "f", "f32": "f",
-    "fp64": "d", "f64": "d",
-}  # fmt: skip
+from tilec.ir.type_names import STRUCT_CODES
+
+SCALAR_FORMATS = STRUCT_CODES
 """`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
 
 SLOT = 8

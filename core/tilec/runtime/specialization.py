@@ -13,21 +13,15 @@ from typing import Any
 
 import numpy as np
 
-DTYPES = {
-    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "float32": "fp32", "float64": "fp64",
-}  # fmt: skip
+from tilec.ir.type_names import SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
+
+DTYPES = SIGNATURE_BY_NUMPY
+"""NumPy dtype name -> element type (`float32` -> `fp32`)."""
 
 I32 = (-(2**31), 2**31 - 1)
 I64 = (-(2**63), 2**63 - 1)
-
-
-TORCH_DTYPES = {
-    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-}  # fmt: skip
+TORCH_DTYPES = SIGNATURE_BY_TORCH
+"""torch dtype name -> element type (`bfloat16` -> `bf16`)."""
 
 
 def device_array_info(value: Any) -> tuple[str, int] | None:

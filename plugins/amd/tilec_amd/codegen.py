@@ -1,8 +1,8 @@
 """AMD code generation: LLVM IR -> AMDGCN assembly and object (llvmlite's AMDGPU target) ->
 hsaco (`ld.lld -shared`, the HSA code object the ROCm runtime loads).
 
-LLVM aborts the whole process on an unknown CPU name, so every arch is checked against
-`ARCHS` before any LLVM call.
+LLVM aborts the whole process on an unknown CPU name, so every arch is looked up in the arch
+table (`tilec_amd.arch.ARCHS`) before any LLVM call.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from tilec import settings
+from tilec.lowering import llvm_codegen
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -24,16 +26,11 @@ from tilec.lowering.llvm_codegen import (
     optimized_module,
     target_machine,
 )
+from tilec_amd.arch import ARCHS
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
-ARCHS = {
-    "gfx90a": 64, "gfx942": 64, "gfx950": 64,  # CDNA2, CDNA3, CDNA4: wave64 only
-    "gfx1100": 32, "gfx1201": 32,  # RDNA3, RDNA4: wave32 (wave64 left off)
-}  # fmt: skip
-"""Lanes a wavefront per architecture (the keys are backend.TARGETS; a test checks it)."""
-
-LLD_ENV = "TILEC_LLD"
+LLD_ENV = settings.LLD.name
 LLD_MIN_VERSION = 17
 LLD_VERSIONS = range(22, LLD_MIN_VERSION - 1, -1)
 LLD_INSTALL_HINT = (
@@ -47,33 +44,21 @@ class CodegenError(RuntimeError):
     """LLVM or ld.lld rejected a kernel; the message names the kernel and the tool's diagnostic."""
 
 
-def check_arch(arch: str) -> str:
-    """`arch` if tilec generates code for it, else a ValueError listing the choices."""
-    if arch not in ARCHS:
-        raise ValueError(
-            f"unsupported AMD target {arch!r}; choose one of {', '.join(ARCHS)} "
-            "(the `target` option of the amd backend)"
-        )
-    return arch
-
-
 def features(arch: str) -> str:
     """The LLVM feature string: the wavefront size of `arch`."""
-    return f"+wavefrontsize{ARCHS[check_arch(arch)]}"
+    return ARCHS.check(arch).llvm_features
 
 
 def kernel_names(llvm_ir: str) -> list[str]:
     """The `amdgpu_kernel` functions that `llvm_ir` defines."""
-    return re.findall(r"define\s+(?:[\w.]+\s+)*?amdgpu_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
+    return llvm_codegen.kernel_names(llvm_ir, "amdgpu_kernel")
 
 
 def _describe(llvm_ir: str) -> str:
-    names = kernel_names(llvm_ir)
-    return f"kernel {', '.join(names)}" if names else "module (no amdgpu_kernel function found)"
+    return llvm_codegen.describe_kernels(llvm_ir, "amdgpu_kernel")
 
 
 def _optimized(llvm_ir: str, arch: str, opt_level: int) -> tuple[llvm.TargetMachine, object]:
-    check_arch(arch)
     machine = target_machine(TRIPLE, arch, features(arch), check_opt_level(opt_level))
     try:
         module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
@@ -108,7 +93,7 @@ def compile_llir(llvm_ir: str, arch: str, *, opt_level: int = 3) -> tuple[str, b
 def lld_candidates() -> list[str]:
     """Where ld.lld is looked for, in order: TILEC_LLD, ROCm's, `ld.lld` on PATH, then
     `ld.lld-22` ... `ld.lld-17` on PATH."""
-    configured = os.environ.get(LLD_ENV)
+    configured = settings.LLD.get()
     if configured:
         return [configured]
     names = ["/opt/rocm/llvm/bin/ld.lld", "ld.lld", *(f"ld.lld-{v}" for v in LLD_VERSIONS)]
@@ -138,7 +123,7 @@ def find_lld() -> str:
 
     Raises CodegenError saying what to install when there is none.
     """
-    configured = os.environ.get(LLD_ENV)
+    configured = settings.LLD.get()
     if configured and not os.access(configured, os.X_OK):
         raise CodegenError(f"{LLD_ENV}={configured} is not an executable ld.lld")
     too_old = []

@@ -1,5 +1,7 @@
-"""The HIP side of the AMD backend: device, modules, argument packing and launches.
+"""The HIP runtime primitives of the AMD backend: device, modules, launches, memory.
 
+`HipDriver` is the `tilec.interop.device.DeviceRuntime` the shared launch path (`tilec.interop`)
+runs on.
 `hip` (hip-python) is imported when the driver is first used (`get_driver()`), never at module
 import. hip-python imports without ROCm but raises RuntimeError from the first call when
 libamdhip64.so is missing: every call goes through `HipDriver.call`, which turns that into a
@@ -10,15 +12,22 @@ there is one, the kernel. Tests pass a fake `hip` module to `HipDriver`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from tilec.backend import Availability
+from tilec.driver import Availability
+from tilec.interop.device import (
+    DeviceKind,
+    DeviceProperties,
+    LoadedKernel,
+    ProcessRuntime,
+    stream_handle,
+)
+from tilec.interop.dlpack import KDL_ROCM
 from tilec.runtime import packing
-from tilec.runtime.packing import SCALAR_FORMATS, SLOT, float_to_bf16_bits  # noqa: F401 (re-exported)
+from tilec_amd.arch import ARCHS
 
 INSTALL_HINT = "hip-python is not installed: pip install hip-python"
 NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
@@ -26,6 +35,18 @@ NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
 
 class HipError(RuntimeError):
     """A HIP call failed, no ROCm runtime is there, or a launch exceeds a device limit."""
+
+
+ROCM = DeviceKind(
+    backend="amd",
+    label="rocm",
+    dlpack_types=(KDL_ROCM,),
+    tensors="a ROCm tensor (torch, CuPy)",
+    dlpack_default_stream=0,
+    error=HipError,
+    pool_bytes=0,
+)
+"""What the shared launch path needs to know of ROCm memory (NumPy copies are freed at once)."""
 
 
 def import_hip() -> Any:
@@ -63,70 +84,25 @@ def runtime_availability(hip: Any = None) -> Availability:
     return Availability(True, f"{count} AMD GPU(s)")
 
 
-# Argument packing ------------------------------------------------------------------------------
-
-
 class Packer(packing.Packer):
     kernel_kind = "an AMD kernel"
 
 
-# Device, kernels, launches ---------------------------------------------------------------------
-
-
 @attrs.frozen
-class DeviceProperties:
-    """What the launcher and the compiler need to know about the device, read once."""
-
-    ordinal: int
-    name: str
+class HipProperties(DeviceProperties):
     arch: str
     """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
-    max_grid: tuple[int, int, int]
-    max_threads_per_block: int
-    max_shared_per_block: int
-    warp_size: int
 
     @property
     def target(self) -> str | None:
         """The backend target for this device, or None where tilec has none."""
-        from tilec_amd.backend import TARGETS
-
-        return self.arch if self.arch in TARGETS else None
-
-
-@attrs.define(eq=False)
-class LoadedKernel:
-    name: str
-    module: Any
-    function: Any
-    shared_bytes: int
-    packer: Packer | None
-
-
-def stream_handle(stream: Any) -> int:
-    """The hipStream_t address of an int, a torch/CuPy stream (`.cuda_stream`, which ROCm
-    builds keep) or a `__cuda_stream__` object; 0 (the null stream) for None."""
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    protocol = getattr(stream, "__cuda_stream__", None)
-    if protocol is not None:
-        return int((protocol() if callable(protocol) else protocol)[1])
-    handle = getattr(stream, "cuda_stream", None)
-    if handle is not None:
-        return int(handle)
-    try:
-        return int(stream)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"stream must be an int handle or an object with .cuda_stream or __cuda_stream__; "
-            f"got {type(stream).__name__}"
-        ) from None
+        return self.arch if self.arch in ARCHS else None
 
 
 class HipDriver:
     """One HIP device (the current one) and its modules."""
+
+    kind = ROCM
 
     def __init__(self, hip: Any = None, ordinal: int | None = None):
         self.hip = hip or import_hip()
@@ -148,11 +124,11 @@ class HipDriver:
             return None
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _read_properties(self) -> DeviceProperties:
+    def _read_properties(self) -> HipProperties:
         props = self.hip.hipDeviceProp_t()
         self.call("hipGetDeviceProperties", props, self.ordinal)
         arch, name = _text(props.gcnArchName), _text(props.name)
-        return DeviceProperties(
+        return HipProperties(
             ordinal=self.ordinal,
             name=name,
             arch=arch.split(":", 1)[0],
@@ -184,10 +160,12 @@ class HipDriver:
         return LoadedKernel(name, module, function, shared_bytes, packer)
 
     def launch(
-        self, kernel: LoadedKernel, grid: Any, threads: int, args: Sequence[Any], stream: Any = None
-    ) -> None:
-        """Launch `kernel` on `grid` (1-3 dims) with work-groups of `threads` work-items; `args`
-        are raw values (device addresses for pointers). An empty grid launches nothing."""
+        self, kernel: LoadedKernel, grid: Any, num_warps: int, threads_per_warp: int,
+        args: Sequence[Any], stream: Any = None,
+    ) -> None:  # fmt: skip
+        """Launch `kernel` on `grid` (1-3 dims) with work-groups of `num_warps` wavefronts;
+        `args` are raw values (device addresses for pointers). An empty grid launches nothing."""
+        threads = num_warps * threads_per_warp
         dims = (grid,) if isinstance(grid, int) else tuple(int(d) for d in grid)
         if not 1 <= len(dims) <= 3 or min(dims) < 0:
             raise ValueError(f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}")
@@ -239,21 +217,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-_driver: HipDriver | None = None
-_driver_lock = threading.Lock()
-
-
-def get_driver() -> HipDriver:
-    """The process's HipDriver, created on first use (HipError where ROCm is missing)."""
-    global _driver
-    if _driver is None:
-        with _driver_lock:
-            if _driver is None:
-                _driver = HipDriver()
-    return _driver
-
-
-def reset_driver(driver: HipDriver | None = None) -> None:
-    """Replace the process's HipDriver (tests install fakes with this)."""
-    global _driver
-    _driver = driver
+_runtime: ProcessRuntime[HipDriver] = ProcessRuntime(HipDriver)
+get_driver = _runtime.get
+"""The process's HipDriver, created on first use (HipError where ROCm is missing)."""
+reset_driver = _runtime.reset
+"""Replace the process's HipDriver (tests install fakes with this)."""

@@ -181,11 +181,9 @@ class AmdTargetInfo(TargetInfo):
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
-        ty = _LLVM_FLOAT.get(dtype)
-        if ty is None:
-            return None
-        if dtype == "bf16":
-            return self._through_f32(builder, name, args, ty)
+        if dtype == "bf16" or dtype not in _LLVM_FLOAT:
+            return None  # bf16: the core computes it in f32
+        ty = _LLVM_FLOAT[dtype]
         if name in _GENERIC:
             return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64":
@@ -195,15 +193,8 @@ class AmdTargetInfo(TargetInfo):
                 return builder.fdiv(F64(1.0), call_intrinsic(builder, "llvm.sqrt.f64", F64, args))
             return None
         if dtype == "f16":
-            return self._through_f32(builder, name, args, ty)
+            return None  # the core computes it in f32
         return self._f32(builder, name, args)
-
-    def _through_f32(
-        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], ty: ir.Type
-    ) -> ir.Value | None:
-        wide = [builder.fpext(a, F32) for a in args]
-        result = self.math(builder, name, wide, "f32")
-        return None if result is None else builder.fptrunc(result, ty)
 
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args

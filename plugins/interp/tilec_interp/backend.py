@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from tilec.backend import Availability, Backend, BackendOptions
+from collections.abc import Sequence
+from typing import Any
+
+from tilec.backend import Availability, Backend, BackendOptions, Driver
 from tilec_interp import __version__
+
+
+class InterpDriver(Driver):
+    """Runs the compiled kernel's tir module with the interpreter; arrays stay NumPy arrays."""
+
+    def is_available(self) -> Availability:
+        return Availability(True, "runs on the CPU with NumPy")
+
+    def run(self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any]) -> None:
+        """Interpret the compiled kernel's tir module; pointer arguments are NumPy arrays."""
+        from tilec_interp.interpreter import execute
+
+        execute(compiled.module, compiled.name, grid, list(args))
 
 
 class InterpBackend(Backend):
@@ -12,16 +28,10 @@ class InterpBackend(Backend):
     name = "interp"
     version = __version__
     options_class = BackendOptions
+    driver_class = InterpDriver
 
-    def is_available(self) -> Availability:
-        return Availability(True, "runs on the CPU with NumPy")
-
-    def execute(self, module, function_name: str, grid: tuple[int, ...], args: list) -> None:
+    def execute(self, module: Any, function_name: str, grid: tuple[int, ...], args: list) -> None:
         """Run `@function_name` of a tir module over `grid` (see `tilec_interp.interpreter`)."""
         from tilec_interp.interpreter import execute
 
         execute(module, function_name, grid, args)
-
-    def run(self, compiled, grid: tuple[int, ...], args, options: BackendOptions) -> None:
-        """Interpret the compiled kernel's tir module; pointer arguments are NumPy arrays."""
-        self.execute(compiled.module, compiled.name, grid, list(args))

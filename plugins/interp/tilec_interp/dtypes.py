@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilec.ir.type_names import SCALARS
 from tilec.ir.types import FloatType, IntegerType, PointerType, Type, element_type
 
 _INTS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _UINTS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_FLOATS = {"f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64}
+_VALUES = {s.ir_type: np.dtype(s.numpy or np.float32) for s in SCALARS}
+"""IR scalar type -> NumPy dtype of its values (bf16, which NumPy lacks, as float32)."""
 
 
 def value_dtype(t: Type) -> np.dtype:
     """The NumPy dtype that holds values of `t` (or of `t`'s elements)."""
     t = element_type(t)
-    if isinstance(t, IntegerType):
-        if t.width == 1:
-            return np.dtype(np.bool_)
-        return np.dtype((_UINTS if t.unsigned else _INTS)[t.width])
-    if isinstance(t, FloatType):
-        return np.dtype(_FLOATS[t.name])
     if isinstance(t, PointerType):
         return np.dtype(np.int64)
-    raise TypeError(f"the interpreter has no values of type {t}")
+    dtype = _VALUES.get(t)
+    if dtype is None:
+        raise TypeError(f"the interpreter has no values of type {t}")
+    return dtype
 
 
 def storage_dtype(t: Type) -> np.dtype:

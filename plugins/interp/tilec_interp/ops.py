@@ -6,6 +6,11 @@ minimum value by -1 wraps. Shifts by the width or more give 0 (`shli`, `shrui`) 
 (`shrsi`). f16/f32/f64 arithmetic is NumPy's, correctly rounded for + - * / sqrt; bf16 arithmetic
 is done in float64 and rounded once to bf16 (nearest even). `fptosi`/`fptoui` saturate to the
 target range and send NaN to 0 (as PTX `cvt.rzi.sat` does; LLVM calls it poison).
+
+`HANDLERS` maps each op class to `handler(op, operand values) -> result value`. Handlers read
+operand types as `op.operands[0]`, not through the declared accessors (`op.lhs`, `op.source`):
+an accessor computes the operand segments on every call (about 2 us, doubling the cost of a
+small `cmpi`), and element-wise handlers run once per step of a sequential scan's combiner.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tilec.dialects import arith, math
 from tilec.ir.core import Operation
 from tilec.ir.types import FloatType, IntegerType, element_type
 from tilec_interp.dtypes import (
@@ -28,7 +34,7 @@ from tilec_interp.dtypes import (
 from tilec_interp.special import erf, fma
 
 Handler = Callable[[Operation, list], np.ndarray]
-HANDLERS: dict[str, Handler] = {}
+HANDLERS: dict[type[Operation], Handler] = {}
 
 
 def _float_result(op: Operation, compute: Callable[..., np.ndarray], args: list) -> np.ndarray:
@@ -38,8 +44,8 @@ def _float_result(op: Operation, compute: Callable[..., np.ndarray], args: list)
     return np.asarray(compute(*args)).astype(value_dtype(t), copy=False)
 
 
-def _float(name: str, fn: Callable[..., np.ndarray]) -> None:
-    HANDLERS[name] = lambda op, args: _float_result(op, fn, args)
+def _float(op_class: type[Operation], fn: Callable[..., np.ndarray]) -> None:
+    HANDLERS[op_class] = lambda op, args: _float_result(op, fn, args)
 
 
 def _max_zero(a, b, maximum: bool):
@@ -51,53 +57,46 @@ def _max_zero(a, b, maximum: bool):
     return np.where(zeros, np.where(pick_b, b, a), r)
 
 
-for _name, _fn in {
-    "addf": np.add,
-    "subf": np.subtract,
-    "mulf": np.multiply,
-    "divf": np.divide,
-    "remf": np.fmod,
-    "maxnumf": np.fmax,
-    "minnumf": np.fmin,
-    "maximumf": lambda a, b: _max_zero(a, b, True),
-    "minimumf": lambda a, b: _max_zero(a, b, False),
-}.items():
-    _float("arith." + _name, _fn)
-_float("arith.negf", np.negative)
-
-for _name, _fn in {
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "log": np.log,
-    "log2": np.log2,
-    "sqrt": np.sqrt,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tanh": np.tanh,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "absf": np.abs,
-}.items():
-    _float("math." + _name, _fn)
-
-# erf: computed in float64 by `tilec_interp.special.erf` (within a few float64 ulps, so f32
-# results round correctly in practice). Other transcendentals use NumPy's libm, not the device's
-# approximations.
-
-
 def _rsqrt(x):
     return np.float64(1.0) / np.sqrt(np.asarray(x, np.float64))
 
 
-_float("math.rsqrt", _rsqrt)
-_float("math.erf", lambda x: erf(np.asarray(x, np.float64)))
-# fma: computed in float64 with an exact product (`tilec_interp.special.fma`); f32, f16 and bf16
-# products are exact in float64 anyway, so only the final rounding to the result type can differ
-# from a fused operation (double rounding, rare).
-_float("math.fma", fma)
+# erf: computed in float64 by `tilec_interp.special.erf` (within a few float64 ulps, so f32
+# results round correctly in practice). Other transcendentals use NumPy's libm, not the device's
+# approximations. fma: computed in float64 with an exact product (`tilec_interp.special.fma`);
+# f32, f16 and bf16 products are exact in float64 anyway, so only the final rounding to the
+# result type can differ from a fused operation (double rounding, rare).
+_FLOAT_FUNCTIONS: dict[type[Operation], Callable[..., np.ndarray]] = {
+    arith.AddFOp: np.add,
+    arith.SubFOp: np.subtract,
+    arith.MulFOp: np.multiply,
+    arith.DivFOp: np.divide,
+    arith.RemFOp: np.fmod,
+    arith.MaxNumFOp: np.fmax,
+    arith.MinNumFOp: np.fmin,
+    arith.MaximumFOp: lambda a, b: _max_zero(a, b, True),
+    arith.MinimumFOp: lambda a, b: _max_zero(a, b, False),
+    arith.NegFOp: np.negative,
+    math.ExpOp: np.exp,
+    math.Exp2Op: np.exp2,
+    math.LogOp: np.log,
+    math.Log2Op: np.log2,
+    math.SqrtOp: np.sqrt,
+    math.SinOp: np.sin,
+    math.CosOp: np.cos,
+    math.TanhOp: np.tanh,
+    math.FloorOp: np.floor,
+    math.CeilOp: np.ceil,
+    math.AbsFOp: np.abs,
+    math.RsqrtOp: _rsqrt,
+    math.ErfOp: lambda x: erf(np.asarray(x, np.float64)),
+    math.FmaOp: fma,
+}
+for _class, _fn in _FLOAT_FUNCTIONS.items():
+    _float(_class, _fn)
 
 
-def _int_binary(name: str, fn: Callable, view: str) -> None:
+def _int_binary(op_class: type[Operation], fn: Callable, view: str) -> None:
     def handler(op: Operation, args: list) -> np.ndarray:
         t = op.results[0].type
         dtype = value_dtype(t)
@@ -110,7 +109,7 @@ def _int_binary(name: str, fn: Callable, view: str) -> None:
         a, b = (np.asarray(x).view(vd) for x in args)
         return np.asarray(fn(a, b, element_type(t).width, vd)).astype(vd, copy=False).view(dtype)
 
-    HANDLERS["arith." + name] = handler
+    HANDLERS[op_class] = handler
 
 
 def _divrem(a, b, want_rem: bool, signed: bool):
@@ -138,26 +137,26 @@ def _shift(a, b, width, vd, kind: str):
     return np.where(big, np.where(a < 0, -1, 0).astype(vd), np.right_shift(a, s))
 
 
-for _name, _fn, _view in [
-    ("addi", lambda a, b, w, d: a + b, ""),
-    ("subi", lambda a, b, w, d: a - b, ""),
-    ("muli", lambda a, b, w, d: a * b, ""),
-    ("divsi", lambda a, b, w, d: _divrem(a, b, False, True), "s"),
-    ("remsi", lambda a, b, w, d: _divrem(a, b, True, True), "s"),
-    ("divui", lambda a, b, w, d: _divrem(a, b, False, False), "u"),
-    ("remui", lambda a, b, w, d: _divrem(a, b, True, False), "u"),
-    ("andi", lambda a, b, w, d: a & b, ""),
-    ("ori", lambda a, b, w, d: a | b, ""),
-    ("xori", lambda a, b, w, d: a ^ b, ""),
-    ("shli", lambda a, b, w, d: _shift(a, b, w, d, "shl"), "u"),
-    ("shrui", lambda a, b, w, d: _shift(a, b, w, d, "shru"), "u"),
-    ("shrsi", lambda a, b, w, d: _shift(a, b, w, d, "shrs"), "s"),
-    ("maxsi", lambda a, b, w, d: np.maximum(a, b), "s"),
-    ("minsi", lambda a, b, w, d: np.minimum(a, b), "s"),
-    ("maxui", lambda a, b, w, d: np.maximum(a, b), "u"),
-    ("minui", lambda a, b, w, d: np.minimum(a, b), "u"),
+for _class, _fn, _view in [
+    (arith.AddIOp, lambda a, b, w, d: a + b, ""),
+    (arith.SubIOp, lambda a, b, w, d: a - b, ""),
+    (arith.MulIOp, lambda a, b, w, d: a * b, ""),
+    (arith.DivSIOp, lambda a, b, w, d: _divrem(a, b, False, True), "s"),
+    (arith.RemSIOp, lambda a, b, w, d: _divrem(a, b, True, True), "s"),
+    (arith.DivUIOp, lambda a, b, w, d: _divrem(a, b, False, False), "u"),
+    (arith.RemUIOp, lambda a, b, w, d: _divrem(a, b, True, False), "u"),
+    (arith.AndIOp, lambda a, b, w, d: a & b, ""),
+    (arith.OrIOp, lambda a, b, w, d: a | b, ""),
+    (arith.XOrIOp, lambda a, b, w, d: a ^ b, ""),
+    (arith.ShLIOp, lambda a, b, w, d: _shift(a, b, w, d, "shl"), "u"),
+    (arith.ShRUIOp, lambda a, b, w, d: _shift(a, b, w, d, "shru"), "u"),
+    (arith.ShRSIOp, lambda a, b, w, d: _shift(a, b, w, d, "shrs"), "s"),
+    (arith.MaxSIOp, lambda a, b, w, d: np.maximum(a, b), "s"),
+    (arith.MinSIOp, lambda a, b, w, d: np.minimum(a, b), "s"),
+    (arith.MaxUIOp, lambda a, b, w, d: np.maximum(a, b), "u"),
+    (arith.MinUIOp, lambda a, b, w, d: np.minimum(a, b), "u"),
 ]:
-    _int_binary(_name, _fn, _view)
+    _int_binary(_class, _fn, _view)
 
 
 def _absi(op: Operation, args: list) -> np.ndarray:
@@ -165,7 +164,7 @@ def _absi(op: Operation, args: list) -> np.ndarray:
     return np.abs(np.asarray(args[0]).view(signed_dtype(t))).view(value_dtype(t))
 
 
-HANDLERS["math.absi"] = _absi
+HANDLERS[math.AbsIOp] = _absi
 
 _INT_PREDICATES = {
     "eq": ("", np.equal),
@@ -182,7 +181,7 @@ _INT_PREDICATES = {
 
 
 def _cmpi(op: Operation, args: list) -> np.ndarray:
-    view, fn = _INT_PREDICATES[op.attributes["predicate"].value]  # type: ignore[attr-defined]
+    view, fn = _INT_PREDICATES[op.predicate.value]
     t = op.operands[0].type
     a, b = args
     if value_dtype(t) != np.bool_ and view:
@@ -194,7 +193,7 @@ def _cmpi(op: Operation, args: list) -> np.ndarray:
 
 
 def _cmpf(op: Operation, args: list) -> np.ndarray:
-    predicate = op.attributes["predicate"].value  # type: ignore[attr-defined]
+    predicate = op.predicate.value
     a, b = args
     if predicate in ("false", "true"):
         return np.full(np.broadcast(a, b).shape, predicate == "true")
@@ -219,9 +218,9 @@ def _select(op: Operation, args: list) -> np.ndarray:
     return np.where(c, a, b)
 
 
-HANDLERS["arith.cmpi"] = _cmpi
-HANDLERS["arith.cmpf"] = _cmpf
-HANDLERS["arith.select"] = _select
+HANDLERS[arith.CmpIOp] = _cmpi
+HANDLERS[arith.CmpFOp] = _cmpf
+HANDLERS[arith.SelectOp] = _select
 
 
 def _to_float(x: np.ndarray, dst) -> np.ndarray:
@@ -254,45 +253,68 @@ def _float_to_int(x: np.ndarray, dst, signed: bool) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _cast(op: Operation, args: list) -> np.ndarray:
+def _int_source(x: np.ndarray, src, signed: bool) -> np.ndarray:
+    """An integer cast's operand viewed as signed or unsigned (i1 true is -1 when signed)."""
+    if x.dtype != np.bool_:
+        return x.view(signed_dtype(src) if signed else unsigned_dtype(src))
+    x = x.astype(np.int8)
+    return -x if signed else x.view(np.uint8)
+
+
+def _int_cast(signed: bool, to_float: bool) -> Handler:
+    """`extsi`, `extui` (to an integer) and `sitofp`, `uitofp` (to a float)."""
+
+    def handler(op: Operation, args: list) -> np.ndarray:
+        x = _int_source(np.asarray(args[0]), op.operands[0].type, signed)
+        dst = op.results[0].type
+        return _to_float(x, dst) if to_float else x.astype(value_dtype(dst))
+
+    return handler
+
+
+def _trunci(op: Operation, args: list) -> np.ndarray:
     x = np.asarray(args[0])
-    src, dst = op.operands[0].type, op.results[0].type
-    kind = op.name.split(".")[1]
+    dst_dtype = value_dtype(op.results[0].type)
+    if dst_dtype == np.bool_:
+        return (x & 1).astype(np.bool_)
+    return x.astype(dst_dtype)
+
+
+def _float_cast(op: Operation, args: list) -> np.ndarray:
+    return _to_float(np.asarray(args[0]), op.results[0].type)
+
+
+def _fp_to_int(signed: bool) -> Handler:
+    return lambda op, args: _float_to_int(np.asarray(args[0]), op.results[0].type, signed)
+
+
+def _bitcast(op: Operation, args: list) -> np.ndarray:
+    x = np.asarray(args[0])
+    dst = op.results[0].type
     dst_dtype = value_dtype(dst)
-    if kind in ("extsi", "sitofp", "extui", "uitofp"):
-        if x.dtype == np.bool_:
-            x = x.astype(np.int8)
-            if kind in ("extsi", "sitofp"):
-                x = -x
-            else:
-                x = x.view(np.uint8)
-        else:
-            x = x.view(signed_dtype(src) if kind in ("extsi", "sitofp") else unsigned_dtype(src))
-        if kind.endswith("fp"):
-            return _to_float(x, dst)
+    if is_bf16(op.operands[0].type):
+        x = bf16_to_bits(x)
+    if is_bf16(dst):
+        return bits_to_bf16(x)
+    if x.dtype == np.bool_ or dst_dtype == np.bool_:
         return x.astype(dst_dtype)
-    if kind == "trunci":
-        if dst_dtype == np.bool_:
-            return (x & 1).astype(np.bool_)
-        return x.astype(dst_dtype)
-    if kind in ("extf", "truncf"):
-        return _to_float(x, dst)
-    if kind in ("fptosi", "fptoui"):
-        return _float_to_int(x, dst, kind == "fptosi")
-    if kind == "bitcast":
-        if is_bf16(src):
-            x = bf16_to_bits(x)
-        if is_bf16(dst):
-            return bits_to_bf16(x)
-        if x.dtype == np.bool_ or dst_dtype == np.bool_:
-            return x.astype(dst_dtype)
-        return x.view(dst_dtype)
-    raise NotImplementedError(op.name)
+    return x.view(dst_dtype)
 
 
-for _name in ("extsi", "extui", "trunci", "extf", "truncf", "sitofp", "uitofp", "fptosi",
-              "fptoui", "bitcast"):  # fmt: skip
-    HANDLERS["arith." + _name] = _cast
+HANDLERS.update(
+    {
+        arith.ExtSIOp: _int_cast(signed=True, to_float=False),
+        arith.ExtUIOp: _int_cast(signed=False, to_float=False),
+        arith.SIToFPOp: _int_cast(signed=True, to_float=True),
+        arith.UIToFPOp: _int_cast(signed=False, to_float=True),
+        arith.TruncIOp: _trunci,
+        arith.ExtFOp: _float_cast,
+        arith.TruncFOp: _float_cast,
+        arith.FPToSIOp: _fp_to_int(signed=True),
+        arith.FPToUIOp: _fp_to_int(signed=False),
+        arith.BitcastOp: _bitcast,
+    }
+)
 
 
 def is_float_type(t) -> bool:

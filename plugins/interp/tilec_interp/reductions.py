@@ -12,70 +12,74 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilec.dialects import arith
+from tilec.dialects.tile import ReduceOp, ScanOp
+from tilec.ir.core import Operation
 from tilec.ir.types import FloatType, element_type
 from tilec_interp import dtypes
+from tilec_interp.context import Context
 
-_UFUNCS = {
-    "arith.addf": np.add,
-    "arith.mulf": np.multiply,
-    "arith.addi": np.add,
-    "arith.muli": np.multiply,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "arith.maxsi": np.maximum,
-    "arith.minsi": np.minimum,
-    "arith.maxui": np.maximum,
-    "arith.minui": np.minimum,
-    "arith.andi": np.bitwise_and,
-    "arith.ori": np.bitwise_or,
-    "arith.xori": np.bitwise_xor,
+# The combiner op's ufunc and how integer operands are viewed ("s" signed, "u" unsigned).
+_UFUNCS: dict[type[Operation], tuple[np.ufunc, str]] = {
+    arith.AddFOp: (np.add, ""),
+    arith.MulFOp: (np.multiply, ""),
+    arith.AddIOp: (np.add, ""),
+    arith.MulIOp: (np.multiply, ""),
+    arith.MaxNumFOp: (np.fmax, ""),
+    arith.MinNumFOp: (np.fmin, ""),
+    arith.MaximumFOp: (np.maximum, ""),
+    arith.MinimumFOp: (np.minimum, ""),
+    arith.MaxSIOp: (np.maximum, "s"),
+    arith.MinSIOp: (np.minimum, "s"),
+    arith.MaxUIOp: (np.maximum, "u"),
+    arith.MinUIOp: (np.minimum, "u"),
+    arith.AndIOp: (np.bitwise_and, ""),
+    arith.OrIOp: (np.bitwise_or, ""),
+    arith.XOrIOp: (np.bitwise_xor, ""),
 }
 
 
-def _simple_combiner(op):
+def _simple_combiner(op: ReduceOp | ScanOp):
     """The (ufunc, view dtype or None) of a one-op combiner, or None."""
-    if len(op.operands) != 1:
+    if len(op.srcs) != 1:
         return None
-    block = op.regions[0].block
+    block = op.combiner.block
     body = list(block.ops)
     if len(body) != 2:
         return None
     binary, ret = body
-    ufunc = _UFUNCS.get(binary.name)
-    if ufunc is None or list(ret.operands) != [binary.results[0]]:
+    found = _UFUNCS.get(type(binary))
+    if found is None or list(ret.operands) != [binary.results[0]]:
         return None
     if set(binary.operands) != set(block.args) or len(binary.operands) != 2:
         return None
-    t = op.operands[0].type
+    ufunc, view = found
+    t = op.srcs[0].type
     et = element_type(t)
     if dtypes.value_dtype(t) == np.bool_:
         return None
     if isinstance(et, FloatType) and et.name in ("f16", "bf16") and ufunc in (np.add, np.multiply):
         return None
-    view = None
-    if binary.name.endswith("si"):
-        view = dtypes.signed_dtype(t)
-    elif binary.name.endswith("ui"):
-        view = dtypes.unsigned_dtype(t)
-    return ufunc, view
+    if view == "s":
+        return ufunc, dtypes.signed_dtype(t)
+    if view == "u":
+        return ufunc, dtypes.unsigned_dtype(t)
+    return ufunc, None
 
 
 def _combine(interp, op, ctx, lhs: list, rhs: list) -> list:
     """Apply the combiner element-wise to equally shaped arrays."""
-    from tilec_interp.interpreter import Context
-
     shape = lhs[0].shape
     flat = [np.ascontiguousarray(x).reshape(-1) for x in (*lhs, *rhs)]
     sub = Context(flat[0].size, ctx.pids, ctx.grid, None)
-    out = interp.run_block(op.regions[0].block, {}, sub, flat)
+    out = interp.run_block(op.combiner.block, {}, sub, flat)
     return [np.asarray(x).reshape(shape) for x in out]
 
 
-def reduce_op(interp, op, env, ctx):
-    axis = op.attributes["axis"].value + 1
-    xs = [env[v] for v in op.operands]
+def reduce_op(interp, op: ReduceOp, env: dict, ctx) -> list:
+    """The results of `op` over a chunk of programs: one array per combined operand."""
+    axis = op.axis.value + 1
+    xs = [env[v] for v in op.srcs]
     simple = _simple_combiner(op)
     if simple is not None:
         ufunc, view = simple
@@ -98,10 +102,11 @@ def reduce_op(interp, op, env, ctx):
     return [x[..., 0] for x in xs]
 
 
-def scan_op(interp, op, env, ctx):
-    axis = op.attributes["axis"].value + 1
-    reverse = bool(op.attributes["reverse"].value) if "reverse" in op.attributes else False
-    xs = [env[v] for v in op.operands]
+def scan_op(interp, op: ScanOp, env: dict, ctx) -> list:
+    """The inclusive scans of `op`'s operands over a chunk of programs."""
+    axis = op.axis.value + 1
+    reverse = bool(op.reverse.value) if op.reverse is not None else False
+    xs = [env[v] for v in op.srcs]
     if reverse:
         xs = [np.flip(x, axis) for x in xs]
     simple = _simple_combiner(op)

@@ -1,8 +1,8 @@
 """NVIDIA code generation: LLVM IR -> PTX (llvmlite's NVPTX target) -> cubin (`ptxas`).
 
 LLVM aborts the whole process on an unknown CPU name or a PTX version the CPU does not accept, so
-every arch is checked against `TARGETS` and its PTX feature comes from `PTX_FEATURES`, never from
-the caller.
+every arch is looked up in the arch table (`tilec_nvidia.arch.ARCHS`) first, and its PTX feature
+comes from there, never from the caller.
 """
 
 from __future__ import annotations
@@ -19,26 +19,20 @@ from pathlib import Path
 
 import attrs
 
+from tilec import settings
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
     check_opt_level,
+    describe_kernels,
     optimized_module,
     target_machine,
 )
+from tilec_nvidia.arch import ARCHS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
-PTX_FEATURES = {
-    "sm_70": "+ptx60", "sm_75": "+ptx63", "sm_80": "+ptx70", "sm_86": "+ptx71",
-    "sm_87": "+ptx74", "sm_89": "+ptx78", "sm_90": "+ptx78", "sm_90a": "+ptx80",
-    "sm_100": "+ptx86", "sm_100a": "+ptx86", "sm_120": "+ptx87",
-}  # fmt: skip
-"""The oldest PTX ISA each arch accepts (as LLVM's NVPTX.td pairs them): the PTX then loads on the
-oldest driver that knows the arch. `+ptxNN` is PTX ISA N.N. The keys are backend.TARGETS (a test
-checks it; importing backend here would make an import cycle once backend imports codegen)."""
-
-PTXAS_ENV = "TILEC_PTXAS"
+PTXAS_ENV = settings.PTXAS.name
 SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PTXAS_TIMEOUT_S = 300
 
@@ -47,29 +41,13 @@ class CodegenError(RuntimeError):
     """LLVM or ptxas rejected a kernel; the message names the kernel and the tool's diagnostic."""
 
 
-def check_arch(arch: str) -> str:
-    """`arch` if tilec generates code for it, else a ValueError listing the choices."""
-    if arch not in PTX_FEATURES:
-        raise ValueError(
-            f"unsupported NVIDIA target {arch!r}; choose one of {', '.join(PTX_FEATURES)} "
-            "(the `target` option of the nvidia backend)"
-        )
-    return arch
-
-
 def ptx_features(arch: str) -> str:
     """The LLVM feature string (`+ptxNN`) selecting the PTX ISA version emitted for `arch`."""
-    return PTX_FEATURES[check_arch(arch)]
-
-
-def kernel_names(llvm_ir: str) -> list[str]:
-    """The `ptx_kernel` functions that `llvm_ir` defines (for error messages and loading)."""
-    return re.findall(r"define\s+(?:[\w.]+\s+)*?ptx_kernel\s+void\s+@\"?([\w.$]+)", llvm_ir)
+    return ARCHS.check(arch).llvm_features
 
 
 def _describe(llvm_ir: str) -> str:
-    names = kernel_names(llvm_ir)
-    return f"kernel {', '.join(names)}" if names else "module (no ptx_kernel function found)"
+    return describe_kernels(llvm_ir, "ptx_kernel")
 
 
 def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
@@ -77,10 +55,10 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 
     Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
     """
-    check_arch(arch)
+    features = ptx_features(arch)
     check_opt_level(opt_level)
     with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
-        machine = target_machine(TRIPLE, arch, ptx_features(arch), opt_level)
+        machine = target_machine(TRIPLE, arch, features, opt_level)
         try:
             module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
         except InvalidLLVMIR as error:
@@ -99,7 +77,7 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 @functools.cache
 def find_ptxas() -> str | None:
     """`TILEC_PTXAS`, else `ptxas` on PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
-    configured = os.environ.get(PTXAS_ENV)
+    configured = settings.PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
@@ -153,7 +131,7 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
 
     Raises CodegenError with ptxas's message when it rejects the PTX.
     """
-    check_arch(arch)
+    ARCHS.check(arch)
     ptxas = find_ptxas()
     if ptxas is None:
         return None

@@ -1,8 +1,10 @@
-"""The CUDA driver side of the NVIDIA backend: context, modules, argument packing and launches.
+"""The CUDA runtime primitives of the NVIDIA backend: context, modules, launches, memory.
 
-`cuda.bindings` is imported when the driver is first used (`get_driver()`), never at module
-import, so this module loads on machines without CUDA. Every cuda.bindings call returns
-`(CUresult, *values)`; `CudaError` names the call, the CUresult and, where there is one, the kernel.
+`CudaDriver` is the `tilec.interop.device.DeviceRuntime` the shared launch path
+(`tilec.interop`) runs on. `cuda.bindings` is imported when the driver is first used
+(`get_driver()`), never at module import, so this module loads on machines without CUDA. Every
+cuda.bindings call returns `(CUresult, *values)`; `CudaError` names the call, the CUresult and,
+where there is one, the kernel.
 
 The launch hot path is `CudaDriver.launch`: a few integer checks, one `struct.pack_into` into a
 buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunchKernel`.
@@ -10,35 +12,45 @@ buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunch
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
+from tilec.driver import Availability
+from tilec.interop.device import (
+    DeviceKind,
+    DeviceProperties,
+    LoadedKernel,
+    ProcessRuntime,
+    stream_handle,
+)
+from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
 from tilec.runtime import packing
-from tilec.runtime.packing import SCALAR_FORMATS, SLOT, float_to_bf16_bits  # noqa: F401 (re-exported)
+from tilec_nvidia.arch import device_target
 
 DEFAULT_SHARED_LIMIT = 48 * 1024
 """Dynamic shared memory a kernel gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...)."""
 
-TARGETS_BY_CAPABILITY = (
-    ((7, 0), "sm_70"), ((7, 5), "sm_75"), ((8, 0), "sm_80"), ((8, 6), "sm_86"),
-    ((8, 7), "sm_87"), ((8, 9), "sm_89"), ((9, 0), "sm_90"), ((10, 0), "sm_100"),
-    ((12, 0), "sm_120"),
-)  # fmt: skip
-"""The portable (non-`a`) entries of backend.TARGETS by compute capability."""
-
-ARCH_SPECIFIC_TARGETS = {(9, 0): "sm_90a", (10, 0): "sm_100a"}
-"""The architecture-specific entries of backend.TARGETS: a device of exactly this compute
-capability compiles for them (wgmma exists only on sm_90a); their cubins run nowhere else."""
+INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-bindings"
 
 
 class CudaError(RuntimeError):
     """A CUDA driver call failed, or a launch exceeds a device limit."""
 
 
+CUDA = DeviceKind(
+    backend="nvidia",
+    label="cuda",
+    dlpack_types=(KDL_CUDA, KDL_CUDA_MANAGED),
+    tensors="a CUDA tensor (torch, CuPy: __cuda_array_interface__ or __dlpack__)",
+    error=CudaError,
+)
+"""What the shared launch path needs to know of CUDA memory."""
+
+
 def _error_name(cu: Any, error: Any) -> str:
+    """The name of a CUresult (through `cuGetErrorName` where it has no `.name`)."""
     name = getattr(error, "name", None)
     if name:
         return name
@@ -60,7 +72,28 @@ def _check(cu: Any, call: str, result: tuple, kernel: str | None = None) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-# Argument packing ------------------------------------------------------------------------------
+def runtime_availability() -> Availability:
+    """Whether CUDA can run kernels here; never raises."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return Availability(False, INSTALL_HINT)
+    try:
+        (error,) = driver.cuInit(0)
+        if error != driver.CUresult.CUDA_SUCCESS:
+            return _no_device(f"cuInit: {_error_name(driver, error)}")
+        error, count = driver.cuDeviceGetCount()
+        if error != driver.CUresult.CUDA_SUCCESS:
+            return _no_device(f"cuDeviceGetCount: {_error_name(driver, error)}")
+    except Exception as error:  # RuntimeError when libcuda.so is missing; report anything
+        return _no_device(f"{type(error).__name__}: {error}")
+    if count == 0:
+        return _no_device("no CUDA device found")
+    return Availability(True, f"{count} CUDA device(s)")
+
+
+def _no_device(detail: str) -> Availability:
+    return Availability(False, f"no NVIDIA driver/device ({detail})")
 
 
 class Packer(packing.Packer):
@@ -71,75 +104,33 @@ class Packer(packing.Packer):
 
 
 @attrs.frozen
-class DeviceProperties:
-    """What the launcher and the compiler need to know about the device, read once."""
-
-    ordinal: int
-    name: str
+class CudaProperties(DeviceProperties):
     compute_capability: tuple[int, int]
-    max_grid: tuple[int, int, int]
-    max_threads_per_block: int
-    max_shared_per_block: int
     max_shared_per_block_optin: int
     registers_per_block: int
     sm_count: int
-    warp_size: int
 
     @property
     def arch(self) -> str:
-        """`sm_XY` of the device itself (it may not be in backend.TARGETS)."""
+        """`sm_XY` of the device itself (it may not be in the arch table)."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
     @property
     def target(self) -> str | None:
-        """The architecture-specific TARGETS entry of exactly this compute capability, else the
-        newest portable one whose cubin runs here (same major, minor not above the device's);
-        None where there is none (a PTX target below the device then JITs)."""
-        major, minor = self.compute_capability
-        if (major, minor) in ARCH_SPECIFIC_TARGETS:
-            return ARCH_SPECIFIC_TARGETS[major, minor]
-        matches = [t for (ma, mi), t in TARGETS_BY_CAPABILITY if ma == major and mi <= minor]
-        return matches[-1] if matches else None
+        """The arch to compile for on this device (see `tilec_nvidia.arch.device_target`)."""
+        return device_target(self.compute_capability)
 
 
 @attrs.define(eq=False)
-class LoadedKernel:
-    """A kernel function in a loaded module, with its resource usage and argument packer."""
+class CudaKernel(LoadedKernel):
+    """A loaded kernel with its resource usage."""
 
-    name: str
-    module: Any
-    function: Any
-    shared_bytes: int
     num_regs: int
     max_threads: int
     """The most threads a block may have with this kernel's register use."""
     static_shared_bytes: int
     local_bytes: int
-    packer: Packer | None
-
-
-def stream_handle(stream: Any) -> int:
-    """The CUstream handle of an int, a cuda.bindings CUstream, a torch/CuPy stream
-    (`.cuda_stream`) or a `__cuda_stream__` object; 0 (the default stream) for None."""
-    if stream is None:
-        return 0
-    if isinstance(stream, int):
-        return stream
-    protocol = getattr(stream, "__cuda_stream__", None)
-    if protocol is not None:
-        _version, handle = protocol() if callable(protocol) else protocol
-        return int(handle)
-    handle = getattr(stream, "cuda_stream", None)
-    if handle is not None:
-        return int(handle)
-    try:
-        return int(stream)  # cuda.bindings CUstream
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"stream must be an int handle, a CUstream or an object with .cuda_stream or "
-            f"__cuda_stream__; got {type(stream).__name__}"
-        ) from None
 
 
 def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
@@ -161,6 +152,8 @@ def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
 class CudaDriver:
     """One CUDA context (the current one, else device 0's primary context) and its device."""
 
+    kind = CUDA
+
     def __init__(self, cu: Any = None, ordinal: int = 0):
         if cu is None:
             from cuda.bindings import driver as cu
@@ -180,7 +173,7 @@ class CudaDriver:
         default = cu.CUstream(0)
         self._streams: dict[Any, Any] = {None: default, 0: default}
 
-    def _read_properties(self) -> DeviceProperties:
+    def _read_properties(self) -> CudaProperties:
         cu, attribute = self.cu, self.cu.CUdevice_attribute
 
         def get(name: str) -> int:
@@ -192,7 +185,7 @@ class CudaDriver:
         raw_name = _check(cu, "cuDeviceGetName", cu.cuDeviceGetName(256, self.device))
         if isinstance(raw_name, bytes):
             raw_name = raw_name.split(b"\0", 1)[0].decode(errors="replace")
-        return DeviceProperties(
+        return CudaProperties(
             ordinal=int(self.device),
             name=str(raw_name),
             compute_capability=(get("COMPUTE_CAPABILITY_MAJOR"), get("COMPUTE_CAPABILITY_MINOR")),
@@ -231,7 +224,7 @@ class CudaDriver:
         param_names: Sequence[str] | None = None,
         num_warps: int | None = None,
         threads_per_warp: int = 32,
-    ) -> LoadedKernel:
+    ) -> CudaKernel:
         """Load a cubin (or PTX, JIT-compiled by the driver) and get kernel `name` from it.
 
         `shared_bytes` is the dynamic shared memory each launch gets; `signature` the parameter
@@ -266,7 +259,7 @@ class CudaDriver:
             value = getattr(attribute, f"CU_FUNC_ATTRIBUTE_{attr}")
             return int(self.call("cuFuncGetAttribute", value, function, kernel=name))
 
-        kernel = LoadedKernel(
+        kernel = CudaKernel(
             name=name,
             module=module,
             function=function,
@@ -281,7 +274,7 @@ class CudaDriver:
             self.check_block(kernel, num_warps, threads_per_warp)
         return kernel
 
-    def check_block(self, kernel: LoadedKernel, num_warps: int, threads_per_warp: int = 32) -> None:
+    def check_block(self, kernel: CudaKernel, num_warps: int, threads_per_warp: int = 32) -> None:
         """Raise CudaError where a block of `num_warps` warps cannot run `kernel`."""
         threads = num_warps * threads_per_warp
         if threads <= kernel.max_threads:
@@ -302,7 +295,7 @@ class CudaDriver:
             f"{reason}. Use num_warps={fitting} or less, or smaller blocks."
         )
 
-    def unload(self, kernel: LoadedKernel) -> None:
+    def unload(self, kernel: CudaKernel) -> None:
         """Unload the kernel's module; the kernel must not be launched again."""
         self.call("cuModuleUnload", kernel.module, kernel=kernel.name)
 
@@ -318,7 +311,7 @@ class CudaDriver:
 
     def launch(
         self,
-        kernel: LoadedKernel,
+        kernel: CudaKernel,
         grid: Any,
         num_warps: int,
         threads_per_warp: int,
@@ -328,7 +321,7 @@ class CudaDriver:
         """Launch `kernel` on `grid` (1-3 dims) with blocks of `num_warps` warps.
 
         `args` are raw values in signature order (device addresses for pointers; see
-        `tilec_nvidia.arrays.prepare_arguments` for arrays). An empty grid launches nothing.
+        `tilec.interop.copies.prepare_arguments` for arrays). An empty grid launches nothing.
         """
         if type(grid) is tuple and len(grid) == 3:
             x, y, z = grid
@@ -359,7 +352,7 @@ class CudaDriver:
         if result[0]:
             self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
 
-    def _grid_error(self, kernel: LoadedKernel, grid: tuple[int, int, int]) -> None:
+    def _grid_error(self, kernel: CudaKernel, grid: tuple[int, int, int]) -> None:
         grid = normalize_grid(grid, kernel.name)  # reports negative sizes
         for axis, size, limit in zip("xyz", grid, self.properties.max_grid, strict=True):
             if size > limit:
@@ -372,7 +365,7 @@ class CudaDriver:
 
     def _launch_error(
         self,
-        kernel: LoadedKernel,
+        kernel: CudaKernel,
         result: tuple,
         grid: tuple,
         threads: int,
@@ -417,23 +410,8 @@ class CudaDriver:
         self.synchronize(stream)
 
 
-_driver: CudaDriver | None = None
-_driver_lock = threading.Lock()
-
-
-def get_driver() -> CudaDriver:
-    """The process's CudaDriver, created (cuInit, context) on first use."""
-    global _driver
-    driver = _driver
-    if driver is None:
-        with _driver_lock:
-            if _driver is None:
-                _driver = CudaDriver()
-            driver = _driver
-    return driver
-
-
-def reset_driver(driver: CudaDriver | None = None) -> None:
-    """Replace the process's CudaDriver (tests install fakes with this)."""
-    global _driver
-    _driver = driver
+_runtime: ProcessRuntime[CudaDriver] = ProcessRuntime(CudaDriver)
+get_driver = _runtime.get
+"""The process's CudaDriver, created (cuInit, context) on first use."""
+reset_driver = _runtime.reset
+"""Replace the process's CudaDriver (tests install fakes with this)."""

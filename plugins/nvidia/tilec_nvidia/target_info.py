@@ -22,6 +22,7 @@ from llvmlite import ir
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
+from tilec_nvidia.arch import ARCHS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -62,7 +63,8 @@ class NvidiaTargetInfo(TargetInfo):
     @property
     def capability(self) -> int:
         """The compute capability as a number: 90 for `sm_90` and `sm_90a`."""
-        return int("".join(c for c in self.arch.removeprefix("sm_") if c.isdigit()))
+        major, minor = ARCHS.check(self.arch).capability
+        return 10 * major + minor
 
     # Kernel definition -----------------------------------------------------------------------
 
@@ -132,7 +134,7 @@ class NvidiaTargetInfo(TargetInfo):
             return None
         if name in _GENERIC:
             if dtype == "bf16" and self.capability < 80:
-                return self._through_f32(builder, name, args, ty)
+                return None  # the core computes it in f32
             return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
         if dtype == "f64" and name == "rsqrt":  # 1 / sqrt.rn: within an ulp, unlike .approx.d
             root = call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
@@ -146,15 +148,8 @@ class NvidiaTargetInfo(TargetInfo):
             full = intrinsic if intrinsic.startswith("llvm.nvvm") else f"{intrinsic}.f64"
             return call_intrinsic(builder, full, F64, args)
         if dtype in ("f16", "bf16"):
-            return self._through_f32(builder, name, args, ty)
+            return None  # the core computes it in f32
         return self._f32(builder, name, args)
-
-    def _through_f32(
-        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], ty: ir.Type
-    ) -> ir.Value | None:
-        wide = [builder.fpext(a, F32) for a in args]
-        result = self.math(builder, name, wide, "f32")
-        return None if result is None else builder.fptrunc(result, ty)
 
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args

@@ -14,8 +14,8 @@ import sys
 import tilec.dialects  # noqa: F401  (registers the ops for the parser)
 from tilec.ir.parser import parse_module
 from tilec.lowering import lower_module
-from tilec_amd.backend import LANES
-from tilec_amd.codegen import check_arch, llir_to_amdgcn
+from tilec_amd.arch import ARCHS
+from tilec_amd.codegen import llir_to_amdgcn
 from tilec_amd.target_info import AmdTargetInfo
 
 
@@ -26,14 +26,14 @@ def main() -> int:
     parser.add_argument("--arch", default="gfx942")
     parser.add_argument("--kernel")
     args = parser.parse_args()
-    arch = check_arch(args.arch)
+    arch = ARCHS.check(args.arch)
     with open(args.file) as f:
         module = parse_module(f.read(), args.file)
     kernel = args.kernel or next(
         op.attributes["sym_name"].value for op in module.walk() if op.name == "func.func"
     )
-    lowered = lower_module(module, AmdTargetInfo(arch, LANES[arch]), kernel)
-    print(lowered.llvm_ir if args.emit == "llir" else llir_to_amdgcn(lowered.llvm_ir, arch))
+    lowered = lower_module(module, AmdTargetInfo(arch.name, arch.lanes), kernel)
+    print(lowered.llvm_ir if args.emit == "llir" else llir_to_amdgcn(lowered.llvm_ir, arch.name))
     return 0
 
 

@@ -1,9 +1,9 @@
-"""The built-in plugin: contributes tilec's target-neutral passes.
+"""The built-in plugin: contributes tilec's own passes, the core tir passes and the gir layout
+passes and analyses, from one place.
 
-The plugin manager registers this module first, as an ordinary plugin. The list order does not
-decide the pipeline order: the passes' declared relations do (inline, canonicalize, licm, cse,
-dce). The pass modules are imported when the hook is called (a pipeline is built), not when the
-plugin loads, so that finding the backends (say, for a compile-cache hit) does not import them.
+The plugin host registers this module first, as an ordinary plugin (`BUILTIN_PLUGINS`). The list
+order does not decide the pipeline order: the passes' declared relations do (inline, canonicalize,
+licm, cse, dce; assign-layouts, remove-layout-conversions).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 @hookimpl
 def tilec_passes() -> list[type[Pass]]:
     """The core tir passes, and the gir layout passes and analyses."""
+    # deferred: the pass modules load when a pipeline is built, not on a compile-cache hit
     from tilec.layout.accelerate_matmul import AccelerateMatmul
     from tilec.layout.assign_layouts import AssignLayouts
     from tilec.layout.axis_info import AxisInfoAnalysis

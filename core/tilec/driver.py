@@ -1,0 +1,75 @@
+"""The driver side of a backend: what the runtime calls to run compiled kernels.
+
+A backend (`tilec.backend.Backend`) is a compiler and a driver, kept apart as in Triton. The
+runtime reaches the driver through `Backend.driver` and calls only the methods declared here:
+
+- `is_available()`: whether kernels can run on this machine (asked by backend selection);
+- `load(compiled)`: the kernel's binary loaded once, kept in `compiled.runtime`;
+- `run(compiled, grid, args)`: one launch with the user's arguments (`CompiledKernel.run`);
+- `make_runner(compiled, sample_args)`: a `(grid, args)` launch function for arguments like
+  `sample_args`, cached by the launcher for launches like this one (the hot path);
+- `to_device(array)` / `to_host(value)`: memory for `tilec.to_device` and `check=True`.
+
+A driver module imports nothing of its vendor (cuda.bindings, hip) at module level.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+Runner = Callable[[tuple[int, ...], Sequence[Any]], None]
+"""A prepared launch: `runner(grid, args)`."""
+
+
+@attrs.frozen
+class Availability:
+    """Whether a backend can run here, and if not, a reason a user can act on."""
+
+    available: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.available
+
+
+class Driver(abc.ABC):
+    """Loads and launches a backend's compiled kernels and moves arrays to and from its memory."""
+
+    @abc.abstractmethod
+    def is_available(self) -> Availability:
+        """Whether this machine can run the backend's kernels. Must report, never raise."""
+
+    def load(self, compiled: Any) -> Any:
+        """Load `compiled` (a `tilec.runtime.compiler.CompiledKernel`) once and return the handle
+        its launches use. Drivers that run kernels without loading (interp) return None."""
+        return None
+
+    @abc.abstractmethod
+    def run(self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any]) -> None:
+        """Launch `compiled` on `grid` with its runtime `args` (NumPy arrays, device arrays,
+        scalars), copying NumPy arrays in and back where the kernel writes them."""
+
+    def make_runner(self, compiled: Any, sample_args: Sequence[Any]) -> Runner:
+        """A launch function for arguments like `sample_args` (the launcher keys runners by
+        argument types, dtypes, devices and alignment). The default runs `run`."""
+
+        def runner(grid: tuple[int, ...], args: Sequence[Any]) -> None:
+            self.run(compiled, grid, args)
+
+        return runner
+
+    def to_device(self, array: Any) -> Any:
+        """A copy of the NumPy `array` in the backend's memory; the array itself where the
+        backend runs on host memory (interp)."""
+        return array
+
+    def to_host(self, value: Any) -> Any:
+        """A NumPy copy of a device array argument (for `check=True`).
+
+        Raises NotImplementedError where the driver has no device memory to read from.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot copy arrays to the host")

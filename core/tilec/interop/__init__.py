@@ -1,0 +1,16 @@
+"""Array interop and the launch path shared by the GPU drivers, vendor-neutral.
+
+A vendor supplies primitives (`device.DeviceRuntime`: allocate, free, copy in and out,
+synchronize, launch, the device's ordinal) and data (`device.DeviceKind`: its DLPack device types,
+its name for errors); everything else is here, once:
+
+- `dlpack`: reading DLPack capsules (`DLManagedTensor` and the versioned form) without consuming
+  them;
+- `pointers`: launch arguments as device addresses (`DeviceArray`, torch tensors,
+  `__cuda_array_interface__`, `__dlpack__`, ints, None) and their signature types;
+- `copies`: NumPy arguments copied in and back (through a buffer pool), and `run_kernel`;
+- `device_array`: `DeviceArray` (`tilec.to_device`) and `to_host`;
+- `gpu_driver`: `GpuDriver`, the `tilec.driver.Driver` of the GPU backends.
+
+Nothing here imports a vendor library, and `import tilec` imports none of these modules.
+"""

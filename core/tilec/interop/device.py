@@ -1,0 +1,134 @@
+"""What a vendor supplies to the shared launch path: primitives, data and the loaded-kernel shape."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+
+from tilec.runtime.packing import Packer
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class DeviceKind:
+    """Facts about a vendor's device memory that the shared code reports and checks."""
+
+    backend: str
+    """The backend's name, in errors (`the nvidia backend launches on cuda:0`)."""
+    label: str
+    """The device's DLPack name (`cuda`, `rocm`), in errors (`cuda:1`)."""
+    dlpack_types: tuple[int, ...]
+    """The DLPack device types whose memory kernels can address (kDLCUDA, kDLROCM, ...)."""
+    tensors: str
+    """The device arrays a user may pass, in errors (`a CUDA tensor (torch, CuPy)`)."""
+    dlpack_default_stream: int = 1
+    """The default stream as DLPack spells it: 1 (legacy default) on CUDA, 0 on ROCm."""
+    error: type[Exception] = RuntimeError
+    """The vendor's error class (CudaError, HipError)."""
+    pool_bytes: int = 256 * 1024 * 1024
+    """The most device memory kept for reuse by NumPy copies; 0 frees each copy at once."""
+
+
+@attrs.frozen
+class DeviceProperties:
+    """What the launch path and the compiler need to know about a device, read once. Vendors
+    add their own facts and the properties `arch` (the device's own architecture name) and
+    `target` (the arch table entry to compile for, None where there is none)."""
+
+    ordinal: int
+    name: str
+    max_grid: tuple[int, int, int]
+    max_threads_per_block: int
+    max_shared_per_block: int
+    warp_size: int
+
+
+class DeviceRuntime(Protocol):
+    """The primitives of a vendor's runtime (tilec_nvidia's CudaDriver, tilec_amd's HipDriver).
+
+    Addresses are ints; `stream` is anything `stream_handle` takes (None: the default stream).
+    """
+
+    kind: DeviceKind
+    properties: DeviceProperties
+
+    def mem_alloc(self, nbytes: int) -> int: ...
+
+    def mem_free(self, address: int) -> None: ...
+
+    def copy_to_device(self, address: int, host: int, nbytes: int, stream: Any = None) -> None: ...
+
+    def copy_to_host(self, host: int, address: int, nbytes: int, stream: Any = None) -> None:
+        """Copy device memory to the host and wait for it."""
+        ...
+
+    def synchronize(self, stream: Any = None) -> None: ...
+
+    def launch(
+        self, kernel: Any, grid: Any, num_warps: int, threads_per_warp: int, args: Sequence[Any],
+        stream: Any = None,
+    ) -> None:  # fmt: skip
+        """Launch a loaded kernel with raw values (device addresses for pointers)."""
+        ...
+
+
+@attrs.define(eq=False)
+class LoadedKernel:
+    """A kernel function in a loaded module, with its argument packer (None: no signature)."""
+
+    name: str
+    module: Any
+    function: Any
+    shared_bytes: int
+    """The dynamic shared memory (LDS) each launch gets."""
+    packer: Packer | None
+
+
+def stream_handle(stream: Any) -> int:
+    """The stream handle of an int, a driver stream object (CUstream, hipStream_t), a torch or
+    CuPy stream (`.cuda_stream`, which ROCm builds keep) or a `__cuda_stream__` object; 0 (the
+    default stream) for None."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:
+        _version, handle = protocol() if callable(protocol) else protocol
+        return int(handle)
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is not None:
+        return int(handle)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"stream must be an int handle, a driver stream (CUstream, hipStream_t) or an object "
+            f"with .cuda_stream or __cuda_stream__; got {type(stream).__name__}"
+        ) from None
+
+
+class ProcessRuntime(Generic[T]):
+    """The process's one vendor runtime, made on first use (`get`); tests `reset` it to a fake."""
+
+    def __init__(self, make: Callable[[], T]):
+        self._make = make
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        value = self._value
+        if value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._make()
+                value = self._value
+        return value
+
+    def reset(self, value: T | None = None) -> None:
+        """Replace the runtime (None: make a new one on the next `get`)."""
+        self._value = value

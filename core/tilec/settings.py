@@ -1,0 +1,102 @@
+"""Every `TILEC_*` environment variable, read here and nowhere else, through `os.environ.get`.
+
+Each variable is a `Setting` with its default and what it does; `SETTINGS` lists them in the order
+README.md's table shows them (a test checks that the table is `markdown_table()`). A variable set
+to the empty string counts as unset. Values are read when asked for, so a change to `os.environ`
+takes effect at the next read: `TILEC_BACKEND` at the next launch, `TILEC_CACHE_DIR` at the next
+cache access. `TILEC_CHECK` is read once, when `tilec.runtime.check` is imported (set
+`tilec.runtime.check.enabled` to change it later); `TILEC_LLD` and `TILEC_PTXAS` when the tool is
+first looked for.
+
+This module imports nothing else of tilec, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+_FALSE = ("", "0", "false", "no")
+
+
+@attrs.frozen
+class Setting:
+    """One `TILEC_*` variable: its name, its default as documented, and what it does."""
+
+    name: str
+    default: str
+    doc: str
+
+    def get(self) -> str | None:
+        """The variable's value, or None when it is unset or empty."""
+        return os.environ.get(self.name) or None
+
+    def enabled(self) -> bool:
+        """The variable as a flag: set to anything but `0`, `false`, `no` (any case) or empty."""
+        return os.environ.get(self.name, "").strip().lower() not in _FALSE
+
+
+BACKEND = Setting(
+    "TILEC_BACKEND",
+    "the first available of nvidia, amd, interp",
+    "The backend a launch or `tilec.compile` uses when neither the `backend=` option nor "
+    "`tilec.set_backend` names one. Read on every launch.",
+)
+CACHE_DIR = Setting(
+    "TILEC_CACHE_DIR",
+    "`~/.cache/tilec`",
+    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders).",
+)
+CHECK = Setting(
+    "TILEC_CHECK",
+    "off",
+    "When on, every launch also runs on the interpreter and the results are compared "
+    "(`check=True`); `tilec run --check` sets it. Read when `tilec.runtime.check` is imported.",
+)
+DISABLE_PLUGIN_AUTOLOAD = Setting(
+    "TILEC_DISABLE_PLUGIN_AUTOLOAD",
+    "off",
+    "When on, plugins installed through the `tilec` entry-point group are not loaded; the "
+    "built-in plugins still are.",
+)
+LLD = Setting(
+    "TILEC_LLD",
+    "ROCm's ld.lld, else `ld.lld`, `ld.lld-22` ... `ld.lld-17` on PATH",
+    "The ld.lld (17 or newer) the amd backend links code objects with.",
+)
+PTXAS = Setting(
+    "TILEC_PTXAS",
+    "`ptxas` on PATH, else the newest `/usr/local/cuda*/bin/ptxas`",
+    "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
+    "the PTX at load time).",
+)
+TEST_BACKEND = Setting(
+    "TILEC_TEST_BACKEND",
+    "interp for `tests/language`, nvidia for `tests/gpu`",
+    "Tests only: the backend the conformance tests run on (`TILEC_TEST_BACKEND=amd pytest "
+    "tests/language tests/gpu`).",
+)
+
+SETTINGS: tuple[Setting, ...] = (
+    BACKEND, CACHE_DIR, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
+)  # fmt: skip
+
+
+def backend() -> str | None:
+    """`TILEC_BACKEND`, or None (choose automatically). Cheap: read on every launch."""
+    return os.environ.get("TILEC_BACKEND") or None
+
+
+def cache_dir() -> Path:
+    """`TILEC_CACHE_DIR`, default `~/.cache/tilec`: the one place the default is computed."""
+    configured = CACHE_DIR.get()
+    return Path(configured) if configured else Path.home() / ".cache" / "tilec"
+
+
+def markdown_table() -> str:
+    """The table of every variable that README.md shows."""
+    rows = ["| variable | default | what it does |", "|---|---|---|"]
+    rows += [f"| `{s.name}` | {s.default} | {s.doc} |" for s in SETTINGS]
+    return "\n".join(rows) + "\n"

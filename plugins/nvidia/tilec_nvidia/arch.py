@@ -1,0 +1,95 @@
+"""The NVIDIA architectures tilec compiles for: the one table of their facts.
+
+Besides lanes, shared memory and PTX version, an arch's tensor-core and asynchronous-copy
+instructions (`CudaArch.features`) derive from its compute capability and whether it is an
+architecture-specific (`a`) target. LLVM aborts the whole process ("LLVM ERROR: Cannot select:
+intrinsic ...") on an intrinsic the CPU/PTX pair lacks, so `tilec_nvidia.capabilities` checks each
+such intrinsic against these features before it is emitted.
+
+| feature     | instruction                                              | archs              |
+|-------------|----------------------------------------------------------|--------------------|
+| `ldmatrix`  | `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`        | sm_75 and later    |
+| `mma_v2`    | `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...f32` | sm_80 and later    |
+| `cp_async`  | `cp.async.{ca,cg}.shared.global`                         | sm_80 and later    |
+| `stmatrix`  | `stmatrix.sync.aligned.m8n8`                             | sm_90 and later    |
+| `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilec.arch import ArchTable, GpuArch
+
+FEATURE_SINCE = {"ldmatrix": (7, 5), "mma_v2": (8, 0), "cp_async": (8, 0), "stmatrix": (9, 0)}
+"""The first compute capability with each portable feature."""
+
+ARCH_SPECIFIC_FEATURES = {"wgmma": ("sm_90a",)}
+"""Features only these architecture-specific (`a`) archs have."""
+
+
+@attrs.frozen
+class CudaArch(GpuArch):
+    """An `sm_XY` architecture; `lanes` is 32 on every one."""
+
+    ptx_version: int = 0
+    """The oldest PTX ISA the arch accepts, as LLVM's NVPTX.td pairs them (78: PTX ISA 7.8): the
+    PTX then loads on the oldest driver that knows the arch."""
+
+    @property
+    def llvm_features(self) -> str:
+        return f"+ptx{self.ptx_version}"
+
+    @property
+    def capability(self) -> tuple[int, int]:
+        """The compute capability: (9, 0) for `sm_90` and `sm_90a`."""
+        digits = "".join(c for c in self.name.removeprefix("sm_") if c.isdigit())
+        return int(digits[:-1]), int(digits[-1])
+
+    @property
+    def portable(self) -> bool:
+        """Whether its cubin runs on later minor versions (not an `a` arch such as `sm_90a`)."""
+        return not self.name.endswith("a")
+
+    @property
+    def features(self) -> frozenset[str]:
+        """The tensor-core and asynchronous-copy features (module docstring) the arch has."""
+        portable = {name for name, since in FEATURE_SINCE.items() if self.capability >= since}
+        specific = {name for name, archs in ARCH_SPECIFIC_FEATURES.items() if self.name in archs}
+        return frozenset(portable | specific)
+
+
+def _arch(name: str, shared_kib: int, ptx_version: int) -> CudaArch:
+    return CudaArch(name, 32, shared_kib * 1024, ptx_version)
+
+
+ARCHS = ArchTable(
+    "NVIDIA",
+    "nvidia",
+    [
+        _arch("sm_70", 96, 60), _arch("sm_75", 64, 63), _arch("sm_80", 163, 70),
+        _arch("sm_86", 99, 71), _arch("sm_87", 163, 74), _arch("sm_89", 99, 78),
+        _arch("sm_90", 227, 78), _arch("sm_90a", 227, 80), _arch("sm_100", 227, 86),
+        _arch("sm_100a", 227, 86), _arch("sm_120", 99, 87),
+    ],
+    example="sm_90",
+)  # fmt: skip
+"""Compute capabilities we generate PTX for, with the shared memory one block may opt in to
+(CUDA programming guide) and their PTX ISA version."""
+
+
+def device_target(capability: tuple[int, int]) -> str | None:
+    """The architecture-specific arch of exactly `capability` (`sm_90a` for 9.0: wgmma exists
+    only there; its cubin runs nowhere else), else the newest portable arch whose cubin runs on a
+    device of `capability` (same major, minor not above the device's); None where there is none
+    (a PTX target below the device then JITs)."""
+    specific = [a.name for a in ARCHS if not a.portable and a.capability == capability]
+    if specific:
+        return specific[0]
+    major, minor = capability
+    matches = [
+        arch.name
+        for arch in ARCHS
+        if arch.portable and arch.capability[0] == major and arch.capability[1] <= minor
+    ]
+    return matches[-1] if matches else None

@@ -1,0 +1,101 @@
+"""`NvidiaDriver`: the NVIDIA backend's `tilec.driver.Driver`, on `CudaDriver`'s primitives.
+
+Arrays and the general launch path are the core's (`tilec.interop.GpuDriver`); what is NVIDIA's
+own is loading a cubin (else its PTX) and `make_runner`, a launch function compiled per kernel and
+argument kinds that calls `cuLaunchKernel` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tilec.driver import Availability, Runner
+from tilec.interop.gpu_driver import GpuDriver
+from tilec.interop.pointers import device_array_getter
+from tilec_nvidia import driver as cuda
+
+
+class NvidiaDriver(GpuDriver):
+    def is_available(self) -> Availability:
+        return cuda.runtime_availability()
+
+    def runtime(self) -> cuda.CudaDriver:
+        return cuda.get_driver()
+
+    def load_binary(self, runtime: cuda.CudaDriver, compiled: Any) -> cuda.CudaKernel:
+        """The kernel's cubin, else its PTX (JIT-compiled by the driver)."""
+        md = compiled.metadata
+        binary = compiled.asm.get("cubin")
+        is_ptx = binary is None
+        return runtime.load(
+            compiled.asm["ptx"] if is_ptx else binary,
+            md["kernel"],
+            is_ptx=is_ptx,
+            shared_bytes=md["shared_bytes"],
+            signature=md["params"],
+            param_names=compiled.runtime_params,
+            num_warps=md["num_warps"],
+            threads_per_warp=md["threads_per_warp"],
+        )
+
+    def make_runner(self, compiled: Any, sample_args: Sequence[Any]) -> Runner:
+        """Without NumPy arrays (which are copied in and out) the runner packs the arguments and
+        calls `cuLaunchKernel` directly; else it is the general path, `run`."""
+        driver = self.runtime()
+        getters = []
+        for kind, value in zip(compiled.metadata["params"], sample_args, strict=True):
+            if not kind.startswith("*"):
+                getters.append(None)
+                continue
+            getter = device_array_getter(driver, value)
+            if getter is None:  # NumPy (copies) or anything unusual: the general path
+                return super().make_runner(compiled, sample_args)
+            getters.append(getter)
+        loaded = compiled.runtime.get("loaded") or self.load(compiled)
+        max_x, max_y, max_z = driver.properties.max_grid
+        md = compiled.metadata
+        threads = md["num_warps"] * md["threads_per_warp"]
+        if threads > loaded.max_threads:
+            driver.check_block(loaded, md["num_warps"], md["threads_per_warp"])
+        namespace = {
+            "cu_launch": driver.cu.cuLaunchKernel, "function": loaded.function,
+            "shared": loaded.shared_bytes, "pack": loaded.packer.pack, "threads": threads,
+            "stream": driver.stream(None), "driver": driver, "loaded": loaded,
+            "max_x": max_x, "max_y": max_y, "max_z": max_z, "md": md,
+        }  # fmt: skip
+        names = [f"a{i}" for i in range(len(getters))]
+        values = []
+        for i, getter in enumerate(getters):
+            if getter is not None:
+                namespace[f"get{i}"] = getter
+            values.append(f"a{i}" if getter is None else f"get{i}(a{i})")
+        source = _RUNNER.format(
+            unpack=", ".join(names) + ("," if len(names) == 1 else "") or "()",
+            values=", ".join(values) + ("," if len(values) == 1 else "") or "()",
+        )
+        exec(compile(source, f"<tilec launcher {compiled.name}>", "exec"), namespace)
+        return namespace["run"]
+
+
+_RUNNER = """
+def run(grid, args):
+    {unpack} = args
+    values = ({values})
+    n = len(grid)
+    x = grid[0]
+    y = grid[1] if n > 1 else 1
+    z = grid[2] if n > 2 else 1
+    if n > 3 or not (0 < x <= max_x and 0 < y <= max_y and 0 < z <= max_z):
+        if n <= 3 and (x == 0 or y == 0 or z == 0):
+            return
+        driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values)
+        return
+    params = pack(values)
+    result = cu_launch(function, x, y, z, threads, 1, 1, shared, stream, params, 0)
+    if result[0]:
+        driver._launch_error(loaded, result, (x, y, z), threads, stream, params)
+"""
+"""The launch function `make_runner` compiles per kernel and argument kinds: the arguments
+unpacked by name and device pointers read with a getter per array, so that a launch costs little
+more than `cuLaunchKernel` itself."""
