@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -88,8 +89,10 @@ class Backend:
     version: ClassVar[str] = __version__
     """The version of the plugin that provides the backend; part of the cache key."""
     options_class: ClassVar[type[BackendOptions]] = BackendOptions
-    driver_class: ClassVar[type[Driver] | None] = None
-    """The driver's class (its modules import no vendor library at module level)."""
+    driver_class: ClassVar[type[Driver] | str | None] = None
+    """The driver's class, or its `"module:Class"` path, imported on first use so that loading
+    the plugin does not load the driver (array interop, the launch runner). Its modules import
+    no vendor library at module level."""
 
     # Compiler --------------------------------------------------------------------------------
 
@@ -135,9 +138,22 @@ class Backend:
 
     def make_driver(self) -> Driver:
         """The backend's driver (built once, on first use, by `driver`)."""
-        if self.driver_class is None:
+        driver_class = self.driver_class
+        if driver_class is None:
             raise NotImplementedError(f"backend '{self.name}' has no driver")
-        return self.driver_class()
+        if isinstance(driver_class, str):
+            driver_class = self._import_driver_class(driver_class)
+        return driver_class()
+
+    def _import_driver_class(self, path: str) -> type[Driver]:
+        module_name, _, class_name = path.partition(":")
+        try:
+            return getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as error:
+            raise RuntimeError(
+                f"backend '{self.name}': cannot import its driver {path!r} "
+                f"({type(error).__name__}: {error}); reinstall the plugin that provides it"
+            ) from None
 
     @functools.cached_property
     def driver(self) -> Driver:
@@ -146,7 +162,11 @@ class Backend:
 
     def is_available(self) -> Availability:
         """Whether this machine can run the backend (the driver's answer). Never raises."""
-        return self.driver.is_available()
+        try:
+            driver = self.driver
+        except RuntimeError as error:
+            return Availability(False, str(error))
+        return driver.is_available()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self.name}' {self.version}>"

@@ -179,7 +179,40 @@ def test_base_backend_leaves_the_rest_to_later_stages():
         lambda: backend.layout_rules("sm_90"),
         lambda: backend.add_stages({}, backend.parse_options()),
         lambda: Backend().driver,
-        lambda: Backend().is_available(),
     ):
         with pytest.raises(NotImplementedError):
             call()
+    availability = Backend().is_available()  # reports, never raises
+    assert not availability and "has no driver" in availability.reason
+
+
+# Drivers ---------------------------------------------------------------------------------------
+
+
+def test_gpu_drivers_load_on_first_use():
+    code = (
+        "import sys\n"
+        "from tilec.plugin.manager import load_backends\n"
+        "backends = load_backends()\n"
+        "before = 'tilec_nvidia.launcher' in sys.modules\n"
+        "backends['nvidia'].driver\n"
+        "print(before, 'tilec_nvidia.launcher' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False", "True"]
+
+
+class _BrokenDriverPathBackend(Backend):
+    name = "broken-driver"
+    driver_class = "tilec_no_such_module.launcher:Driver"
+
+
+def test_a_driver_that_cannot_be_imported_is_reported_not_raised():
+    availability = _BrokenDriverPathBackend().is_available()
+    assert not availability
+    assert "cannot import its driver 'tilec_no_such_module.launcher:Driver'" in availability.reason
+    assert "ModuleNotFoundError" in availability.reason
+    with pytest.raises(RuntimeError, match="reinstall the plugin"):
+        _BrokenDriverPathBackend().make_driver()

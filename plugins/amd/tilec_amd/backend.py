@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, Driver, GpuBackend, int_in_range, one_of
+from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
 from tilec_amd import __version__
 from tilec_amd.arch import ARCHS
 
@@ -38,12 +38,7 @@ class AmdBackend(GpuBackend):
     version = __version__
     options_class = AmdOptions
     archs = ARCHS
-
-    def make_driver(self) -> Driver:
-        # deferred: the driver (array interop, launch runner) loads on the first launch
-        from tilec_amd.launcher import AmdDriver
-
-        return AmdDriver()
+    driver_class = "tilec_amd.launcher:AmdDriver"
 
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage

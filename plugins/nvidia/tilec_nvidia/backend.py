@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, Driver, GpuBackend, one_of
+from tilec.backend import BackendOptions, GpuBackend, one_of
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
 
@@ -32,12 +32,7 @@ class NvidiaBackend(GpuBackend):
     version = __version__
     options_class = NvidiaOptions
     archs = ARCHS
-
-    def make_driver(self) -> Driver:
-        # deferred: the driver (array interop, launch runner) loads on the first launch
-        from tilec_nvidia.launcher import NvidiaDriver
-
-        return NvidiaDriver()
+    driver_class = "tilec_nvidia.launcher:NvidiaDriver"
 
     def mma_instructions(self, target: str) -> tuple[Any, ...]:
         # deferred: the checks import the lowering (llvmlite), which only a compile needs
