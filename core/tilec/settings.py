@@ -46,8 +46,15 @@ BACKEND = Setting(
 )
 CACHE_DIR = Setting(
     "TILEC_CACHE_DIR",
-    "`~/.cache/tilec`",
-    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders).",
+    "`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`",
+    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders). Created "
+    "0700; refused, with a warning, when it is not the user's or others may write it.",
+)
+CACHE_KEY_FILE = Setting(
+    "TILEC_CACHE_KEY_FILE",
+    "`$XDG_STATE_HOME/tilec/cache-key`, else `~/.local/state/tilec/cache-key`",
+    "The per-user key (created 0600 on first use, kept outside the cache folder) that every "
+    "cache entry is authenticated with; an entry that fails is recompiled.",
 )
 CHECK = Setting(
     "TILEC_CHECK",
@@ -80,7 +87,7 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
 )  # fmt: skip
 
 
@@ -89,10 +96,27 @@ def backend() -> str | None:
     return os.environ.get("TILEC_BACKEND") or None
 
 
+def _xdg(variable: str, fallback: str) -> Path:
+    """An XDG base folder: the variable when it is an absolute path, else `~/<fallback>`."""
+    configured = os.environ.get(variable)
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path.home() / fallback
+
+
 def cache_dir() -> Path:
-    """`TILEC_CACHE_DIR`, default `~/.cache/tilec`: the one place the default is computed."""
+    """`TILEC_CACHE_DIR`, default `$XDG_CACHE_HOME/tilec` (`~/.cache/tilec`): the one place the
+    default is computed."""
     configured = CACHE_DIR.get()
-    return Path(configured) if configured else Path.home() / ".cache" / "tilec"
+    return Path(configured) if configured else _xdg("XDG_CACHE_HOME", ".cache") / "tilec"
+
+
+def cache_key_file() -> Path:
+    """`TILEC_CACHE_KEY_FILE`, default `$XDG_STATE_HOME/tilec/cache-key`."""
+    configured = CACHE_KEY_FILE.get()
+    if configured:
+        return Path(configured)
+    return _xdg("XDG_STATE_HOME", ".local/state") / "tilec" / "cache-key"
 
 
 def markdown_table() -> str:

@@ -1,22 +1,20 @@
-"""The compile cache: in memory, and on disk under `TILEC_CACHE_DIR` (default `~/.cache/tilec`).
+"""The compile cache: in memory, and on disk under `TILEC_CACHE_DIR` (default
+`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`).
 
-A disk entry is `<key>.json`: a header line `// tilec-cache v2 sha256=<hex>` then a JSON body (the
-compiled stages and the kernel's metadata, see `tilec.runtime.compiler`).
-Writes are atomic (temporary file in the same folder, then `os.replace`), so concurrent compilers
-never see half an entry; an entry whose header or checksum is wrong reads as a miss.
+A disk entry is `<key>.json`: an authenticated header line then a JSON body (the compiled stages
+and the kernel's metadata, see `tilec.runtime.compiler`). `tilec.cache_files` reads and writes it:
+the folder must be the user's alone, the entry a regular file of bounded size with a valid HMAC
+under the user's key; anything else reads as a miss and is recompiled. Writes are atomic, so
+concurrent compilers never see half an entry.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import tempfile
 from typing import Any
 
-from tilec import settings
+from tilec import cache_files, settings
 
-HEADER = "// tilec-cache v2 sha256="
 SUFFIX = ".json"
 
 memory: dict[str, Any] = {}
@@ -39,29 +37,12 @@ def make_key(*parts: Any) -> str:
 
 
 def read(key: str) -> str | None:
-    """The stored text for `key`, or None when absent, unreadable, truncated or corrupt."""
-    try:
-        data = (cache_dir() / f"{key}{SUFFIX}").read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-    header, _, body = data.partition("\n")
-    if not header.startswith(HEADER):
-        return None
-    if hashlib.sha256(body.encode()).hexdigest() != header[len(HEADER) :]:
-        return None
-    return body
+    """The stored text for `key`, or None when absent, refused, truncated, corrupt or forged."""
+    folder = cache_dir()
+    return cache_files.read_entry(folder, folder, key, SUFFIX)
 
 
 def write(key: str, text: str) -> None:
-    """Store `text` atomically; a cache that cannot be written is skipped silently."""
+    """Store `text` atomically; a cache that cannot be written (or is refused) is skipped."""
     folder = cache_dir()
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as file:
-                file.write(f"{HEADER}{hashlib.sha256(text.encode()).hexdigest()}\n{text}")
-            os.replace(tmp, folder / f"{key}{SUFFIX}")
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    cache_files.write_entry(folder, folder, key, SUFFIX, text)
