@@ -27,6 +27,7 @@ from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
 from tilec.frontend import compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
+from tilec.plugin.manager import fingerprint as plugin_fingerprint
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.version import __version__
@@ -170,6 +171,7 @@ def compile_cached(
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
+        plugin_fingerprint(),
     )  # fmt: skip
     hit = None if instrumentations else cache.memory.get(key)
     if hit is not None:
