@@ -127,18 +127,27 @@ def _read_key(path: Path) -> bytes | None:
 
 
 def _create_key(path: Path) -> bytes | None:
+    """A new random key, written 0600 to a temporary file and linked into place, so that a
+    concurrent process never reads a half-written key: the first link wins, the others read it."""
     key = secrets.token_bytes(KEY_BYTES)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o600)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key.", suffix=".tmp")
+    except OSError as error:
+        warn_once(path, f"the cache key cannot be created ({error.strerror})")
+        return None
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(key)
+        os.link(tmp, path)
     except FileExistsError:
         return _read_key(path)  # another process made it first
     except OSError as error:
         warn_once(path, f"the cache key cannot be created ({error.strerror})")
         return None
-    with os.fdopen(fd, "wb") as file:
-        file.write(key)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
     return key
 
 

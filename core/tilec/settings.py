@@ -62,11 +62,23 @@ CHECK = Setting(
     "When on, every launch also runs on the interpreter and the results are compared "
     "(`check=True`); `tilec run --check` sets it. Read when `tilec.runtime.check` is imported.",
 )
+DEBUG = Setting(
+    "TILEC_DEBUG",
+    "off",
+    "When on, a kernel's compile error keeps its full traceback, tilec's internal frames "
+    "included (by default they are trimmed, leaving the user's frames and the error's location).",
+)
 DISABLE_PLUGIN_AUTOLOAD = Setting(
     "TILEC_DISABLE_PLUGIN_AUTOLOAD",
     "off",
     "When on, plugins installed through the `tilec` entry-point group are not loaded; the "
     "built-in plugins still are.",
+)
+LOG = Setting(
+    "TILEC_LOG",
+    "off",
+    "`info` or `debug`: print tilec's log (logger `tilec`) on stderr: the backend chosen and "
+    "why, compile cache hits and misses, the time of each compile stage. Read at `import tilec`.",
 )
 LLD = Setting(
     "TILEC_LLD",
@@ -87,7 +99,8 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG, PTXAS,
+    TEST_BACKEND,
 )  # fmt: skip
 
 

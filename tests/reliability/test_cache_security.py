@@ -7,6 +7,8 @@ import hashlib
 import json
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -188,3 +190,21 @@ def test_key_file_default_follows_xdg_state_home(monkeypatch, tmp_path):
     monkeypatch.delenv("TILEC_CACHE_KEY_FILE")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert settings.cache_key_file() == tmp_path / "tilec" / "cache-key"
+
+
+def test_processes_creating_the_key_at_once_agree(tmp_path):
+    """Eight processes start with no key file: each ends up with the same key (none reads a
+    half-written one, none warns)."""
+    code = (
+        "import warnings; warnings.simplefilter('error')\n"
+        "from tilec import cache_files; print(cache_files.user_key().hex())\n"
+    )
+    env = dict(os.environ, TILEC_CACHE_KEY_FILE=str(tmp_path / "race" / "cache-key"))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    keys = {proc.communicate(timeout=120)[0].strip() for proc in procs}
+    assert all(proc.returncode == 0 for proc in procs)
+    assert len(keys) == 1 and len(keys.pop()) == 2 * cache_files.KEY_BYTES
+    assert [p.name for p in (tmp_path / "race").iterdir()] == ["cache-key"]

@@ -158,11 +158,10 @@ def load_backends() -> dict[str, Backend]:
 def _guard_availability(state: _State, label: str, backend: Backend) -> None:
     """Make `backend.is_available()` report, never raise: a plugin whose check raises (or
     exits) warns once, naming it, and its backend reads as unavailable."""
-    check = backend.is_available
 
     def is_available() -> Availability:
         try:
-            return check()
+            return type(backend).is_available(backend)  # the class's, looked up at each call
         except _PLUGIN_ERRORS as error:
             reason = f"is_available() of backend '{backend.name}' raised"
             _fail(state, label, reason, error, once=True)
