@@ -201,20 +201,24 @@ def _read_regular(path: Path) -> bytes | None:
     return data if len(data) <= MAX_ENTRY_BYTES else None
 
 
-def write_entry(root: Path, folder: Path, name: str, suffix: str, body: str) -> None:
-    """Store `body` as entry `name`, authenticated and atomically; a cache that cannot be used
-    (refused, unwritable, no key) is skipped."""
+def write_entry(root: Path, folder: Path, name: str, suffix: str, body: str) -> bool:
+    """Store `body` as entry `name`, authenticated and atomically; whether it was stored (a cache
+    that cannot be used, being refused, unwritable or without a key, is skipped)."""
     if not usable_folder(folder, root, create=True):
-        return
+        return False
     key = user_key()
     if key is None:
-        return
-    with contextlib.suppress(OSError):
+        return False
+    try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as file:
-                file.write(f"{HEADER}{_mac(key, name, body)}\n{body}")
-            os.replace(tmp, folder / f"{name}{suffix}")
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w") as file:
+            file.write(f"{HEADER}{_mac(key, name, body)}\n{body}")
+        os.replace(tmp, folder / f"{name}{suffix}")
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True

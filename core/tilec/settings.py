@@ -56,6 +56,12 @@ CACHE_KEY_FILE = Setting(
     "The per-user key (created 0600 on first use, kept outside the cache folder) that every "
     "cache entry is authenticated with; an entry that fails is recompiled.",
 )
+CACHE_MAX_MB = Setting(
+    "TILEC_CACHE_MAX_MB",
+    "1024",
+    "The size bound of the on-disk compile cache, in MiB: after a write, the least recently "
+    "used entries are removed until the cache fits.",
+)
 CHECK = Setting(
     "TILEC_CHECK",
     "off",
@@ -99,7 +105,7 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG, PTXAS,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG, PTXAS,
     TEST_BACKEND,
 )  # fmt: skip
 
@@ -130,6 +136,22 @@ def cache_key_file() -> Path:
     if configured:
         return Path(configured)
     return _xdg("XDG_STATE_HOME", ".local/state") / "tilec" / "cache-key"
+
+
+def cache_max_bytes() -> int:
+    """`TILEC_CACHE_MAX_MB` in bytes; a value that is not a positive integer is an error naming
+    the variable."""
+    configured = CACHE_MAX_MB.get() or CACHE_MAX_MB.default
+    try:
+        megabytes = int(configured)
+    except ValueError:
+        megabytes = 0
+    if megabytes <= 0:
+        raise ValueError(
+            f"{CACHE_MAX_MB.name}={configured!r} is not a positive number of MiB; set it to, "
+            f"e.g., {CACHE_MAX_MB.default}, or unset it"
+        )
+    return megabytes * 1024 * 1024
 
 
 def markdown_table() -> str:

@@ -167,7 +167,8 @@ def _guard_availability(state: _State, label: str, backend: Backend) -> None:
             _fail(state, label, reason, error, once=True)
             return Availability(False, f"{reason} ({_describe(error)}); plugin '{label}'")
 
-    backend.is_available = is_available  # type: ignore[method-assign]
+    with contextlib.suppress(AttributeError):  # a backend with __slots__ keeps its own
+        backend.is_available = is_available  # type: ignore[method-assign]
 
 
 def load_pass_classes() -> list[type[Pass]]:
