@@ -1,5 +1,6 @@
 """Shared by every test folder: `gpu`-marked tests in a backend's folder (tests/nvidia, tests/amd)
-are skipped, with the reason, where that backend cannot run."""
+are skipped, with the reason, where that backend cannot run; every test (and the processes it
+starts) uses a private cache folder and cache key, never the user's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ import pytest
 HERE = Path(__file__).parent
 GPU_FOLDERS = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
 """Folders of backend tests: the backend's name -> what its `gpu` tests need."""
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The session's own `TILEC_CACHE_DIR` and `TILEC_CACHE_KEY_FILE` (tests may set their own)."""
+    folder = tmp_path_factory.mktemp("tilec-cache-session")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TILEC_CACHE_DIR", str(folder / "cache"))
+        patch.setenv("TILEC_CACHE_KEY_FILE", str(folder / "state" / "cache-key"))
+        yield
 
 
 @functools.cache

@@ -1,9 +1,12 @@
 """tilec: a plugin-based, multi-backend tile-level GPU kernel compiler framework."""
 
+from tilec import logs
 from tilec.language import cdiv
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
 from tilec.version import __version__
+
+logs.configure()
 
 
 def to_device(array, backend: str | None = None):

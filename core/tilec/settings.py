@@ -46,8 +46,21 @@ BACKEND = Setting(
 )
 CACHE_DIR = Setting(
     "TILEC_CACHE_DIR",
-    "`~/.cache/tilec`",
-    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders).",
+    "`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`",
+    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders). Created "
+    "0700; refused, with a warning, when it is not the user's or others may write it.",
+)
+CACHE_KEY_FILE = Setting(
+    "TILEC_CACHE_KEY_FILE",
+    "`$XDG_STATE_HOME/tilec/cache-key`, else `~/.local/state/tilec/cache-key`",
+    "The per-user key (created 0600 on first use, kept outside the cache folder) that every "
+    "cache entry is authenticated with; an entry that fails is recompiled.",
+)
+CACHE_MAX_MB = Setting(
+    "TILEC_CACHE_MAX_MB",
+    "1024",
+    "The size bound of the on-disk compile cache, in MiB: after a write, the least recently "
+    "used entries are removed until the cache fits.",
 )
 CHECK = Setting(
     "TILEC_CHECK",
@@ -55,11 +68,23 @@ CHECK = Setting(
     "When on, every launch also runs on the interpreter and the results are compared "
     "(`check=True`); `tilec run --check` sets it. Read when `tilec.runtime.check` is imported.",
 )
+DEBUG = Setting(
+    "TILEC_DEBUG",
+    "off",
+    "When on, a kernel's compile error keeps its full traceback, tilec's internal frames "
+    "included (by default they are trimmed, leaving the user's frames and the error's location).",
+)
 DISABLE_PLUGIN_AUTOLOAD = Setting(
     "TILEC_DISABLE_PLUGIN_AUTOLOAD",
     "off",
     "When on, plugins installed through the `tilec` entry-point group are not loaded; the "
     "built-in plugins still are.",
+)
+LOG = Setting(
+    "TILEC_LOG",
+    "off",
+    "`info` or `debug`: print tilec's log (logger `tilec`) on stderr: the backend chosen and "
+    "why, compile cache hits and misses, the time of each compile stage. Read at `import tilec`.",
 )
 LLD = Setting(
     "TILEC_LLD",
@@ -80,7 +105,8 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG, PTXAS,
+    TEST_BACKEND,
 )  # fmt: skip
 
 
@@ -89,10 +115,43 @@ def backend() -> str | None:
     return os.environ.get("TILEC_BACKEND") or None
 
 
+def _xdg(variable: str, fallback: str) -> Path:
+    """An XDG base folder: the variable when it is an absolute path, else `~/<fallback>`."""
+    configured = os.environ.get(variable)
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    return Path.home() / fallback
+
+
 def cache_dir() -> Path:
-    """`TILEC_CACHE_DIR`, default `~/.cache/tilec`: the one place the default is computed."""
+    """`TILEC_CACHE_DIR`, default `$XDG_CACHE_HOME/tilec` (`~/.cache/tilec`): the one place the
+    default is computed."""
     configured = CACHE_DIR.get()
-    return Path(configured) if configured else Path.home() / ".cache" / "tilec"
+    return Path(configured) if configured else _xdg("XDG_CACHE_HOME", ".cache") / "tilec"
+
+
+def cache_key_file() -> Path:
+    """`TILEC_CACHE_KEY_FILE`, default `$XDG_STATE_HOME/tilec/cache-key`."""
+    configured = CACHE_KEY_FILE.get()
+    if configured:
+        return Path(configured)
+    return _xdg("XDG_STATE_HOME", ".local/state") / "tilec" / "cache-key"
+
+
+def cache_max_bytes() -> int:
+    """`TILEC_CACHE_MAX_MB` in bytes; a value that is not a positive integer is an error naming
+    the variable."""
+    configured = CACHE_MAX_MB.get() or CACHE_MAX_MB.default
+    try:
+        megabytes = int(configured)
+    except ValueError:
+        megabytes = 0
+    if megabytes <= 0:
+        raise ValueError(
+            f"{CACHE_MAX_MB.name}={configured!r} is not a positive number of MiB; set it to, "
+            f"e.g., {CACHE_MAX_MB.default}, or unset it"
+        )
+    return megabytes * 1024 * 1024
 
 
 def markdown_table() -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from tilec.plugin.manager import DISABLE_AUTOLOAD_ENV, reset_plugin_manager
 
-MakeDistribution = Callable[[str, dict[str, str], dict[str, str]], Path]
+MakeDistribution = Callable[..., Path]
 
 
 @pytest.fixture(autouse=True)
@@ -31,15 +31,18 @@ def fresh_plugin_manager(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def make_distribution(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[MakeDistribution]:
-    """`make_distribution(name, {entry point: module}, {module: source})` installs a distribution
-    visible to this process until the test ends."""
+    """`make_distribution(name, {entry point: module}, {module: source}, version="0.1")` installs
+    a distribution visible to this process until the test ends."""
     written: list[str] = []
 
-    def make(name: str, entry_points: dict[str, str], modules: dict[str, str]) -> Path:
-        root = tmp_path / name
-        dist_info = root / f"{name.replace('-', '_')}-0.1.dist-info"
+    def make(
+        name: str, entry_points: dict[str, str], modules: dict[str, str], version: str = "0.1"
+    ) -> Path:
+        root = tmp_path / f"{name}-{version}"
+        dist_info = root / f"{name.replace('-', '_')}-{version}.dist-info"
         dist_info.mkdir(parents=True)
-        (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+        metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        (dist_info / "METADATA").write_text(metadata)
         lines = ["[tilec]", *(f"{key} = {value}" for key, value in entry_points.items())]
         (dist_info / "entry_points.txt").write_text("\n".join(lines) + "\n")
         for module, source in modules.items():

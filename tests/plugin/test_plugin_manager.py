@@ -164,7 +164,7 @@ def test_duplicate_backend_name_warns_and_keeps_the_first(make_distribution):
 
     [message] = plugin_warnings()
 
-    assert "'b-toy (tilec-b-toy 0.1)': backend 'toy' is ignored" in message
+    assert "'b-toy (tilec-b-toy 0.1)': backend 'toy' is refused" in message
     assert "'a-toy (tilec-a-toy 0.1)' already provides it" in message
     assert type(load_backends()["toy"]).__module__ == "a_toy"
 

@@ -81,6 +81,7 @@ def test_flags(monkeypatch, value, enabled):
 
 
 def test_cache_dir_default_and_override(monkeypatch, tmp_path):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     assert settings.cache_dir() == tmp_path
     monkeypatch.setenv("TILEC_CACHE_DIR", "")

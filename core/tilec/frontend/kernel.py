@@ -8,7 +8,8 @@ runtime's `JITFunction` (`@tilec.jit`) adds launching on top.
 kernel's source, the tilec version and, recursively, of what the frontend folds into the kernel
 by name: the sources of the `@jit` functions it calls and the values of the constexpr-like globals
 (ints, floats, bools, strings, `tl.dtype`, `tl.constexpr`, tuples of those) it reads, looked up in
-the function's globals (then closure), and through module attributes (`helpers.BLOCK`). The key is
+the function's globals (then closure), and through attribute chains as the frontend follows them:
+of modules (`helpers.BLOCK`), classes (`Cfg.S`, inherited attributes too) and other objects. The key is
 cached with the objects it was computed from; every read checks them by identity (cheap) and
 recomputes the key when one changed, so a rebound global or callee never reuses a stale entry.
 """
@@ -87,7 +88,7 @@ class KernelFunction:
         key = self._key
         if key is not None:
             for namespace, name, value in self._used:
-                if namespace.get(name, _MISSING) is not value:
+                if not _same(namespace.get(name, _MISSING), value):
                     break
             else:
                 return key
@@ -122,9 +123,9 @@ class KernelFunction:
             used.append((namespace, head, value))
             path = head
             for attr in chain[1:]:
-                if not isinstance(value, types.ModuleType):
+                if value is _MISSING or isinstance(value, KernelFunction):
                     break
-                namespace = vars(value)
+                namespace = vars(value) if isinstance(value, types.ModuleType) else _AttrView(value)
                 value = namespace.get(attr, _MISSING)
                 used.append((namespace, attr, value))
                 path += "." + attr
@@ -171,6 +172,31 @@ def _free_name_chains(tree: ast.Module) -> tuple[tuple[str, ...], ...]:
     if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
         bound.discard(outer.name)  # a recursive reference still resolves globally
     return tuple(dict.fromkeys(c for c in chains if c[0] not in bound))
+
+
+def _same(current: Any, recorded: Any) -> bool:
+    """Whether a name still gives the value the key was computed from: the same object, or an
+    equal bound method (`obj.method` makes a new one on every read)."""
+    if current is recorded:
+        return True
+    return isinstance(current, types.MethodType) and current == recorded
+
+
+class _AttrView:
+    """An object's attributes read like a namespace dict, for `cache_key`: `Cfg.S` (a class
+    attribute, inherited ones too) or `config.BLOCK` (an instance's), as the frontend reads them
+    with `getattr`."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def get(self, name: str, default: Any) -> Any:
+        try:
+            return getattr(self.obj, name, default)
+        except Exception:  # a property that raises: the frontend reports it when it reads it
+            return default
 
 
 class _CellView:

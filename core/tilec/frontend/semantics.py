@@ -35,6 +35,10 @@ UNSIGNED_BINARY: dict[str, type[Operation]] = {
 FLOAT_BINARY: dict[str, type[Operation]] = {
     "+": arith.AddFOp, "-": arith.SubFOp, "*": arith.MulFOp, "/": arith.DivFOp, "%": arith.RemFOp,
 }  # fmt: skip
+MAX_TENSOR_ELEMENTS = 1 << 20
+"""The most elements a tensor (a block) may have, as in Triton: bigger blocks take minutes to
+compile for a GPU and exhaust memory in the interpreter."""
+
 COMPARE = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
@@ -98,7 +102,15 @@ class Semantics:
         result_types: Sequence[Type] = (),
         **attributes: Attribute,
     ) -> Operation:
-        """Emit an op of class `cls` at the builder's insertion point and location."""
+        """Emit an op of class `cls` at the builder's insertion point and location. Every tensor
+        the frontend makes passes here: one that is too big is the user's error, located."""
+        for result_type in result_types:
+            if isinstance(result_type, TensorType) and result_type.numel > MAX_TENSOR_ELEMENTS:
+                raise UserError(
+                    f"a tensor of shape {list(result_type.shape)} has {result_type.numel} "
+                    f"elements, more than the limit of {MAX_TENSOR_ELEMENTS} (2**20, as in Triton)",
+                    "use a smaller block size and loop over the data in blocks",
+                )
         return self.builder.create(cls, [v.value for v in operands], result_types, attributes)
 
     def create(

@@ -159,12 +159,23 @@ def _like(t: Type, element: Type) -> Type:
 
 
 def is_pure(op: Operation) -> bool:
-    """True if `op` (including everything nested in it) has no side effects."""
-    if op.has_trait(Pure):
-        return True
-    if op.has_trait(RecursivelyPure):
-        return all(is_pure(inner) for inner in op.walk() if inner is not op)
-    return False
+    """True if `op` (including everything nested in it) has no side effects.
+
+    Each nested op is looked at once (an explicit worklist over the regions' direct children), so
+    the cost is linear in the ops nested in `op`: recursing into `walk()` at every level, as this
+    once did, visited an op once per enclosing region and took exponential time in the depth.
+    """
+    worklist = [op]
+    while worklist:
+        current = worklist.pop()
+        if current.has_trait(Pure):
+            continue
+        if not current.has_trait(RecursivelyPure):
+            return False
+        for region in current.regions:
+            for block in region.blocks:
+                worklist.extend(block.ops)
+    return True
 
 
 def pointer_pointee(t: Type) -> Type:

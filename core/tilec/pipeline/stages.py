@@ -12,6 +12,8 @@ closures over what they need (the backend, its options and pass pipeline, the in
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +26,8 @@ from tilec.layout.assignment import to_gir
 from tilec.layout.rules import GpuTarget
 from tilec.passes.instrumentation import PassInstrumentation
 from tilec.pipeline.pass_pipeline import PassPipeline, pass_pipeline
+
+log = logging.getLogger(__name__)
 
 Stage = Callable[[Any, dict[str, Any]], Any]
 
@@ -57,7 +61,9 @@ def compile_module(
     asm: dict[str, str | bytes] = {}
     located = ""
     for stage_name, stage in stages.items():
+        start = time.perf_counter()
         output = stage(src, metadata)
+        log.info("%s: stage %s took %.3f s", name, stage_name, time.perf_counter() - start)
         if output is None:  # the stage does not apply here (a cubin without a usable ptxas)
             continue
         src = output

@@ -10,8 +10,11 @@ Set `TILEC_DISABLE_PLUGIN_AUTOLOAD=1` to skip entry points (built-in plugins sti
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import importlib.metadata
+import os
 import traceback
 import warnings
 from typing import Any, NamedTuple
@@ -21,13 +24,20 @@ import pluggy
 
 from tilec import settings
 from tilec.backend import Backend
+from tilec.driver import Availability
 from tilec.passes.base import Pass
 from tilec.plugin import hookspecs
+from tilec.plugin.pass_checks import invalid_plugins
 
 ENTRY_POINT_GROUP = "tilec"
 DISABLE_AUTOLOAD_ENV = settings.DISABLE_PLUGIN_AUTOLOAD.name
 BUILTIN_PLUGINS = ("tilec.builtin_passes",)
 """Core modules registered as ordinary plugins, before any entry point."""
+
+
+_PLUGIN_ERRORS = (Exception, SystemExit)
+"""What a plugin's code may raise that disables the plugin: any error, and `sys.exit()` (which
+would otherwise end every tilec command silently). KeyboardInterrupt still stops tilec."""
 
 
 class TilecPluginWarning(UserWarning):
@@ -45,9 +55,12 @@ class PluginFailure(NamedTuple):
 class _State:
     manager: pluggy.PluginManager
     labels: dict[str, str] = attrs.Factory(dict)
+    names: dict[str, str] = attrs.Factory(dict)
+    """Plugin label -> the name it was registered under (an entry point's name)."""
     failures: list[PluginFailure] = attrs.Factory(list)
     backends: dict[str, Backend] | None = None
     pass_classes: list[type[Pass]] | None = None
+    fingerprint: str | None = None
 
 
 _state: _State | None = None
@@ -81,8 +94,26 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
     state = _load_state()
     label = name or getattr(plugin, "__name__", None) or repr(plugin)
     _register(state, plugin, name, label)
-    state.backends = state.pass_classes = None
+    state.backends = state.pass_classes = state.fingerprint = None
     _generation += 1
+
+
+def fingerprint() -> str:
+    """A digest of the loaded plugins for the compile cache key: each plugin's label (entry point,
+    distribution and version) and its module file's size and modification time, so that
+    installing, upgrading, editing or removing a plugin (its passes change what a compile makes)
+    never reuses an entry made without it."""
+    state = _load_state()
+    if state.fingerprint is None:
+        digest = hashlib.sha256()
+        for name, plugin in sorted(state.manager.list_name_plugin(), key=lambda item: item[0]):
+            digest.update(f"{state.labels.get(name, name)}\n".encode())
+            path = getattr(plugin, "__file__", None)
+            with contextlib.suppress(OSError, TypeError):
+                info = os.stat(path)
+                digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+        state.fingerprint = digest.hexdigest()
+    return state.fingerprint
 
 
 def plugin_failures() -> list[PluginFailure]:
@@ -91,12 +122,13 @@ def plugin_failures() -> list[PluginFailure]:
 
 
 def load_backends() -> dict[str, Backend]:
-    """Every backend the loaded plugins provide, by name. A duplicate name warns; the first wins."""
+    """Every backend the loaded plugins provide, by name. A name claimed twice is refused, with a
+    warning naming both plugins: the plugin whose entry point carries the backend's name keeps
+    it (so a distribution cannot take over `interp`), else the first loaded."""
     state = _load_state()
     if state.backends is not None:
         return dict(state.backends)
-    backends: dict[str, Backend] = {}
-    owners: dict[str, str] = {}
+    claims: dict[str, list[tuple[str, Backend]]] = {}
     for label, backend in _call_hook(state, "tilec_backends"):
         if not isinstance(backend, Backend) or not backend.name:
             _fail(
@@ -105,17 +137,38 @@ def load_backends() -> dict[str, Backend]:
                 f"tilec_backends() returned {backend!r}, not a named tilec.backend.Backend",
             )
             continue
-        if backend.name in backends:
-            _fail(
-                state,
-                label,
-                f"backend '{backend.name}' is ignored: plugin '{owners[backend.name]}' already provides it",
-            )
-            continue
-        backends[backend.name] = backend
-        owners[backend.name] = label
+        claims.setdefault(backend.name, []).append((label, backend))
+    backends: dict[str, Backend] = {}
+    for name, claimants in claims.items():
+        owner = [c for c in claimants if state.names.get(c[0]) == name] or claimants
+        label, backend = owner[0]
+        for other_label, _ in claimants:
+            if other_label != label:
+                _fail(
+                    state,
+                    other_label,
+                    f"backend '{name}' is refused: plugin '{label}' already provides it",
+                )
+        _guard_availability(state, label, backend)
+        backends[name] = backend
     state.backends = backends
     return dict(backends)
+
+
+def _guard_availability(state: _State, label: str, backend: Backend) -> None:
+    """Make `backend.is_available()` report, never raise: a plugin whose check raises (or
+    exits) warns once, naming it, and its backend reads as unavailable."""
+
+    def is_available() -> Availability:
+        try:
+            return type(backend).is_available(backend)  # the class's, looked up at each call
+        except _PLUGIN_ERRORS as error:
+            reason = f"is_available() of backend '{backend.name}' raised"
+            _fail(state, label, reason, error, once=True)
+            return Availability(False, f"{reason} ({_describe(error)}); plugin '{label}'")
+
+    with contextlib.suppress(AttributeError):  # a backend with __slots__ keeps its own
+        backend.is_available = is_available  # type: ignore[method-assign]
 
 
 def load_pass_classes() -> list[type[Pass]]:
@@ -144,7 +197,11 @@ def load_pass_classes() -> list[type[Pass]]:
                 f"pass '{cls.name}' ({_qualname(cls)}) is ignored: plugin '{previous_label}' already "
                 f"registers a pass of that name ({_qualname(previous_cls)})",
             )
-    state.pass_classes = [cls for cls, _ in by_name.values()]
+    builtins = frozenset(f"{name} (built-in)" for name in BUILTIN_PLUGINS)
+    invalid = invalid_plugins(list(by_name.values()), builtins)
+    for label, reason in invalid.items():
+        _fail(state, label, f"{reason}; its passes are left out")
+    state.pass_classes = [cls for cls, label in by_name.values() if label not in invalid]
     return list(state.pass_classes)
 
 
@@ -178,7 +235,7 @@ def _load_builtins(state: _State) -> None:
                 continue  # not part of this build of tilec
             _fail(state, label, "import failed", error)
             continue
-        except Exception as error:
+        except _PLUGIN_ERRORS as error:
             _fail(state, label, "import failed", error)
             continue
         _register(state, module, module_name, label)
@@ -192,7 +249,7 @@ def _load_entry_points(state: _State) -> None:
         label = _entry_point_label(entry_point)
         try:
             plugin = entry_point.load()
-        except Exception as error:
+        except _PLUGIN_ERRORS as error:
             _fail(state, label, f"import of '{entry_point.value}' failed", error)
             continue
         _register(state, plugin, entry_point.name, label)
@@ -208,15 +265,16 @@ def _register(state: _State, plugin: object, name: str | None, label: str) -> No
     manager = state.manager
     try:
         registered_name = manager.register(plugin, name=name)
-    except Exception as error:
+    except _PLUGIN_ERRORS as error:
         _fail(state, label, "registration failed", error)
         return
     if registered_name is None:
         return  # blocked
     state.labels[registered_name] = label
+    state.names[label] = registered_name
     try:
         manager.check_pending()  # a misspelled hook (`tilec_backend`) is an error, not silence
-    except Exception as error:
+    except _PLUGIN_ERRORS as error:
         manager.unregister(name=registered_name)
         _fail(state, label, "registration failed", error)
 
@@ -235,7 +293,7 @@ def _call_hook(state: _State, hook_name: str) -> list[tuple[str, Any]]:
         label = state.labels.get(impl.plugin_name, impl.plugin_name)
         try:
             result = impl.function()
-        except Exception as error:
+        except _PLUGIN_ERRORS as error:
             _fail(state, label, f"{hook_name}() raised", error)
             continue
         if result is None:
@@ -247,8 +305,12 @@ def _call_hook(state: _State, hook_name: str) -> list[tuple[str, Any]]:
     return items
 
 
-def _fail(state: _State, label: str, what: str, error: BaseException | None = None) -> None:
+def _fail(
+    state: _State, label: str, what: str, error: BaseException | None = None, once: bool = False
+) -> None:
     text = what if error is None else f"{what}: {_describe(error)}"
+    if once and PluginFailure(label, text) in state.failures:
+        return
     state.failures.append(PluginFailure(label, text))
     warnings.warn(
         f"tilec plugin '{label}': {text}; it is skipped", TilecPluginWarning, stacklevel=4

@@ -1,23 +1,27 @@
-"""The compile cache: in memory, and on disk under `TILEC_CACHE_DIR` (default `~/.cache/tilec`).
+"""The compile cache: in memory, and on disk under `TILEC_CACHE_DIR` (default
+`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`).
 
-A disk entry is `<key>.json`: a header line `// tilec-cache v2 sha256=<hex>` then a JSON body (the
-compiled stages and the kernel's metadata, see `tilec.runtime.compiler`).
-Writes are atomic (temporary file in the same folder, then `os.replace`), so concurrent compilers
-never see half an entry; an entry whose header or checksum is wrong reads as a miss.
+A disk entry is `<key>.json`: an authenticated header line then a JSON body (the compiled stages
+and the kernel's metadata, see `tilec.runtime.compiler`). `tilec.cache_files` reads and writes it:
+the folder must be the user's alone, the entry a regular file of bounded size with a valid HMAC
+under the user's key; anything else reads as a miss and is recompiled. Writes are atomic, so
+concurrent compilers never see half an entry. The folder stays within `TILEC_CACHE_MAX_MB`: after
+a write, the least recently used entries (a hit refreshes an entry's modification time) go.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
-import tempfile
+from pathlib import Path
 from typing import Any
 
-from tilec import settings
+from tilec import cache_files, settings
 
-HEADER = "// tilec-cache v2 sha256="
 SUFFIX = ".json"
+log = logging.getLogger(__name__)
 
 memory: dict[str, Any] = {}
 generation = 0
@@ -39,29 +43,39 @@ def make_key(*parts: Any) -> str:
 
 
 def read(key: str) -> str | None:
-    """The stored text for `key`, or None when absent, unreadable, truncated or corrupt."""
-    try:
-        data = (cache_dir() / f"{key}{SUFFIX}").read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-    header, _, body = data.partition("\n")
-    if not header.startswith(HEADER):
-        return None
-    if hashlib.sha256(body.encode()).hexdigest() != header[len(HEADER) :]:
-        return None
-    return body
+    """The stored text for `key`, or None when absent, refused, truncated, corrupt or forged.
+    A hit marks the entry used (its modification time), for the least-recently-used eviction."""
+    folder = cache_dir()
+    text = cache_files.read_entry(folder, folder, key, SUFFIX)
+    if text is not None:
+        with contextlib.suppress(OSError):
+            os.utime(folder / f"{key}{SUFFIX}")
+    return text
 
 
 def write(key: str, text: str) -> None:
-    """Store `text` atomically; a cache that cannot be written is skipped silently."""
+    """Store `text` atomically, then keep the cache within `TILEC_CACHE_MAX_MB`; a cache that
+    cannot be written (or is refused) is skipped."""
+    limit = settings.cache_max_bytes()
     folder = cache_dir()
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as file:
-                file.write(f"{HEADER}{hashlib.sha256(text.encode()).hexdigest()}\n{text}")
-            os.replace(tmp, folder / f"{key}{SUFFIX}")
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    if cache_files.write_entry(folder, folder, key, SUFFIX, text):
+        evict(folder, limit)
+
+
+def evict(folder: Path, limit: int) -> None:
+    """Remove the least recently used entries of `folder` until their sizes add up to `limit`
+    bytes or less."""
+    entries = []
+    with contextlib.suppress(OSError), os.scandir(folder) as listing:
+        for entry in listing:
+            if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                info = entry.stat(follow_symlinks=False)
+                entries.append((info.st_mtime_ns, info.st_size, entry.path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            return
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            log.debug("cache entry evicted (least recently used): %s", path)
+        total -= size

@@ -14,7 +14,9 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,15 @@ from tilec import settings
 from tilec.backend import Backend, BackendOptions
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
-from tilec.frontend import compile_to_tir
+from tilec.frontend import CompilationError, compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
+from tilec.plugin.manager import fingerprint as plugin_fingerprint
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.version import __version__
 
 AUTO_ORDER = ("nvidia", "amd", "interp")
+log = logging.getLogger(__name__)
 _chosen: str | None = None
 _availability: dict[str, Any] = {}
 
@@ -72,6 +76,8 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
             if auto in backends:
                 availability = _available(backends[auto])
                 if availability:
+                    skipped = f" ({'; '.join(reasons)})" if reasons else ""
+                    log.info("backend '%s': the first available of %s%s", auto, AUTO_ORDER, skipped)
                     return backends[auto]
                 reasons.append(f"{auto}: {availability.reason}")
         raise RuntimeError(f"no backend is available ({'; '.join(reasons)})")
@@ -80,7 +86,18 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
         availability = _available(backend)
         if not availability:
             raise RuntimeError(f"backend '{name}' is not available: {availability.reason}")
+    log.info("backend '%s': named by %s", name, _named_by(name))
     return backend
+
+
+def _named_by(name: str) -> str:
+    """Where a backend name came from, for the log (the launcher resolves `backend=` first, so
+    a name equal to `set_backend`'s or `TILEC_BACKEND`'s is credited to those)."""
+    if _chosen == name:
+        return "set_backend()"
+    if _chosen is None and settings.backend() == name:
+        return settings.BACKEND.name
+    return "the backend= argument"
 
 
 @attrs.define(eq=False)
@@ -170,18 +187,24 @@ def compile_cached(
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
+        plugin_fingerprint(),
     )  # fmt: skip
     hit = None if instrumentations else cache.memory.get(key)
     if hit is not None:
+        log.debug("%s: memory cache hit (%s)", kernel.__name__, key[:16])
         return hit
     entry = None if instrumentations else _read_entry(cache.read(key))
     if entry is None:
+        log.info("%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name)
+        start = time.perf_counter()
         spec_facts = (divisible, equal_to_1)
-        asm, metadata, located = _compile(
+        asm, metadata, located = _compile_trimmed(
             kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations
         )
+        log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
         cache.write(key, _entry_text(asm, metadata, located))
     else:
+        log.info("%s: disk cache hit (%s)", kernel.__name__, key[:16])
         asm, metadata, located = entry
     # The interp executes the tir: parsed from the text that keeps the kernel's source locations
     # (for its error messages). GPU backends run their binaries.
@@ -237,6 +260,18 @@ def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any
         return asm, dict(data["metadata"]), located
     except Exception:
         return None
+
+
+def _compile_trimmed(*args: Any) -> Any:
+    """`_compile`, with a kernel's compile error raised from here: the frames inside tilec
+    (the frontend's visitor, the passes) are trimmed from its traceback unless `TILEC_DEBUG` is
+    on, so that the user sees their own frames and the error's location."""
+    try:
+        return _compile(*args)
+    except CompilationError as error:
+        if settings.DEBUG.enabled():
+            raise
+        raise error.with_traceback(None) from None
 
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):

@@ -1,0 +1,64 @@
+"""The disk cache has a size bound (`TILEC_CACHE_MAX_MB`) with least-recently-used eviction
+(issue 14); a hit counts as a use."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tilec.runtime import cache
+
+ENTRY = "x" * 400_000  # three of these exceed 1 MiB
+
+
+def key(letter: str) -> str:
+    return letter * 64
+
+
+def age(letter: str, seconds_ago: int) -> None:
+    path = cache.cache_dir() / f"{key(letter)}.json"
+    then = path.stat().st_mtime - seconds_ago
+    os.utime(path, (then, then))
+
+
+def present() -> set[str]:
+    return {p.name[0] for p in cache.cache_dir().glob("*.json")}
+
+
+def test_oldest_entries_go_when_the_bound_is_passed(monkeypatch):
+    monkeypatch.setenv("TILEC_CACHE_MAX_MB", "1")
+    cache.write(key("a"), ENTRY)
+    age("a", 300)
+    cache.write(key("b"), ENTRY)
+    age("b", 200)
+    assert present() == {"a", "b"}
+    cache.write(key("c"), ENTRY)
+    assert present() == {"b", "c"}
+    total = sum(p.stat().st_size for p in cache.cache_dir().glob("*.json"))
+    assert total <= 1024 * 1024
+
+
+def test_a_hit_makes_an_entry_recently_used(monkeypatch):
+    monkeypatch.setenv("TILEC_CACHE_MAX_MB", "1")
+    cache.write(key("a"), ENTRY)
+    age("a", 300)
+    cache.write(key("b"), ENTRY)
+    age("b", 200)
+    assert cache.read(key("a")) == ENTRY  # a is now the most recently used
+    cache.write(key("c"), ENTRY)
+    assert present() == {"a", "c"}
+
+
+def test_default_bound_keeps_small_caches_whole(monkeypatch):
+    monkeypatch.delenv("TILEC_CACHE_MAX_MB", raising=False)
+    for letter in "abcde":
+        cache.write(key(letter), ENTRY)
+    assert present() == set("abcde")
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "lots", "1.5"])
+def test_a_bound_that_is_not_a_positive_integer_is_an_error(monkeypatch, value):
+    monkeypatch.setenv("TILEC_CACHE_MAX_MB", value)
+    with pytest.raises(ValueError, match=f"TILEC_CACHE_MAX_MB='{value}' is not a positive"):
+        cache.write(key("a"), "body")

@@ -1,0 +1,81 @@
+"""A block of more than 2**20 elements (Triton's limit) is a located error in the frontend
+(issue 14): before, BLOCK 2**16 took 74 s to compile for nvidia and the interpreter tried to
+allocate 4 TiB for 2**40."""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.frontend import CompilationError, compile_to_tir
+from tilec.frontend.semantics import MAX_TENSOR_ELEMENTS
+
+
+@tilec.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+@tilec.jit
+def outer_kernel(out_ptr, A: tl.constexpr, B: tl.constexpr):
+    grid = tl.arange(0, A)[:, None] + tl.arange(0, B)[None, :]
+    tl.store(out_ptr + grid, grid)
+
+
+@tilec.jit
+def full_kernel(out_ptr, B: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 16), tl.sum(tl.full([B], 1, tl.int32), axis=0))
+
+
+SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+
+
+def line_of(kernel, text: str) -> int:
+    lines, first = inspect.getsourcelines(kernel.fn)
+    [index] = [i for i, line in enumerate(lines) if text in line]
+    return first + index
+
+
+@pytest.mark.parametrize("exponent", [21, 40])
+def test_arange_over_the_limit_is_a_located_error(exponent):
+    start = time.perf_counter()
+    with pytest.raises(CompilationError) as info:
+        compile_to_tir(add_kernel, SIGNATURE, {"BLOCK": 2**exponent})
+    assert time.perf_counter() - start < 5
+    error = info.value
+    assert error.line == line_of(add_kernel, "tl.arange(0, BLOCK)")
+    assert f"{2**exponent} elements, more than the limit of 1048576" in error.message
+    assert "smaller block size" in error.hint
+
+
+def test_the_limit_itself_is_accepted():
+    compile_to_tir(add_kernel, SIGNATURE, {"BLOCK": MAX_TENSOR_ELEMENTS})
+
+
+def test_broadcast_over_the_limit_is_a_located_error():
+    with pytest.raises(CompilationError, match=r"shape \[1024, 2048\]") as info:
+        compile_to_tir(outer_kernel, {"out_ptr": "*i32"}, {"A": 1024, "B": 2048})
+    assert info.value.line == line_of(outer_kernel, "tl.arange(0, A)[:, None]")
+    compile_to_tir(outer_kernel, {"out_ptr": "*i32"}, {"A": 1024, "B": 1024})
+
+
+def test_full_over_the_limit_is_a_located_error():
+    with pytest.raises(CompilationError, match="more than the limit") as info:
+        compile_to_tir(full_kernel, {"out_ptr": "*i32"}, {"B": 2**22})
+    assert info.value.line == line_of(full_kernel, "tl.full([B]")
+
+
+def test_launch_with_a_huge_block_fails_fast_on_interp():
+    x = np.ones(16, dtype=np.float32)
+    start = time.perf_counter()
+    with pytest.raises(CompilationError, match="more than the limit"):
+        add_kernel[(1,)](x, x, np.empty_like(x), 16, BLOCK=2**40, backend="interp")
+    assert time.perf_counter() - start < 5
