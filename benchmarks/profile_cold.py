@@ -33,7 +33,11 @@ profile = cProfile.Profile()
 begin = time.perf_counter()
 profile.enable()
 compiled = tilec.compile(
-    add_kernel, signature, {"BLOCK_SIZE": 1024}, backend=backend, divisibility=list(signature),
+    add_kernel,
+    signature,
+    {"BLOCK_SIZE": 1024},
+    backend=backend,
+    divisibility=list(signature),
     target=target,
 )
 if backend == "nvidia" and target is None:

@@ -39,6 +39,11 @@ class CUdeviceptr(Handle):
     pass
 
 
+class CUstreamCaptureStatus(enum.IntEnum):
+    CU_STREAM_CAPTURE_STATUS_NONE = 0
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+
+
 DEVICE_ATTRIBUTES = {
     "COMPUTE_CAPABILITY_MAJOR": 9,
     "COMPUTE_CAPABILITY_MINOR": 0,
@@ -67,6 +72,7 @@ class FakeCu:
     CUresult = CUresult
     CUstream = CUstream
     CUdeviceptr = CUdeviceptr
+    CUstreamCaptureStatus = CUstreamCaptureStatus
     CUdevice_attribute = SimpleNamespace(
         **{f"CU_DEVICE_ATTRIBUTE_{name}": name for name in DEVICE_ATTRIBUTES}
     )
@@ -83,6 +89,12 @@ class FakeCu:
         self.launch_result = CUresult.CUDA_SUCCESS
         self.fail_context_once = False
         self.set_current_calls = 0
+        self.capturing: set[int] = set()
+        self.memory: dict[int, ctypes.Array] = {}
+        self.stream_calls: list[tuple[str, int]] = []
+        """Copies and synchronizations, with the stream handle each went to."""
+        self.on_launch = None
+        """Called as on_launch(params) inside cuLaunchKernel (tests read the packed values)."""
 
     def cuInit(self, flags):
         return (CUresult.CUDA_SUCCESS,)
@@ -141,8 +153,37 @@ class FakeCu:
         if self.fail_context_once:
             self.fail_context_once = False
             return (CUresult.CUDA_ERROR_INVALID_CONTEXT,)
+        if self.on_launch is not None:
+            self.on_launch(params)
         self.launches.append((f, (gx, gy, gz), (bx, by, bz), shared, stream, params, extra))
         return (self.launch_result,)
+
+    def cuMemAlloc(self, nbytes):
+        buffer = ctypes.create_string_buffer(nbytes)
+        self.memory[ctypes.addressof(buffer)] = buffer
+        return (CUresult.CUDA_SUCCESS, ctypes.addressof(buffer))
+
+    def cuMemFree(self, address):
+        del self.memory[int(address)]
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyHtoDAsync(self, device, host, nbytes, stream):
+        ctypes.memmove(device, host, nbytes)
+        self.stream_calls.append(("copy_in", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyDtoHAsync(self, host, device, nbytes, stream):
+        ctypes.memmove(host, device, nbytes)
+        self.stream_calls.append(("copy_out", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuStreamSynchronize(self, stream):
+        self.stream_calls.append(("sync", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuStreamIsCapturing(self, stream):
+        active = int(stream) in self.capturing
+        return (CUresult.CUDA_SUCCESS, CUstreamCaptureStatus(int(active)))
 
 
 class HostDriver:
@@ -168,6 +209,10 @@ class HostDriver:
         self.syncs = 0
         self.launches: list[tuple] = []
         self.on_launch = None
+        self.capturing: set[int] = set()
+
+    def is_capturing(self, stream=None) -> bool:
+        return (stream or 0) in self.capturing
 
     def mem_alloc(self, nbytes: int) -> int:
         buffer = ctypes.create_string_buffer(max(int(nbytes), 1))

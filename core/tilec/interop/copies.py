@@ -125,6 +125,8 @@ def _prepare(
             value = values[i]
             kind = type(value)
             if kind is np.ndarray or isinstance(value, np.ndarray):
+                if not copies and runtime.is_capturing(stream):
+                    raise _capture_error(runtime, kernel_name, names[i])
                 copy = _copy_in(runtime, kernel_name, names[i], value, i in written, stream)
                 copies.append(copy)
                 values[i] = copy.address
@@ -138,6 +140,14 @@ def _prepare(
         finish_arguments(runtime, prepared, stream, copy_back=False)
         raise
     return values, copies
+
+
+def _capture_error(runtime: Any, kernel_name: str, name: str) -> RuntimeError:
+    return runtime.kind.error(
+        f"{where(name, kernel_name)} is a NumPy array, but the launch stream is capturing a "
+        f"graph: copying it in and out would synchronize and allocate during the capture. Pass "
+        f"{runtime.kind.tensors} or a tilec.to_device array, allocated before the capture."
+    )
 
 
 def _copy_in(

@@ -9,6 +9,7 @@ from typing import Any
 from tilec.driver import Driver
 from tilec.interop import copies, device_array
 from tilec.interop.device import DeviceRuntime, LoadedKernel
+from tilec.interop.streams import launch_stream
 
 
 class GpuDriver(Driver):
@@ -29,22 +30,34 @@ class GpuDriver(Driver):
         loaded = compiled.runtime.get("loaded")
         if loaded is not None:
             return loaded
-        loaded = compiled.runtime["loaded"] = self.load_binary(self.runtime(), compiled)
+        loaded = self.load_binary(self.runtime(), compiled)
+        compiled.metadata.update(self.resource_usage(loaded))
+        compiled.runtime["loaded"] = loaded
         return loaded
 
-    def run(self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any]) -> None:
-        """Launch: NumPy arrays are copied in (and back where the kernel writes), device
-        arrays (torch, CuPy, `tilec.to_device`) are passed as they are."""
+    def resource_usage(self, loaded: LoadedKernel) -> dict[str, int]:
+        """What the loaded kernel uses (`num_regs`, `n_spills`, `shared`: Triton's names), added
+        to `compiled.metadata` at load; vendors that know more add it."""
+        return {"shared": loaded.shared_bytes}
+
+    def run(
+        self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any], stream: Any = None
+    ) -> None:
+        """Launch on `stream` (see `tilec.interop.streams.launch_stream`): NumPy arrays are
+        copied in (and back where the kernel writes) on that stream, device arrays (torch,
+        CuPy, `tilec.to_device`) are passed as they are."""
         loaded = compiled.runtime.get("loaded") or self.load(compiled)
         md = compiled.metadata
+        runtime = self.runtime()
         copies.run_kernel(
-            self.runtime(),
+            runtime,
             loaded,
             grid,
             args,
             num_warps=md["num_warps"],
             threads_per_warp=md["threads_per_warp"],
             written=md["written"],
+            stream=launch_stream(stream, args, runtime.properties.ordinal),
         )
 
     def to_device(self, array: Any) -> device_array.DeviceArray:

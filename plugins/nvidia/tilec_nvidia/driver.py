@@ -342,15 +342,16 @@ class CudaDriver:
             raise CudaError(
                 f"kernel '{kernel.name}' was loaded without a signature; pass one to load"
             )
-        params = packer.pack(args)
         hstream = self._streams.get(stream) if stream is None or type(stream) is int else None
         if hstream is None:
             hstream = self.stream(stream)
-        result = self.cu.cuLaunchKernel(
-            kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
-        )
-        if result[0]:
-            self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
+        with packer.lock:  # the parameter buffer is the kernel's: one launch at a time
+            params = packer.pack(args)
+            result = self.cu.cuLaunchKernel(
+                kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
+            )
+            if result[0]:
+                self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
 
     def _grid_error(self, kernel: CudaKernel, grid: tuple[int, int, int]) -> None:
         grid = normalize_grid(grid, kernel.name)  # reports negative sizes
@@ -379,15 +380,27 @@ class CudaDriver:
             )
             if not result[0]:
                 return
+        name = _error_name(self.cu, result[0])
+        hint = (
+            ". A graph is being captured on another stream: pass stream= (the capturing one) or "
+            "launch inside torch.cuda.graph/torch.cuda.stream with torch tensors"
+            if "CAPTURE" in name
+            else ""
+        )
         raise CudaError(
-            f"launch of kernel '{kernel.name}' failed: {_error_name(self.cu, result[0])} "
+            f"launch of kernel '{kernel.name}' failed: {name} "
             f"(grid {grid}, {threads} threads a block, {kernel.shared_bytes} bytes of dynamic "
-            f"shared memory)"
+            f"shared memory){hint}"
         )
 
     def synchronize(self, stream: Any = None) -> None:
         """Wait until the work on `stream` (default: the default stream) has finished."""
         self.call("cuStreamSynchronize", self.stream(stream))
+
+    def is_capturing(self, stream: Any = None) -> bool:
+        """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`)."""
+        status = self.call("cuStreamIsCapturing", self.stream(stream))
+        return int(status) != int(self.cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
     # Memory ----------------------------------------------------------------------------------
 
