@@ -248,17 +248,23 @@ def launch_overhead(quick: bool) -> dict:
             samples.append((time.perf_counter() - start) / count * 1e6)
             torch.cuda.synchronize()
         result[f"{name}_launch_us"] = statistics.median(samples)
-    # tilec with an explicit stream= (torch's current stream's handle): no stream lookup
+    # tilec with an explicit stream= (torch's current stream's handle): no stream lookup. An
+    # older tilec (without stream=, timed as a baseline) leaves this row out.
     handle = torch.cuda.current_stream().cuda_stream
     launch = ours["add_kernel"][(1,)]
+    try:
+        launch(x, y, out, n, BLOCK_SIZE=1024, stream=handle)
+    except TypeError:
+        launch = None
     samples = []
-    for _ in range(5):
+    for _ in range(5 if launch else 0):
         start = time.perf_counter()
         for _ in range(count):
             launch(x, y, out, n, BLOCK_SIZE=1024, stream=handle)
         samples.append((time.perf_counter() - start) / count * 1e6)
         torch.cuda.synchronize()
-    result["tilec stream=_launch_us"] = statistics.median(samples)
+    if samples:
+        result["tilec stream=_launch_us"] = statistics.median(samples)
     # A bare cuLaunchKernel of tilec's loaded kernel, arguments packed once.
     import tilec.runtime.cache as tilec_cache
 
@@ -339,7 +345,9 @@ def main() -> int:
 
     device = torch.cuda.get_device_name()
     if args.launch_only:
-        print(f"device: {device}; date: {time.strftime('%Y-%m-%d')}")
+        import tilec
+
+        print(f"device: {device}; date: {time.strftime('%Y-%m-%d')}; tilec: {tilec.__file__}")
         print_launches(launch_overhead(args.quick))
         return 0
     rows = run_kernels(args.quick)

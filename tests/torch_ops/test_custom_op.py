@@ -53,4 +53,3 @@ def test_fake_gives_the_tracer_the_output():
     with FakeTensorMode():
         out = scale(torch.empty(7, 3), 2.0)
     assert out.shape == (7, 3) and out.dtype == torch.float32
-

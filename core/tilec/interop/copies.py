@@ -12,7 +12,13 @@ import attrs
 import numpy as np
 
 from tilec.interop.device import stream_handle
-from tilec.interop.pointers import GETTERS_BY_TYPE, device_pointer, pointer_getter, where
+from tilec.interop.pointers import (
+    GETTERS_BY_TYPE,
+    device_pointer,
+    mixed_devices_error,
+    pointer_getter,
+    where,
+)
 
 
 class AllocationPool:
@@ -135,9 +141,12 @@ def _prepare(
             if getter is None:
                 device_pointer(runtime, value, names[i], kernel_name, handle)  # raises
             values[i] = getter(runtime, value, names[i], kernel_name, handle)
-    except BaseException:
+    except BaseException as error:
         prepared = PreparedArguments(values, copies, args)
         finish_arguments(runtime, prepared, stream, copy_back=False)
+        mixed = mixed_devices_error(names, args, kernel_name) if type(error) is TypeError else None
+        if mixed is not None:
+            raise mixed from None
         raise
     return values, copies
 
