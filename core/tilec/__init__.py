@@ -1,5 +1,6 @@
 """tilec: a plugin-based, multi-backend tile-level GPU kernel compiler framework."""
 
+from tilec.driver import set_device
 from tilec.language import cdiv
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
@@ -13,4 +14,4 @@ def to_device(array, backend: str | None = None):
     return get_backend(backend).driver.to_device(array)
 
 
-__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "to_device"]
+__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "set_device", "to_device"]

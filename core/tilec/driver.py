@@ -23,10 +23,34 @@ A driver module imports nothing of its vendor (cuda.bindings, hip) at module lev
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+
+_selected_device: int | None = None
+
+
+def set_device(index: int | None) -> None:
+    """Launch on GPU `index` where a launch's arguments do not say (NumPy arrays, scalars, device
+    arrays without a device); None: follow torch's current device (`torch.cuda.set_device`),
+    else device 0. A launch with torch tensors (or DLPack arrays) runs on their device."""
+    global _selected_device
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+        raise ValueError(f"set_device takes a device index (an int >= 0) or None; got {index!r}")
+    _selected_device = index
+
+
+def current_device() -> int:
+    """The device of launches whose arguments do not say (see `set_device`)."""
+    if _selected_device is not None:
+        return _selected_device
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return int(torch.cuda.current_device())
+    return 0
+
 
 Runner = Callable[[tuple[int, ...], Sequence[Any], Any], None]
 """A prepared launch: `runner(grid, args, stream)`."""

@@ -200,3 +200,14 @@ def test_numpy_arguments_during_a_hip_graph_capture_are_an_error(fake_hip, priva
     with pytest.raises(HipError, match=r"argument 'x_ptr' .* capturing a graph"):
         add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd", stream=0x7000)
     assert not fake_hip.buffers and not fake_hip.launches
+
+
+def test_another_device_than_the_current_hip_device_is_refused(fake_hip, private_cache):
+    x = np.arange(64, dtype=np.float32)
+    tilec.set_device(1)
+    try:
+        with pytest.raises(HipError, match=r"launches on rocm:0 .* asks for rocm:1"):
+            add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")
+    finally:
+        tilec.set_device(None)
+    add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")

@@ -66,6 +66,10 @@ FUNCTION_ATTRIBUTES = (
 )
 
 
+PRIMARY_CONTEXT = 0x1234
+"""Device n's primary context is PRIMARY_CONTEXT + n."""
+
+
 class FakeCu:
     """The subset of cuda.bindings.driver that CudaDriver uses."""
 
@@ -90,6 +94,10 @@ class FakeCu:
         self.fail_context_once = False
         self.set_current_calls = 0
         self.capturing: set[int] = set()
+        self.context_stack: list[int] = []
+        self.image_contexts: list[int] = []
+        """The context current at each module load (and launch, below)."""
+        self.launch_contexts: list[int] = []
         self.memory: dict[int, ctypes.Array] = {}
         self.stream_calls: list[tuple[str, int]] = []
         """Copies and synchronizations, with the stream handle each went to."""
@@ -103,13 +111,22 @@ class FakeCu:
         return (CUresult.CUDA_SUCCESS, Handle(self.current))
 
     def cuCtxGetDevice(self):
-        return (CUresult.CUDA_SUCCESS, 0)
+        return (CUresult.CUDA_SUCCESS, max(self.current - PRIMARY_CONTEXT, 0))
 
     def cuDeviceGet(self, ordinal):
         return (CUresult.CUDA_SUCCESS, ordinal)
 
     def cuDevicePrimaryCtxRetain(self, device):
-        return (CUresult.CUDA_SUCCESS, Handle(0x1234))
+        return (CUresult.CUDA_SUCCESS, Handle(PRIMARY_CONTEXT + int(device)))
+
+    def cuCtxPushCurrent(self, context):
+        self.context_stack.append(self.current)
+        self.current = int(context)
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuCtxPopCurrent(self):
+        popped, self.current = self.current, self.context_stack.pop()
+        return (CUresult.CUDA_SUCCESS, Handle(popped))
 
     def cuCtxSetCurrent(self, context):
         self.set_current_calls += 1
@@ -129,6 +146,7 @@ class FakeCu:
         if not image.startswith((b"\x7fELF", b".version", b"//")):
             return (CUresult.CUDA_ERROR_INVALID_IMAGE, None)
         self.images.append(image)
+        self.image_contexts.append(self.current)
         return (CUresult.CUDA_SUCCESS, Handle(len(self.images)))
 
     def cuModuleGetFunction(self, module, name):
@@ -156,6 +174,7 @@ class FakeCu:
         if self.on_launch is not None:
             self.on_launch(params)
         self.launches.append((f, (gx, gy, gz), (bx, by, bz), shared, stream, params, extra))
+        self.launch_contexts.append(self.current)
         return (self.launch_result,)
 
     def cuMemAlloc(self, nbytes):
