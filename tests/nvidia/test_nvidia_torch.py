@@ -167,9 +167,28 @@ def test_torch_compile_fullgraph_traces_through_the_op():
 
 def test_two_devices():
     if torch.cuda.device_count() < 2:
-        pytest.skip("needs two CUDA devices (this machine has one); one context per device is "
-                    "not implemented yet (issue 12)")  # fmt: skip
-    x = torch.randn(N, device="cuda:1")
-    out = torch.empty_like(x)
-    scale(x, out, 2.0)
-    torch.testing.assert_close(out, x * 2.0)
+        pytest.skip("needs two CUDA devices; this machine has one (the logic is tested on the "
+                    "CPU against a two-device fake: tests/nvidia/test_nvidia_devices.py)")  # fmt: skip
+    for index in (1, 0):
+        x = torch.randn(N, device=f"cuda:{index}")
+        out = torch.empty_like(x)
+        with torch.cuda.stream(torch.cuda.Stream(index)):
+            scale(x, out, 2.0)
+        torch.cuda.synchronize(index)
+        torch.testing.assert_close(out, x * 2.0)
+    with pytest.raises(TypeError, match="different devices"):
+        scale(torch.randn(N, device="cuda:0"), torch.empty(N, device="cuda:1"), 1.0)
+
+
+def test_set_device_and_torch_set_device_on_one_gpu():
+    x = torch.randn(N, device="cuda")
+    torch.cuda.set_device(0)
+    tilec.set_device(0)
+    try:
+        handle = scale(x, torch.empty_like(x), 1.0)
+        assert 0 in handle.runtime["loaded_on"]
+        tilec.set_device(torch.cuda.device_count())  # no such device: the driver says so
+        with pytest.raises(Exception, match=r"cuDeviceGet|INVALID_DEVICE"):
+            tilec.to_device(x.cpu().numpy(), backend="nvidia")
+    finally:
+        tilec.set_device(None)

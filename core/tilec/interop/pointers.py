@@ -51,10 +51,15 @@ def device_name(value: Any) -> str | None:
 
 
 def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> TypeError | None:
-    """A TypeError naming each array argument and its device where they are on several
-    devices (a launch runs on one); None where they are not."""
+    """A TypeError naming each array argument and its GPU where they are on several GPUs (a
+    launch runs on one); None where they are not (host memory is reported per argument, with
+    its own fix)."""
     devices = {name: device_name(arg) for name, arg in zip(names, args, strict=False)}
-    devices = {name: device for name, device in devices.items() if device is not None}
+    devices = {
+        name: device
+        for name, device in devices.items()
+        if device is not None and not device.startswith("cpu")
+    }
     if len(set(devices.values())) < 2:
         return None
     listed = ", ".join(f"'{name}' on {device}" for name, device in devices.items())
