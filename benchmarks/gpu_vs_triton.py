@@ -248,6 +248,23 @@ def launch_overhead(quick: bool) -> dict:
             samples.append((time.perf_counter() - start) / count * 1e6)
             torch.cuda.synchronize()
         result[f"{name}_launch_us"] = statistics.median(samples)
+    # tilec with an explicit stream= (torch's current stream's handle): no stream lookup. An
+    # older tilec (without stream=, timed as a baseline) leaves this row out.
+    handle = torch.cuda.current_stream().cuda_stream
+    launch = ours["add_kernel"][(1,)]
+    try:
+        launch(x, y, out, n, BLOCK_SIZE=1024, stream=handle)
+    except TypeError:
+        launch = None
+    samples = []
+    for _ in range(5 if launch else 0):
+        start = time.perf_counter()
+        for _ in range(count):
+            launch(x, y, out, n, BLOCK_SIZE=1024, stream=handle)
+        samples.append((time.perf_counter() - start) / count * 1e6)
+        torch.cuda.synchronize()
+    if samples:
+        result["tilec stream=_launch_us"] = statistics.median(samples)
     # A bare cuLaunchKernel of tilec's loaded kernel, arguments packed once.
     import tilec.runtime.cache as tilec_cache
 
@@ -308,14 +325,31 @@ def cold_compile(quick: bool) -> dict:
     return result
 
 
+def print_launches(launches: dict) -> None:
+    bare = launches["bare_launch_us"]
+    print("| host time a launch (cache hit) | us | x bare |")
+    print("|---|---|---|")
+    for key, value in launches.items():
+        print(f"| {key.removesuffix('_launch_us')} | {value:.2f} | {value / bare:.2f} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--launch-only", action="store_true", help="only the host time a launch (cache hit)"
+    )
     args = parser.parse_args()
     import torch
 
     device = torch.cuda.get_device_name()
+    if args.launch_only:
+        import tilec
+
+        print(f"device: {device}; date: {time.strftime('%Y-%m-%d')}; tilec: {tilec.__file__}")
+        print_launches(launch_overhead(args.quick))
+        return 0
     rows = run_kernels(args.quick)
     launches = launch_overhead(args.quick)
     cold = cold_compile(args.quick)
@@ -332,10 +366,7 @@ def main() -> int:
             f"| {r['tilec_error']:.1e} | {r['triton_error']:.1e} |"
         )
     print()
-    print("| host time a launch (cache hit) | us |")
-    print("|---|---|")
-    for key, value in launches.items():
-        print(f"| {key.removesuffix('_launch_us')} | {value:.2f} |")
+    print_launches(launches)
     print()
     print("| vector add, fresh process | tilec ms | Triton ms |")
     print("|---|---|---|")

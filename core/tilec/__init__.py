@@ -1,6 +1,7 @@
 """tilec: a plugin-based, multi-backend tile-level GPU kernel compiler framework."""
 
 from tilec import logs
+from tilec.driver import set_device
 from tilec.language import cdiv
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
@@ -16,4 +17,4 @@ def to_device(array, backend: str | None = None):
     return get_backend(backend).driver.to_device(array)
 
 
-__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "to_device"]
+__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "set_device", "to_device"]

@@ -5,10 +5,17 @@ runtime reaches the driver through `Backend.driver` and calls only the methods d
 
 - `is_available()`: whether kernels can run on this machine (asked by backend selection);
 - `load(compiled)`: the kernel's binary loaded once, kept in `compiled.runtime`;
-- `run(compiled, grid, args)`: one launch with the user's arguments (`CompiledKernel.run`);
-- `make_runner(compiled, sample_args)`: a `(grid, args)` launch function for arguments like
-  `sample_args`, cached by the launcher for launches like this one (the hot path);
+- `run(compiled, grid, args, stream=None)`: one launch with the user's arguments
+  (`CompiledKernel.run`);
+- `make_runner(compiled, sample_args)`: a `(grid, args, stream)` launch function for arguments
+  like `sample_args`, cached by the launcher for launches like this one (the hot path);
 - `to_device(array)` / `to_host(value)`: memory for `tilec.to_device` and `check=True`.
+
+`stream` is the `stream=` launch option as the user gave it (a torch or CuPy stream, a driver
+stream object, an int handle) or None: the current torch stream of the arguments' device where
+torch tensors are passed, else the default stream (`tilec.interop.streams.launch_stream`).
+Drivers that run on the host (interp) finish each launch before returning, which honours any
+stream order. Launches of one kernel from several threads at once must be safe.
 
 A driver module imports nothing of its vendor (cuda.bindings, hip) at module level.
 """
@@ -16,13 +23,37 @@ A driver module imports nothing of its vendor (cuda.bindings, hip) at module lev
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
-Runner = Callable[[tuple[int, ...], Sequence[Any]], None]
-"""A prepared launch: `runner(grid, args)`."""
+_selected_device: int | None = None
+
+
+def set_device(index: int | None) -> None:
+    """Launch on GPU `index` where a launch's arguments do not say (NumPy arrays, scalars, device
+    arrays without a device); None: follow torch's current device (`torch.cuda.set_device`),
+    else device 0. A launch with torch tensors (or DLPack arrays) runs on their device."""
+    global _selected_device
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+        raise ValueError(f"set_device takes a device index (an int >= 0) or None; got {index!r}")
+    _selected_device = index
+
+
+def current_device() -> int:
+    """The device of launches whose arguments do not say (see `set_device`)."""
+    if _selected_device is not None:
+        return _selected_device
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return int(torch.cuda.current_device())
+    return 0
+
+
+Runner = Callable[[tuple[int, ...], Sequence[Any], Any], None]
+"""A prepared launch: `runner(grid, args, stream)`."""
 
 
 @attrs.frozen
@@ -49,16 +80,18 @@ class Driver(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def run(self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any]) -> None:
+    def run(
+        self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any], stream: Any = None
+    ) -> None:
         """Launch `compiled` on `grid` with its runtime `args` (NumPy arrays, device arrays,
-        scalars), copying NumPy arrays in and back where the kernel writes them."""
+        scalars) on `stream`, copying NumPy arrays in and back where the kernel writes them."""
 
     def make_runner(self, compiled: Any, sample_args: Sequence[Any]) -> Runner:
         """A launch function for arguments like `sample_args` (the launcher keys runners by
         argument types, dtypes, devices and alignment). The default runs `run`."""
 
-        def runner(grid: tuple[int, ...], args: Sequence[Any]) -> None:
-            self.run(compiled, grid, args)
+        def runner(grid: tuple[int, ...], args: Sequence[Any], stream: Any = None) -> None:
+            self.run(compiled, grid, args, stream)
 
         return runner
 

@@ -21,6 +21,11 @@ class hipError_t(enum.IntEnum):
     hipErrorNotFound = 500
 
 
+class hipStreamCaptureStatus(enum.IntEnum):
+    hipStreamCaptureStatusNone = 0
+    hipStreamCaptureStatusActive = 1
+
+
 class FakeDeviceProp:
     def __init__(self):
         self.name = b"AMD Instinct MI300X"
@@ -35,6 +40,7 @@ class FakeHip:
     """The subset of `hip.hip` that HipDriver uses."""
 
     hipError_t = hipError_t
+    hipStreamCaptureStatus = hipStreamCaptureStatus
 
     def __init__(self, kernels: dict | None = None, device_count: int = 1):
         self.kernels = kernels or {}
@@ -45,6 +51,8 @@ class FakeHip:
         self.functions: dict[int, str] = {}
         self.signatures: dict[str, str] = {}
         self.hipDeviceProp_t = FakeDeviceProp
+        self.capturing: set[int] = set()
+        self.synchronized: list = []
 
     def hipGetDeviceCount(self):
         return hipError_t.hipSuccess, self.device_count
@@ -108,7 +116,12 @@ class FakeHip:
         return (hipError_t.hipSuccess,)
 
     def hipStreamSynchronize(self, stream):
+        self.synchronized.append(stream)
         return (hipError_t.hipSuccess,)
+
+    def hipStreamIsCapturing(self, stream):
+        active = int(stream or 0) in self.capturing
+        return hipError_t.hipSuccess, hipStreamCaptureStatus(int(active))
 
 
 class MissingRuntimeHip:

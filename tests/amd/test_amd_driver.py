@@ -176,3 +176,38 @@ def test_packer_lays_out_one_slot_a_parameter():
         packer.pack([0, True, 1.0, 0.5, "x", 0])
     with pytest.raises(TypeError, match="cannot pass to an AMD kernel"):
         Packer(["tensor"])
+
+
+# Launch options --------------------------------------------------------------------------------
+
+
+def test_stream_option_reaches_copies_launch_and_wait(fake_hip, private_cache):
+    n = 64
+    x, out = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+    handle = add_kernel()[(1,)](x, x, out, n, BLOCK_SIZE=64, backend="amd", stream=0x7000)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert fake_hip.launches[-1].stream == 0x7000
+    assert fake_hip.synchronized and set(fake_hip.synchronized) == {0x7000}
+    assert handle.metadata["shared"] == 0 and "hsaco" in handle.asm
+    add_kernel()[(1,)](x, x, out, n, BLOCK_SIZE=64, backend="amd")
+    assert fake_hip.launches[-1].stream is None  # the default stream
+    assert len(fake_hip.images) == 1
+
+
+def test_numpy_arguments_during_a_hip_graph_capture_are_an_error(fake_hip, private_cache):
+    fake_hip.capturing.add(0x7000)
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(HipError, match=r"argument 'x_ptr' .* capturing a graph"):
+        add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd", stream=0x7000)
+    assert not fake_hip.buffers and not fake_hip.launches
+
+
+def test_another_device_than_the_current_hip_device_is_refused(fake_hip, private_cache):
+    x = np.arange(64, dtype=np.float32)
+    tilec.set_device(1)
+    try:
+        with pytest.raises(HipError, match=r"launches on rocm:0 .* asks for rocm:1"):
+            add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")
+    finally:
+        tilec.set_device(None)
+    add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")

@@ -4,9 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fake_cuda import FakeCu
+
+from tilec.backend import Availability
+from tilec.runtime import cache, compiler
+from tilec_nvidia import driver as cuda
+from tilec_nvidia.backend import NvidiaBackend
 
 
 @pytest.fixture
 def rng():
     """Fresh random inputs every run."""
     return np.random.default_rng()
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """The nvidia backend on a fake cuda.bindings (`fake_cuda.FakeCu`), with a fresh cache."""
+    fake = FakeCu()
+    cuda.reset_driver(cuda.CudaDriver(cu=fake))
+    monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(True, "fake"))
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILEC_BACKEND", raising=False)
+    compiler._availability.clear()
+    cache.clear_memory()
+    yield fake
+    cuda.reset_driver(None)
+    compiler._availability.clear()
+    cache.clear_memory()

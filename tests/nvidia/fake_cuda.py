@@ -39,6 +39,11 @@ class CUdeviceptr(Handle):
     pass
 
 
+class CUstreamCaptureStatus(enum.IntEnum):
+    CU_STREAM_CAPTURE_STATUS_NONE = 0
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+
+
 DEVICE_ATTRIBUTES = {
     "COMPUTE_CAPABILITY_MAJOR": 9,
     "COMPUTE_CAPABILITY_MINOR": 0,
@@ -61,12 +66,17 @@ FUNCTION_ATTRIBUTES = (
 )
 
 
+PRIMARY_CONTEXT = 0x1234
+"""Device n's primary context is PRIMARY_CONTEXT + n."""
+
+
 class FakeCu:
     """The subset of cuda.bindings.driver that CudaDriver uses."""
 
     CUresult = CUresult
     CUstream = CUstream
     CUdeviceptr = CUdeviceptr
+    CUstreamCaptureStatus = CUstreamCaptureStatus
     CUdevice_attribute = SimpleNamespace(
         **{f"CU_DEVICE_ATTRIBUTE_{name}": name for name in DEVICE_ATTRIBUTES}
     )
@@ -83,6 +93,16 @@ class FakeCu:
         self.launch_result = CUresult.CUDA_SUCCESS
         self.fail_context_once = False
         self.set_current_calls = 0
+        self.capturing: set[int] = set()
+        self.context_stack: list[int] = []
+        self.image_contexts: list[int] = []
+        """The context current at each module load (and launch, below)."""
+        self.launch_contexts: list[int] = []
+        self.memory: dict[int, ctypes.Array] = {}
+        self.stream_calls: list[tuple[str, int]] = []
+        """Copies and synchronizations, with the stream handle each went to."""
+        self.on_launch = None
+        """Called as on_launch(params) inside cuLaunchKernel (tests read the packed values)."""
 
     def cuInit(self, flags):
         return (CUresult.CUDA_SUCCESS,)
@@ -91,13 +111,22 @@ class FakeCu:
         return (CUresult.CUDA_SUCCESS, Handle(self.current))
 
     def cuCtxGetDevice(self):
-        return (CUresult.CUDA_SUCCESS, 0)
+        return (CUresult.CUDA_SUCCESS, max(self.current - PRIMARY_CONTEXT, 0))
 
     def cuDeviceGet(self, ordinal):
         return (CUresult.CUDA_SUCCESS, ordinal)
 
     def cuDevicePrimaryCtxRetain(self, device):
-        return (CUresult.CUDA_SUCCESS, Handle(0x1234))
+        return (CUresult.CUDA_SUCCESS, Handle(PRIMARY_CONTEXT + int(device)))
+
+    def cuCtxPushCurrent(self, context):
+        self.context_stack.append(self.current)
+        self.current = int(context)
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuCtxPopCurrent(self):
+        popped, self.current = self.current, self.context_stack.pop()
+        return (CUresult.CUDA_SUCCESS, Handle(popped))
 
     def cuCtxSetCurrent(self, context):
         self.set_current_calls += 1
@@ -117,6 +146,7 @@ class FakeCu:
         if not image.startswith((b"\x7fELF", b".version", b"//")):
             return (CUresult.CUDA_ERROR_INVALID_IMAGE, None)
         self.images.append(image)
+        self.image_contexts.append(self.current)
         return (CUresult.CUDA_SUCCESS, Handle(len(self.images)))
 
     def cuModuleGetFunction(self, module, name):
@@ -141,8 +171,38 @@ class FakeCu:
         if self.fail_context_once:
             self.fail_context_once = False
             return (CUresult.CUDA_ERROR_INVALID_CONTEXT,)
+        if self.on_launch is not None:
+            self.on_launch(params)
         self.launches.append((f, (gx, gy, gz), (bx, by, bz), shared, stream, params, extra))
+        self.launch_contexts.append(self.current)
         return (self.launch_result,)
+
+    def cuMemAlloc(self, nbytes):
+        buffer = ctypes.create_string_buffer(nbytes)
+        self.memory[ctypes.addressof(buffer)] = buffer
+        return (CUresult.CUDA_SUCCESS, ctypes.addressof(buffer))
+
+    def cuMemFree(self, address):
+        del self.memory[int(address)]
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyHtoDAsync(self, device, host, nbytes, stream):
+        ctypes.memmove(device, host, nbytes)
+        self.stream_calls.append(("copy_in", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuMemcpyDtoHAsync(self, host, device, nbytes, stream):
+        ctypes.memmove(host, device, nbytes)
+        self.stream_calls.append(("copy_out", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuStreamSynchronize(self, stream):
+        self.stream_calls.append(("sync", int(stream)))
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuStreamIsCapturing(self, stream):
+        active = int(stream) in self.capturing
+        return (CUresult.CUDA_SUCCESS, CUstreamCaptureStatus(int(active)))
 
 
 class HostDriver:
@@ -168,6 +228,10 @@ class HostDriver:
         self.syncs = 0
         self.launches: list[tuple] = []
         self.on_launch = None
+        self.capturing: set[int] = set()
+
+    def is_capturing(self, stream=None) -> bool:
+        return (stream or 0) in self.capturing
 
     def mem_alloc(self, nbytes: int) -> int:
         buffer = ctypes.create_string_buffer(max(int(nbytes), 1))

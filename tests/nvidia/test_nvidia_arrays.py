@@ -304,3 +304,18 @@ def test_run_kernel_with_mixed_arguments(host_driver, rng):
     np.testing.assert_allclose(out, x + y.numpy())
     assert host_driver.launches[-1][1] == (1,)
     assert host_driver.launches[-1][3][1] == y.ptr
+
+
+def test_arguments_on_different_devices_are_named_together(host_driver):
+    x, y = FakeProducer(0x20000, device=(2, 0)), FakeProducer(0x30000, device=(2, 1))
+    out = FakeProducer(0x40000, device=(2, 0))
+    with pytest.raises(
+        TypeError, match=r"k are on different devices \('x' on cuda:0, 'y' on cuda:1, 'out' on"
+    ):
+        prepare_arguments(host_driver, "k", NAMES, SIGNATURE, [x, y, out, 4])
+    host = FakeProducer(0x20000, device=(1, 0))
+    with pytest.raises(TypeError, match="argument 'x' of k lives on cpu:0"):  # its own fix
+        prepare_arguments(host_driver, "k", NAMES, SIGNATURE, [host, y, y, 4])
+    one = FakeProducer(0x20000, device=(2, 1))
+    with pytest.raises(TypeError, match="argument 'x' of k lives on cuda:1"):  # one device
+        prepare_arguments(host_driver, "k", NAMES, SIGNATURE, [one, one, one, 4])

@@ -6,14 +6,11 @@ from __future__ import annotations
 import ctypes
 
 import pytest
-from fake_cuda import FakeCu
 
 import tilec
 import tilec.language as tl
-from tilec.backend import Availability
-from tilec.runtime import cache, compiler
+from tilec.runtime import cache
 from tilec_nvidia import driver as cuda
-from tilec_nvidia.backend import NvidiaBackend
 
 
 @tilec.jit
@@ -33,21 +30,6 @@ class FakeDeviceArray:
     def __cuda_array_interface__(self):
         return {"shape": (self.n,), "typestr": self.typestr, "data": (self.address, False),
                 "version": 3}  # fmt: skip
-
-
-@pytest.fixture
-def fake_gpu(monkeypatch, tmp_path):
-    fake = FakeCu()
-    cuda.reset_driver(cuda.CudaDriver(cu=fake))
-    monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(True, "fake"))
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TILEC_BACKEND", raising=False)
-    compiler._availability.clear()
-    cache.clear_memory()
-    yield fake
-    cuda.reset_driver(None)
-    compiler._availability.clear()
-    cache.clear_memory()
 
 
 def launched_values(launch) -> list[int]:

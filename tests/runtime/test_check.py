@@ -17,8 +17,8 @@ class OffByOneDriver(InterpDriver):
     def __init__(self, index: int, delta: float):
         self.index, self.delta = index, delta
 
-    def run(self, compiled, grid, args):
-        super().run(compiled, grid, args)
+    def run(self, compiled, grid, args, stream=None):
+        super().run(compiled, grid, args, stream)
         args[2][self.index] += self.delta
 
 

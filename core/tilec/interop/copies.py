@@ -12,7 +12,13 @@ import attrs
 import numpy as np
 
 from tilec.interop.device import stream_handle
-from tilec.interop.pointers import GETTERS_BY_TYPE, device_pointer, pointer_getter, where
+from tilec.interop.pointers import (
+    GETTERS_BY_TYPE,
+    device_pointer,
+    mixed_devices_error,
+    pointer_getter,
+    where,
+)
 
 
 class AllocationPool:
@@ -125,6 +131,8 @@ def _prepare(
             value = values[i]
             kind = type(value)
             if kind is np.ndarray or isinstance(value, np.ndarray):
+                if not copies and runtime.is_capturing(stream):
+                    raise _capture_error(runtime, kernel_name, names[i])
                 copy = _copy_in(runtime, kernel_name, names[i], value, i in written, stream)
                 copies.append(copy)
                 values[i] = copy.address
@@ -133,11 +141,22 @@ def _prepare(
             if getter is None:
                 device_pointer(runtime, value, names[i], kernel_name, handle)  # raises
             values[i] = getter(runtime, value, names[i], kernel_name, handle)
-    except BaseException:
+    except BaseException as error:
         prepared = PreparedArguments(values, copies, args)
         finish_arguments(runtime, prepared, stream, copy_back=False)
+        mixed = mixed_devices_error(names, args, kernel_name) if type(error) is TypeError else None
+        if mixed is not None:
+            raise mixed from None
         raise
     return values, copies
+
+
+def _capture_error(runtime: Any, kernel_name: str, name: str) -> RuntimeError:
+    return runtime.kind.error(
+        f"{where(name, kernel_name)} is a NumPy array, but the launch stream is capturing a "
+        f"graph: copying it in and out would synchronize and allocate during the capture. Pass "
+        f"{runtime.kind.tensors} or a tilec.to_device array, allocated before the capture."
+    )
 
 
 def _copy_in(

@@ -68,6 +68,10 @@ class DeviceRuntime(Protocol):
 
     def synchronize(self, stream: Any = None) -> None: ...
 
+    def is_capturing(self, stream: Any = None) -> bool:
+        """Whether `stream` is capturing a graph (no synchronizing or allocating calls then)."""
+        ...
+
     def launch(
         self, kernel: Any, grid: Any, num_warps: int, threads_per_warp: int, args: Sequence[Any],
         stream: Any = None,

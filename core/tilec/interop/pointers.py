@@ -39,6 +39,36 @@ def _device_error(runtime: Any, param: str, kernel_name: str, device: str) -> Ty
     )
 
 
+def device_name(value: Any) -> str | None:
+    """`cuda:1`, `cpu:0`, ... for a torch tensor or a `__dlpack_device__` object; else None."""
+    if is_torch_tensor(value):
+        return str(value.device)
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None:
+        return None
+    device_type, device_id = device()
+    return _dlpack_device_name(int(device_type), int(device_id))
+
+
+def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> TypeError | None:
+    """A TypeError naming each array argument and its GPU where they are on several GPUs (a
+    launch runs on one); None where they are not (host memory is reported per argument, with
+    its own fix)."""
+    devices = {name: device_name(arg) for name, arg in zip(names, args, strict=False)}
+    devices = {
+        name: device
+        for name, device in devices.items()
+        if device is not None and not device.startswith("cpu")
+    }
+    if len(set(devices.values())) < 2:
+        return None
+    listed = ", ".join(f"'{name}' on {device}" for name, device in devices.items())
+    return TypeError(
+        f"the arguments of {kernel_name} are on different devices ({listed}); a launch runs on "
+        "one device: move them to one (e.g. tensor.to('cuda:0'))"
+    )
+
+
 def _dlpack_device_name(device_type: int, device_id: int) -> str:
     return f"{DEVICE_NAMES.get(device_type, f'DLPack device type {device_type}')}:{device_id}"
 

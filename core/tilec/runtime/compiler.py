@@ -108,7 +108,9 @@ class CompiledKernel:
     binaries (`cubin`, `hsaco`). `metadata` holds what the driver needs (for GPU backends:
     `num_warps`, `threads_per_warp`, `shared_bytes`, `params`, `written`). `module` is the tir
     module (what the interp backend executes). Backends keep per-kernel driver state (a loaded
-    module, an argument packer) in `runtime`.
+    module, an argument packer) in `runtime`. `kernel[grid](...)` returns the CompiledKernel it
+    launched, as Triton does; GPU backends add what the loaded kernel uses to `metadata` at its
+    first launch (`num_regs`, `n_spills`, `shared`).
     """
 
     name: str
@@ -127,8 +129,9 @@ class CompiledKernel:
         """The parameters the compiled function takes, in order."""
         return list(self.signature)
 
-    def run(self, grid: tuple[int, ...], args: list[Any]) -> None:
-        self.backend.driver.run(self, grid, args)
+    def run(self, grid: tuple[int, ...], args: list[Any], stream: Any = None) -> None:
+        """Launch on `grid` with the runtime `args` on `stream` (see `tilec.driver`)."""
+        self.backend.driver.run(self, grid, args, stream)
 
 
 def compile(

@@ -1,9 +1,11 @@
 """`kernel[grid](*args, **meta)`: bind arguments, specialize, compile through the cache, run.
 
 `meta` holds constexpr values and launch options (`num_warps`, `num_stages`, ... of the backend's
-options); `backend=` and `check=` are reserved (`check=True` also runs the launch on the
-interpreter and compares the results, see `tilec.runtime.check`). The
+options); `backend=`, `check=` and `stream=` are reserved (`check=True` also runs the launch on
+the interpreter and compares the results, see `tilec.runtime.check`; `stream=` is the stream to
+launch on, see `tilec.driver`: it is no compile option and never enters the cache key). The
 hot path (a launch like an earlier one) computes one small key per call and reuses the result.
+A launch returns the `CompiledKernel` it ran (`.asm`, `.metadata`), as Triton's does.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
 from tilec.runtime.specialization import arg_type, spec_token
 
-RESERVED = ("backend", "check")
+RESERVED = ("backend", "check", "stream")
 
 
 class KernelInfo:
@@ -59,13 +61,18 @@ class Launcher:
         self.kernel = kernel
         self.grid = grid
 
-    def __call__(self, *args: Any, **meta: Any) -> None:
+    def __call__(self, *args: Any, **meta: Any) -> Any:
         kernel = self.kernel
         info = kernel.__dict__.get("_launch_info")
         if info is None or info.generation != cache.generation:
             info = kernel_info(kernel)
-        backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
-        check = meta.pop("check", None)
+        if meta:
+            backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
+            check = meta.pop("check", None)
+            stream = meta.pop("stream", None)
+        else:
+            backend_name = compiler._chosen or settings.backend()
+            check = stream = None
         try:
             if len(args) <= info.first_constexpr:
                 tokens = tuple(map(spec_token, args))
@@ -103,15 +110,21 @@ class Launcher:
             bound.update(meta)
             runtime_args = [bound[p] for p in compiled.runtime_params]
         if check or (check is None and checking.enabled):
+            if stream is not None:
+                raise TypeError(
+                    f"{kernel.__name__}: check=True launches on the default stream and waits "
+                    "for the result; drop stream= (or check=True / tilec run --check)"
+                )
             checking.run_checked(
                 compiled, grid, list(runtime_args), lambda: self._reference(compiled)
             )
-            return
+            return compiled
         if runner is None:
             runner = compiled.backend.driver.make_runner(compiled, runtime_args)
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
-        runner(grid, runtime_args)
+        runner(grid, runtime_args, stream)
+        return compiled
 
     def _reference(self, compiled: Any) -> Any:
         """The interp compile of `compiled`'s kernel and specialization (for `check=True`)."""

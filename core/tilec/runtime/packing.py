@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -36,8 +37,10 @@ class Packer:
     Built once per loaded kernel from its signature (`*fp32`, `i32`, `fp16`, ...). Pointers are
     64-bit device addresses (ints), `i1` one byte, other scalars their width. `pack(values)` is
     one `struct.pack_into` and returns the address to give the launch call as kernelParams. The
-    buffer is reused: launches from several threads at once need one Packer each. Backends
-    subclass it to name their kind of kernel in errors (`kernel_kind`).
+    buffer is reused: a launch holds `lock` from `pack` until the driver's launch call has
+    returned (the driver copies the parameters then), so that launches of one kernel from
+    several threads never swap arguments. Backends subclass it to name their kind of kernel in
+    errors (`kernel_kind`).
     """
 
     kernel_kind: ClassVar[str] = "a GPU kernel"
@@ -62,6 +65,7 @@ class Packer:
         self.address = ctypes.addressof(self._pointers) if count else 0
         self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
         self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
+        self.lock = threading.Lock()
 
     @classmethod
     def _code(cls, kind: str, name: str) -> str:

@@ -185,14 +185,21 @@ class HipDriver:
             return
         if kernel.packer is None:
             raise HipError(f"kernel '{kernel.name}' was loaded without a signature")
-        params = kernel.packer.pack(args)
-        self.call(
-            "hipModuleLaunchKernel", kernel.function, x, y, z, threads, 1, 1,
-            kernel.shared_bytes, stream_handle(stream) or None, params, None, kernel=kernel.name,
-        )  # fmt: skip
+        handle = stream_handle(stream) or None
+        with kernel.packer.lock:  # the parameter buffer is the kernel's: one launch at a time
+            params = kernel.packer.pack(args)
+            self.call(
+                "hipModuleLaunchKernel", kernel.function, x, y, z, threads, 1, 1,
+                kernel.shared_bytes, handle, params, None, kernel=kernel.name,
+            )  # fmt: skip
 
     def synchronize(self, stream: Any = None) -> None:
         self.call("hipStreamSynchronize", stream_handle(stream) or None)
+
+    def is_capturing(self, stream: Any = None) -> bool:
+        """Whether `stream` is capturing a HIP graph (`hipStreamIsCapturing`)."""
+        status = self.call("hipStreamIsCapturing", stream_handle(stream) or None)
+        return int(status) != int(self.hip.hipStreamCaptureStatus.hipStreamCaptureStatusNone)
 
     def mem_alloc(self, nbytes: int) -> int:
         return int(self.call("hipMalloc", max(int(nbytes), 1)))

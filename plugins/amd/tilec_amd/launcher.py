@@ -18,8 +18,18 @@ class AmdDriver(GpuDriver):
     def is_available(self) -> Availability:
         return hip_driver.runtime_availability()
 
-    def runtime(self) -> hip_driver.HipDriver:
-        return hip_driver.get_driver()
+    def runtime(self, ordinal: int | None = None) -> hip_driver.HipDriver:
+        """The process's HipDriver: the AMD backend launches on the current HIP device only;
+        asked for another device (arrays there, `tilec.set_device`), it says so."""
+        driver = hip_driver.get_driver()
+        if ordinal is not None and ordinal != driver.ordinal:
+            raise hip_driver.HipError(
+                f"the amd backend launches on rocm:{driver.ordinal} (the current HIP device) "
+                f"only; this launch asks for rocm:{ordinal}. Move the arrays there, or make "
+                f"rocm:{ordinal} current (hipSetDevice / HIP_VISIBLE_DEVICES) before tilec "
+                "first launches."
+            )
+        return driver
 
     def load_binary(self, runtime: hip_driver.HipDriver, compiled: Any) -> LoadedKernel:
         md = compiled.metadata

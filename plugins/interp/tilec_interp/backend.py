@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tilec.backend import Availability, Backend, BackendOptions, Driver
+from tilec.interop.device import stream_handle
 from tilec_interp import __version__
 
 
@@ -15,9 +16,17 @@ class InterpDriver(Driver):
     def is_available(self) -> Availability:
         return Availability(True, "runs on the CPU with NumPy")
 
-    def run(self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any]) -> None:
-        """Interpret the compiled kernel's tir module; pointer arguments are NumPy arrays."""
-        from tilec_interp.interpreter import execute
+    def run(
+        self, compiled: Any, grid: tuple[int, ...], args: Sequence[Any], stream: Any = None
+    ) -> None:
+        """Interpret the compiled kernel's tir module; pointer arguments are NumPy arrays.
+
+        The launch has finished when this returns, which honours any `stream` order; a stream
+        is still checked to be one (`stream_handle`), so that a wrong value fails here too."""
+        from tilec_interp.interpreter import execute  # deferred: the interpreter is large
+
+        if stream is not None:
+            stream_handle(stream)
 
         execute(compiled.module, compiled.name, grid, list(args))
 

@@ -12,7 +12,9 @@ buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -150,25 +152,33 @@ def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
 
 
 class CudaDriver:
-    """One CUDA context (the current one, else device 0's primary context) and its device."""
+    """One CUDA context and its device: with `ordinal`, that device's primary context (torch's
+    too); without, the current context, else device 0's primary context.
+
+    Where the process has drivers of several devices (`MULTI_DEVICE`), every driver call and
+    launch makes its context current for the call (`active`), so that launches on one device
+    never run in another's context, and the thread's current context (torch's current device)
+    is left as it was."""
 
     kind = CUDA
 
-    def __init__(self, cu: Any = None, ordinal: int = 0):
+    def __init__(self, cu: Any = None, ordinal: int | None = None):
         if cu is None:
-            from cuda.bindings import driver as cu
+            from cuda.bindings import driver as cu  # deferred: cuda.bindings loads libcuda
         self.cu = cu
         _check(cu, "cuInit", cu.cuInit(0))
         current = _check(cu, "cuCtxGetCurrent", cu.cuCtxGetCurrent())
-        if current is not None and int(current) != 0:
+        has_current = current is not None and int(current) != 0
+        if has_current and ordinal is None:
             self.context = current  # e.g. torch's; pointers it allocated are valid in it
             self.device = _check(cu, "cuCtxGetDevice", cu.cuCtxGetDevice())
         else:
-            self.device = _check(cu, "cuDeviceGet", cu.cuDeviceGet(ordinal))
+            self.device = _check(cu, "cuDeviceGet", cu.cuDeviceGet(ordinal or 0))
             self.context = _check(
                 cu, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(self.device)
             )
-            _check(cu, "cuCtxSetCurrent", cu.cuCtxSetCurrent(self.context))
+            if not has_current:
+                _check(cu, "cuCtxSetCurrent", cu.cuCtxSetCurrent(self.context))
         self.properties = self._read_properties()
         default = cu.CUstream(0)
         self._streams: dict[Any, Any] = {None: default, 0: default}
@@ -202,9 +212,32 @@ class CudaDriver:
         """Make this driver's context current on the calling thread (contexts are per thread)."""
         _check(self.cu, "cuCtxSetCurrent", self.cu.cuCtxSetCurrent(self.context))
 
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """This driver's context current for the block: pushed, then popped, where another is
+        current; made current where the thread has none."""
+        cu = self.cu
+        current = _check(cu, "cuCtxGetCurrent", cu.cuCtxGetCurrent())
+        if current is None or int(current) == 0:
+            self.make_current()
+            yield
+            return
+        if int(current) == int(self.context):
+            yield
+            return
+        _check(cu, "cuCtxPushCurrent", cu.cuCtxPushCurrent(self.context))
+        try:
+            yield
+        finally:
+            _check(cu, "cuCtxPopCurrent", cu.cuCtxPopCurrent())
+
     def call(self, name: str, *args: Any, kernel: str | None = None) -> Any:
-        """`cu.<name>(*args)`, made current and retried once on a thread without the context."""
+        """`cu.<name>(*args)`, made current and retried once on a thread without the context;
+        in this driver's context where the process has several (`MULTI_DEVICE`)."""
         function = getattr(self.cu, name)
+        if MULTI_DEVICE[0]:
+            with self.active():
+                return _check(self.cu, name, function(*args), kernel)
         result = function(*args)
         if result[0] == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:
             self.make_current()
@@ -342,15 +375,24 @@ class CudaDriver:
             raise CudaError(
                 f"kernel '{kernel.name}' was loaded without a signature; pass one to load"
             )
-        params = packer.pack(args)
         hstream = self._streams.get(stream) if stream is None or type(stream) is int else None
         if hstream is None:
             hstream = self.stream(stream)
-        result = self.cu.cuLaunchKernel(
-            kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
-        )
-        if result[0]:
-            self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
+        with packer.lock:  # the parameter buffer is the kernel's: one launch at a time
+            params = packer.pack(args)
+            if MULTI_DEVICE[0]:
+                with self.active():
+                    result = self.cu.cuLaunchKernel(
+                        kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream,
+                        params, 0,
+                    )  # fmt: skip
+            else:
+                result = self.cu.cuLaunchKernel(
+                    kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream,
+                    params, 0,
+                )  # fmt: skip
+            if result[0]:
+                self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
 
     def _grid_error(self, kernel: CudaKernel, grid: tuple[int, int, int]) -> None:
         grid = normalize_grid(grid, kernel.name)  # reports negative sizes
@@ -379,15 +421,27 @@ class CudaDriver:
             )
             if not result[0]:
                 return
+        name = _error_name(self.cu, result[0])
+        hint = (
+            ". A graph is being captured on another stream: pass stream= (the capturing one) or "
+            "launch inside torch.cuda.graph/torch.cuda.stream with torch tensors"
+            if "CAPTURE" in name
+            else ""
+        )
         raise CudaError(
-            f"launch of kernel '{kernel.name}' failed: {_error_name(self.cu, result[0])} "
+            f"launch of kernel '{kernel.name}' failed: {name} "
             f"(grid {grid}, {threads} threads a block, {kernel.shared_bytes} bytes of dynamic "
-            f"shared memory)"
+            f"shared memory){hint}"
         )
 
     def synchronize(self, stream: Any = None) -> None:
         """Wait until the work on `stream` (default: the default stream) has finished."""
         self.call("cuStreamSynchronize", self.stream(stream))
+
+    def is_capturing(self, stream: Any = None) -> bool:
+        """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`)."""
+        status = self.call("cuStreamIsCapturing", self.stream(stream))
+        return int(status) != int(self.cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
     # Memory ----------------------------------------------------------------------------------
 
@@ -410,8 +464,36 @@ class CudaDriver:
         self.synchronize(stream)
 
 
+MULTI_DEVICE = [False]
+"""Whether the process has CudaDrivers of several devices (then calls switch contexts)."""
+
 _runtime: ProcessRuntime[CudaDriver] = ProcessRuntime(CudaDriver)
-get_driver = _runtime.get
-"""The process's CudaDriver, created (cuInit, context) on first use."""
-reset_driver = _runtime.reset
-"""Replace the process's CudaDriver (tests install fakes with this)."""
+_by_device: dict[int, CudaDriver] = {}
+_lock = threading.Lock()
+
+
+def get_driver(ordinal: int | None = None) -> CudaDriver:
+    """The CudaDriver of device `ordinal`, created (cuInit, context) on first use; None: the
+    process's first one (the current context's device, else device 0)."""
+    first = _runtime.get()
+    if ordinal is None or ordinal == first.properties.ordinal:
+        return first
+    driver = _by_device.get(ordinal)
+    if driver is not None:
+        return driver
+    with _lock:
+        driver = _by_device.get(ordinal)
+        if driver is None:
+            driver = CudaDriver(first.cu, ordinal)
+            MULTI_DEVICE[0] = True
+            _by_device[ordinal] = driver
+    return driver
+
+
+def reset_driver(value: CudaDriver | None = None, *others: CudaDriver) -> None:
+    """Replace the process's CudaDrivers by `value` (None: made on the next `get_driver`) and
+    `others`, drivers of other devices (tests install fakes with this)."""
+    _runtime.reset(value)
+    _by_device.clear()
+    _by_device.update({driver.properties.ordinal: driver for driver in others})
+    MULTI_DEVICE[0] = bool(others)

@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from tilec.driver import Availability, Runner
+from tilec.interop.device import stream_handle
 from tilec.interop.gpu_driver import GpuDriver
-from tilec.interop.pointers import device_array_getter
+from tilec.interop.placement import launch_device
+from tilec.interop.pointers import device_array_getter, is_torch_tensor
+from tilec.interop.streams import torch_stream_getter
 from tilec_nvidia import driver as cuda
 
 
@@ -20,8 +23,8 @@ class NvidiaDriver(GpuDriver):
     def is_available(self) -> Availability:
         return cuda.runtime_availability()
 
-    def runtime(self) -> cuda.CudaDriver:
-        return cuda.get_driver()
+    def runtime(self, ordinal: int | None = None) -> cuda.CudaDriver:
+        return cuda.get_driver(ordinal)
 
     def load_binary(self, runtime: cuda.CudaDriver, compiled: Any) -> cuda.CudaKernel:
         """The kernel's cubin, else its PTX (JIT-compiled by the driver)."""
@@ -39,10 +42,21 @@ class NvidiaDriver(GpuDriver):
             threads_per_warp=md["threads_per_warp"],
         )
 
+    def resource_usage(self, loaded: Any) -> dict[str, int]:
+        """Registers a thread, spilled 4-byte words (local memory, as Triton counts spills) and
+        shared memory (static and dynamic) a block."""
+        return {
+            "num_regs": loaded.num_regs,
+            "n_spills": loaded.local_bytes // 4,
+            "shared": loaded.shared_bytes + loaded.static_shared_bytes,
+        }
+
     def make_runner(self, compiled: Any, sample_args: Sequence[Any]) -> Runner:
         """Without NumPy arrays (which are copied in and out) the runner packs the arguments and
-        calls `cuLaunchKernel` directly; else it is the general path, `run`."""
-        driver = self.runtime()
+        calls `cuLaunchKernel` directly; else it is the general path, `run`. Without `stream=`,
+        a runner for torch tensors launches on torch's current stream of the device. It runs on
+        the device of its sample arguments (`launch_device`)."""
+        driver = self.runtime(launch_device(sample_args))
         getters = []
         for kind, value in zip(compiled.metadata["params"], sample_args, strict=True):
             if not kind.startswith("*"):
@@ -52,16 +66,21 @@ class NvidiaDriver(GpuDriver):
             if getter is None:  # NumPy (copies) or anything unusual: the general path
                 return super().make_runner(compiled, sample_args)
             getters.append(getter)
-        loaded = compiled.runtime.get("loaded") or self.load(compiled)
+        loaded = self.load(compiled, driver)
         max_x, max_y, max_z = driver.properties.max_grid
         md = compiled.metadata
         threads = md["num_warps"] * md["threads_per_warp"]
         if threads > loaded.max_threads:
             driver.check_block(loaded, md["num_warps"], md["threads_per_warp"])
+        current = torch_stream_getter() if any(map(is_torch_tensor, sample_args)) else None
         namespace = {
             "cu_launch": driver.cu.cuLaunchKernel, "function": loaded.function,
             "shared": loaded.shared_bytes, "pack": loaded.packer.pack, "threads": threads,
-            "stream": driver.stream(None), "driver": driver, "loaded": loaded,
+            "lock": loaded.packer.lock, "streams": driver._streams, "driver": driver,
+            "stream_handle": stream_handle, "current": current, "multi": cuda.MULTI_DEVICE,
+            "active": driver.active, "launch_device": launch_device,
+            "general": super().make_runner(compiled, sample_args),
+            "ordinal": driver.properties.ordinal, "loaded": loaded,
             "max_x": max_x, "max_y": max_y, "max_z": max_z, "md": md,
         }  # fmt: skip
         names = [f"a{i}" for i in range(len(getters))]
@@ -73,15 +92,24 @@ class NvidiaDriver(GpuDriver):
         source = _RUNNER.format(
             unpack=", ".join(names) + ("," if len(names) == 1 else "") or "()",
             values=", ".join(values) + ("," if len(values) == 1 else "") or "()",
+            default="0" if current is None else "current(ordinal)",
+            device_check="" if current is not None else _DEVICE_CHECK,
         )
         exec(compile(source, f"<tilec launcher {compiled.name}>", "exec"), namespace)
         return namespace["run"]
 
 
 _RUNNER = """
-def run(grid, args):
-    {unpack} = args
+def run(grid, args, stream=None):
+{device_check}    {unpack} = args
     values = ({values})
+    if stream is None:
+        handle = {default}
+    else:
+        handle = stream if type(stream) is int else stream_handle(stream)
+    hstream = streams.get(handle)
+    if hstream is None:
+        hstream = driver.stream(handle)
     n = len(grid)
     x = grid[0]
     y = grid[1] if n > 1 else 1
@@ -89,13 +117,25 @@ def run(grid, args):
     if n > 3 or not (0 < x <= max_x and 0 < y <= max_y and 0 < z <= max_z):
         if n <= 3 and (x == 0 or y == 0 or z == 0):
             return
-        driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values)
+        driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values, handle)
         return
-    params = pack(values)
-    result = cu_launch(function, x, y, z, threads, 1, 1, shared, stream, params, 0)
-    if result[0]:
-        driver._launch_error(loaded, result, (x, y, z), threads, stream, params)
+    with lock:
+        params = pack(values)
+        if multi[0]:
+            with active():
+                result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
+        else:
+            result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
+        if result[0]:
+            driver._launch_error(loaded, result, (x, y, z), threads, hstream, params)
 """
 """The launch function `make_runner` compiles per kernel and argument kinds: the arguments
 unpacked by name and device pointers read with a getter per array, so that a launch costs little
 more than `cuLaunchKernel` itself."""
+
+_DEVICE_CHECK = """\
+    if launch_device(args) != ordinal:
+        return general(grid, args, stream)
+"""
+"""Without torch tensors (whose devices are in the launcher's key), the device of a launch may
+differ from the runner's (`tilec.set_device`, arrays of another device): the general path."""
