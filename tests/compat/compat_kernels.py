@@ -182,3 +182,9 @@ def strided_double(x_ptr, stride0, stride1, R: tl.constexpr, C: tl.constexpr):
 def add_one(x_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+@tilec.jit
+def with_defaults(x_ptr, value=3, N: tl.constexpr = 4):
+    offs = tl.arange(0, N)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + value)

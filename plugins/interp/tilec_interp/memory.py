@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tilec.interop.host_span import host_span
+
 SHIFT = 40
 HALF = 1 << (SHIFT - 1)
 
@@ -27,7 +29,7 @@ class Buffer:
 
     def __init__(self, array: np.ndarray, base: int):
         self.original = array
-        self.array, self.start = _span(array)
+        self.array, self.start = host_span(array)
         self.base = base
         self.bytes = self.array.reshape(-1).view(np.uint8)
         self.nbytes = self.bytes.size
@@ -39,27 +41,6 @@ class Buffer:
             usable = self.nbytes - self.nbytes % dtype.itemsize
             v = self._views[dtype] = self.bytes[:usable].view(dtype)
         return v
-
-
-def _span(array: np.ndarray) -> tuple[np.ndarray, int]:
-    """A C-contiguous view of the memory `array` spans, and the byte offset of its first element
-    in it (non-zero where a stride is negative). No copy: writes land in `array`."""
-    if array.flags.c_contiguous or array.size == 0:
-        return array, 0
-    itemsize = array.itemsize
-    low = sum((n - 1) * st for n, st in zip(array.shape, array.strides, strict=True) if st < 0)
-    high = sum((n - 1) * st for n, st in zip(array.shape, array.strides, strict=True) if st > 0)
-    if low % itemsize or high % itemsize:
-        raise TypeError(
-            f"a pointer argument has strides {array.strides} that are not multiples "
-            f"of its element size {itemsize}"
-        )
-    strided = np.lib.stride_tricks.as_strided
-    first = strided(array, shape=(1,) * array.ndim, strides=array.strides).reshape(1)
-    lowest = strided(first, shape=(2,), strides=(low,))[1:] if low else first  # `low` bytes back
-    count = (high - low) // itemsize + 1
-    span = strided(lowest, shape=(count,), strides=(itemsize,))
-    return span, -low
 
 
 def as_host_array(value: object) -> np.ndarray:
