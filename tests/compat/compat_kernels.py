@@ -47,6 +47,9 @@ def range_hints(out_ptr, n, HINT: tl.constexpr, VALUE: tl.constexpr):
     elif HINT == "static_hint":
         for i in tl.static_range(0, 4, num_stages=VALUE):
             acc += i
+    elif HINT == "static_bogus":
+        for i in tl.static_range(0, 4, bogus=VALUE):
+            acc += i
     elif HINT == "python_range":
         for i in range(0, n, step=VALUE):
             acc += i
@@ -138,6 +141,11 @@ def memory_keywords(x_ptr, out_ptr, N: tl.constexpr, WHICH: tl.constexpr, VALUE:
 @tilec.jit
 def bogus_keyword(x_ptr, FN: tl.constexpr):
     FN(bogus=1)
+
+
+@tilec.jit
+def bogus_to_keyword(x_ptr):
+    tl.load(x_ptr).to(tl.int32, bogus=True)
 
 
 @tilec.jit

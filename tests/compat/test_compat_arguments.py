@@ -7,6 +7,7 @@ from compat_kernels import (
     abs_kernel,
     bitcast_kernel,
     bogus_keyword,
+    bogus_to_keyword,
     dot_kernel,
     dot_keywords,
     downcast_kernel,
@@ -66,6 +67,11 @@ def test_range_hints_that_describe_tilec_are_accepted(hint, value):
         ("disallow_acc_multi_buffer", 2, "disallow_acc_multi_buffer must be a bool"),
         ("bogus", 1, "unexpected keyword argument 'bogus'"),
         ("static_hint", 2, "tl.static_range takes no num_stages"),
+        (
+            "static_bogus",
+            2,
+            "bad arguments to tl.static_range: tl.static_range() got an unexpected",
+        ),
         ("python_range", 2, "range() takes no keyword arguments, got step"),
     ],
 )
@@ -254,7 +260,7 @@ def test_load_store_keywords_tilec_cannot_honour_are_rejected(which, value, mess
     assert "leave out" in error.hint
 
 
-@pytest.mark.parametrize("name", sorted(set(tl.BUILTIN_NAMES) - set(LOOP_ITERATORS)))
+@pytest.mark.parametrize("name", sorted({*tl.BUILTIN_NAMES, "cdiv"} - set(LOOP_ITERATORS)))
 def test_every_tl_function_rejects_a_bogus_keyword(name):
     error = compile_error(bogus_keyword, {"x_ptr": "*fp32"}, FN=getattr(tl, name))
     assert f"bad arguments to tl.{name}" in error.message
@@ -263,3 +269,10 @@ def test_every_tl_function_rejects_a_bogus_keyword(name):
 
 def _sig(dtype) -> str:
     return SIGNATURE_BY_TORCH[np.dtype(dtype).name]
+
+
+def test_to_rejects_a_bogus_keyword():
+    error = compile_error(bogus_to_keyword, {"x_ptr": "*fp32"})
+    assert "bad arguments to x.to(): x.to() got an unexpected keyword argument 'bogus'" in (
+        error.message
+    )

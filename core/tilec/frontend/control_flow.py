@@ -81,7 +81,8 @@ def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -
     try:
         bounds = parse(*args, **{k: v for k, v in kwargs.items() if k not in hints})
     except TypeError as err:
-        raise UserError(f"bad arguments to {name}: {err}") from None
+        text = str(err).replace(f"{parse.__name__}()", f"{name}()")
+        raise UserError(f"bad arguments to {name}: {text}") from None
     return [b.value if isinstance(b, constexpr) else b for b in bounds]
 
 
