@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fake_cuda import HostDriver
 
-from tilec.interop.copies import finish_arguments, pool_for, prepare_arguments, run_kernel
+from tilec.interop.copies import finish_arguments, prepare_arguments, run_kernel
 from tilec.interop.device_array import empty, to_device
 from tilec.interop.dlpack import DLManagedTensor, DLManagedTensorVersioned, read_dlpack_capsule
 from tilec.interop.pointers import arg_signature_type, device_pointer
@@ -267,14 +267,22 @@ def test_device_buffers_are_pooled(host_driver):
     assert host_driver.allocations == allocations
 
 
-def test_non_contiguous_numpy_arrays_are_refused(host_driver):
-    strided = np.zeros((8, 8), np.float32)[:, ::2]
-    with pytest.raises(TypeError, match="argument 'y' of k is a non-contiguous NumPy array"):
-        prepare_arguments(
-            host_driver, "k", ("x", "y"), ("*fp32", "*fp32"), [np.zeros(4, np.float32), strided]
-        )
-    pool = pool_for(host_driver)
-    assert pool.held_bytes > 0  # the buffer taken for x went back to the pool
+@pytest.mark.parametrize("step", [2, -2])
+def test_strided_numpy_views_are_copied_with_their_span_and_written_back(host_driver, step):
+    """The kernel gets the address of element (0, 0) in a copy of the memory the view spans and
+    addresses it with the view's real strides; the span is copied back (issue 11)."""
+    base = np.arange(64, dtype=np.float32).reshape(8, 8)
+    view = base[:, ::step]
+    expected = base.copy()
+    expected[:, ::step][2, 1] = -1.0
+    prepared = prepare_arguments(host_driver, "k", ("y",), ("*fp32",), [view], written={0})
+    (address,) = prepared.values
+    row, col = view.strides[0] // 4, view.strides[1] // 4
+    np.testing.assert_array_equal(host_view(address, 1), view[0, 0])
+    np.testing.assert_array_equal(host_view(address + (3 * row + 3 * col) * 4, 1), view[3, 3])
+    host_view(address + (2 * row + 1 * col) * 4, 1)[:] = -1.0  # the "kernel": view[2, 1] = -1
+    finish_arguments(host_driver, prepared)
+    np.testing.assert_array_equal(base, expected)
 
 
 def test_read_only_written_arrays_are_refused(host_driver):

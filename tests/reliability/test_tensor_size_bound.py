@@ -18,7 +18,7 @@ from tilec.frontend.semantics import MAX_TENSOR_ELEMENTS
 
 @tilec.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offsets = tl.arange(0, BLOCK) + tl.program_id(0) * BLOCK
     mask = offsets < n
     x = tl.load(x_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)

@@ -70,25 +70,26 @@ class Builtins(ReductionsMixin):
         self.inline = inline  # inlines a @tilec.jit function: (callee, args, kwargs) -> result
 
     def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if name in UNARY_MATH:
-            return self.unary_math(UNARY_MATH[name], *args, **kwargs)
         method = getattr(self, f"tl_{name}", None)
+        if name in UNARY_MATH:
+            method = self.unary_math_of(UNARY_MATH[name])
         if method is None:
             raise UserError(f"tl.{name} is not supported by the frontend yet")
         try:
             return method(*args, **kwargs)
         except TypeError as err:
-            raise UserError(f"bad arguments to tl.{name}: {err}") from None
+            text = str(err).replace(f"Builtins.tl_{name}()", f"tl.{name}()")
+            raise UserError(f"bad arguments to tl.{name}: {text}") from None
 
     def value(self, x: Any) -> TensorValue:
         return self.sem.to_value(_const(x, "value") if isinstance(x, constexpr) else x)
 
     def tl_program_id(self, axis: Any = 0) -> TensorValue:
-        axis_attr = IntegerAttr(_const(axis, "axis"), i32)
+        axis_attr = IntegerAttr(_grid_axis(axis, "tl.program_id"), i32)
         return self.sem.create(tile.ProgramIdOp, [], i32, axis=axis_attr)
 
     def tl_num_programs(self, axis: Any = 0) -> TensorValue:
-        axis_attr = IntegerAttr(_const(axis, "axis"), i32)
+        axis_attr = IntegerAttr(_grid_axis(axis, "tl.num_programs"), i32)
         return self.sem.create(tile.NumProgramsOp, [], i32, axis=axis_attr)
 
     def tl_arange(self, start: Any, end: Any) -> TensorValue:
@@ -103,6 +104,9 @@ class Builtins(ReductionsMixin):
 
     def tl_full(self, shape: Any, value: Any, dtype: Any) -> TensorValue:
         shape, element = _shape(shape), _ir_type(dtype)
+        if not shape:  # rank 0: a scalar, as Triton's tl.full((), v, dtype)
+            scalar = self.sem.to_value(_const(value, "value"), element)
+            return self.sem.cast(scalar, element)
         if isinstance(value, TensorValue):
             return self.sem.splat(self.sem.cast(value, element), shape)
         return self.sem.constant(_const(value, "value"), TensorType(shape, element))
@@ -110,7 +114,25 @@ class Builtins(ReductionsMixin):
     def tl_zeros(self, shape: Any, dtype: Any) -> TensorValue:
         return self.tl_full(shape, 0, dtype)
 
-    def tl_load(self, pointer: Any, mask: Any = None, other: Any = None, **_: Any) -> TensorValue:
+    def tl_load(
+        self,
+        pointer: Any,
+        mask: Any = None,
+        other: Any = None,
+        boundary_check: Any = (),
+        padding_option: Any = "",
+        cache_modifier: Any = "",
+        eviction_policy: Any = "",
+        volatile: Any = False,
+    ) -> TensorValue:
+        _memory_hints(
+            "tl.load",
+            boundary_check=boundary_check,
+            padding_option=padding_option,
+            cache_modifier=cache_modifier,
+            eviction_policy=eviction_policy,
+            volatile=volatile,
+        )
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         operands = [ptr]
@@ -123,7 +145,21 @@ class Builtins(ReductionsMixin):
         result = TensorType(ptr.shape, pointee) if ptr.is_tensor else pointee
         return self.sem.create(tile.LoadOp, operands, result)
 
-    def tl_store(self, pointer: Any, value: Any, mask: Any = None, **_: Any) -> None:
+    def tl_store(
+        self,
+        pointer: Any,
+        value: Any,
+        mask: Any = None,
+        boundary_check: Any = (),
+        cache_modifier: Any = "",
+        eviction_policy: Any = "",
+    ) -> None:
+        _memory_hints(
+            "tl.store",
+            boundary_check=boundary_check,
+            cache_modifier=cache_modifier,
+            eviction_policy=eviction_policy,
+        )
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         stored = self.sem.cast(self.sem.to_value(value, pointee), pointee)
@@ -160,26 +196,40 @@ class Builtins(ReductionsMixin):
         attrs = {"kind": StringAttr(kind), **_memory_order(sem, scope)}
         return self.sem.create(tile.AtomicRMWOp, operands, operands[1].type, **attrs)
 
-    def tl_atomic_add(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("add", pointer, val, mask, **kw)
+    def tl_atomic_add(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("add", pointer, val, mask, sem, scope)
 
-    def tl_atomic_max(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("max", pointer, val, mask, **kw)
+    def tl_atomic_max(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("max", pointer, val, mask, sem, scope)
 
-    def tl_atomic_min(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("min", pointer, val, mask, **kw)
+    def tl_atomic_min(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("min", pointer, val, mask, sem, scope)
 
-    def tl_atomic_xchg(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("xchg", pointer, val, mask, **kw)
+    def tl_atomic_xchg(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("xchg", pointer, val, mask, sem, scope)
 
-    def tl_atomic_and(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("and", pointer, val, mask, **kw)
+    def tl_atomic_and(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("and", pointer, val, mask, sem, scope)
 
-    def tl_atomic_or(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("or", pointer, val, mask, **kw)
+    def tl_atomic_or(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("or", pointer, val, mask, sem, scope)
 
-    def tl_atomic_xor(self, pointer: Any, val: Any, mask: Any = None, **kw: Any) -> TensorValue:
-        return self._atomic("xor", pointer, val, mask, **kw)
+    def tl_atomic_xor(
+        self, pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None
+    ) -> TensorValue:
+        return self._atomic("xor", pointer, val, mask, sem, scope)
 
     def tl_atomic_cas(
         self, pointer: Any, cmp: Any, val: Any, sem: Any = None, scope: Any = None
@@ -252,12 +302,22 @@ class Builtins(ReductionsMixin):
         v = self.value(x)
         return v if isinstance(v.dtype, FloatType) else self.sem.cast(v, f32)
 
+    def unary_math_of(self, cls: type[Operation]) -> Callable[..., TensorValue]:
+        """`tl.exp`-like functions: `f(x)` emitting one `cls` op."""
+
+        def emit(x: Any) -> TensorValue:
+            return self.unary_math(cls, x)
+
+        return emit
+
     def unary_math(self, cls: type[Operation], x: Any) -> TensorValue:
         v = self._float(x)
         return self.sem.create(cls, [v], v.type)
 
     def tl_abs(self, x: Any) -> TensorValue:
         v = self.value(x)
+        if isinstance(v.dtype, IntegerType) and (v.dtype.unsigned or v.dtype.width == 1):
+            return v  # Triton: the absolute value of an unsigned (or bool) value is itself
         cls = math.AbsFOp if isinstance(v.dtype, FloatType) else math.AbsIOp
         return self.sem.create(cls, [v], v.type)
 
@@ -275,7 +335,7 @@ class Builtins(ReductionsMixin):
             return -(-_const(x, "x") // _const(y, "y"))
         return self.sem.binary("//", self.sem.binary("-", self.sem.binary("+", x, y), 1), y)
 
-    def _reduce(self, x: Any, axis: Any, kind: str) -> TensorValue:
+    def _reduce(self, x: Any, axis: Any, kind: str, widen: bool = True) -> TensorValue:
         v = self.value(x)
         axis = _const(axis, "axis")
         if not v.is_tensor:
@@ -288,7 +348,7 @@ class Builtins(ReductionsMixin):
             axis += len(v.shape)
         if not 0 <= axis < len(v.shape):
             raise UserError(f"axis {axis} is out of range for shape {list(v.shape)}")
-        if kind == "add" and isinstance(v.dtype, IntegerType) and v.dtype.width < 32:
+        if widen and kind == "add" and isinstance(v.dtype, IntegerType) and v.dtype.width < 32:
             # Triton widens to the 32-bit type of the same signedness (i1 counts as signed).
             v = self.sem.cast(v, IntegerType(32, v.dtype.unsigned and v.dtype.width > 1))
         element = v.dtype
@@ -316,10 +376,12 @@ class Builtins(ReductionsMixin):
     def tl_sum(
         self, x: Any, axis: Any = None, keep_dims: Any = False, dtype: Any = None
     ) -> TensorValue:
+        """With `dtype`, the input is cast to it and summed in it (no widening), as Triton."""
         v = self.value(x)
-        if _const(dtype, "dtype") is not None:
+        given = _const(dtype, "dtype") is not None
+        if given:
             v = self.sem.cast(v, _ir_type(dtype))
-        return self.keep_dims(self._reduce(v, axis, "add"), v, axis, keep_dims)
+        return self.keep_dims(self._reduce(v, axis, "add", not given), v, axis, keep_dims)
 
     def tl_xor_sum(self, x: Any, axis: Any = None, keep_dims: Any = False) -> TensorValue:
         """The bitwise xor of the elements along `axis` (integers only, no widening)."""
@@ -359,7 +421,20 @@ class Builtins(ReductionsMixin):
         v = self.value(x)
         return self.keep_dims(self._reduce(v, axis, kind), v, axis, keep_dims)
 
-    def tl_dot(self, a: Any, b: Any, acc: Any = None, **_: Any) -> TensorValue:
+    def tl_dot(
+        self,
+        a: Any,
+        b: Any,
+        acc: Any = None,
+        input_precision: Any = None,
+        allow_tf32: Any = None,
+        max_num_imprecise_acc: Any = None,
+        out_dtype: Any = None,
+    ) -> TensorValue:
+        """`a @ b (+ acc)`. f32 inputs are multiplied exactly ("ieee"), also by default (Triton's
+        default is tf32): tf32 would round the inputs, which tilec does not implement, so
+        "tf32"/"tf32x3"/`allow_tf32=True` are rejected for them. `out_dtype` narrower than the
+        f32 (i32) accumulator rounds the f32 (i32) result once, after the dot."""
         a, b = self.value(a), self.value(b)
         if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
             raise UserError(
@@ -368,15 +443,25 @@ class Builtins(ReductionsMixin):
             )
         if a.dtype != b.dtype:
             raise UserError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
+        _dot_precision(a.dtype, input_precision, allow_tf32, max_num_imprecise_acc)
         shape = (a.shape[0], b.shape[1])
+        out = None if _const(out_dtype, "out_dtype") is None else _ir_type(out_dtype)
+        wide = i32 if isinstance(a.dtype, IntegerType) else f32
         if acc is None:
-            out = i32 if isinstance(a.dtype, IntegerType) else f32
-            acc_value = self.sem.constant(0, TensorType(shape, out))
+            if out is not None and isinstance(out, IntegerType) != isinstance(wide, IntegerType):
+                raise UserError(f"tl.dot of {a.dtype} inputs cannot have out_dtype {out}")
+            acc_value = self.sem.constant(0, TensorType(shape, wide))
         else:
             acc_value = self.value(acc)
             if acc_value.shape != shape:
                 raise UserError(f"tl.dot accumulator must be {list(shape)}, got {acc_value.shape}")
-        return self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type)
+            if out is not None and acc_value.dtype != out:
+                raise UserError(
+                    f"tl.dot's out_dtype {out} differs from the accumulator's {acc_value.dtype}",
+                    "leave out out_dtype, or give an accumulator of that dtype",
+                )
+        result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type)
+        return result if out is None else self.sem.cast(result, out)
 
     def tl_trans(self, x: Any, *dims: Any) -> TensorValue:
         order = tuple(_const(d, "dims") for d in dims)
@@ -384,7 +469,10 @@ class Builtins(ReductionsMixin):
             order = tuple(order[0])
         return self.sem.trans(self.value(x), order or None)
 
-    def tl_reshape(self, x: Any, shape: Any, *more: Any, **_: Any) -> TensorValue:
+    def tl_reshape(self, x: Any, shape: Any, *more: Any, can_reorder: Any = False) -> TensorValue:
+        """`can_reorder=True` lets Triton permute the elements; keeping their order (what
+        tilec always does) is one valid choice, so both values are honoured."""
+        _const(can_reorder, "can_reorder")
         dims = _shape((shape, *more) if more else shape)
         return self.sem.reshape(self.value(x), dims)
 
@@ -392,7 +480,21 @@ class Builtins(ReductionsMixin):
         return self.sem.broadcast_to(self.value(x), _shape((shape, *more) if more else shape))
 
     def tl_expand_dims(self, x: Any, axis: Any) -> TensorValue:
-        return self.sem.expand_dims(self.value(x), _const(axis, "axis"))
+        value, axes = self.value(x), _const(axis, "axis")
+        axes = list(axes) if isinstance(axes, (tuple, list)) else [axes]
+        rank = len(value.shape) + len(axes)
+        if not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+            raise UserError(f"tl.expand_dims' axis must be an int or ints, got {axis!r}")
+        placed = sorted(a + rank if a < 0 else a for a in axes)
+        if any(not 0 <= a < rank for a in placed) or len(set(placed)) != len(placed):
+            raise UserError(
+                f"tl.expand_dims axis {axis!r} is out of range (or repeated) for a result of "
+                f"rank {rank} from shape {list(value.shape)}",
+                f"use distinct axes in [{-rank}, {rank - 1}]",
+            )
+        for a in placed:
+            value = self.sem.expand_dims(value, a)
+        return value
 
     def tl_multiple_of(self, x: Any, values: Any) -> Any:
         """Promise that `x`'s values are multiples of `values` (per dimension): an op attribute
@@ -429,7 +531,12 @@ class Builtins(ReductionsMixin):
         if not _const(condition, "tl.static_assert's condition"):
             raise UserError(f"static assertion failed: {_const(message, 'message')}")
 
-    def tl_device_print(self, prefix: Any, *values: Any, **_: Any) -> None:
+    def tl_device_print(self, prefix: Any, *values: Any, hex: Any = False) -> None:
+        if _const(hex, "hex"):
+            raise UserError(
+                "tl.device_print(..., hex=True) is not supported by tilec yet",
+                "print the values in decimal (leave out hex), or .to(tl.uint32, bitcast=True)",
+            )
         operands = [self.value(v) for v in values]
         self.sem.create_op(tile.PrintOp, operands, prefix=StringAttr(_const(prefix, "prefix")))
 
@@ -465,3 +572,74 @@ def _memory_order(sem: Any, scope: Any) -> dict[str, StringAttr]:
     if scope not in MEMORY_SCOPES:
         raise UserError(f"unknown atomic scope {scope!r}", f"use one of {', '.join(MEMORY_SCOPES)}")
     return {"sem": StringAttr(sem), "scope": StringAttr(scope)}
+
+
+MEMORY_HINT_DEFAULTS: dict[str, Any] = {
+    "boundary_check": (),
+    "padding_option": "",
+    "cache_modifier": "",
+    "eviction_policy": "",
+    "volatile": False,
+}
+"""Triton's `tl.load`/`tl.store` keywords besides `mask`/`other`, with their default values."""
+
+MEMORY_HINT_REASONS: dict[str, str] = {
+    "boundary_check": "it applies to block pointers (tl.make_block_ptr), which tilec lacks yet",
+    "padding_option": "it applies to block pointers (tl.make_block_ptr), which tilec lacks yet",
+    "cache_modifier": "tilec does not emit cache modifiers yet (they change speed, not results)",
+    "eviction_policy": "tilec does not emit eviction hints yet (they change speed, not results)",
+    "volatile": "tilec does not emit volatile loads yet",
+}
+
+
+def _memory_hints(where: str, **given: Any) -> None:
+    """Accept each keyword at its default value (what tilec does); reject any other value by
+    name, since tilec cannot honour it yet."""
+    for name, value in given.items():
+        value = _const(value, name)
+        default = MEMORY_HINT_DEFAULTS[name]
+        if value == default or value is None or (name == "boundary_check" and not value):
+            continue
+        raise UserError(
+            f"{where}({name}={value!r}) is not supported: {MEMORY_HINT_REASONS[name]}",
+            f"leave out {name} (its default, {default!r}, is what tilec does)",
+        )
+
+
+def _grid_axis(axis: Any, where: str) -> int:
+    value = _const(axis, "axis")
+    if not isinstance(value, int) or isinstance(value, bool) or value not in (0, 1, 2):
+        raise UserError(f"{where}'s axis must be 0, 1 or 2, got {value!r}", "grids have 3 axes")
+    return value
+
+
+DOT_PRECISIONS = ("ieee", "tf32", "tf32x3")
+
+
+def _dot_precision(inputs: Any, input_precision: Any, allow_tf32: Any, imprecise: Any) -> None:
+    """Check `tl.dot`'s precision keywords: tilec computes every dot exactly ("ieee"), which is
+    what these keywords mean for non-f32 inputs; tf32 rounding of f32 inputs is not implemented."""
+    precision = _const(input_precision, "input_precision")
+    tf32 = _const(allow_tf32, "allow_tf32")
+    if precision is not None and tf32 is not None:
+        raise UserError("tl.dot takes input_precision or allow_tf32, not both")
+    if precision is not None and precision not in DOT_PRECISIONS:
+        raise UserError(
+            f"tl.dot's input_precision must be one of {', '.join(map(repr, DOT_PRECISIONS))}, "
+            f"got {precision!r}"
+        )
+    if tf32:
+        precision = "tf32"
+    if precision in ("tf32", "tf32x3") and inputs == f32:
+        raise UserError(
+            f"tl.dot(..., input_precision={precision!r}) on f32 inputs is not supported: tilec "
+            "does not round f32 inputs to tf32, it multiplies them exactly",
+            "use input_precision=\"ieee\" (tilec's default for f32, where Triton's is tf32)",
+        )
+    limit = _const(imprecise, "max_num_imprecise_acc")
+    if limit not in (None, 0):
+        raise UserError(
+            f"tl.dot's max_num_imprecise_acc={limit!r} applies to float8 inputs, which tilec "
+            "does not support yet",
+            "leave it out",
+        )

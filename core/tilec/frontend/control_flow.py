@@ -10,6 +10,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.ir.core import Block, Region
 from tilec.ir.types import IntegerType, i1, i32, i64
+from tilec.language import constexpr
 
 LOOP_ITERATORS = ("range", "static_range")
 """The `tl` functions a `for` loop iterates over (`for i in tl.range(...)`), compiled here."""
@@ -32,6 +33,75 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
     return names
 
 
+RANGE_HINTS: dict[str, tuple[Any, str]] = {
+    "num_stages": (1, "tilec does not software-pipeline loops (1 stage is what it does)"),
+    "loop_unroll_factor": (
+        1,
+        "tilec does not unroll runtime loops (a factor of 1 is what it does)",
+    ),
+    "flatten": (False, "tilec does not flatten nested loops"),
+    "warp_specialize": (False, "tilec does not warp-specialize loops"),
+    "disable_licm": (False, "tilec's loop-invariant code motion cannot be turned off per loop"),
+}
+"""`tl.range`'s performance hints: the value that describes what tilec does (accepted, as is
+None) and why any other value is rejected. `disallow_acc_multi_buffer` takes any bool: tilec
+never multi-buffers an accumulator, which honours both."""
+
+
+def _range(arg1: Any, arg2: Any = None, step: Any = None) -> list[Any]:
+    bounds = [0, arg1] if arg2 is None else [arg1, arg2]
+    return [*bounds, 1 if step is None else step]
+
+
+def _static_range(arg1: Any, arg2: Any = None, step: Any = None) -> list[Any]:
+    return _range(arg1, arg2, step)
+
+
+def _python_range(*args: Any) -> list[Any]:
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
+    return _range(*args) if len(args) < 3 else list(args)
+
+
+def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    """`[start, stop, step]` of `range(...)` (`iterator` None), `tl.range(...)` or
+    `tl.static_range(...)`, every keyword checked: unknown ones and hint values tilec cannot
+    honour are rejected by name."""
+    name = {None: "range", "range": "tl.range", "static_range": "tl.static_range"}[iterator]
+    if iterator is None and kwargs:
+        raise UserError(f"range() takes no keyword arguments, got {', '.join(kwargs)}")
+    hints = {
+        k: v for k, v in kwargs.items() if k in RANGE_HINTS or k == "disallow_acc_multi_buffer"
+    }
+    if iterator != "range" and hints:
+        raise UserError(f"{name} takes no {', '.join(hints)}", "use tl.range for loop hints")
+    for hint, value in hints.items():
+        _check_range_hint(hint, value.value if isinstance(value, constexpr) else value)
+    parse = {None: _python_range, "range": _range, "static_range": _static_range}[iterator]
+    try:
+        bounds = parse(*args, **{k: v for k, v in kwargs.items() if k not in hints})
+    except TypeError as err:
+        text = str(err).replace(f"{parse.__name__}()", f"{name}()")
+        raise UserError(f"bad arguments to {name}: {text}") from None
+    return [b.value if isinstance(b, constexpr) else b for b in bounds]
+
+
+def _check_range_hint(hint: str, value: Any) -> None:
+    if isinstance(value, TensorValue):
+        raise UserError(f"tl.range's {hint} must be a compile-time constant")
+    if hint == "disallow_acc_multi_buffer":
+        if not isinstance(value, bool):
+            raise UserError(f"tl.range's disallow_acc_multi_buffer must be a bool, got {value!r}")
+        return
+    honoured, reason = RANGE_HINTS[hint]
+    if value is None or (value == honoured and type(value) is type(honoured)):
+        return
+    raise UserError(
+        f"tl.range({hint}={value!r}) is not supported: {reason}",
+        f"leave out {hint} (the loop computes the same results without it)",
+    )
+
+
 class ControlFlowMixin:
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
@@ -39,13 +109,13 @@ class ControlFlowMixin:
         if not isinstance(node.iter, ast.Call):
             raise UserError("kernels loop only over range(...)", "write for i in range(a, b, step)")
         iterator = getattr(self.visit(node.iter.func), "__tilec_builtin__", None)
-        if iterator is None and self.visit(node.iter.func) is not range:
+        if iterator not in LOOP_ITERATORS and (iterator or self.visit(node.iter.func) is not range):
             raise UserError("kernels loop only over range(...)", "write for i in range(a, b, step)")
-        bounds = [self.visit(a) for a in node.iter.args]
-        if len(bounds) == 1:
-            bounds = [0, bounds[0]]
-        if len(bounds) == 2:
-            bounds.append(1)
+        args = [self.visit(a) for a in node.iter.args]
+        kwargs = {k.arg: self.visit(k.value) for k in node.iter.keywords if k.arg is not None}
+        if len(kwargs) != len(node.iter.keywords):
+            raise UserError("**kwargs cannot be passed to a loop iterator", "name each keyword")
+        bounds = loop_bounds(iterator, args, kwargs)
         if not isinstance(node.target, ast.Name):
             raise UserError("the loop variable must be a single name")
         static = all(not isinstance(b, TensorValue) for b in bounds)

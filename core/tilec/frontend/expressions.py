@@ -11,11 +11,13 @@ import attrs
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
+from tilec.ir.types import FloatType
 from tilec.language import constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
     ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    ast.Pow: "**",
 }  # fmt: skip
 COMPARE_SYMBOLS = {
     ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
@@ -24,7 +26,8 @@ PYTHON_OPERATORS = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b,
     "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
-    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b, "<": lambda a, b: a < b,
+    "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b, "**": lambda a, b: a**b,
+    "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
 }  # fmt: skip
@@ -93,6 +96,11 @@ class ExpressionsMixin:
     def apply_binary(self, symbol: str, lhs: Any, rhs: Any) -> Any:
         if not isinstance(lhs, TensorValue) and not isinstance(rhs, TensorValue):
             return PYTHON_OPERATORS[symbol](lhs, rhs)
+        if symbol == "**":
+            raise UserError(
+                "operator ** is defined only on compile-time constants in kernels",
+                "multiply, or use tl.exp2(y * tl.log2(x)) for a float power",
+            )
         return self.sem.binary(symbol, lhs, rhs)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
@@ -162,12 +170,19 @@ class ExpressionsMixin:
         return result
 
     def visit_Call(self, node: ast.Call) -> Any:
+        if any(k.arg is None for k in node.keywords) or any(
+            isinstance(a, ast.Starred) for a in node.args
+        ):
+            raise UserError("*args and **kwargs are not supported in kernel calls", "name each one")
         callee = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
-        kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
         if isinstance(callee, TensorMethod):
-            target = self.dtype_arg(args[0] if args else kwargs.get("dtype"))
-            return self.sem.cast(callee.tensor, target)
+            try:
+                return self.tensor_to(callee.tensor, *args, **kwargs)
+            except TypeError as err:
+                text = str(err).replace("ExpressionsMixin.tensor_to()", "x.to()")
+                raise UserError(f"bad arguments to x.to(): {text}") from None
         name = getattr(callee, "__tilec_builtin__", None)
         if name is not None:
             return self.builtins.call(name, args, kwargs)
@@ -187,6 +202,39 @@ class ExpressionsMixin:
             f"cannot call '{what}': it is a plain Python function, not a kernel builtin",
             "decorate it with @tilec.jit to call it from a kernel, or use a tl.* function",
         )
+
+    def tensor_to(
+        self,
+        tensor: TensorValue,
+        dtype: Any = None,
+        fp_downcast_rounding: Any = None,
+        bitcast: Any = False,
+    ) -> TensorValue:
+        """`x.to(dtype, fp_downcast_rounding=None, bitcast=False)`, with Triton's meaning."""
+        target = self.dtype_arg(unwrap(dtype))
+        rounding = unwrap(fp_downcast_rounding)
+        if unwrap(bitcast):
+            if rounding is not None:
+                raise UserError("x.to() takes fp_downcast_rounding or bitcast=True, not both")
+            return self.sem.bitcast(tensor, target)
+        if rounding is not None:
+            source = tensor.dtype
+            narrowing = (
+                isinstance(source, FloatType)
+                and isinstance(target, FloatType)
+                and target.width < source.width
+            )
+            if not narrowing:
+                raise UserError(
+                    "fp_downcast_rounding applies only to float conversions to a narrower type, "
+                    f"not {source} to {target}"
+                )
+            if rounding != "rtne":
+                raise UserError(
+                    f"fp_downcast_rounding={rounding!r} is not supported by tilec yet",
+                    'leave it out or use "rtne" (round to nearest even, the default)',
+                )
+        return self.sem.cast(tensor, target)
 
     def dtype_arg(self, value: Any) -> Any:
         if not isinstance(value, dtype):

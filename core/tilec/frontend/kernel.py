@@ -45,6 +45,26 @@ def _annotated_constexpr(annotation: Any) -> bool:
     return annotation is constexpr or isinstance(annotation, constexpr)
 
 
+def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int]:
+    """The function's source lines and first line number, read as Triton does: through
+    `inspect`, which reads files and `linecache` entries (a kernel made with `exec()` has source
+    only when its file name was registered in `linecache.cache`)."""
+    try:
+        return inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        file = fn.__code__.co_filename
+        raise SourceNotFoundError(
+            f"cannot read the source of kernel '{fn.__qualname__}' (file {file!r}, line "
+            f"{fn.__code__.co_firstlineno}): tilec compiles a kernel from its source. For a "
+            "kernel made with exec(), compile the source with a file name and register it "
+            "first: linecache.cache[name] = (len(src), None, src.splitlines(True), name)"
+        ) from None
+
+
+class SourceNotFoundError(OSError):
+    """A `@tilec.jit` function whose source text cannot be read (neither a file nor linecache)."""
+
+
 class KernelFunction:
     """A kernel: the Python function, its dedented source, its file and the source's first line."""
 
@@ -52,7 +72,7 @@ class KernelFunction:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        lines, self.first_line = inspect.getsourcelines(fn)
+        lines, self.first_line = _source_lines(fn)
         raw = "".join(lines)
         self.src = textwrap.dedent(raw)
         self.indent = len(raw.splitlines()[0]) - len(self.src.splitlines()[0])

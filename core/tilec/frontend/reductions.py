@@ -25,6 +25,7 @@ from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block, Operation
 from tilec.ir.types import FloatType, IntegerType, TensorType, Type, f32, i32
 from tilec.language import constexpr
+from tilec.language import dtype as tl_dtype
 
 Combine = Callable[[list[TensorValue], list[TensorValue]], list[Any]]
 
@@ -170,6 +171,8 @@ class ReductionsMixin:
         (v,) = self._inputs(x, what)
         (v,), axis = self._axis([v], axis, what)
         dtype = _const(dtype)
+        if dtype is not None and not isinstance(dtype, tl_dtype):
+            raise UserError(f"{what}'s dtype must be a tl dtype such as tl.int32, got {dtype!r}")
         if isinstance(v.dtype, FloatType) and v.dtype.name == "bf16":
             v = self.sem.cast(v, f32)  # Triton scans bf16 in f32
         if dtype is not None:

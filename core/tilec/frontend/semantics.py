@@ -124,6 +124,13 @@ class Semantics:
         return TensorValue(self.create_op(cls, operands, [result_type], **attributes).result)
 
     def constant(self, value: Any, type_: Type) -> TensorValue:
+        element = type_.element_type if isinstance(type_, TensorType) else type_
+        integer = isinstance(element, IntegerType) and isinstance(value, int)
+        if integer and not _fits(value, element):
+            raise UserError(
+                f"the constant {value} does not fit in {element}",
+                "cast the other operand to a wider type first, e.g. x.to(tl.int64)",
+            )
         return self.create(arith.ConstantOp, [], type_, value=arith.constant_attr(value, type_))
 
     def to_value(self, x: Any, type_: Type | None = None) -> TensorValue:
@@ -228,6 +235,21 @@ class Semantics:
             return self.create(convert, [x], result)
         raise UserError(f"cannot cast {source} to {target}")
 
+    def bitcast(self, x: TensorValue, target: Type) -> TensorValue:
+        """Reinterpret the bits of `x` as `target` (`x.to(target, bitcast=True)`)."""
+        source = x.dtype
+        if source == target:
+            return x
+        numeric = (IntegerType, FloatType)
+        if not isinstance(source, numeric) or not isinstance(target, numeric):
+            raise UserError(f"cannot bitcast {source} to {target}", "bitcast numbers only")
+        if source.width != target.width:
+            raise UserError(
+                f"cannot bitcast {source} to {target}: they have different sizes",
+                "bitcast between types of one width, e.g. tl.float32 and tl.int32",
+            )
+        return self.create(arith.BitcastOp, [x], like(x.type, target))
+
     # Arithmetic ----------------------------------------------------------------------------
 
     def binary(self, symbol: str, lhs: Any, rhs: Any) -> TensorValue:
@@ -255,6 +277,9 @@ class Semantics:
         if symbol == "/":
             raise UserError("internal: integer true division")
         unsigned = isinstance(target, IntegerType) and target.unsigned
+        if symbol == ">>":  # Triton: the shifted operand's own signedness picks the shift
+            shifted = rhs if lhs_literal else lhs
+            unsigned = shifted.dtype.unsigned  # type: ignore[union-attr]
         cls = UNSIGNED_BINARY.get(symbol) if unsigned else None
         return self.create(cls or INT_BINARY[symbol], [a, b], a.type)
 
@@ -310,3 +335,10 @@ class Semantics:
 
 
 _INT_ONLY_HINT = "bitwise and shift operators need integer operands; cast with x.to(tl.int32)"
+
+
+def _fits(value: int, element: Any) -> bool:
+    """Whether `value` is a bit pattern of `element`: in its signed or its unsigned range."""
+    if element.width == 1:
+        return value in (0, 1, -1)
+    return -(2 ** (element.width - 1)) <= value < 2**element.width

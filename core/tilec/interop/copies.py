@@ -12,6 +12,7 @@ import attrs
 import numpy as np
 
 from tilec.interop.device import stream_handle
+from tilec.interop.host_span import host_span
 from tilec.interop.pointers import (
     GETTERS_BY_TYPE,
     device_pointer,
@@ -81,6 +82,8 @@ class HostCopy:
     address: int
     size: int
     write_back: bool
+    start: int = 0
+    """The byte offset of the argument's first element in `array` (a strided view's span)."""
 
 
 @attrs.define
@@ -135,7 +138,7 @@ def _prepare(
                     raise _capture_error(runtime, kernel_name, names[i])
                 copy = _copy_in(runtime, kernel_name, names[i], value, i in written, stream)
                 copies.append(copy)
-                values[i] = copy.address
+                values[i] = copy.address + copy.start
                 continue
             getter = GETTERS_BY_TYPE.get(kind) or pointer_getter(kind, value)
             if getter is None:
@@ -162,19 +165,15 @@ def _capture_error(runtime: Any, kernel_name: str, name: str) -> RuntimeError:
 def _copy_in(
     runtime: Any, kernel_name: str, name: str, array: np.ndarray, write_back: bool, stream: Any
 ) -> HostCopy:
-    if not (array.flags.c_contiguous or array.flags.f_contiguous):
-        raise TypeError(
-            f"{where(name, kernel_name)} is a non-contiguous NumPy array (strides "
-            f"{array.strides}); pass np.ascontiguousarray(...) and copy the result back yourself"
-        )
     if write_back and not array.flags.writeable:
         raise TypeError(
             f"{where(name, kernel_name)} is a read-only NumPy array, but the kernel stores to it; "
             "pass a writeable array (array.copy())"
         )
+    array, start = host_span(array)  # a strided view: the memory it spans, written back whole
     pool = pool_for(runtime)
     address, size = pool.take(array.nbytes)
-    copy = HostCopy(array, address, size, write_back)
+    copy = HostCopy(array, address, size, write_back, start)
     try:
         runtime.copy_to_device(address, array.ctypes.data, array.nbytes, stream)
     except BaseException:

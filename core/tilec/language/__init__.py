@@ -2,6 +2,18 @@
 
 The functions here are markers: the frontend recognizes them by their `__tilec_builtin__` name
 and emits tile IR for them. Calling one from ordinary Python raises `RuntimeError`.
+
+Where tilec differs from Triton (every argument is honoured or rejected with a located error,
+never dropped):
+
+- `tl.dot` on f32 inputs multiplies exactly ("ieee") by default, where Triton's default is tf32;
+  `input_precision="tf32"`/`"tf32x3"` and `allow_tf32=True` on f32 inputs are rejected (tilec
+  does not round inputs to tf32). `out_dtype` rounds the f32 (i32) result once, after the dot.
+- `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy`, `volatile`, `boundary_check`
+  and `padding_option` only at their defaults; `x.to(..., fp_downcast_rounding=)` only "rtne".
+- `tl.range` accepts its hints at the values that describe what tilec does (`num_stages=1`,
+  `loop_unroll_factor=1`, `flatten`/`warp_specialize`/`disable_licm` False,
+  `disallow_acc_multi_buffer` either way) and rejects other values by name.
 """
 
 from __future__ import annotations

@@ -23,6 +23,18 @@ from tilec.runtime.specialization import arg_type, spec_token
 
 RESERVED = ("backend", "check", "stream")
 
+TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
+    "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
+    "extern_libs": (None, "tilec links no external libraries (libdevice/ocml functions)"),
+    "enable_fp_fusion": (True, "tilec cannot turn off the contraction of a*b+c into an FMA"),
+    "launch_cooperative_grid": (False, "tilec has no cooperative (grid-synchronizing) launch"),
+    "launch_pdl": (False, "tilec has no programmatic dependent launch"),
+    "maxnreg": (None, "it limits NVIDIA registers; backend 'nvidia' honours it"),
+    "waves_per_eu": (0, "it is an AMD occupancy hint; backend 'amd' honours it"),
+}
+"""Triton launch options a backend may lack: the value that describes what tilec does
+(accepted) and why any other value is refused."""
+
 
 class KernelInfo:
     """Per-kernel facts the launcher needs (parameter names, constexprs, defaults: the frontend's
@@ -106,8 +118,7 @@ class Launcher:
         if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
             runtime_args = args  # every runtime argument given by position, in order
         else:
-            bound = dict(zip(info.names, args, strict=False))
-            bound.update(meta)
+            bound = {**info.defaults, **dict(zip(info.names, args, strict=False)), **meta}
             runtime_args = [bound[p] for p in compiled.runtime_params]
         if check or (check is None and checking.enabled):
             if stream is not None:
@@ -152,6 +163,8 @@ class Launcher:
                 bound[key] = value
             elif key in option_names:
                 options[key] = value
+            elif key in TRITON_OPTIONS:
+                _check_triton_option(name, backend.name, key, value)
             else:
                 raise TypeError(
                     f"{name} got an unknown keyword '{key}' (parameters: {', '.join(info.names)}; "
@@ -177,3 +190,15 @@ class Launcher:
             kernel, signature, constexprs, tuple(divisible), backend, options,
             equal_to_1=tuple(equal_to_1),
         )  # fmt: skip
+
+
+def _check_triton_option(kernel: str, backend: str, key: str, value: Any) -> None:
+    """Accept a Triton launch option that backend `backend` lacks where `value` is what tilec
+    does anyway; otherwise raise TypeError naming the option and why."""
+    honoured, reason = TRITON_OPTIONS[key]
+    if value is None or value == honoured or (honoured is None and not value):
+        return
+    raise TypeError(
+        f"{kernel}: launch option {key}={value!r} is not supported by backend '{backend}': "
+        f"{reason}; leave it out" + (f" or pass {key}={honoured!r}" if honoured is not None else "")
+    )

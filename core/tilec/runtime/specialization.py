@@ -1,6 +1,7 @@
 """Argument -> signature type and specialization facts, as Triton infers them at launch.
 
-NumPy arrays are pointers typed by dtype (bool -> `*i1`); bf16 has no NumPy dtype, so a bf16
+NumPy arrays (and CPU DLPack producers, read through `np.from_dlpack`) are pointers typed by
+dtype (bool -> `*i1`); bf16 has no NumPy dtype, so a bf16
 pointer cannot be inferred: compile with `tilec.compile(signature=...)` instead. Python ints are
 `i32` when they fit, else `i64`; floats are `fp32`; bools `i1`. An int equal to 1 is specialized
 (its value is part of the key); ints divisible by 16 and 16-byte aligned arrays get
@@ -64,6 +65,23 @@ def _interface_token(value: Any) -> Any:
     return (type(value), info) if info is None else (type(value), info[0], info[1] & 15 == 0)
 
 
+def host_dlpack_array(value: Any) -> np.ndarray | None:
+    """A zero-copy NumPy view of a CPU DLPack producer that is neither a NumPy array nor a torch
+    tensor (None for anything else, or where NumPy cannot read it)."""
+    device = getattr(value, "__dlpack_device__", None)
+    if not hasattr(value, "__dlpack__") or not callable(device) or device()[0] != 1:
+        return None
+    try:
+        return np.from_dlpack(value)
+    except (TypeError, BufferError, RuntimeError):
+        return None
+
+
+def _dlpack_token(value: Any) -> Any:
+    array = host_dlpack_array(value)
+    return (type(value), None) if array is None else (type(value), _ndarray_token(array))
+
+
 def _type_token(value: Any) -> Any:
     return type(value)
 
@@ -80,6 +98,8 @@ def _token_function(kind: type) -> Any:
         return _tensor_token
     if hasattr(kind, "__cuda_array_interface__"):
         return _interface_token
+    if hasattr(kind, "__dlpack__"):
+        return _dlpack_token
     return _generic_token
 
 
@@ -122,6 +142,9 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
         raise TypeError(f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits")
     if isinstance(value, (float, np.floating)):
         return "fp32", False
+    host = None if hasattr(value, "data_ptr") else host_dlpack_array(value)
+    if host is not None:
+        return arg_type(kernel_name, param, host)
     info = device_array_info(value)
     if info is not None:
         elem, address = info
@@ -129,6 +152,6 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
             raise TypeError(f"argument '{param}' of {kernel_name}: {elem}")
         return "*" + elem, address % 16 == 0
     raise TypeError(
-        f"argument '{param}' of {kernel_name}: expected a NumPy array (pointer), int, float or "
-        f"bool; got {type(value).__name__}"
+        f"argument '{param}' of {kernel_name}: expected an array (a NumPy array, a torch tensor "
+        f"or a DLPack producer) for a pointer, an int, float or bool; got {type(value).__name__}"
     )

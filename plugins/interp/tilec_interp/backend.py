@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tilec.backend import Availability, Backend, BackendOptions, Driver
+import attrs
+
+from tilec.backend import Availability, Backend, BackendOptions, Driver, int_in_range
 from tilec.interop.device import stream_handle
 from tilec_interp import __version__
 
@@ -31,12 +33,24 @@ class InterpDriver(Driver):
         execute(compiled.module, compiled.name, grid, list(args))
 
 
+@attrs.frozen
+class InterpOptions(BackendOptions):
+    """The GPU backends' register and occupancy limits, accepted so that one launch runs on
+    every backend: they bound resources the CPU does not have and never change results."""
+
+    maxnreg: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(int_in_range(1, 255))
+    )
+    waves_per_eu: int = attrs.field(default=0, validator=int_in_range(0, 20))
+
+
 class InterpBackend(Backend):
-    """Accepts the common options (`num_warps`, `num_stages`, `debug`); the first two are ignored."""
+    """Accepts the common options (`num_warps`, `num_stages`, `debug`) and the GPU backends'
+    `maxnreg`/`waves_per_eu`; all but `debug` have no meaning on the CPU."""
 
     name = "interp"
     version = __version__
-    options_class = BackendOptions
+    options_class = InterpOptions
     driver_class = InterpDriver
 
     def execute(self, module: Any, function_name: str, grid: tuple[int, ...], args: list) -> None:

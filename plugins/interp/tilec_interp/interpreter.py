@@ -470,7 +470,8 @@ def _largest_numel(function: Operation) -> int:
 def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: list) -> None:
     """Run `@function_name` of `module` over `grid` (1 to 3 axes) with `args`.
 
-    Pointer arguments are NumPy arrays, read and written in place; scalars are Python numbers.
+    Pointer arguments are NumPy arrays (strided views too), CPU torch tensors or DLPack
+    producers, read and written in place; scalars are Python numbers.
     Raises InterpreterError for out-of-bounds accesses and failed asserts.
     """
     function = module.lookup(function_name)  # type: ignore[attr-defined]
@@ -493,17 +494,14 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     chunk = max(1, min(total, MAX_CHUNK_ELEMENTS // _largest_numel(function)))
     interpreter = Interpreter(module, memory)
     full = grid + (1,) * (3 - len(grid))
-    try:
-        with np.errstate(all="ignore"):
-            for start in range(0, total, chunk):
-                linear = np.arange(start, min(start + chunk, total), dtype=np.int64)
-                pids = (
-                    (linear % full[0]).astype(np.int32),
-                    (linear // full[0] % full[1]).astype(np.int32),
-                    (linear // (full[0] * full[1])).astype(np.int32),
-                )
-                ctx = Context(linear.size, pids, grid, None)
-                values = [dtypes.constant(v, t, (ctx.P,)) for t, v in scalars]
-                interpreter.run_block(function.entry_block, {}, ctx, values)
-    finally:
-        memory.finish()
+    with np.errstate(all="ignore"):
+        for start in range(0, total, chunk):
+            linear = np.arange(start, min(start + chunk, total), dtype=np.int64)
+            pids = (
+                (linear % full[0]).astype(np.int32),
+                (linear // full[0] % full[1]).astype(np.int32),
+                (linear // (full[0] * full[1])).astype(np.int32),
+            )
+            ctx = Context(linear.size, pids, grid, None)
+            values = [dtypes.constant(v, t, (ctx.P,)) for t, v in scalars]
+            interpreter.run_block(function.entry_block, {}, ctx, values)

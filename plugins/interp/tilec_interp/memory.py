@@ -7,9 +7,12 @@ reported relative to that buffer. Every access is bounds-checked and alignment-c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import numpy as np
+
+from tilec.interop.host_span import host_span
 
 SHIFT = 40
 HALF = 1 << (SHIFT - 1)
@@ -20,9 +23,13 @@ class InterpreterError(RuntimeError):
 
 
 class Buffer:
+    """The bytes a pointer argument may address, in place: for a strided view, every byte from
+    its lowest to its highest element (the gaps between its elements included, as on a GPU), so
+    that a kernel addressing it with its real strides reads and writes the right elements."""
+
     def __init__(self, array: np.ndarray, base: int):
         self.original = array
-        self.array = array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        self.array, self.start = host_span(array)
         self.base = base
         self.bytes = self.array.reshape(-1).view(np.uint8)
         self.nbytes = self.bytes.size
@@ -35,26 +42,51 @@ class Buffer:
             v = self._views[dtype] = self.bytes[:usable].view(dtype)
         return v
 
-    def write_back(self) -> None:
-        if self.array is not self.original:
-            self.original[...] = self.array
+
+def as_host_array(value: object) -> np.ndarray:
+    """A pointer argument as a NumPy array over the same memory: NumPy arrays as they are; CPU
+    torch tensors and other DLPack producers (`__dlpack__`) as zero-copy views, so writes land
+    in them (a bf16 torch tensor as its uint16 bit patterns)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if str(getattr(value, "dtype", "")) == "torch.bfloat16" and callable(
+        getattr(value, "numpy", None)
+    ):
+        torch = sys.modules[type(value).__module__.split(".")[0]]
+        return value.view(torch.int16).numpy().view(np.uint16)  # type: ignore[attr-defined]
+    if hasattr(value, "__dlpack__"):
+        device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
+        if device[0] != 1:
+            raise TypeError(
+                f"a pointer argument of the interp backend must be in CPU memory, got a "
+                f"{type(value).__name__} on DLPack device {tuple(device)}; copy it to the CPU "
+                "(e.g. tensor.cpu())"
+            )
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, BufferError, RuntimeError) as error:
+            raise TypeError(
+                f"a pointer argument ({type(value).__name__}) cannot be read through DLPack: "
+                f"{error}"
+            ) from None
+    raise TypeError(
+        "a pointer argument must be a NumPy array, a CPU torch tensor or a DLPack producer, "
+        f"got {type(value).__name__}"
+    )
 
 
 class Memory:
     def __init__(self) -> None:
         self.buffers: list[Buffer] = []
 
-    def register(self, array: np.ndarray) -> int:
-        """Register `array` (read and written in place); returns its base address."""
-        if not isinstance(array, np.ndarray):
-            raise TypeError(f"a pointer argument must be a NumPy array, got {type(array).__name__}")
+    def register(self, array: object) -> int:
+        """Register `array` (read and written in place); returns the address of its first
+        element."""
+        host = as_host_array(array)
         base = (len(self.buffers) + 1) << SHIFT
-        self.buffers.append(Buffer(array, base))
-        return base
-
-    def finish(self) -> None:
-        for buffer in self.buffers:
-            buffer.write_back()
+        buffer = Buffer(host, base)
+        self.buffers.append(buffer)
+        return base + buffer.start
 
     def resolve_fast(self, addr: np.ndarray, itemsize: int) -> tuple[Buffer, np.ndarray] | None:
         """(buffer, element indices) when every address of the flat int64 `addr` lies in one

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, one_of
+from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
 
@@ -22,6 +22,11 @@ class NvidiaOptions(BackendOptions):
     """`sm_XY`; None means the compute capability of the current device."""
     opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
     """LLVM's optimization level for the kernel."""
+    maxnreg: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(int_in_range(1, 255))
+    )
+    """Triton's register limit per thread: `.maxnreg` in the PTX (the `nvvm.annotations` entry
+    `maxnreg`); None lets ptxas choose."""
 
 
 class NvidiaBackend(GpuBackend):
@@ -43,7 +48,7 @@ class NvidiaBackend(GpuBackend):
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
 
-        return NvidiaTargetInfo(target, self.lanes(target))
+        return NvidiaTargetInfo(target, self.lanes(target), maxnreg=options.maxnreg)
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas

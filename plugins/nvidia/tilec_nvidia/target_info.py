@@ -57,8 +57,9 @@ class NvidiaTargetInfo(TargetInfo):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32):
+    def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32, maxnreg: int | None = None):
         super().__init__(arch, threads_per_warp)
+        self.maxnreg = maxnreg
 
     @property
     def capability(self) -> int:
@@ -81,6 +82,8 @@ class NvidiaTargetInfo(TargetInfo):
     ) -> None:
         annotations = module.add_named_metadata("nvvm.annotations")
         facts = [("maxntidx", num_threads)]
+        if self.maxnreg is not None:
+            facts.append(("maxnreg", self.maxnreg))
         if fn.calling_convention != "ptx_kernel":
             facts.append(("kernel", 1))
         for key, value in facts:

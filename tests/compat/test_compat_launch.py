@@ -1,0 +1,89 @@
+"""Launching as Triton programs do: parameters with defaults, Triton's launch options (issue 11)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from compat_kernels import add_one, with_defaults
+
+from tilec.runtime.launcher import _check_triton_option
+from tilec_nvidia.backend import NvidiaBackend
+
+
+def test_parameters_with_defaults_can_be_left_out():
+    x = np.zeros(4, np.float32)
+    with_defaults[(1,)](x, backend="interp")
+    np.testing.assert_array_equal(x, np.full(4, 3.0))
+    with_defaults[(1,)](x, value=5, backend="interp")
+    np.testing.assert_array_equal(x, np.full(4, 8.0))
+    with_defaults[(1,)](x, backend="interp")  # the hot path of the first launch again
+    np.testing.assert_array_equal(x, np.full(4, 11.0))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_ctas": 1},
+        {"extern_libs": None},
+        {"extern_libs": {}},
+        {"enable_fp_fusion": True},
+        {"launch_cooperative_grid": False},
+        {"launch_pdl": False},
+        {"maxnreg": 128},
+        {"waves_per_eu": 2},
+    ],
+)
+def test_triton_launch_options_tilec_honours_are_accepted(options):
+    x = np.zeros(8, np.float32)
+    add_one[(1,)](x, N=8, backend="interp", **options)
+    np.testing.assert_array_equal(x, np.ones(8))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_ctas": 2}, "num_ctas=2 is not supported by backend 'interp': tilec runs each"),
+        ({"extern_libs": {"libdevice": "x.bc"}}, "tilec links no external libraries"),
+        ({"enable_fp_fusion": False}, "cannot turn off the contraction"),
+        ({"launch_cooperative_grid": True}, "no cooperative"),
+        ({"launch_pdl": True}, "no programmatic dependent launch"),
+    ],
+)
+def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, message):
+    with pytest.raises(TypeError, match="launch option") as info:
+        add_one[(1,)](np.zeros(8, np.float32), N=8, backend="interp", **options)
+    assert message in str(info.value)
+    assert "leave it out" in str(info.value)
+
+
+def test_nvidia_rejects_amd_waves_per_eu_by_name():
+    with pytest.raises(TypeError) as info:
+        _check_triton_option("k", "nvidia", "waves_per_eu", 2)
+    assert "waves_per_eu=2 is not supported by backend 'nvidia': it is an AMD occupancy" in str(
+        info.value
+    )
+
+
+MAXNREG_PTX = """
+from llvmlite import ir
+from tilec_nvidia.backend import NvidiaBackend
+from tilec_nvidia.codegen import llir_to_ptx
+
+backend = NvidiaBackend()
+info = backend.target_info("sm_80", backend.parse_options(target="sm_80", maxnreg=40))
+module = ir.Module()
+fn = info.define_kernel(module, "k", ir.FunctionType(ir.VoidType(), []))
+ir.IRBuilder(fn.append_basic_block()).ret_void()
+info.finalize_kernel(module, fn, 128, 0)
+print(llir_to_ptx(str(module), "sm_80"))
+"""
+
+
+def test_nvidia_maxnreg_is_maxnreg_in_the_ptx():
+    with pytest.raises(ValueError, match="maxnreg"):
+        NvidiaBackend().parse_options(maxnreg=0)
+    # a child process: an LLVM abort there cannot take pytest down
+    result = subprocess.run([sys.executable, "-c", MAXNREG_PTX], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert ".maxnreg 40" in result.stdout, result.stdout
