@@ -1,6 +1,8 @@
 """tilec: a plugin-based, multi-backend tile-level GPU kernel compiler framework."""
 
+from tilec import testing
 from tilec.language import cdiv
+from tilec.runtime.autotune import Config, autotune, heuristics
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
 from tilec.version import __version__
@@ -13,4 +15,15 @@ def to_device(array, backend: str | None = None):
     return get_backend(backend).driver.to_device(array)
 
 
-__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "to_device"]
+__all__ = [
+    "Config",
+    "__version__",
+    "autotune",
+    "cdiv",
+    "compile",
+    "heuristics",
+    "jit",
+    "set_backend",
+    "testing",
+    "to_device",
+]

@@ -72,6 +72,12 @@ PTXAS = Setting(
     "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
     "the PTX at load time).",
 )
+PRINT_AUTOTUNING = Setting(
+    "TILEC_PRINT_AUTOTUNING",
+    "off",
+    "When on, `@tilec.autotune` prints every config's time and the config it chose (to stderr), "
+    "and shows compile and timing progress bars on a terminal.",
+)
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
     "interp for `tests/language`, nvidia for `tests/gpu`",
@@ -80,7 +86,8 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PTXAS, TEST_BACKEND,
+    BACKEND, CACHE_DIR, CHECK, DISABLE_PLUGIN_AUTOLOAD, LLD, PRINT_AUTOTUNING, PTXAS,
+    TEST_BACKEND,
 )  # fmt: skip
 
 

@@ -1,0 +1,90 @@
+"""Configs compiled in worker processes: the same binaries as a serial compile; the parent's
+compiles are then cache hits; progress bars only on a terminal with TILEC_PRINT_AUTOTUNING."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+
+import numpy as np
+import pytest
+from kernels import accumulate, grid, limited
+
+import tilec
+from tilec.runtime import cache
+from tilec.runtime.autotune import parallel
+from tilec.runtime.autotune.spec import compile_job
+
+needs_fork = pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="needs os.fork"
+)
+
+
+def _jobs(kernel, blocks):
+    x, out = np.zeros(100, np.float32), np.zeros(100, np.float32)
+    return [compile_job(kernel, (x, out, 100), {"BLOCK": b, "num_warps": 4}) for b in blocks]
+
+
+@needs_fork
+def test_parallel_compile_gives_the_serial_binaries(tmp_path, monkeypatch):
+    blocks = (16, 32, 64, 128)
+    results = parallel.compile_parallel(_jobs(accumulate, blocks), workers=2)
+    assert results is not None and [status for status, _ in results] == ["ok"] * 4
+    cache.clear_memory()
+    hits = [compiled.key for compiled in (job() for job in _jobs(accumulate, blocks))]
+    assert all(cache.read(key) is not None for key in hits), "workers wrote the disk cache"
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "serial"))
+    cache.clear_memory()
+    serial = [parallel.digest(job()) for job in _jobs(accumulate, blocks)]
+    assert [d for _, d in results] == serial
+
+
+@needs_fork
+def test_worker_failures_are_reported_not_trusted():
+    results = parallel.compile_parallel(_jobs(limited, (32, 128)), workers=2)
+    assert results[0][0] == "ok"
+    assert results[1][0] == "error" and "BLOCK too large" in results[1][1]
+
+
+def test_no_parallelism_for_one_job_or_one_core():
+    assert parallel.compile_parallel(_jobs(accumulate, (16,)), workers=4) is None
+    assert parallel.compile_parallel(_jobs(accumulate, (16, 32)), workers=1) is None
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize(
+    ("tty", "setting", "bar", "times"),
+    [(True, "1", True, True), (False, "1", False, True), (True, None, False, False)],
+)
+def test_progress_only_on_a_terminal(monkeypatch, tty, setting, bar, times):
+    stream = _Stream(tty)
+    monkeypatch.setattr("sys.stderr", stream)
+    if setting:
+        monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", setting)
+    configs = [tilec.Config({"BLOCK": b}) for b in (16, 32)]
+    kernel = tilec.autotune(configs, key=["n"], warmup=1, rep=2)(accumulate)
+    kernel[grid(100)](np.zeros(100, np.float32), np.zeros(100, np.float32), 100)
+    text = stream.getvalue()
+    assert ("tilec autotune: timing" in text) is bar
+    assert ("tilec autotune: compiling" in text) is bar
+    assert ("chose BLOCK: " in text) is times
+    assert ("BLOCK: 16, num_warps: 4, num_stages: 3: " in text) is times
+
+
+def test_builtin_bar_without_tqdm(monkeypatch):
+    stream = _Stream(True)
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", "1")
+    monkeypatch.setitem(__import__("sys").modules, "tqdm", None)
+    with parallel.progress(3, "work") as bar:
+        bar.update(1)
+        bar.update(2)
+    assert "work: [####################] 3/3" in stream.getvalue()
