@@ -86,7 +86,12 @@ class _CudaTimer:
 
     def elapsed_ms(self, start: Any, end: Any) -> float:
         self.runtime.call("cuEventSynchronize", end)
-        return float(self.runtime.call("cuEventElapsedTime", start, end))
+        name = (
+            "cuEventElapsedTime"
+            if hasattr(self.cu, "cuEventElapsedTime")
+            else "cuEventElapsedTime_v2"
+        )
+        return float(self.runtime.call(name, start, end))
 
     def close(self) -> None:
         self.sync()

@@ -112,6 +112,8 @@ class Autotuner(KernelWrapper):
         self.cache: dict[Any, Config] = {}
         self.configs_timings: dict[Config, list[float]] | None = None
         self.failures: dict[Config, str] = {}
+        self.compiled_in_parallel: list[tuple[str, str]] | None = None
+        """The worker processes' ("ok", digest) or ("error", reason) per config, last tuning."""
         self.best_config: Config | None = None
         self._saved: dict[str, Any] = {}
 
@@ -171,7 +173,7 @@ class Autotuner(KernelWrapper):
         if runtime_of is not None:
             runtime_of()  # made before forking: workers read the device's facts, never call it
         with parallel.progress(len(jobs), "tilec autotune: compiling") as bar:
-            parallel.compile_parallel(list(jobs.values()), progress=bar)
+            self.compiled_in_parallel = parallel.compile_parallel(list(jobs.values()), progress=bar)
         for config, job in jobs.items():
             try:
                 job()  # a disk-cache hit where a worker compiled it
