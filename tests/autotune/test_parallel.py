@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
 
 import numpy as np
 import pytest
 from kernels import accumulate, grid, limited
 
 import tilec
-from tilec.runtime import cache
+from tilec.driver import Availability
+from tilec.runtime import cache, compiler
 from tilec.runtime.autotune import parallel
 from tilec.runtime.autotune.spec import compile_job
 
@@ -88,3 +90,36 @@ def test_builtin_bar_without_tqdm(monkeypatch):
         bar.update(1)
         bar.update(2)
     assert "work: [####################] 3/3" in stream.getvalue()
+
+
+@needs_fork
+def test_workers_compile_for_the_parents_gpu(monkeypatch, tmp_path):
+    """A forked worker cannot use the parent's GPU context (CUDA answers NOT_INITIALIZED there,
+    as the first device run showed): it compiles with the device facts the parent read."""
+    nvidia = compiler.get_backend("nvidia", require_available=False)
+    parent = os.getpid()
+
+    def is_available():
+        if os.getpid() == parent:
+            return Availability(True)
+        return Availability(False, "cuInit: CUDA_ERROR_NOT_INITIALIZED")
+
+    def device_target():
+        if os.getpid() != parent:
+            raise RuntimeError("cuInit: CUDA_ERROR_NOT_INITIALIZED")
+        return "sm_90", "sm_90"
+
+    monkeypatch.setattr(nvidia, "is_available", is_available)
+    monkeypatch.setattr(nvidia, "device_target", device_target)
+    monkeypatch.setitem(compiler._availability, "nvidia", Availability(True))
+    x, out = np.zeros(100, np.float32), np.zeros(100, np.float32)
+    jobs = [
+        compile_job(accumulate, (x, out, 100), {"BLOCK": b, "backend": "nvidia"}) for b in (32, 64)
+    ]
+    broken = parallel.compile_parallel(jobs, workers=2)
+    assert all(status == "error" and "needs a target" in why for status, why in broken)
+    results = parallel.compile_parallel(jobs, workers=2, setup=parallel.device_facts(nvidia))
+    assert [status for status, _ in results] == ["ok", "ok"], results
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "serial"))
+    cache.clear_memory()
+    assert [d for _, d in results] == [parallel.digest(job()) for job in jobs]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -19,17 +18,18 @@ def _interp(monkeypatch):
     monkeypatch.setenv("TILEC_BACKEND", "interp")
 
 
-def test_do_bench_times_by_milliseconds():
+def test_do_bench_times_by_milliseconds(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(tt.time, "perf_counter", lambda: clock[0])
     calls = []
 
-    def sleeper():
+    def two_ms():
         calls.append(1)
-        time.sleep(0.002)
+        clock[0] += 0.002
 
-    result = tt.do_bench(sleeper, warmup=10, rep=20)
-    assert 1.9 <= result < 10
-    # 1 first call, 5 for the estimate, about 10/2 warm-up and 20/2 timed ones.
-    assert 12 <= len(calls) <= 6 + 5 + 10 + 2
+    assert tt.do_bench(two_ms, warmup=10, rep=20) == pytest.approx(2.0)
+    # 1 first call, 5 for the estimate, 10/2 warm-up and 20/2 timed ones.
+    assert len(calls) == 1 + 5 + 5 + 10
 
 
 def test_do_bench_quantiles_and_modes(monkeypatch):
@@ -106,3 +106,52 @@ def test_perf_report_without_matplotlib(tmp_path, capsys, monkeypatch):
 def test_benchmark_checks_line_names():
     with pytest.raises(ValueError, match="2 line_vals but 1 line_names"):
         tt.Benchmark(["x"], [1], "p", ["a", "b"], ["A"], "name")
+
+
+class _FakeCuda:
+    """A CUDA runtime of events on a fake GPU clock, logging the driver calls made."""
+
+    class cu:  # the cuda.bindings module it stands for
+        CUdeviceptr = int
+        cuEventElapsedTime = None
+
+    def __init__(self):
+        self.clock, self.log, self.stamps, self.freed = 0.0, [], {}, []
+
+    def mem_alloc(self, nbytes):
+        return 4096
+
+    def mem_free(self, address):
+        self.freed.append(address)
+
+    def synchronize(self, stream=None):
+        pass
+
+    def stream(self, stream):
+        return 0
+
+    def call(self, name, *args):
+        self.log.append(name)
+        if name == "cuEventCreate":
+            return object()
+        if name == "cuEventRecord":
+            self.stamps[id(args[0])] = self.clock
+        if name == "cuEventElapsedTime":
+            return self.stamps[id(args[1])] - self.stamps[id(args[0])]
+        return None
+
+
+def test_do_bench_with_cuda_events(monkeypatch):
+    fake = _FakeCuda()
+    monkeypatch.setattr(tt, "_timer", lambda backend: tt._CudaTimer(fake))
+
+    def launch():
+        fake.clock += 1.5
+
+    assert tt.do_bench(launch, warmup=3, rep=30, return_mode="median") == pytest.approx(1.5)
+    last_create = max(i for i, name in enumerate(fake.log) if name == "cuEventCreate")
+    timed = fake.log[last_create:].count("cuEventRecord")
+    assert timed == 2 * 20, "every event of the timed runs is created before the first of them"
+    assert fake.log.count("cuEventDestroy") == fake.log.count("cuEventCreate")
+    assert fake.log.count("cuMemsetD8Async") == 5 + 20, "the L2 is flushed before every run"
+    assert fake.freed == [4096]

@@ -46,11 +46,33 @@ def _work(index: int) -> tuple[str, str]:
         return "error", f"{type(error).__name__}: {error}"
 
 
+def device_facts(backend: Any) -> Callable[[], None]:
+    """A worker set-up that gives `backend`, in the worker, the parent's answers to "is there a
+    device" and "which target is it": a forked child cannot use the parent's GPU context (CUDA
+    answers CUDA_ERROR_NOT_INITIALIZED there), but compiling for the parent's device needs them."""
+    availability = backend.is_available()
+    target = None
+    if availability and hasattr(backend, "device_target"):
+        with contextlib.suppress(Exception):  # no target: the worker's compile reports why
+            target = backend.device_target()
+
+    def setup() -> None:
+        backend.is_available = lambda: availability
+        if target is not None:
+            backend.device_target = lambda: target
+
+    return setup
+
+
 def compile_parallel(
-    jobs: list[Callable[[], Any]], workers: int | None = None, progress: Any = None
+    jobs: list[Callable[[], Any]],
+    workers: int | None = None,
+    progress: Any = None,
+    setup: Callable[[], None] | None = None,
 ) -> list[tuple[str, str]] | None:
-    """Run each job (a compile returning a `CompiledKernel`) in a worker: ("ok", digest of its
-    stages) or ("error", reason) per job; None where nothing ran in parallel."""
+    """Run each job (a compile returning a `CompiledKernel`) in a worker (after `setup()` there):
+    ("ok", digest of its stages) or ("error", reason) per job; None where nothing ran in
+    parallel."""
     workers = min(len(jobs), workers or cores())
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
@@ -59,7 +81,7 @@ def compile_parallel(
     results: list[tuple[str, str]] = []
     try:
         context = multiprocessing.get_context("fork")
-        with context.Pool(workers) as pool:
+        with context.Pool(workers, initializer=setup) as pool:
             for result in pool.imap(_work, range(len(jobs))):
                 results.append(result)
                 if progress is not None:

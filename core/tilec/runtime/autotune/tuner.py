@@ -169,11 +169,11 @@ class Autotuner(KernelWrapper):
 
     def _compile(self, configs, args, kwargs, backend) -> list[Config]:
         jobs = self._compile_jobs(configs, args, kwargs)
-        runtime_of = getattr(backend.driver, "runtime", None)
-        if runtime_of is not None:
-            runtime_of()  # made before forking: workers read the device's facts, never call it
+        setup = parallel.device_facts(backend) if len(jobs) > 1 else None
         with parallel.progress(len(jobs), "tilec autotune: compiling") as bar:
-            self.compiled_in_parallel = parallel.compile_parallel(list(jobs.values()), progress=bar)
+            self.compiled_in_parallel = parallel.compile_parallel(
+                list(jobs.values()), progress=bar, setup=setup
+            )
         for config, job in jobs.items():
             try:
                 job()  # a disk-cache hit where a worker compiled it
