@@ -223,3 +223,31 @@ def test_one_config_is_not_timed(timed):
     kernel[grid(100)](x, out, 100)
     assert calls == [] and kernel.best_config is CONFIGS[0]
     np.testing.assert_array_equal(out, x)
+
+
+class _DeviceLike:
+    """What reset/restore need of a tilec device array: shape, dtype, numpy(), copy_from()."""
+
+    def __init__(self, values):
+        self.memory = np.array(values, np.float32)
+        self.shape, self.dtype = self.memory.shape, self.memory.dtype
+
+    def numpy(self):
+        return self.memory.copy()
+
+    def copy_from(self, array):
+        self.memory[...] = array
+        return self
+
+
+def test_reset_and_restore_device_arrays():
+    from tilec.runtime.autotune import tuner
+
+    array = _DeviceLike([1.0, 2.0])
+    saved = tuner._snapshot(array)
+    tuner._zero(array)
+    np.testing.assert_array_equal(array.memory, [0.0, 0.0])
+    tuner._restore(array, saved)
+    np.testing.assert_array_equal(array.memory, [1.0, 2.0])
+    with pytest.raises(TypeError, match="cannot zero an argument of type int"):
+        tuner._zero(3)

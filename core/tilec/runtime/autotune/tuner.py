@@ -36,6 +36,8 @@ def _zero(value: Any) -> None:
         value.zero_()
     elif isinstance(value, np.ndarray):
         value[...] = 0
+    elif hasattr(value, "copy_from"):  # a tilec device array
+        value.copy_from(np.zeros(value.shape, value.dtype))
     else:
         raise TypeError(f"cannot zero an argument of type {type(value).__name__}")
 
