@@ -21,7 +21,7 @@ from tilec import settings
 from tilec.runtime.autotune import parallel, store
 from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
 from tilec.runtime.autotune.spec import compile_job
-from tilec.runtime.compiler import get_backend, requested_backend
+from tilec.runtime.compiler import get_backend
 
 PRUNE_KEYS = ("perf_model", "top_k", "early_config_prune")
 QUANTILES = (0.5, 0.2, 0.8)
@@ -173,16 +173,17 @@ class Autotuner(KernelWrapper):
         jobs = self._compile_jobs(configs, args, kwargs)
         setup = parallel.device_facts(backend) if len(jobs) > 1 else None
         with parallel.progress(len(jobs), "tilec autotune: compiling") as bar:
-            self.compiled_in_parallel = parallel.compile_parallel(
-                list(jobs.values()), progress=bar, setup=setup
-            )
-        for config, job in jobs.items():
-            try:
-                job()  # a disk-cache hit where a worker compiled it
-            except TypeError:
-                raise
-            except Exception as error:
-                self.failures[config] = f"{type(error).__name__}: {error}"
+            results = parallel.compile_parallel(list(jobs.values()), progress=bar, setup=setup)
+            self.compiled_in_parallel = results
+            for config, job in jobs.items():
+                try:
+                    job()  # a disk-cache hit where a worker compiled it
+                except TypeError:
+                    raise
+                except Exception as error:
+                    self.failures[config] = f"{type(error).__name__}: {error}"
+                if bar is not None and results is None:
+                    bar.update(1)
         return [c for c in configs if c in jobs and c not in self.failures]
 
     def _bench(self, config: Config, grid, args, kwargs, named: dict[str, Any]) -> list[float]:
@@ -264,7 +265,7 @@ class Autotuner(KernelWrapper):
     def _key(self, named: dict[str, Any], kwargs: dict[str, Any]) -> tuple:
         values = tuple(_key_part(named[k]) for k in self.keys if k in named)
         dtypes = tuple(str(v.dtype) for v in named.values() if hasattr(v, "dtype"))
-        return (requested_backend(kwargs.get("backend")), values, dtypes)
+        return (get_backend(kwargs.get("backend")).name, values, dtypes)
 
     def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         tuned = {name for config in self.configs for name in config.all_kwargs()}
