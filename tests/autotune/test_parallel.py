@@ -123,3 +123,26 @@ def test_workers_compile_for_the_parents_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "serial"))
     cache.clear_memory()
     assert [d for _, d in results] == [parallel.digest(job()) for job in jobs]
+
+
+def test_compile_job_hits_the_launchs_cache_entry():
+    """spec.compile_job mirrors the launcher's binding: the same cache key as a real launch
+    (this fails if the two drift apart)."""
+    x, out = np.zeros(100, np.float32), np.zeros(100, np.float32)
+    accumulate[grid(100)](x, out, 100, BLOCK=32, num_warps=2)
+    launched = set(cache.memory)
+    compiled = compile_job(accumulate, (x, out, 100), {"BLOCK": 32, "num_warps": 2})()
+    assert compiled.key in launched and cache.memory[compiled.key] is compiled
+
+
+def test_serial_compiles_advance_the_bar(monkeypatch):
+    stream = _Stream(True)
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setenv("TILEC_PRINT_AUTOTUNING", "1")
+    monkeypatch.setitem(__import__("sys").modules, "tqdm", None)
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
+    configs = [tilec.Config({"BLOCK": b}) for b in (16, 32)]
+    kernel = tilec.autotune(configs, key=["n"], warmup=1, rep=2)(accumulate)
+    kernel[grid(100)](np.zeros(100, np.float32), np.zeros(100, np.float32), 100)
+    assert kernel.compiled_in_parallel is None
+    assert "tilec autotune: compiling: [####################] 2/2" in stream.getvalue()
