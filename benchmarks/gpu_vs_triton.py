@@ -4,7 +4,7 @@
 
 Needs an NVIDIA GPU, torch and triton (the device machine has both). The kernels are written once
 (`KERNELS`) and exec'd twice, under `tilec` and under `triton`, so both compile the same source.
-Times are `triton.testing.do_bench` medians (CUDA events) in microseconds; bandwidth counts each
+Times are `do_bench` medians (CUDA events; `tilec.testing`'s for tilec, Triton's for the others) in microseconds; bandwidth counts each
 input read once and each output written once. Also measured: host time per launch on a cache hit
 (tilec, Triton, a bare `cuLaunchKernel`), the cold compile of the vector add (source to loaded
 module, fresh cache, fresh process) and a disk-cache hit in a new process.
@@ -105,9 +105,12 @@ def softmax_warps(block: int) -> int:
     return 4 if block < 2048 else 8 if block < 4096 else 16
 
 
-def bench(fn, quick: bool) -> float:
-    """Median microseconds of `fn` (CUDA events, do_bench)."""
+def bench(fn, quick: bool, tilec_side: bool = False) -> float:
+    """Median microseconds of `fn` (CUDA events, do_bench: tilec.testing's for tilec's side)."""
     from triton.testing import do_bench
+
+    if tilec_side:
+        from tilec.testing import do_bench
 
     ms = do_bench(fn, warmup=10 if quick else 50, rep=50 if quick else 300, return_mode="median")
     return ms * 1e3
@@ -214,7 +217,7 @@ def compare(label, nbytes, outputs, ref, torch_fn, quick) -> dict:
     row = {"kernel": label, "bytes": nbytes}
     for name, (out, call) in outputs.items():
         row[f"{name}_error"] = rel_error(out, ref)
-        row[f"{name}_us"] = bench(call, quick)
+        row[f"{name}_us"] = bench(call, quick, name == "tilec")
     row["torch_us"] = bench(torch_fn, quick)
     for name in ("tilec", "triton", "torch"):
         row[f"{name}_tbs"] = nbytes / row[f"{name}_us"] / 1e6

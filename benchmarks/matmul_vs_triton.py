@@ -5,7 +5,8 @@
 Needs an NVIDIA GPU, torch and triton (the device machine has them). The kernel is Triton's
 tutorial 03 matmul (grouped program order, masks, f32 accumulation), written once and exec'd
 under `tilec` and under `triton`. Each configuration (BLOCK_M, BLOCK_N, BLOCK_K, num_warps,
-num_stages) runs on both; times are `triton.testing.do_bench` medians, TFLOP/s = 2 M N K / time.
+num_stages) runs on both; times are `do_bench` means (`tilec.testing`'s for tilec,
+Triton's for Triton), TFLOP/s = 2 M N K / time.
 Triton's tutorial configuration for fp16 on Hopper is the first row.
 """
 
@@ -82,6 +83,8 @@ def main() -> int:
     import torch
     from triton.testing import do_bench
 
+    import tilec.testing
+
     size = args.size
     dtype = getattr(torch, args.dtype)
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -115,7 +118,8 @@ def main() -> int:
                 row[name] = (float("nan"), f"{type(error).__name__}: {str(error)[:200]}")
                 continue
             error = float((c.float() - ref.float()).abs().max())
-            ms = do_bench(call, warmup=5 if args.quick else 25, rep=20 if args.quick else 100)
+            timer = tilec.testing.do_bench if name == "tilec" else do_bench
+            ms = timer(call, warmup=5 if args.quick else 25, rep=20 if args.quick else 100)
             row[name] = (2 * size**3 / ms / 1e9, error)
         tilec_tf, tilec_err = row["tilec"]
         triton_tf, _ = row["triton"]

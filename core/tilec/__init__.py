@@ -1,5 +1,7 @@
 """tilec: a plugin-based, multi-backend tile-level GPU kernel compiler framework."""
 
+import importlib
+
 from tilec import logs
 from tilec.driver import set_device
 from tilec.language import cdiv
@@ -17,4 +19,34 @@ def to_device(array, backend: str | None = None):
     return get_backend(backend).driver.to_device(array)
 
 
-__all__ = ["__version__", "cdiv", "compile", "jit", "set_backend", "set_device", "to_device"]
+_LAZY = {
+    "Config": ("tilec.runtime.autotune", "Config"),
+    "autotune": ("tilec.runtime.autotune", "autotune"),
+    "heuristics": ("tilec.runtime.autotune", "heuristics"),
+    "testing": ("tilec.testing", None),
+}
+"""Names loaded on first use: `import tilec` (every launch's process) does not pay for the
+autotuner (worker processes) or the benchmarking helpers."""
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tilec' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    return module if attribute is None else getattr(module, attribute)
+
+
+__all__ = [
+    "Config",
+    "__version__",
+    "autotune",
+    "cdiv",
+    "compile",
+    "heuristics",
+    "jit",
+    "set_backend",
+    "set_device",
+    "testing",
+    "to_device",
+]

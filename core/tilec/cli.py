@@ -1,5 +1,6 @@
 """The `tilec` command: `opt` (run passes on textual IR), `passes` (the pipeline), `backends`,
-`run` (a Python script on a chosen backend) and `compile` (one kernel ahead of time, printed).
+`run` (a Python script on a chosen backend), `compile` (one kernel ahead of time, printed) and
+`cache` (the autotuning results and the compile cache: shown, cleared).
 
 User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
 cycle) print a message to stderr and return 1; argument errors return 2 (argparse). Anything else
@@ -387,6 +388,37 @@ def _instrumentations(
     return instrumentations, pass_timing
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    # deferred: the autotuner's store is needed by this command alone
+    from tilec.runtime.autotune import store
+
+    root = settings.cache_dir()
+    compiled = sorted(root.glob("*.json")) if root.is_dir() else []
+    results = store.entries()
+    if args.clear in ("autotune", "all"):
+        for path, _ in results:
+            path.unlink(missing_ok=True)
+        print(f"removed {len(results)} autotuning results from {store.folder()}")
+    if args.clear in ("compile", "all"):
+        for path in compiled:
+            path.unlink(missing_ok=True)
+        print(f"removed {len(compiled)} compiled kernels from {root}")
+    if args.clear:
+        return 0
+    size = sum(path.stat().st_size for path in compiled)
+    print(f"compile cache: {root}: {len(compiled)} kernels, {size / 1e6:.2f} MB")
+    print(f"autotuning results: {store.folder()}: {len(results)}")
+    for path, about in results:
+        if about is None:
+            print(f"  {path.name}: corrupt (re-tuned at its next use)")
+            continue
+        timings = about.get("timings", {})
+        best = min(timings, key=lambda k: timings[k][0]) if timings else "none"
+        print(f"  {about.get('kernel')} {about.get('key')} on {about.get('device')}: "
+              f"{len(timings)} configs timed, best {best}")  # fmt: skip
+    return 0
+
+
 # Argument parsing -----------------------------------------------------------------------------
 
 
@@ -518,6 +550,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--timing", action="store_true", help="print the wall time of each pass (to stderr)"
     )
     compile_.set_defaults(handler=cmd_compile)
+
+    cache_ = commands.add_parser(
+        "cache",
+        help="show or clear the autotuning results and the compile cache",
+        description="Show the compile cache's size and the stored autotuning results (under "
+        "TILEC_CACHE_DIR), or clear them.",
+    )
+    cache_.add_argument(
+        "--clear",
+        choices=("autotune", "compile", "all"),
+        help="remove the autotuning results, the compiled kernels, or both",
+    )
+    cache_.set_defaults(handler=cmd_cache)
     return parser
 
 
@@ -546,7 +591,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_usage(sys.stderr)
         print(
-            f"{PROG}: error: a command is required (opt, passes, backends, run, compile)",
+            f"{PROG}: error: a command is required (opt, passes, backends, run, compile, cache)",
             file=sys.stderr,
         )
         return 2

@@ -97,6 +97,12 @@ PTXAS = Setting(
     "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
     "the PTX at load time).",
 )
+PRINT_AUTOTUNING = Setting(
+    "TILEC_PRINT_AUTOTUNING",
+    "off",
+    "When on, `@tilec.autotune` prints every config's time and the config it chose (to stderr), "
+    "and shows compile and timing progress bars on a terminal.",
+)
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
     "interp for `tests/language`, nvidia for `tests/gpu`",
@@ -105,7 +111,8 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG, PTXAS,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG,
+    PRINT_AUTOTUNING, PTXAS,
     TEST_BACKEND,
 )  # fmt: skip
 

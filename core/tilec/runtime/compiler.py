@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,11 @@ from tilec.plugin.manager import fingerprint as plugin_fingerprint
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.version import __version__
+
+_COMPILE_LOCK = threading.RLock()
+"""One compile at a time in a process: threads that launch a new kernel at once compile it once
+(the others wait and take the result), and CPython's `ast` is not safe to run in several threads
+at once (`SystemError: AST constructor recursion depth mismatch` on 3.11)."""
 
 AUTO_ORDER = ("nvidia", "amd", "interp")
 log = logging.getLogger(__name__)
@@ -196,26 +202,39 @@ def compile_cached(
     if hit is not None:
         log.debug("%s: memory cache hit (%s)", kernel.__name__, key[:16])
         return hit
-    entry = None if instrumentations else _read_entry(cache.read(key))
-    if entry is None:
-        log.info("%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name)
-        start = time.perf_counter()
-        spec_facts = (divisible, equal_to_1)
-        asm, metadata, located = _compile_trimmed(
-            kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations
+    with _COMPILE_LOCK:
+        hit = None if instrumentations else cache.memory.get(key)
+        if hit is not None:  # another thread compiled it while this one waited
+            return hit
+        entry = None if instrumentations else _read_entry(cache.read(key))
+        if entry is None:
+            log.info(
+                "%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name
+            )
+            start = time.perf_counter()
+            spec_facts = (divisible, equal_to_1)
+            asm, metadata, located = _compile_trimmed(
+                kernel,
+                signature,
+                constexprs,
+                spec_facts,
+                backend,
+                options,
+                target,
+                instrumentations,
+            )
+            log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
+            cache.write(key, _entry_text(asm, metadata, located))
+        else:
+            log.info("%s: disk cache hit (%s)", kernel.__name__, key[:16])
+            asm, metadata, located = entry
+        # The interp executes the tir: parsed from the text that keeps the kernel's source
+        # locations (for its error messages). GPU backends run their binaries.
+        module = parse_module(located) if "gir" not in asm else None
+        compiled = CompiledKernel(
+            kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata
         )
-        log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
-        cache.write(key, _entry_text(asm, metadata, located))
-    else:
-        log.info("%s: disk cache hit (%s)", kernel.__name__, key[:16])
-        asm, metadata, located = entry
-    # The interp executes the tir: parsed from the text that keeps the kernel's source locations
-    # (for its error messages). GPU backends run their binaries.
-    module = parse_module(located) if "gir" not in asm else None
-    compiled = CompiledKernel(
-        kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata
-    )
-    cache.memory[key] = compiled
+        cache.memory[key] = compiled
     return compiled
 
 

@@ -1,0 +1,123 @@
+"""`Config` (one set of meta-parameters to try) and the kernel wrappers: `Heuristics`, and the
+base `KernelWrapper` that `Autotuner` shares. A wrapper launches as a kernel does
+(`kernel[grid](*args, **kwargs)`) and forwards other attributes (`arg_names`, `best_config`, ...)
+to the kernel it wraps, so that wrappers stack in either order over `@tilec.jit`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tilec.runtime.jit import JITFunction
+
+
+class Config:
+    """Triton's `Config`: constexpr values `kwargs` and the launch options `num_warps` and
+    `num_stages`; `pre_hook(named_args)` runs before each launch with this config."""
+
+    def __init__(
+        self,
+        kwargs: Mapping[str, Any],
+        num_warps: int = 4,
+        num_stages: int = 3,
+        pre_hook: Callable[[dict[str, Any]], Any] | None = None,
+    ):
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments a launch with this config gets."""
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def key(self) -> str:
+        """A stable text naming this config (the disk store keys timings by it)."""
+        return ", ".join(f"{k}={v!r}" for k, v in sorted(self.all_kwargs().items()))
+
+    def __str__(self) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in self.all_kwargs().items())
+
+    def __repr__(self) -> str:
+        return f"Config({self})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+
+class KernelWrapper:
+    """A wrapper of a `@tilec.jit` kernel (or of another wrapper): `self[grid](*args, **kw)`."""
+
+    def __init__(self, fn: Any, what: str):
+        if not isinstance(fn, (JITFunction, KernelWrapper)):
+            raise TypeError(
+                f"{what} wraps a @tilec.jit kernel: put @tilec.jit below it "
+                f"(got {type(fn).__name__})"
+            )
+        self.fn = fn
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        return lambda *args, **kwargs: self.run(grid, args, kwargs)
+
+    def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def resolve(self, args: tuple, kwargs: dict[str, Any]) -> tuple[JITFunction, dict[str, Any]]:
+        """The innermost kernel and the keyword arguments it is launched with."""
+        raise NotImplementedError
+
+
+def resolve(fn: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[JITFunction, dict[str, Any]]:
+    """`fn.resolve` for wrappers; a `@tilec.jit` kernel is launched with `kwargs` as given."""
+    if isinstance(fn, KernelWrapper):
+        return fn.resolve(args, kwargs)
+    return fn, kwargs
+
+
+class Heuristics(KernelWrapper):
+    """Triton's `heuristics`: each named meta-parameter is `fn(named_args)` at launch."""
+
+    def __init__(self, fn: Any, values: Mapping[str, Callable[[dict[str, Any]], Any]]):
+        super().__init__(fn, "@tilec.heuristics")
+        unknown = [name for name in values if name not in fn.arg_names]
+        if unknown:
+            raise ValueError(
+                f"@tilec.heuristics: {fn.__name__} has no parameter "
+                f"{', '.join(map(repr, unknown))} (parameters: {', '.join(fn.arg_names)})"
+            )
+        self.values = dict(values)
+
+    def _with_values(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        given = set(dict(zip(self.fn.arg_names, args, strict=False))) | set(kwargs)
+        clash = sorted(given & set(self.values))
+        if clash:
+            raise TypeError(
+                f"{self.fn.__name__}: {', '.join(map(repr, clash))} is computed by "
+                f"@tilec.heuristics; do not pass it at launch"
+            )
+        named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False)), **kwargs}
+        extra = dict(kwargs)
+        for name, heuristic in self.values.items():
+            extra[name] = named[name] = heuristic(named)
+        return extra
+
+    def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        return self.fn[grid](*args, **self._with_values(args, kwargs))
+
+    def resolve(self, args: tuple, kwargs: dict[str, Any]) -> tuple[JITFunction, dict[str, Any]]:
+        return resolve(self.fn, args, self._with_values(args, kwargs))
+
+
+def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Any], Any]:
+    """`@tilec.heuristics({"BLOCK": lambda args: ...})` above `@tilec.jit` (or `@tilec.autotune`)."""
+    if not isinstance(values, Mapping):
+        raise TypeError("@tilec.heuristics takes a dict {parameter name: function of the args}")
+    return lambda fn: Heuristics(fn, values)

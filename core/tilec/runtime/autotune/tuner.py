@@ -1,0 +1,329 @@
+"""`tilec.autotune`: Triton's autotuner. At the first launch with new key values, every config
+(after pruning) is compiled (in parallel, see `parallel`) and timed with `tilec.testing.do_bench`;
+the fastest is used for that launch and later ones with the same key values, and shows in
+`kernel.best_config`. Timings persist on disk (`store`). A config that fails to compile, to load
+or to run is skipped with its reason; if every config fails, the error lists each reason.
+
+Arguments named in `reset_to_zero` are zeroed before each timing run and once more before the
+real launch; those in `restore_value` are saved before and restored after each timing run, so
+that a kernel that accumulates into its output gives the result of an untuned launch.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tilec import settings
+from tilec.runtime.autotune import parallel, store
+from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
+from tilec.runtime.autotune.spec import compile_job
+from tilec.runtime.compiler import get_backend
+
+PRUNE_KEYS = ("perf_model", "top_k", "early_config_prune")
+QUANTILES = (0.5, 0.2, 0.8)
+
+
+class AllConfigsFailed(RuntimeError):
+    """Every config of an autotuned kernel failed; the message lists each one's reason."""
+
+
+def _zero(value: Any) -> None:
+    if hasattr(value, "zero_"):
+        value.zero_()
+    elif isinstance(value, np.ndarray):
+        value[...] = 0
+    elif hasattr(value, "copy_from"):  # a tilec device array
+        value.copy_from(np.zeros(value.shape, value.dtype))
+    else:
+        raise TypeError(f"cannot zero an argument of type {type(value).__name__}")
+
+
+def _snapshot(value: Any) -> Any:
+    if hasattr(value, "clone"):
+        return value.clone()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if hasattr(value, "numpy"):  # a tilec device array: keep a host copy
+        return value.numpy()
+    raise TypeError(f"cannot save an argument of type {type(value).__name__}")
+
+
+def _restore(value: Any, saved: Any) -> None:
+    if hasattr(value, "copy_"):
+        value.copy_(saved)
+    elif isinstance(value, np.ndarray):
+        value[...] = saved
+    elif hasattr(value, "copy_from"):
+        value.copy_from(saved)
+    else:
+        raise TypeError(f"cannot restore an argument of type {type(value).__name__}")
+
+
+def _key_part(value: Any) -> Any:
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "shape"):
+        return ("array", str(dtype))
+    return value if isinstance(value, (int, float, str, bool, type(None))) else repr(value)
+
+
+class Autotuner(KernelWrapper):
+    """A kernel under `@tilec.autotune`: see the module's description."""
+
+    def __init__(
+        self, fn: Any, configs: Sequence[Config], key: Sequence[str], prune_configs_by: Any,
+        reset_to_zero: Sequence[str], restore_value: Sequence[str], pre_hook: Any, post_hook: Any,
+        warmup: float, rep: float, cache_results: bool,
+    ):  # fmt: skip
+        super().__init__(fn, "@tilec.autotune")
+        if not configs:
+            raise ValueError("@tilec.autotune needs at least one Config")
+        for config in configs:
+            if not isinstance(config, Config):
+                raise TypeError(f"@tilec.autotune configs must be tilec.Config; got {config!r}")
+        for what, names in (("key", key), ("reset_to_zero", reset_to_zero),
+                            ("restore_value", restore_value)):  # fmt: skip
+            if isinstance(names, str):
+                raise TypeError(f"@tilec.autotune {what} is a list of parameter names, not a str")
+            unknown = [n for n in names if n not in fn.arg_names]
+            if unknown:
+                raise ValueError(
+                    f"@tilec.autotune {what}: {fn.__name__} has no parameter "
+                    f"{', '.join(map(repr, unknown))} (parameters: {', '.join(fn.arg_names)})"
+                )
+        prune = dict(prune_configs_by or {})
+        unknown = sorted(set(prune) - set(PRUNE_KEYS))
+        if unknown:
+            raise TypeError(
+                f"@tilec.autotune prune_configs_by has no key {', '.join(map(repr, unknown))} "
+                f"(keys: {', '.join(PRUNE_KEYS)})"
+            )
+        if "top_k" in prune and "perf_model" not in prune:
+            raise ValueError("@tilec.autotune prune_configs_by: top_k needs a perf_model")
+        self.configs = list(configs)
+        self.keys = list(key)
+        self.perf_model = prune.get("perf_model")
+        self.top_k = prune.get("top_k", 1.0)
+        self.early_config_prune = prune.get("early_config_prune")
+        self.reset_to_zero, self.restore_value = list(reset_to_zero), list(restore_value)
+        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        self.warmup, self.rep, self.cache_results = warmup, rep, cache_results
+        self.cache: dict[Any, Config] = {}
+        self.configs_timings: dict[Config, list[float]] | None = None
+        self.failures: dict[Config, str] = {}
+        self.compiled_in_parallel: list[tuple[str, str]] | None = None
+        """The worker processes' ("ok", digest) or ("error", reason) per config, last tuning."""
+        self.best_config: Config | None = None
+        self._saved: dict[str, Any] = {}
+
+    # Pruning and hooks -------------------------------------------------------------------
+
+    def prune_configs(self, kwargs: dict[str, Any], nargs: dict[str, Any]) -> list[Config]:
+        """Triton's pruning: `early_config_prune(configs, named_args, **kwargs)`, then the
+        `top_k` configs (an int, or a fraction of them) by `perf_model`'s estimate."""
+        pruned = self.configs
+        if self.early_config_prune is not None:
+            pruned = list(self.early_config_prune(self.configs, nargs, **kwargs))
+            if not pruned:
+                raise ValueError(f"{self.fn.__name__}: early_config_prune left no config")
+        if self.perf_model is None:
+            return pruned
+        top_k = self.top_k
+        if isinstance(top_k, float) and top_k <= 1.0:
+            top_k = max(1, int(len(self.configs) * top_k))
+        elif not isinstance(top_k, int) or top_k < 1:
+            raise TypeError(f"top_k must be an int >= 1 or a float <= 1.0; got {top_k!r}")
+        if len(pruned) <= top_k:
+            return pruned
+        estimates = {c: self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in pruned}
+        return sorted(pruned, key=lambda c: estimates[c])[:top_k]
+
+    def _pre(self, named: dict[str, Any], config: Config) -> None:
+        for name in self.reset_to_zero:
+            _zero(named[name])
+        self._saved = {name: _snapshot(named[name]) for name in self.restore_value}
+        if config.pre_hook is not None:
+            config.pre_hook(named)
+        if self.user_pre_hook is not None:
+            self.user_pre_hook(named)
+
+    def _post(self, named: dict[str, Any], exception: BaseException | None) -> None:
+        for name, saved in self._saved.items():
+            _restore(named[name], saved)
+        self._saved = {}
+        if self.user_post_hook is not None:
+            self.user_post_hook(named, exception=exception)
+
+    # Tuning ------------------------------------------------------------------------------
+
+    def _compile_jobs(self, configs, args, kwargs) -> dict[Config, Callable[[], Any]]:
+        jobs = {}
+        for config in configs:
+            kernel, meta = resolve(self.fn, args, {**kwargs, **config.all_kwargs()})
+            try:
+                jobs[config] = compile_job(kernel, args, meta)
+            except ValueError as error:  # an invalid option value of this config
+                self.failures[config] = f"{type(error).__name__}: {error}"
+        return jobs
+
+    def _compile(self, configs, args, kwargs, backend) -> list[Config]:
+        jobs = self._compile_jobs(configs, args, kwargs)
+        setup = parallel.device_facts(backend) if len(jobs) > 1 else None
+        with parallel.progress(len(jobs), "tilec autotune: compiling") as bar:
+            results = parallel.compile_parallel(list(jobs.values()), progress=bar, setup=setup)
+            self.compiled_in_parallel = results
+            for config, job in jobs.items():
+                try:
+                    job()  # a disk-cache hit where a worker compiled it
+                except TypeError:
+                    raise
+                except Exception as error:
+                    self.failures[config] = f"{type(error).__name__}: {error}"
+                if bar is not None and results is None:
+                    bar.update(1)
+        return [c for c in configs if c in jobs and c not in self.failures]
+
+    def _bench(self, config: Config, grid, args, kwargs, named: dict[str, Any]) -> list[float]:
+        current = {**kwargs, **config.all_kwargs()}
+        full = {**named, **current}
+
+        def kernel_call() -> None:
+            self._pre(full, config)
+            try:
+                self.fn[grid](*args, **current)
+            except Exception as error:
+                self._post(full, error)
+                raise
+            self._post(full, None)
+
+        # deferred: tilec.testing imports the report helpers, needed only when tuning
+        from tilec.testing import do_bench
+
+        return do_bench(
+            kernel_call, warmup=self.warmup, rep=self.rep, quantiles=QUANTILES,
+            backend=kwargs.get("backend"),
+        )  # fmt: skip
+
+    def _tune(self, configs, grid, args, kwargs, named, key) -> Config:
+        backend = get_backend(kwargs.get("backend"))
+        path = None
+        stored: dict[str, list[float]] = {}
+        if self.cache_results:
+            kernel, _ = resolve(self.fn, args, {**kwargs, **configs[0].all_kwargs()})
+            path = store.path_for(kernel.cache_key, key, store.device_name(backend))
+            stored = store.load(path)
+        self.failures = {}
+        timings: dict[Config, list[float]] = {
+            c: stored[c.key()] for c in configs if c.key() in stored
+        }
+        todo = [c for c in configs if c not in timings]
+        if todo:
+            todo = self._compile(todo, args, kwargs, backend)
+        with parallel.progress(len(todo), "tilec autotune: timing") as bar:
+            for config in todo:
+                try:
+                    timings[config] = self._bench(config, grid, args, kwargs, named)
+                except TypeError:
+                    raise
+                except Exception as error:
+                    self.failures[config] = f"{type(error).__name__}: {error}"
+                if bar is not None:
+                    bar.update(1)
+        self.configs_timings = timings
+        if not timings:
+            reasons = "\n".join(f"  {c}: {r}" for c, r in self.failures.items())
+            raise AllConfigsFailed(
+                f"{self.fn.__name__}: every autotuning config failed:\n{reasons}"
+            )
+        if path is not None and any(c in todo for c in timings):
+            stored.update({c.key(): t for c, t in timings.items()})
+            about = {
+                "kernel": self.fn.__name__,
+                "key": repr(key),
+                "device": store.device_name(backend),
+            }
+            store.save(path, stored, about)
+        best = min(timings, key=lambda c: timings[c][0])
+        self._report(timings, best, key, stored_only=not todo)
+        return best
+
+    def _report(self, timings, best, key, stored_only: bool) -> None:
+        if not settings.PRINT_AUTOTUNING.enabled():
+            return
+        origin = " (stored)" if stored_only else ""
+        for config, (median, low, high) in timings.items():
+            print(f"tilec autotune {self.fn.__name__} {key}: {config}: "
+                  f"{median:.4f} ms (p20 {low:.4f}, p80 {high:.4f}){origin}", file=sys.stderr)  # fmt: skip
+        for config, reason in self.failures.items():
+            print(f"tilec autotune {self.fn.__name__} {key}: {config}: skipped: {reason}",
+                  file=sys.stderr)  # fmt: skip
+        print(f"tilec autotune {self.fn.__name__} {key}: chose {best}", file=sys.stderr)
+
+    def _key(self, named: dict[str, Any], kwargs: dict[str, Any]) -> tuple:
+        values = tuple(_key_part(named[k]) for k in self.keys if k in named)
+        dtypes = tuple(str(v.dtype) for v in named.values() if hasattr(v, "dtype"))
+        return (get_backend(kwargs.get("backend")).name, values, dtypes)
+
+    def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        tuned = {name for config in self.configs for name in config.all_kwargs()}
+        conflicts = sorted(tuned & set(kwargs))
+        if conflicts:
+            raise TypeError(
+                f"{self.fn.__name__}: conflicting meta-parameters {', '.join(conflicts)}: they are "
+                f"set by the autotuning configs; do not pass them at launch"
+            )
+        named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False)), **kwargs}
+        missing = [k for k in self.keys if k not in named]
+        if missing:
+            raise TypeError(
+                f"{self.fn.__name__} is missing argument {missing[0]!r} (an autotuning key)"
+            )
+        tuned_now = False
+        if len(self.configs) == 1:
+            config = self.configs[0]
+        else:
+            key = self._key(named, kwargs)
+            if key not in self.cache:
+                pruned = self.prune_configs(kwargs, named)
+                self.cache[key] = self._tune(pruned, grid, args, kwargs, named, key)
+                tuned_now = True
+            config = self.cache[key]
+        self.best_config = config
+        full = {**named, **kwargs, **config.all_kwargs()}
+        if tuned_now:
+            for name in self.reset_to_zero:
+                _zero(full[name])
+        if config.pre_hook is not None:
+            config.pre_hook(full)
+        return self.fn[grid](*args, **kwargs, **config.all_kwargs())
+
+    def resolve(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        raise TypeError(
+            f"{self.fn.__name__}: an autotuned kernel cannot be wrapped in another autotuner"
+        )
+
+
+def autotune(
+    configs: Sequence[Config],
+    key: Sequence[str],
+    prune_configs_by: Mapping[str, Any] | None = None,
+    reset_to_zero: Sequence[str] | None = None,
+    restore_value: Sequence[str] | None = None,
+    pre_hook: Callable[[dict[str, Any]], Any] | None = None,
+    post_hook: Callable[..., Any] | None = None,
+    warmup: float = 25,
+    rep: float = 100,
+    cache_results: bool = True,
+) -> Callable[[Any], Autotuner]:
+    """`@tilec.autotune(configs=[tilec.Config(...)], key=[...])` above `@tilec.jit` (or
+    `@tilec.heuristics`), as Triton's. `warmup`/`rep` are do_bench's milliseconds;
+    `cache_results` keeps timings on disk under `<cache dir>/autotune/`. `pre_hook` and
+    `post_hook(named_args, exception=...)` run around each timing run, after (and besides) the
+    `reset_to_zero`/`restore_value` handling."""
+    return lambda fn: Autotuner(
+        fn, configs, key, prune_configs_by, reset_to_zero or (), restore_value or (), pre_hook,
+        post_hook, warmup, rep, cache_results,
+    )  # fmt: skip
