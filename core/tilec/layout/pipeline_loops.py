@@ -43,7 +43,7 @@ from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
-from tilec.ir.types import MemDescType, PointerType, TensorType, Type, i1, i32
+from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
 from tilec.passes.base import ModulePass, PassContext
 from tilec.passes.options import pass_option
 
@@ -135,7 +135,7 @@ def plan_loop(loop: ForOp) -> Plan | None:
 def _is_address(t: Type) -> bool:
     """Pointers and integers (offsets): the loop-carried values address computations read."""
     element = t.element_type if isinstance(t, TensorType) else t
-    return isinstance(element, PointerType) or str(element).startswith("i")
+    return isinstance(element, PointerType | IntegerType)
 
 
 def _constant_int(value: Value) -> int | None:
