@@ -79,7 +79,13 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=4096, help="M = N = K")
     parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--stages", default="", help="num_stages values to try, like 1,2,3,4")
+    parser.add_argument("--configs", type=int, default=len(CONFIGS), help="the first N configs")
     args = parser.parse_args()
+    configs = CONFIGS[: args.configs]
+    if args.stages:
+        stage_list = [int(s) for s in args.stages.split(",")]
+        configs = [(*c[:4], s) for c in configs for s in stage_list]
     import torch
     from triton.testing import do_bench
 
@@ -96,7 +102,7 @@ def main() -> int:
     print("| BLOCK_M, N, K, warps, stages | tilec TFLOP/s | Triton TFLOP/s | tilec/Triton | "
           "tilec max error |")  # fmt: skip
     print("|---|---|---|---|---|")
-    for bm, bn, bk, warps, stages in CONFIGS:
+    for bm, bn, bk, warps, stages in configs:
         row = {}
         for name, kernel in kernels.items():
             c = torch.empty(size, size, device="cuda", dtype=torch.float16)

@@ -23,6 +23,7 @@ def tilec_passes() -> list[type[Pass]]:
     from tilec.layout.accelerate_matmul import AccelerateMatmul
     from tilec.layout.assign_layouts import AssignLayouts
     from tilec.layout.axis_info import AxisInfoAnalysis
+    from tilec.layout.pipeline_loops import PipelineLoops
     from tilec.layout.print_axis_info import PrintAxisInfo
     from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
     from tilec.passes.canonicalize import Canonicalize
@@ -41,5 +42,6 @@ def tilec_passes() -> list[type[Pass]]:
         AssignLayouts,
         AccelerateMatmul,
         RemoveLayoutConversions,
+        PipelineLoops,
         PrintAxisInfo,
     ]

@@ -334,6 +334,26 @@ SAMPLES: dict[str, str] = {
         )
     ),
 }
+SAMPLES["gpu.local_alloc"] = (
+    "#blocked = #gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], "
+    "warpsPerCTA = [4, 1], order = [1, 0]}>\n"
+    "#mma = #gpu.mma<{version = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>\n"
+    "#dot_op = #gpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>\n"
+    + _func(
+        "  %buf = gpu.local_alloc : !gpu.memdesc<3x64x32xf16>\n"
+        "  gpu.async_copy_global_to_local %p, %buf, %s, %m\n"
+        "  gpu.async_copy_global_to_local %p, %buf, %s\n"
+        "  gpu.async_commit_group\n"
+        "  gpu.async_wait {num = 1 : i32}\n"
+        "  %a = gpu.local_load %buf, %s : tensor<64x32xf16, #dot_op>\n"
+        "  gpu.local_dealloc %buf\n"
+        "  tile.return",
+        "%p: tensor<64x32x!tile.ptr<f16>, #blocked>, %m: tensor<64x32xi1, #blocked>, %s: i32",
+    )
+)
+for _name in ("local_dealloc", "async_copy_global_to_local", "async_commit_group",
+              "async_wait", "local_load"):  # fmt: skip
+    SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.local_alloc"]
 SAMPLES["scf.yield"] = SAMPLES["scf.for"]
 SAMPLES["scf.condition"] = SAMPLES["scf.while"]
 SAMPLES["tile.reduce.return"] = SAMPLES["tile.reduce"]

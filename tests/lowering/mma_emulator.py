@@ -10,6 +10,10 @@
   `a1 = A[g+8][..]`, `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`; B registers
   `b0 = B[2t, 2t+1][g]`, `b1 = B[2t+8, 2t+9][g]`; C and D `c0, c1 = C[g][2t, 2t+1]`,
   `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32.
+- `cp.async` (16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
+  each thread queues its copies and performs a group only when a `wait_group` requires it, as
+  late as PTX allows, so a read of a slot before its wait (or a barrier missing after it) sees
+  stale data.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from tilec.lowering.context import F32, I32, I64
 _LDMATRIX_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32)
 _MMA_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32)
 _FRAGMENT = ir.ArrayType(I32, 10)
+_COPY_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32)
+_COMMIT_FN = ctypes.CFUNCTYPE(None)
+_WAIT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32)
+CHUNK = 16
 
 
 def _exchange(value: object) -> list[object]:
@@ -88,10 +96,39 @@ def _mma(address: int, kind: int) -> None:
         mine[6 + i] = int(bits)
 
 
+def _copies() -> tuple[list, list]:
+    """This thread's (open copies, committed groups)."""
+    local = cpu_emulator._state[-1].local
+    if not hasattr(local, "open_copies"):
+        local.open_copies, local.groups = [], []
+    return local.open_copies, local.groups
+
+
+def _cp_async(dst: int, src: int, size: int) -> None:
+    _copies()[0].append((dst, src, size))
+
+
+def _cp_commit() -> None:
+    open_copies, groups = _copies()
+    groups.append(list(open_copies))
+    open_copies.clear()
+
+
+def _cp_wait(pending: int) -> None:
+    _, groups = _copies()
+    while len(groups) > pending:
+        for dst, src, size in groups.pop(0):
+            data = ctypes.string_at(src, size) if size else b""
+            ctypes.memmove(dst, data + bytes(CHUNK - size), CHUNK)
+
+
 @functools.cache
 def _register() -> tuple[object, ...]:
-    callbacks = (_LDMATRIX_FN(_ldmatrix), _MMA_FN(_mma))
-    for name, fn in zip(("tilec_emu_ldmatrix", "tilec_emu_mma"), callbacks, strict=True):
+    callbacks = (_LDMATRIX_FN(_ldmatrix), _MMA_FN(_mma), _COPY_FN(_cp_async),
+                 _COMMIT_FN(_cp_commit), _WAIT_FN(_cp_wait))  # fmt: skip
+    names = ("tilec_emu_ldmatrix", "tilec_emu_mma", "tilec_emu_cp_async",
+             "tilec_emu_cp_commit", "tilec_emu_cp_wait")  # fmt: skip
+    for name, fn in zip(names, callbacks, strict=True):
         llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
     return callbacks
 
@@ -133,3 +170,14 @@ class MmaHostTargetInfo(HostTargetInfo):
             builder.bitcast(builder.load(builder.gep(slots, [I32(0), I32(6 + i)])), F32)
             for i in range(4)
         ]
+
+    def async_copy(self, builder, dst, src, src_size):
+        size = I32(CHUNK) if src_size is None else src_size
+        where = [builder.ptrtoint(dst, I64), builder.ptrtoint(src, I64)]
+        _call(builder, "tilec_emu_cp_async", ir.VoidType(), [*where, size])
+
+    def async_commit(self, builder):
+        _call(builder, "tilec_emu_cp_commit", ir.VoidType(), [])
+
+    def async_wait(self, builder, pending):
+        _call(builder, "tilec_emu_cp_wait", ir.VoidType(), [I32(pending)])

@@ -24,6 +24,7 @@ def test_default_pipeline_order_comes_from_declared_relations():
         "assign-layouts",
         "accelerate-matmul",
         "remove-layout-conversions",
+        "pipeline-loops",
     ]
     assert [cls.name for cls in manager.pipeline(["dce", "cse", "canonicalize"])] == [
         "canonicalize",

@@ -35,6 +35,7 @@ from tilec.ir.types import (
     FloatType,
     FunctionType,
     IntegerType,
+    MemDescType,
     PointerType,
     TensorType,
     Type,
@@ -242,6 +243,11 @@ class Parser:
             space = self.integer("address space") if self.accept(",") else 1
             self.expect(">")
             return PointerType(pointee, space)
+        if self.accept("!gpu.memdesc"):
+            shaped = self._tensor_type()
+            if shaped.encoding is not None or shaped.rank < 2:
+                raise self.error("a !gpu.memdesc is slots x tile dims x element, without a layout")
+            return MemDescType(shaped.shape, shaped.element_type)
         if self.peek("("):
             return self.function_type()
         word = _IDENT.match(self.text, self.pos)
@@ -288,7 +294,7 @@ class Parser:
 
     def _at_type(self) -> bool:
         self.skip_ws()
-        if self.peek("!tile.ptr") or self.peek("("):
+        if self.peek("!tile.ptr") or self.peek("!gpu.memdesc") or self.peek("("):
             return True
         word = _IDENT.match(self.text, self.pos)
         return word is not None and (word.group() in SCALAR_TYPES or word.group() == "tensor")

@@ -111,6 +111,29 @@ class TensorType(Type):
 
 
 @attrs.frozen(repr=False)
+class MemDescType(Type):
+    """A buffer in shared memory: `!gpu.memdesc<3x64x32xf16>`, a ring of `shape[0]` slots, each
+    a `shape[1:]` tile stored as `tilec.lowering.swizzle.SwizzledTile` lays it out (gir only)."""
+
+    shape: tuple[int, ...] = attrs.field(converter=tuple)
+    element_type: Type
+
+    @property
+    def slots(self) -> int:
+        return self.shape[0]
+
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        return self.shape[1:]
+
+    def __str__(self) -> str:
+        dims = "".join(f"{d}x" for d in self.shape)
+        return f"!gpu.memdesc<{dims}{self.element_type}>"
+
+    __repr__ = __str__
+
+
+@attrs.frozen(repr=False)
 class FunctionType(Type):
     """The signature of a function: `(i32, !tile.ptr<f32>) -> f32`."""
 

@@ -49,3 +49,5 @@ class GpuTarget:
     rules: LayoutRules
     arch: str
     num_warps: int = 4
+    num_stages: int = 1
+    """The software-pipeline depth `pipeline-loops` gives loops (1: none)."""

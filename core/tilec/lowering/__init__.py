@@ -16,6 +16,7 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
     memory,
     reduce,
     scan,
+    shared_memory,
 )
 from tilec.lowering.context import LoweringError
 from tilec.lowering.lower import LoweredKernel, lower_module

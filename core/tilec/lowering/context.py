@@ -133,6 +133,9 @@ class LoweringContext:
         self.threads_per_warp = target.threads_per_warp
         self.values: dict[Value, Any] = {}
         self.shared_bytes = 0
+        self.shared_reserved = 0
+        """Bytes at the start of shared memory held by live `gpu.local_alloc` buffers; the
+        scratch buffer lies above them (`tilec.lowering.shared_memory`)."""
         self._shared: ir.GlobalVariable | None = None
         self._entry_values: dict[Any, ir.Value] = {}
         self.axis_info: Any = None
@@ -238,8 +241,17 @@ class LoweringContext:
 
     def shared_scratch(self, nbytes: int) -> ir.Value:
         """The base (`ptr addrspace(shared)`, 16-byte aligned) of the block's scratch buffer,
-        at least `nbytes` long. Bracket every use with `self.target.barrier` (module doc)."""
-        self.shared_bytes = max(self.shared_bytes, (nbytes + 15) // 16 * 16)
+        at least `nbytes` long, above the live `gpu.local_alloc` buffers. Bracket every use
+        with `self.target.barrier` (module doc)."""
+        reserved = self.shared_reserved
+        self.shared_bytes = max(self.shared_bytes, reserved + (nbytes + 15) // 16 * 16)
+        base = self.shared_base()
+        if not reserved:
+            return base
+        return self.builder.gep(base, [ir.Constant(I32, reserved)], source_etype=I8)
+
+    def shared_base(self) -> ir.Value:
+        """The start of the block's dynamic shared memory (`global_smem`)."""
         if self._shared is None:
             space = self.target.shared_address_space
             gv = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "global_smem", space)

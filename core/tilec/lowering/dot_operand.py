@@ -216,4 +216,29 @@ def _read_b(
     return [v for rn in range(reps_n) for rk in range(reps_k) for v in per_rep[rn, rk]]
 
 
-__all__ = ["lower_to_dot_operand"]
+def read_dot_operand(
+    ctx: LoweringContext, result_type: TensorType, tile: SwizzledTile, base: ir.Value
+) -> list[ir.Value]:
+    """The registers of `result_type` (a 16-bit `#gpu.dot_op` of whole instruction tiles)
+    read from the swizzled `tile` at `base`, as the conversion reads its staged copy."""
+    layout = result_type.encoding
+    assert isinstance(layout, DotOperandEncodingAttr)
+    element = memory_type(result_type.element_type, ctx.target)
+    mapping = LTensor(result_type, []).mapping
+    if layout.op_idx == 0:
+        return _read_a(ctx, layout, mapping, tile, base, element)
+    return _read_b(ctx, layout, mapping, tile, base, element)
+
+
+def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
+    """Whether `read_dot_operand` can read `result_type`."""
+    layout = result_type.encoding
+    return (
+        isinstance(layout, DotOperandEncodingAttr)
+        and layout.k_width == 2
+        and element_bytes == 2
+        and _whole_tiles(layout, result_type.shape)
+    )
+
+
+__all__ = ["lower_to_dot_operand", "read_dot_operand", "reads_as_dot_operand"]

@@ -121,3 +121,19 @@ class TargetInfo:
         registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of each matrix
         (of its transpose with `transpose`). None where the target has no such instruction."""
         return None
+
+    def async_copy(
+        self, builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+    ) -> None:
+        """Start copying 16 bytes from global `src` to shared `dst` (both 16-byte aligned), of
+        which only the first `src_size` (an i32; None: all) are read, the rest written as
+        zeros (`gpu.async_copy_global_to_local`)."""
+        raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
+
+    def async_commit(self, builder: ir.IRBuilder) -> None:
+        """Close the asynchronous copies issued since the last commit into a group."""
+        raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
+
+    def async_wait(self, builder: ir.IRBuilder, pending: int) -> None:
+        """Wait until at most `pending` committed groups of this thread are in flight."""
+        raise NotImplementedError(f"target {self.arch} has no asynchronous copies")

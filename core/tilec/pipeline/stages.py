@@ -105,7 +105,7 @@ def make_gir(
     """The `gir` stage: layouts for the target's lanes and `num_warps` (the gir passes of the
     backend's pipeline, without other backends' passes), then the gir verifier."""
     arch = metadata["target"] = backend.resolve_target(options)
-    target = GpuTarget(backend.layout_rules(arch), arch, options.num_warps)
+    target = GpuTarget(backend.layout_rules(arch), arch, options.num_warps, options.num_stages)
     to_gir(module, target, passes.manager, instrumentations, skip_origins=passes.skip_origins)
     return module
 
@@ -124,7 +124,8 @@ def make_llir(
         raise RuntimeError(
             f"{metadata['name']}: needs {lowered.shared_bytes} bytes of "
             f"{backend.shared_memory_name}, more than the {limit} a block may use on {arch} "
-            f"(num_warps={options.num_warps}); use smaller blocks"
+            f"(num_warps={options.num_warps}, num_stages={options.num_stages}); use smaller "
+            "blocks or fewer pipeline stages (num_stages)"
         )
     metadata.update(
         num_warps=lowered.num_warps,

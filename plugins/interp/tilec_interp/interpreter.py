@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from tilec.dialects import arith, func, gpu, scf, tile
+from tilec.dialects import arith, func, gpu, gpu_shared, scf, tile
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
 from tilec.ir.module import ModuleOp
@@ -443,9 +443,16 @@ _METHODS: dict[type[Operation], Method] = {
     scf.IfOp: Interpreter.scf_if,
     scf.WhileOp: Interpreter.scf_while,
 }
+_GIR_SHARED = "a gir op of pipeline-loops (shared memory, cp.async): the interpreter runs tir"
 # The ops the interpreter never runs, each with the reason (see `uncovered_ops`).
 NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu.ConvertLayoutOp: "a gir op: the interpreter runs tir, before layout assignment",
+    gpu_shared.LocalAllocOp: _GIR_SHARED,
+    gpu_shared.LocalDeallocOp: _GIR_SHARED,
+    gpu_shared.AsyncCopyGlobalToLocalOp: _GIR_SHARED,
+    gpu_shared.AsyncCommitGroupOp: _GIR_SHARED,
+    gpu_shared.AsyncWaitOp: _GIR_SHARED,
+    gpu_shared.LocalLoadOp: _GIR_SHARED,
     func.FuncOp: "structure: `execute` and `tile.call` run a function's entry block",
     ModuleOp: "structure: `execute` and `tile.call` look functions up in it",
 }

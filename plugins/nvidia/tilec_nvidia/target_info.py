@@ -215,6 +215,23 @@ class NvidiaTargetInfo(TargetInfo):
 
         return ldmatrix(builder, self.arch, address, count, transpose)
 
+    def async_copy(
+        self, builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+    ) -> None:
+        from tilec_nvidia.tensor_cores import async_copy  # deferred: as mma above
+
+        async_copy(builder, self.arch, dst, src, src_size)
+
+    def async_commit(self, builder: ir.IRBuilder) -> None:
+        from tilec_nvidia.tensor_cores import async_commit  # deferred: as mma above
+
+        async_commit(builder, self.arch)
+
+    def async_wait(self, builder: ir.IRBuilder, pending: int) -> None:
+        from tilec_nvidia.tensor_cores import async_wait  # deferred: as mma above
+
+        async_wait(builder, self.arch, pending)
+
 
 def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
     # Appended to the entry block (the core lowering's prologue), never inserted at its front:

@@ -1,9 +1,10 @@
-"""The NVVM intrinsics of the tensor-core path: `mma.sync` and `ldmatrix`.
+"""The NVVM intrinsics of the tensor-core path: `mma.sync`, `ldmatrix` and `cp.async`.
 
 Each is checked against `tilec_nvidia.capabilities` before it is emitted (LLVM aborts the process
 on an intrinsic the target lacks). The forms are those of the tensor-core note's verified
 snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half>`,
-`llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32; ldmatrix returns i32 registers.
+`llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16` (`.16.s` with a source size for the
+zero-fill of masked elements), `cp.async.commit.group` and `cp.async.wait.group` (an immarg).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _MMA_NAMES = {
     ((16, 8, 16), "bf16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.bf16",
 }
 _V2F16 = ir.VectorType(F16, 2)
+VOID = ir.VoidType()
 
 
 def mma(
@@ -60,4 +62,25 @@ def ldmatrix(
     return [builder.extract_value(result, i) for i in range(count)]
 
 
-__all__ = ["ldmatrix", "mma"]
+def async_copy(
+    builder: ir.IRBuilder, arch: str, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+) -> None:
+    require(arch, "cp_async", "cp.async.cg.shared.global")
+    if src_size is None:
+        call_intrinsic(builder, "llvm.nvvm.cp.async.cg.shared.global.16", VOID, [dst, src])
+        return
+    name = "llvm.nvvm.cp.async.cg.shared.global.16.s"
+    call_intrinsic(builder, name, VOID, [dst, src, src_size])
+
+
+def async_commit(builder: ir.IRBuilder, arch: str) -> None:
+    require(arch, "cp_async", "cp.async.commit_group")
+    call_intrinsic(builder, "llvm.nvvm.cp.async.commit.group", VOID, [])
+
+
+def async_wait(builder: ir.IRBuilder, arch: str, pending: int) -> None:
+    require(arch, "cp_async", "cp.async.wait_group")
+    call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", VOID, [I32(pending)])
+
+
+__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma"]

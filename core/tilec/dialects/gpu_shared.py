@@ -1,0 +1,137 @@
+"""Shared-memory buffers and asynchronous copies of `gpu` (gir), as Triton's TritonGPU names them.
+
+`pipeline-loops` builds a loop's operand ring from these ops; the lowering places every
+`!gpu.memdesc` in the block's dynamic shared memory (each slot a `SwizzledTile`, the layout the
+`ldmatrix` reads of `#gpu.dot_op` expect):
+
+- `%buf = gpu.local_alloc : !gpu.memdesc<3x64x32xf16>`: a ring of 3 slots of 64x32 f16, live
+  until `gpu.local_dealloc %buf`;
+- `gpu.async_copy_global_to_local %ptrs, %buf, %slot, %mask`: each thread starts the copy of the
+  elements its `%ptrs` layout holds into slot `%slot` (16-byte `cp.async`; masked-off elements
+  are written as zeros, so a masked `tile.load` qualifies only with `other` 0 or absent);
+- `gpu.async_commit_group` closes the copies issued since the last one into a group;
+  `gpu.async_wait {num = 1 : i32}` waits until at most `num` groups are pending (each thread its
+  own: a `tile.barrier` after it makes all threads' copies visible);
+- `%a = gpu.local_load %buf, %slot : tensor<64x32xf16, #dot_op>`: slot `%slot` read into a
+  register layout (`ldmatrix` for `#gpu.dot_op`).
+"""
+
+from __future__ import annotations
+
+from tilec.dialects.gpu import layout_of
+from tilec.ir.attributes import IntegerAttr
+from tilec.ir.core import (
+    Constraint,
+    Operation,
+    VerifyError,
+    attr_def,
+    operand_def,
+    register_op,
+    result_def,
+)
+from tilec.ir.traits import BOOL_LIKE, INT_SCALAR, PTR_LIKE, TENSOR, MemoryRead
+from tilec.ir.types import MemDescType, PointerType, TensorType
+
+MEMDESC = Constraint("shared-memory buffer (!gpu.memdesc)", lambda t: isinstance(t, MemDescType))
+
+
+def _check_tile(op: Operation, buffer: MemDescType, tensor: TensorType, what: str) -> None:
+    element = tensor.element_type
+    if isinstance(element, PointerType):
+        element = element.pointee
+    if buffer.tile_shape != tensor.shape or buffer.element_type != element:
+        raise VerifyError(
+            f"{what} {tensor} does not match a slot of {buffer} "
+            f"({'x'.join(map(str, buffer.tile_shape))} of {buffer.element_type})",
+            op,
+        )
+
+
+@register_op
+class LocalAllocOp(Operation):
+    """`%buf = gpu.local_alloc : !gpu.memdesc<SxRxCxT>`: a ring of S shared-memory tiles."""
+
+    name = "gpu.local_alloc"
+    result = result_def(MEMDESC)
+
+    def __init__(self, result_type: MemDescType):
+        super().__init__(result_types=[result_type])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        if t.slots < 1 or len(t.tile_shape) != 2:  # type: ignore[attr-defined]
+            raise VerifyError(f"{t} must have at least one slot of a 2-D tile", self)
+
+
+@register_op
+class LocalDeallocOp(Operation):
+    """`gpu.local_dealloc %buf`: the buffer's shared memory may be reused from here on."""
+
+    name = "gpu.local_dealloc"
+    buffer = operand_def(MEMDESC)
+
+
+@register_op
+class AsyncCopyGlobalToLocalOp(Operation):
+    """`gpu.async_copy_global_to_local %ptrs, %buf, %slot, %mask`: copies started (module doc)."""
+
+    name = "gpu.async_copy_global_to_local"
+    ptr = operand_def(PTR_LIKE)
+    buffer = operand_def(MEMDESC)
+    slot = operand_def(INT_SCALAR)
+    mask = operand_def(BOOL_LIKE, optional=True)
+    traits = (MemoryRead(),)
+
+    def verify_(self) -> None:
+        ptr = self.ptr.type
+        if not isinstance(ptr, TensorType) or layout_of(ptr) is None:
+            raise VerifyError(f"the pointers must be a tensor with a layout, got {ptr}", self)
+        _check_tile(self, self.buffer.type, ptr, "pointers")  # type: ignore[arg-type]
+        mask = self.mask
+        if mask is not None and mask.type.shape != ptr.shape:  # type: ignore[attr-defined]
+            raise VerifyError(f"mask {mask.type} must have the shape of {ptr}", self)
+
+
+@register_op
+class AsyncCommitGroupOp(Operation):
+    """`gpu.async_commit_group`: the copies issued since the last commit form a group."""
+
+    name = "gpu.async_commit_group"
+
+
+@register_op
+class AsyncWaitOp(Operation):
+    """`gpu.async_wait {num = N : i32}`: wait until at most N committed groups are pending."""
+
+    name = "gpu.async_wait"
+    num = attr_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        if self.num.value < 0:  # type: ignore[attr-defined]
+            raise VerifyError(f"num must be at least 0, got {self.num.value}", self)  # type: ignore[attr-defined]
+
+
+@register_op
+class LocalLoadOp(Operation):
+    """`%t = gpu.local_load %buf, %slot : tensor<RxCxT, #layout>`: a slot read into registers."""
+
+    name = "gpu.local_load"
+    buffer = operand_def(MEMDESC)
+    slot = operand_def(INT_SCALAR)
+    result = result_def(TENSOR)
+
+    def verify_(self) -> None:
+        result = self.result.type
+        if layout_of(result) is None:
+            raise VerifyError(f"result {result} must have a layout", self)
+        _check_tile(self, self.buffer.type, result, "result")  # type: ignore[arg-type]
+
+
+__all__ = [
+    "AsyncCommitGroupOp",
+    "AsyncCopyGlobalToLocalOp",
+    "AsyncWaitOp",
+    "LocalAllocOp",
+    "LocalDeallocOp",
+    "LocalLoadOp",
+]

@@ -1,0 +1,334 @@
+"""The `pipeline-loops` pass: a `num_stages` software pipeline of the loads that feed tensor cores.
+
+After Triton's Pipeliner, in its simplest schedule (two stages: the loads, then everything else),
+for the matmul pattern. An `scf.for` (constant positive step) qualifies when its body holds
+`tile.load`s whose only uses are `gpu.convert_layout`s to one `#gpu.dot_op` layout, whose `other`
+is absent or zero and that carry no cache, eviction or volatile modifier, and whose pointers and
+masks are computed in the body from the induction variable, loop invariants and loop-carried
+values whose own updates depend on nothing else (the pointer increments `a_ptrs += BLOCK_K`).
+With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
+
+- before it, a ring `gpu.local_alloc` of S slots per load, and a prologue that issues the copies
+  of iterations 0..D-1 (`gpu.async_copy_global_to_local` into slots 0..D-1, each masked by its
+  own mask and by `iv < ub`, then `gpu.async_commit_group`), advancing the loop-carried pointers;
+- in each iteration i: `gpu.async_wait {num = D - 1}` and a `tile.barrier` (iteration i's tile
+  has landed, and every thread has finished reading the slot the next copy overwrites), the
+  copies of iteration i + D into slot (i + D) mod S (their masks and `iv + D * step < ub`, so a
+  trip count unknown at compile time is handled: copies past the end write zeros nobody reads),
+  a commit, then `gpu.local_load`s of slot i mod S in place of the conversions; the loop carries
+  the pointers D iterations ahead and the slot index;
+- after it, `gpu.async_wait {num = 0}` and `gpu.local_dealloc` (last allocated first).
+
+`num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
+outside the pattern (the loads then run synchronously, as before).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
+from tilec.dialects.gpu import ConvertLayoutOp
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr
+from tilec.dialects.gpu_shared import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    LocalAllocOp,
+    LocalDeallocOp,
+    LocalLoadOp,
+)
+from tilec.dialects.scf import ForOp
+from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp
+from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
+from tilec.ir.core import Block, BlockArgument, Operation, Value
+from tilec.ir.traits import Pure
+from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
+from tilec.passes.base import ModulePass, PassContext
+from tilec.passes.options import pass_option
+
+
+class PipelineLoops(ModulePass):
+    name = "pipeline-loops"
+    stage = "gir"
+    description = "software-pipeline the tensor-core operand loads of loops (num_stages, cp.async)"
+    after = ("remove-layout-conversions",)
+
+    @attrs.frozen
+    class Options:
+        num_stages: int = pass_option(
+            0,
+            "stages (slots of the ring; 0: the compile's num_stages, 1: no pipelining)",
+            minimum=0,
+        )
+
+    def run(self, module: Operation, context: PassContext) -> bool:
+        stages = self.options.num_stages or getattr(context.target, "num_stages", 1)
+        if stages < 2:
+            return False
+        changed = False
+        for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
+            plan = plan_loop(loop)
+            if plan is not None:
+                _pipeline(loop, plan, stages)
+                changed = True
+        return changed
+
+
+@attrs.frozen
+class Plan:
+    step: int
+    loads: tuple[LoadOp, ...]
+    converts: tuple[tuple[ConvertLayoutOp, ...], ...]
+    address_ops: tuple[Operation, ...]
+    """The body ops the loads' pointers and masks need, in body order."""
+    carried: tuple[int, ...]
+    """The loop-carried values (iter-arg indices) those ops read, closed under their updates."""
+    update_ops: tuple[Operation, ...]
+    """The body ops computing the yielded updates of `carried`, in body order."""
+
+
+def plan_loop(loop: ForOp) -> Plan | None:
+    """What `pipeline-loops` would pipeline in `loop`, or None where it leaves it alone."""
+    step = _constant_int(loop.step)
+    if step is None or step <= 0:
+        return None
+    block = loop.regions[0].block
+    loads, converts = [], []
+    for op in block.ops:
+        uses = _pipelinable(op, block)
+        if uses is not None:
+            loads.append(op)
+            converts.append(uses)
+    if not loads:
+        return None
+    iv = block.args[0]
+    roots = [v for load in loads for v in (load.ptr, load.mask) if v is not None]
+    address = _slice(roots, block)
+    if address is None:
+        return None
+    carried = {a.index - 1 for op in address for a in _block_args(op, block) if a is not iv}
+    carried |= {v.index - 1 for v in roots if _is_arg(v, block, iv)}  # type: ignore[attr-defined]
+    yields = block.last_op.operands  # type: ignore[union-attr]
+    while True:
+        updates = _slice([yields[j] for j in carried], block)
+        if updates is None:
+            return None
+        more = {a.index - 1 for op in updates for a in _block_args(op, block) if a is not iv}
+        more |= {yields[j].index - 1 for j in carried if _is_arg(yields[j], block, iv)}
+        if more <= carried:
+            break
+        carried |= more
+    if not all(_is_address(block.args[1 + j].type) for j in carried):
+        return None
+    order = block.index_map()
+    return Plan(
+        step,
+        tuple(loads),
+        tuple(converts),
+        tuple(sorted(address, key=order.__getitem__)),
+        tuple(sorted(carried)),
+        tuple(sorted(updates, key=order.__getitem__)),
+    )
+
+
+def _is_address(t: Type) -> bool:
+    """Pointers and integers (offsets): the loop-carried values address computations read."""
+    element = t.element_type if isinstance(t, TensorType) else t
+    return isinstance(element, PointerType | IntegerType)
+
+
+def _constant_int(value: Value) -> int | None:
+    op = getattr(value, "op", None)
+    if isinstance(op, ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value
+    return None
+
+
+def _is_arg(value: Value, block: Block, iv: Value) -> bool:
+    return isinstance(value, BlockArgument) and value.owner is block and value is not iv
+
+
+def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
+    return [v for v in op.operands if isinstance(v, BlockArgument) and v.owner is block]
+
+
+def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | None:
+    """The conversions to `#gpu.dot_op` that are all of a qualifying load's uses (module doc)."""
+    if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
+        return None
+    if any(k in op.attributes for k in ("cache", "eviction", "volatile")):
+        return None
+    if op.other is not None and not _is_zero(op.other):
+        return None
+    if op.result.type.element_type.width != 16 or op.result.type.rank != 2:  # type: ignore[attr-defined]
+        return None
+    users = op.result.users
+    if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):
+        return None
+    encodings = {u.results[0].type.encoding for u in users}  # type: ignore[attr-defined]
+    if len(encodings) != 1 or not isinstance(next(iter(encodings)), DotOperandEncodingAttr):
+        return None
+    if any(u.parent is not block for u in users):
+        return None
+    return tuple(users)  # type: ignore[arg-type]
+
+
+def _is_zero(value: Value) -> bool:
+    op = getattr(value, "op", None)
+    if not isinstance(op, ConstantOp):
+        return False
+    attr = op.value.value if isinstance(op.value, DenseAttr) else op.value
+    return isinstance(attr, IntegerAttr | FloatAttr) and attr.value == 0
+
+
+def _slice(roots: list[Value], block: Block) -> set[Operation] | None:
+    """The pure ops of `block` that `roots` depend on inside it; None if one is not pure or
+    holds regions."""
+    found: set[Operation] = set()
+    pending = list(roots)
+    while pending:
+        op = getattr(pending.pop(), "op", None)
+        if op is None or op.parent is not block or op in found:
+            continue
+        if not op.has_trait(Pure) or op.regions:
+            return None
+        found.add(op)
+        pending.extend(op.operands)
+    return found
+
+
+def _const(value: int, type_: Type) -> ConstantOp:
+    return ConstantOp(IntegerAttr(value, type_), type_)
+
+
+class _Emitter:
+    """Inserts new ops before `anchor` (or at the end of `block` without one)."""
+
+    def __init__(self, block: Block, anchor: Operation | None):
+        self.block, self.anchor = block, anchor
+
+    def add(self, op: Operation) -> Value | None:
+        if self.anchor is None:
+            self.block.append(op)
+        else:
+            self.block.insert_before(op, self.anchor)
+        return op.results[0] if op.results else None
+
+    def const(self, value: int, type_: Type) -> Value:
+        return self.add(_const(value, type_))  # type: ignore[return-value]
+
+    def binary(self, cls: type[Operation], lhs: Value, rhs: Value) -> Value:
+        return self.add(cls(lhs, rhs))  # type: ignore[return-value, call-arg]
+
+    def less_than(self, lhs: Value, rhs: Value) -> Value:
+        attrs_ = {"predicate": StringAttr("slt")}
+        op = CmpIOp(operands=[lhs, rhs], result_types=[i1], attributes=attrs_)
+        return self.add(op)  # type: ignore[return-value]
+
+    def clone(self, ops: tuple[Operation, ...], mapping: dict[Value, Value]) -> None:
+        for op in ops:
+            self.add(op.clone(mapping))
+
+    def issue(
+        self,
+        plan: Plan,
+        buffers: list[Value],
+        slot: Value,
+        mapping: dict[Value, Value],
+        in_range: Value,
+    ) -> None:
+        """The copies of one iteration (its address ops cloned under `mapping`), committed."""
+        self.clone(plan.address_ops, mapping)
+        for load, buffer in zip(plan.loads, buffers, strict=True):
+            ptr = mapping.get(load.ptr, load.ptr)
+            mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
+            mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
+            if load.mask is not None:
+                mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+            self.add(AsyncCopyGlobalToLocalOp(operands=[ptr, buffer, slot, mask]))
+        self.add(AsyncCommitGroupOp())
+
+
+def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
+    ahead = stages - 1
+    block = loop.regions[0].block
+    iv, args = block.args[0], block.args[1:]
+    lb, ub = loop.lower_bound, loop.upper_bound
+    outside = _Emitter(loop.parent, loop)  # type: ignore[arg-type]
+    buffers = []
+    for load in plan.loads:
+        t = load.result.type
+        ring = MemDescType((stages, *t.shape), t.element_type)  # type: ignore[attr-defined]
+        buffers.append(outside.add(LocalAllocOp(ring)))
+    carried = {args[j]: loop.init_args[j] for j in plan.carried}
+    for t in range(ahead):
+        at = outside.binary(AddIOp, lb, outside.const(t * plan.step, iv.type)) if t else lb
+        mapping: dict[Value, Value] = {iv: at, **carried}
+        in_range = outside.less_than(at, ub)
+        outside.issue(plan, buffers, outside.const(t, i32), mapping, in_range)
+        outside.clone(plan.update_ops, mapping)
+        yields = block.last_op.operands  # type: ignore[union-attr]
+        carried = {args[j]: mapping.get(yields[j], yields[j]) for j in plan.carried}
+
+    ahead_args = [block.add_arg(args[j].type, args[j].name_hint) for j in plan.carried]
+    slot = block.add_arg(i32, "slot")
+    inside = _Emitter(block, block.first_op)
+    inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
+    inside.add(BarrierOp())
+    at = inside.binary(AddIOp, iv, inside.const(ahead * plan.step, iv.type))
+    mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
+    target_slot = inside.binary(RemUIOp, inside.binary(AddIOp, slot, inside.const(ahead, i32)),
+                                inside.const(stages, i32))  # fmt: skip
+    inside.issue(plan, buffers, target_slot, mapping, inside.less_than(at, ub))
+    for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
+        for convert in converts:
+            loaded = LocalLoadOp(operands=[buffer, slot], result_types=[convert.results[0].type])
+            block.insert_before(loaded, convert)
+            convert.results[0].replace_all_uses_with(loaded.results[0])
+            convert.erase()
+        load.erase()
+    terminator = block.last_op
+    at_end = _Emitter(block, terminator)
+    at_end.clone(plan.update_ops, mapping)
+    yields = terminator.operands  # type: ignore[union-attr]
+    next_ahead = [mapping.get(yields[j], yields[j]) for j in plan.carried]
+    one = at_end.const(1, i32)
+    next_slot = at_end.binary(RemUIOp, at_end.binary(AddIOp, slot, one), at_end.const(stages, i32))
+    terminator.set_operands([*yields, *next_ahead, next_slot])  # type: ignore[union-attr]
+    _erase_dead(block)
+    inits = [*loop.init_args, *carried.values(), outside.const(0, i32)]
+    new_loop = _rebuild(loop, inits)
+    after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
+    after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
+    for buffer in reversed(buffers):
+        after.add(LocalDeallocOp(operands=[buffer]))
+
+
+def _erase_dead(block: Block) -> None:
+    for op in reversed(list(block.ops)):
+        dead = op.results and not any(r.has_uses() for r in op.results)
+        if dead and op.has_trait(Pure) and not op.regions:
+            op.erase()
+
+
+def _rebuild(loop: ForOp, inits: list[Value]) -> ForOp:
+    """`loop` with the block's added arguments as new loop-carried values (`inits`)."""
+    old_block = loop.regions[0].block
+    new_loop = ForOp(loop.lower_bound, loop.upper_bound, loop.step, inits)
+    new_loop.location = loop.location
+    new_block = new_loop.regions[0].block
+    for old, new in zip(old_block.args, new_block.args, strict=True):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    for op in list(old_block.ops):
+        op.detach()
+        new_block.append(op)
+    loop.parent.insert_before(new_loop, loop)  # type: ignore[union-attr]
+    for old, new in zip(loop.results, new_loop.results, strict=False):
+        old.replace_all_uses_with(new)
+    loop.erase()
+    return new_loop
+
+
+__all__ = ["PipelineLoops", "Plan", "plan_loop"]

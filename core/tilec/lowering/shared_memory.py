@@ -1,0 +1,161 @@
+"""Shared-memory buffers and asynchronous copies (`tilec.dialects.gpu_shared`) -> LLVM IR.
+
+Buffers live in the block's dynamic shared memory (`global_smem`) as a stack: `gpu.local_alloc`
+takes the next 128-byte aligned bytes above the live buffers, `gpu.local_dealloc` gives them
+back (buffers are freed in the reverse order of their allocation, as `pipeline-loops` places
+them around its loop), and the scratch buffer of layout conversions lies above every live buffer
+(`LoweringContext.shared_reserved`). The kernel's shared memory is the largest extent reached;
+`make_llir` checks it against the arch's limit.
+
+Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row), the layout `ldmatrix` reads
+of `#gpu.dot_op` expect. `gpu.async_copy_global_to_local` copies each thread's 16-byte vectors
+with the target's `async_copy` (`cp.async.cg` on NVIDIA; a masked-off vector is read with source
+size 0, so its bytes are zeros); where axis info cannot prove 16-byte vectors it loads and stores
+synchronously (correct, without the overlap).
+"""
+
+from __future__ import annotations
+
+import attrs
+from llvmlite import ir
+
+from tilec.dialects.gpu_shared import (
+    AsyncCommitGroupOp,
+    AsyncCopyGlobalToLocalOp,
+    AsyncWaitOp,
+    LocalAllocOp,
+    LocalDeallocOp,
+    LocalLoadOp,
+)
+from tilec.ir.types import MemDescType, TensorType
+from tilec.lowering.context import (
+    I8,
+    I32,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    lowers,
+    memory_type,
+)
+from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
+from tilec.lowering.memory import _masked as masked
+from tilec.lowering.memory import byte_size, vector_width
+from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
+
+ALIGNMENT = 128
+
+
+@attrs.frozen
+class SharedBuffer:
+    """A lowered `!gpu.memdesc`: `slots` tiles from `base`, `offset` bytes into shared memory."""
+
+    base: ir.Value
+    offset: int
+    nbytes: int
+    tile: SwizzledTile
+    element: ir.Type
+
+    def slot(self, b: ir.IRBuilder, index: ir.Value) -> ir.Value:
+        return b.gep(self.base, [b.mul(index, I32(self.tile.nbytes))], source_etype=I8)
+
+    def address(self, b: ir.IRBuilder, slot: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        offset = b.mul(self.tile.emit_offset(b, row, col), I32(self.tile.element_bytes))
+        return b.gep(slot, [offset], source_etype=I8)
+
+
+@lowers(LocalAllocOp)
+def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
+    t = op.result.type
+    assert isinstance(t, MemDescType)
+    element = memory_type(t.element_type, ctx.target)
+    rows, cols = t.tile_shape
+    tile = SwizzledTile(rows, cols, byte_size(element))
+    offset = (ctx.shared_reserved + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    nbytes = t.slots * tile.nbytes
+    ctx.shared_reserved = offset + nbytes
+    ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
+    base = ctx.builder.gep(ctx.shared_base(), [I32(offset)], source_etype=I8)
+    ctx.set(op.result, SharedBuffer(base, offset, nbytes, tile, element))
+
+
+@lowers(LocalDeallocOp)
+def _dealloc(ctx: LoweringContext, op: LocalDeallocOp) -> None:
+    buffer: SharedBuffer = ctx.get(op.buffer)
+    if buffer.offset + buffer.nbytes != ctx.shared_reserved:
+        raise LoweringError(f"{_where(op)}shared buffers must be freed in reverse order")
+    ctx.shared_reserved = buffer.offset
+
+
+@lowers(AsyncCopyGlobalToLocalOp)
+def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
+    b = ctx.builder
+    buffer: SharedBuffer = ctx.get(op.buffer)
+    ptrs: LTensor = ctx.get(op.ptr)
+    masks = None if op.mask is None else ctx.get(op.mask).values
+    slot = buffer.slot(b, ctx.get(op.slot))
+    element_bytes = buffer.tile.element_bytes
+    mapping = ptrs.mapping
+    vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
+    if mapping.contiguous_dim != 1:
+        vec = 1
+    coords = ctx.element_coords(mapping)
+    for first in range(0, len(ptrs.values), vec):
+        row, col = coords[first]
+        dst = buffer.address(b, slot, row, col)
+        mask = None if masks is None else masks[first]
+        if vec * element_bytes == CHUNK_BYTES:
+            size = None if mask is None else b.select(mask, I32(CHUNK_BYTES), I32(0))
+            ctx.target.async_copy(b, dst, ptrs.values[first], size)
+            continue
+        _copy_now(ctx, buffer, ptrs.values[first : first + vec], dst, masks, first)
+
+
+def _copy_now(
+    ctx: LoweringContext,
+    buffer: SharedBuffer,
+    ptrs: list[ir.Value],
+    dst: ir.Value,
+    masks: list[ir.Value] | None,
+    first: int,
+) -> None:
+    """The synchronous form of one vector: load (zeros where masked off) and store."""
+    b = ctx.builder
+    vec = len(ptrs)
+    access = ir.VectorType(buffer.element, vec) if vec > 1 else buffer.element
+    align = vec * buffer.tile.element_bytes
+    zero = ir.Constant(access, [ir.Constant(buffer.element, 0)] * vec if vec > 1 else 0)
+
+    def load() -> ir.Value:
+        return b.load(ptrs[0], typ=access, align=align)
+
+    loaded = masked(ctx, None if masks is None else masks[first], load, zero)
+    b.store(loaded, dst, align=align)
+
+
+@lowers(AsyncCommitGroupOp)
+def _commit(ctx: LoweringContext, op: AsyncCommitGroupOp) -> None:
+    ctx.target.async_commit(ctx.builder)
+
+
+@lowers(AsyncWaitOp)
+def _wait(ctx: LoweringContext, op: AsyncWaitOp) -> None:
+    ctx.target.async_wait(ctx.builder, op.num.value)  # type: ignore[attr-defined]
+
+
+@lowers(LocalLoadOp)
+def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
+    buffer: SharedBuffer = ctx.get(op.buffer)
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    if not reads_as_dot_operand(result_type, buffer.tile.element_bytes):
+        raise LoweringError(
+            f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
+            f"instruction tiles; got {result_type}"
+        )
+    slot = buffer.slot(ctx.builder, ctx.get(op.slot))
+    values = read_dot_operand(ctx, result_type, buffer.tile, slot)
+    ctx.set(op.result, LTensor(result_type, values))
+
+
+__all__ = ["ALIGNMENT", "SharedBuffer"]
