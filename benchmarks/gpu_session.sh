@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device-machine session: install tilec, run the GPU tests, the conformance suite and the
 # benchmarks; logs go to $OUT (the device tool brings them back).
-#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base]
+#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base] [matmul] [autotune]
 # bench-base runs the same benchmark on an older tree ($BASE_TREE, e.g. a `git archive` of the
 # commit to compare with, carried to the device), so that both sides are timed in one session.
 set -uo pipefail
@@ -16,7 +16,10 @@ for part in ${parts[*]}; do
     case $part in
     tests)
         python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering \
-            2>&1 | tee "$OUT/gpu_tests.log" | tail -25 ;;
+            2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+        # torch interop (streams, graphs, torch.compile): not marked gpu, they skip without CUDA
+        python3 -m pytest -q -p no:cacheprovider -rs tests/torch_ops tests/nvidia/test_nvidia_torch.py \
+            2>&1 | tee "$OUT/torch_tests.log" | tail -8 ;;
     conformance)
         # The language tests on nvidia, each launch checked against the interpreter, in parallel.
         for shard in binary casts math memory reductions diagnostics; do
@@ -28,6 +31,14 @@ for part in ${parts[*]}; do
         tail -n 2 /tmp/conformance_*.log ;;
     bench)
         python3 benchmarks/gpu_vs_triton.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;
+    matmul)
+        for dtype in float16 bfloat16; do
+            python3 benchmarks/matmul_vs_triton.py --quick --configs 3 --stages 3,4 --dtype $dtype \
+                2>&1 | tee -a "$OUT/matmul.log" | tail -12
+        done ;;
+    autotune)
+        python3 benchmarks/autotune_matmul.py --size 4096 --json "$OUT/autotune.json" 2>&1 |
+            tee "$OUT/autotune.log" | tail -15 ;;
     bench-base)
         base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}
         PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
