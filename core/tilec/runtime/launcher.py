@@ -10,11 +10,13 @@ A launch returns the `CompiledKernel` it ran (`.asm`, `.metadata`), as Triton's 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from tilec import settings
+from tilec.backend import Backend
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
@@ -146,50 +148,65 @@ class Launcher:
         )  # fmt: skip
 
     def _specialize(self, info: KernelInfo, args: tuple, meta: dict, backend_name: str | None):
-        kernel, name = self.kernel, self.kernel.__name__
         backend = get_backend(backend_name)
-        option_names = set(attrs.fields_dict(backend.options_class))
-        if len(args) > len(info.names):
+        spec = bind_launch(
+            self.kernel, info.names, info.constexpr, info.defaults, args, meta, backend
+        )
+        return compile_cached(*spec[:-1], equal_to_1=spec[-1])
+
+
+def bind_launch(
+    kernel: KernelFunction,
+    names: Sequence[str],
+    constexpr_flags: Sequence[bool],
+    defaults: dict[str, Any],
+    args: tuple,
+    meta: dict[str, Any],
+    backend: Backend,
+) -> tuple:
+    """What the launch `kernel[grid](*args, **meta)` on `backend` compiles: the arguments `(kernel,
+    signature, constexprs, divisible, backend, options, equal_to_1)` of `compile_cached`, from the
+    arguments bound to the parameters, each runtime argument's type and specialization, and the
+    launch options. A wrong argument or an unknown keyword raises TypeError, naming it. The
+    launcher and the autotuner (which compiles a launch's configs ahead) share it."""
+    name = kernel.__name__
+    option_names = set(attrs.fields_dict(backend.options_class))
+    if len(args) > len(names):
+        raise TypeError(
+            f"{name} takes {len(names)} arguments ({', '.join(names)}); got {len(args)}"
+        )
+    bound = dict(zip(names, args, strict=False))
+    options = {}
+    for key, value in meta.items():
+        if key in bound:
+            raise TypeError(f"{name} got multiple values for argument '{key}'")
+        if key in names:
+            bound[key] = value
+        elif key in option_names:
+            options[key] = value
+        elif key in TRITON_OPTIONS:
+            _check_triton_option(name, backend.name, key, value)
+        else:
             raise TypeError(
-                f"{name} takes {len(info.names)} arguments ({', '.join(info.names)}); "
-                f"got {len(args)}"
+                f"{name} got an unknown keyword '{key}' (parameters: {', '.join(names)}; "
+                f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
             )
-        bound = dict(zip(info.names, args, strict=False))
-        options = {}
-        for key, value in meta.items():
-            if key in bound:
-                raise TypeError(f"{name} got multiple values for argument '{key}'")
-            if key in info.names:
-                bound[key] = value
-            elif key in option_names:
-                options[key] = value
-            elif key in TRITON_OPTIONS:
-                _check_triton_option(name, backend.name, key, value)
-            else:
-                raise TypeError(
-                    f"{name} got an unknown keyword '{key}' (parameters: {', '.join(info.names)}; "
-                    f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
-                )
-        signature, constexprs, divisible, equal_to_1 = {}, {}, [], []
-        for param, cx in zip(info.names, info.constexpr, strict=True):
-            if param not in bound and param in info.defaults:
-                bound[param] = info.defaults[param]
-            if param not in bound:
-                kind = "constexpr" if cx else "argument"
-                raise TypeError(f"{name} is missing {kind} '{param}'")
-            if cx:
-                constexprs[param] = bound[param]
-                continue
-            signature[param], divisible_16 = arg_type(name, param, bound[param])
-            if divisible_16:
-                divisible.append(param)
-            if signature[param] in ("i32", "i64") and bound[param] == 1:
-                equal_to_1.append(param)
-        options = backend.parse_options(**options)
-        return compile_cached(
-            kernel, signature, constexprs, tuple(divisible), backend, options,
-            equal_to_1=tuple(equal_to_1),
-        )  # fmt: skip
+    signature, constexprs, divisible, equal_to_1 = {}, {}, [], []
+    for param, cx in zip(names, constexpr_flags, strict=True):
+        if param not in bound and param in defaults:
+            bound[param] = defaults[param]
+        if param not in bound:
+            raise TypeError(f"{name} is missing {'constexpr' if cx else 'argument'} '{param}'")
+        if cx:
+            constexprs[param] = bound[param]
+            continue
+        signature[param], divisible_16 = arg_type(name, param, bound[param])
+        if divisible_16:
+            divisible.append(param)
+        if signature[param] in ("i32", "i64") and bound[param] == 1:
+            equal_to_1.append(param)
+    parsed = backend.parse_options(**options)
+    return kernel, signature, constexprs, tuple(divisible), backend, parsed, tuple(equal_to_1)
 
 
 def _check_triton_option(kernel: str, backend: str, key: str, value: Any) -> None:
