@@ -36,6 +36,17 @@ def _ints(name: str, value: Attribute | None) -> tuple[int, ...]:
     return tuple(value.ints())
 
 
+def check_parameter_keys(params: dict[str, Attribute], expected: tuple[str, ...]) -> None:
+    """A layout's parameters are exactly `expected`: raise ValueError naming the first unknown
+    or missing one."""
+    unknown = sorted(set(params) - set(expected))
+    if unknown:
+        raise ValueError(f"unknown parameter '{unknown[0]}' (expected {', '.join(expected)})")
+    missing = [k for k in expected if k not in params]
+    if missing:
+        raise ValueError(f"missing parameter '{missing[0]}'")
+
+
 def _array(values: tuple[int, ...]) -> ArrayAttr:
     return ArrayAttr(tuple(IntegerAttr(v) for v in values))
 
@@ -115,12 +126,7 @@ class BlockedEncodingAttr(LayoutEncodingAttr):
     @classmethod
     def from_parameters(cls, params: dict[str, Attribute]) -> BlockedEncodingAttr:
         expected = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
-        unknown = sorted(set(params) - set(expected))
-        if unknown:
-            raise ValueError(f"unknown parameter '{unknown[0]}' (expected {', '.join(expected)})")
-        missing = [k for k in expected if k not in params]
-        if missing:
-            raise ValueError(f"missing parameter '{missing[0]}'")
+        check_parameter_keys(params, expected)
         return cls(*(_ints(k, params[k]) for k in expected))
 
 

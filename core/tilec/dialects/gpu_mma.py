@@ -21,20 +21,17 @@ from typing import ClassVar
 
 import attrs
 
-from tilec.dialects.gpu import LayoutEncodingAttr, _array, _ints, _power_of_two
+from tilec.dialects.gpu import (
+    LayoutEncodingAttr,
+    _array,
+    _ints,
+    _power_of_two,
+    check_parameter_keys,
+)
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
-
-
-def _check_keys(params: dict[str, Attribute], expected: tuple[str, ...]) -> None:
-    unknown = sorted(set(params) - set(expected))
-    if unknown:
-        raise ValueError(f"unknown parameter '{unknown[0]}' (expected {', '.join(expected)})")
-    missing = [k for k in expected if k not in params]
-    if missing:
-        raise ValueError(f"missing parameter '{missing[0]}'")
 
 
 def _int(name: str, value: Attribute) -> int:
@@ -91,7 +88,7 @@ class MmaEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def from_parameters(cls, params: dict[str, Attribute]) -> MmaEncodingAttr:
-        _check_keys(params, ("version", "warpsPerCTA", "instrShape"))
+        check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape"))
         return cls(
             _int("version", params["version"]),
             _ints("warpsPerCTA", params["warpsPerCTA"]),
@@ -145,7 +142,7 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def from_parameters(cls, params: dict[str, Attribute]) -> DotOperandEncodingAttr:
-        _check_keys(params, ("opIdx", "parent", "kWidth"))
+        check_parameter_keys(params, ("opIdx", "parent", "kWidth"))
         parent = params["parent"]
         if not isinstance(parent, MmaEncodingAttr):
             raise ValueError("'parent' must be a #gpu.mma layout")
