@@ -102,3 +102,17 @@ def test_results_keyed_by_device_and_key():
     assert first != store.path_for("kernel", ("interp", (200,), ()), "interp")
     assert first != store.path_for("kernel", ("interp", (100,), ()), "nvidia:H100:sm_90")
     assert first != store.path_for("kernel2", ("interp", (100,), ()), "interp")
+
+
+def test_stored_results_are_read_like_cache_entries(tmp_path):
+    """A FIFO or a symlink where a result should be is refused (never read, never blocks), and a
+    file not written with the user's key is not trusted."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert store.load(fifo) == {}
+    link = tmp_path / "link.json"
+    link.symlink_to("/dev/zero")
+    assert store.load(link) == {}
+    forged = tmp_path / "forged.json"
+    forged.write_text('// tilec-cache v1\n{"timings": {"a": [1.0, 1.0, 1.0]}}')
+    assert store.load(forged) == {}

@@ -1,23 +1,21 @@
 """Autotuning results on disk: `<cache dir>/autotune/<digest>.json`, one file per (kernel source,
 key values, device, tilec version), holding each config's timings separately, so that a config
-added later is the only one timed. The file has the compile cache's framing (a sha256 header
-line, then JSON); a file or a timing that does not check out is ignored and re-tuned."""
+added later is the only one timed. Files are read and written as the compile cache's entries are
+(`tilec.cache_files`: authenticated with the user's key, regular files only, atomic writes); a
+file or a timing that does not check out is ignored and re-tuned."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from tilec import settings
+from tilec import cache_files, settings
 from tilec.version import __version__
 
-HEADER = "// tilec-autotune v1 sha256="
+SUFFIX = ".json"
 
 
 def folder() -> Path:
@@ -36,7 +34,7 @@ def device_name(backend: Any) -> str:
 
 def path_for(kernel_key: str, key: Any, device: str) -> Path:
     digest = hashlib.sha256("\x00".join([kernel_key, repr(key), device, __version__]).encode())
-    return folder() / f"{digest.hexdigest()}.json"
+    return folder() / f"{digest.hexdigest()}{SUFFIX}"
 
 
 def _valid(timing: Any) -> bool:
@@ -47,19 +45,28 @@ def _valid(timing: Any) -> bool:
     )
 
 
+def _read(path: Path) -> dict[str, Any] | None:
+    """The stored JSON object at `path`, or None (absent, refused, corrupt or forged)."""
+    body = cache_files.read_entry(_root(path), path.parent, path.stem, SUFFIX)
+    if body is None:
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _root(path: Path) -> Path:
+    """The cache folder `path` lies in (its own folder for a path elsewhere)."""
+    root = settings.cache_dir()
+    return root if path.is_relative_to(root) else path.parent
+
+
 def load(path: Path) -> dict[str, list[float]]:
     """Each config key's stored timings; {} for a missing or corrupt file, and a timing that is
     not three finite times is left out (its config is timed again)."""
-    try:
-        header, _, body = path.read_text().partition("\n")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    if header != HEADER + hashlib.sha256(body.encode()).hexdigest():
-        return {}
-    try:
-        timings = json.loads(body)["timings"]
-    except (ValueError, KeyError, TypeError):
-        return {}
+    timings = (_read(path) or {}).get("timings")
     if not isinstance(timings, dict):
         return {}
     return {k: [float(t) for t in v] for k, v in timings.items() if _valid(v)}
@@ -68,27 +75,10 @@ def load(path: Path) -> dict[str, list[float]]:
 def save(path: Path, timings: dict[str, list[float]], about: dict[str, str]) -> None:
     """Write `timings` atomically; a cache that cannot be written is skipped."""
     body = json.dumps({**about, "timings": timings}, sort_keys=True)
-    text = f"{HEADER}{hashlib.sha256(body.encode()).hexdigest()}\n{body}"
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as file:
-                file.write(text)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    cache_files.write_entry(_root(path), path.parent, path.stem, SUFFIX, body)
 
 
 def entries() -> list[tuple[Path, dict[str, Any]]]:
     """Every stored result (for `tilec cache`): its path and contents (None when corrupt)."""
-    found = []
-    for path in sorted(folder().glob("*.json")) if folder().is_dir() else ():
-        about = None
-        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
-            header, _, body = path.read_text().partition("\n")
-            if header == HEADER + hashlib.sha256(body.encode()).hexdigest():
-                about = json.loads(body)
-        found.append((path, about))
-    return found
+    paths = sorted(folder().glob(f"*{SUFFIX}")) if folder().is_dir() else []
+    return [(path, _read(path)) for path in paths]
