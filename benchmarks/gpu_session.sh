@@ -44,5 +44,8 @@ for part in ${parts[*]}; do
         PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
             python3 "$base/benchmarks/gpu_vs_triton.py" --json "$OUT/bench_base.json" 2>&1 |
             tee "$OUT/bench_base.log" ;;
+    *)
+        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune)" >&2
+        exit 2 ;;
     esac
 done

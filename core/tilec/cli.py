@@ -359,6 +359,8 @@ def _gpu_target(args: argparse.Namespace) -> Any:
         if value is not None and (value < 1 or value & (value - 1)):
             raise UserError(f"{flag} must be a power of two, got {value}")
     rules = LayoutRules(threads_per_warp=args.threads_per_warp or 32)
+    if args.arch and not args.backend:
+        raise UserError("--arch needs --backend: the backend whose layout rules the arch selects")
     if args.backend:
         if not args.arch:
             raise UserError("--backend needs --arch: the architecture whose layout rules to use")

@@ -22,6 +22,11 @@ def test_backend_needs_an_arch(source_file, capsys):
     assert "--backend needs --arch" in capsys.readouterr().err
 
 
+def test_an_arch_needs_a_backend(source_file, capsys):
+    assert cli.main(["opt", str(source_file), "--passes", "dce", "--arch", "sm_90"]) != 0
+    assert "--arch needs --backend" in capsys.readouterr().err
+
+
 def test_backend_rejects_an_arch_it_does_not_have(source_file, capsys):
     args = ["opt", str(source_file), "--passes", "dce", "--backend", "nvidia", "--arch", "sm_1"]
     assert cli.main(args) != 0
