@@ -178,6 +178,11 @@ class SliceEncodingAttr(LayoutEncodingAttr):
 LAYOUTS = (BlockedEncodingAttr, SliceEncodingAttr)
 
 
+class SharedEncodingAttr(DialectAttr):
+    """A tensor encoding that places the tensor in shared memory, not in registers (the result
+    of a `gpu.convert_layout` or `gpu.local_load`, read by an instruction from there)."""
+
+
 def layout_of(value_type: object) -> DialectAttr | None:
     """The layout of a tensor type, or None for scalars and tensors without one."""
     if isinstance(value_type, TensorType) and isinstance(value_type.encoding, LayoutEncodingAttr):
@@ -206,5 +211,5 @@ class ConvertLayoutOp(Operation):
             raise VerifyError(
                 f"source {src} and result {res} must differ only in their layout", self
             )
-        if layout_of(res) is None:
+        if layout_of(res) is None and not isinstance(res.encoding, SharedEncodingAttr):  # type: ignore[attr-defined]
             raise VerifyError(f"result {res} must have a layout", self)

@@ -6,6 +6,12 @@
   the warps of the block (warp id row-major over `warpsPerCTA`) tile the tensor in
   `[16 * warpsPerCTA[0], 8 * warpsPerCTA[1]]` blocks, which repeat over larger tensors (and a
   tensor smaller than one block is replicated across the extra warps).
+- `#gpu.mma<{version = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>`: the D fragment of
+  Hopper's `wgmma.mma_async.m64nNk16` (sm_90a). Inside a warp the same as version 2, repeated over
+  the instruction's `N / 8` column blocks; the warps are numbered column-major over `warpsPerCTA`
+  (the 4 warps of a warpgroup stack along M, 16 rows each: one warpgroup computes 64 rows), so the
+  warps cover `[16 * warpsPerCTA[0], N * warpsPerCTA[1]]` before repeating. Its operands are read
+  from shared memory (`#gpu.nvmma_shared`), never from registers.
 - `#gpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>`: the A (`opIdx = 0`, MxK) or B
   (`opIdx = 1`, KxN) operand fragment of the parent's instruction, `kWidth` consecutive K
   elements per 32-bit register (2 for f16/bf16, 1 for tf32, 4 for int8), so the instruction's K
@@ -13,6 +19,11 @@
 
 `tilec.layout.mma_mapping` gives the exact thread -> element mapping (the PTX ISA's fragment
 tables).
+
+`#gpu.nvmma_shared<{swizzle = 128, transposed = false}>` is not a register layout: a tensor with
+it lives in shared memory as `wgmma` descriptors read it (`tilec.lowering.swizzle.NvmmaTile`:
+the contiguous last dimension cut into `swizzle`-byte column blocks, stored one after another,
+each XOR-swizzled in 16-byte chunks by row as the 32/64/128-byte swizzle modes do).
 """
 
 from __future__ import annotations
@@ -23,12 +34,14 @@ import attrs
 
 from tilec.dialects.gpu import (
     LayoutEncodingAttr,
+    SharedEncodingAttr,
     _array,
     _ints,
     _power_of_two,
     check_parameter_keys,
 )
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
+from tilec.ir.types import i1
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
@@ -53,12 +66,25 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     instr_shape: tuple[int, ...] = attrs.field(converter=tuple, default=(16, 8))
 
     def __attrs_post_init__(self) -> None:
-        if self.version != 2:
-            raise ValueError(f"'version' must be 2 (mma.sync); got {self.version}")
+        if self.version not in (2, 3):
+            raise ValueError(f"'version' must be 2 (mma.sync) or 3 (wgmma); got {self.version}")
         if len(self.warps_per_cta) != 2 or not all(map(_power_of_two, self.warps_per_cta)):
             raise ValueError(f"'warpsPerCTA' must be two powers of two, got {self.warps_per_cta}")
-        if self.instr_shape != (16, 8):
+        if self.version == 2 and self.instr_shape != (16, 8):
             raise ValueError(f"'instrShape' must be [16, 8] for version 2, got {self.instr_shape}")
+        if self.version == 3:
+            shape = self.instr_shape
+            if len(shape) != 3 or shape[0] != 16 or shape[2] != 16:
+                raise ValueError(f"'instrShape' must be [16, N, 16] for version 3, got {shape}")
+            if not 8 <= shape[1] <= 256 or shape[1] % 8:
+                raise ValueError(
+                    f"the N of 'instrShape' must be a multiple of 8 up to 256, got {shape[1]}"
+                )
+            if self.warps_per_cta[0] % 4:
+                raise ValueError(
+                    f"'warpsPerCTA' must have a multiple of 4 warps along M for version 3 "
+                    f"(a warpgroup), got {self.warps_per_cta}"
+                )
 
     @property
     def rank(self) -> int:
@@ -78,6 +104,11 @@ class MmaEncodingAttr(LayoutEncodingAttr):
             self.instr_shape[0] * self.warps_per_cta[0],
             self.instr_shape[1] * self.warps_per_cta[1],
         )
+
+    @property
+    def instr_n(self) -> int:
+        """The N of one instruction (one warp's columns)."""
+        return self.instr_shape[1]
 
     def parameters(self) -> dict[str, Attribute]:
         return {
@@ -149,4 +180,46 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
         return cls(_int("opIdx", params["opIdx"]), parent, _int("kWidth", params["kWidth"]))
 
 
-__all__ = ["MMA_LANES", "DotOperandEncodingAttr", "MmaEncodingAttr"]
+SWIZZLE_BYTES = (32, 64, 128)
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class NvmmaSharedEncodingAttr(SharedEncodingAttr):
+    """`#gpu.nvmma_shared<{swizzle = 128, transposed = false}>`: a tensor in shared memory as
+    wgmma reads it (module doc). `transposed = false`: the last dimension is the contiguous one."""
+
+    name: ClassVar[str] = "gpu.nvmma_shared"
+    alias_prefix: ClassVar[str] = "shared"
+
+    swizzle: int
+    transposed: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.swizzle not in SWIZZLE_BYTES:
+            raise ValueError(f"'swizzle' must be 32, 64 or 128 (bytes), got {self.swizzle}")
+        if self.transposed:
+            raise ValueError("'transposed = true' (a contiguous first dimension) is not supported")
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {
+            "swizzle": IntegerAttr(self.swizzle),
+            "transposed": IntegerAttr(int(self.transposed), i1),
+        }
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> NvmmaSharedEncodingAttr:
+        check_parameter_keys(params, ("swizzle", "transposed"))
+        transposed = params["transposed"]
+        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
+            raise ValueError("'transposed' must be true or false")
+        return cls(_int("swizzle", params["swizzle"]), bool(transposed.value))
+
+
+__all__ = [
+    "MMA_LANES",
+    "SWIZZLE_BYTES",
+    "DotOperandEncodingAttr",
+    "MmaEncodingAttr",
+    "NvmmaSharedEncodingAttr",
+]

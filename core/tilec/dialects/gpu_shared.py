@@ -13,12 +13,16 @@
   `gpu.async_wait {num = 1 : i32}` waits until at most `num` groups are pending (each thread its
   own: a `tile.barrier` after it makes all threads' copies visible);
 - `%a = gpu.local_load %buf, %slot : tensor<64x32xf16, #dot_op>`: slot `%slot` read into a
-  register layout (`ldmatrix` for `#gpu.dot_op`).
+  register layout (`ldmatrix` for `#gpu.dot_op`); with the buffer's shared encoding
+  (`#gpu.nvmma_shared`) instead, the slot itself as a tensor in shared memory (no copy), which
+  `gpu.warp_group_dot` reads;
+- `gpu.fence_async_shared`, `gpu.warp_group_dot` and `gpu.warp_group_dot_wait`: Hopper's wgmma
+  (sm_90a), described at each op.
 """
 
 from __future__ import annotations
 
-from tilec.dialects.gpu import layout_of
+from tilec.dialects.gpu import SharedEncodingAttr, layout_of
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import (
     Constraint,
@@ -122,16 +126,80 @@ class LocalLoadOp(Operation):
 
     def verify_(self) -> None:
         result = self.result.type
-        if layout_of(result) is None:
+        encoding = getattr(result, "encoding", None)
+        if layout_of(result) is None and not isinstance(encoding, SharedEncodingAttr):
             raise VerifyError(f"result {result} must have a layout", self)
         _check_tile(self, self.buffer.type, result, "result")  # type: ignore[arg-type]
+        if isinstance(encoding, SharedEncodingAttr) and encoding != self.buffer.type.encoding:  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"a view {result} of {self.buffer.type} must have the buffer's encoding", self
+            )
+
+
+@register_op
+class FenceAsyncSharedOp(Operation):
+    """`gpu.fence_async_shared`: this thread's earlier shared-memory writes become visible to
+    the async proxy (the wgmma that reads them after the next barrier)."""
+
+    name = "gpu.fence_async_shared"
+
+
+def _shared_tile(value_type: object) -> bool:
+    return isinstance(value_type, TensorType) and isinstance(
+        value_type.encoding, SharedEncodingAttr
+    )
+
+
+@register_op
+class WarpGroupDotOp(Operation):
+    """`%d = gpu.warp_group_dot %a, %b, %c {pendings = 0 : i32}`: D = A B + C on the tensor cores
+    of a warpgroup (Hopper's `wgmma.mma_async`), A (MxK) and B (KxN) in shared memory
+    (`#gpu.nvmma_shared`), C and D in `#gpu.mma` version 3 registers. The op waits until at most
+    `pendings` of the warpgroup's wgmma groups (this one included) are in flight: 0 makes it
+    synchronous; with 1 (a pipelined loop) the result registers are final only after a later
+    `gpu.warp_group_dot_wait`."""
+
+    name = "gpu.warp_group_dot"
+    a = operand_def(TENSOR)
+    b = operand_def(TENSOR)
+    acc = operand_def(TENSOR)
+    result = result_def(TENSOR)
+    pendings = attr_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        a, b, acc = self.a.type, self.b.type, self.acc.type
+        if not (_shared_tile(a) and _shared_tile(b)):
+            raise VerifyError(f"A {a} and B {b} must be in shared memory (#gpu.nvmma_shared)", self)
+        (m, k), (k2, n) = a.shape, b.shape  # type: ignore[attr-defined]
+        if k != k2 or acc.shape != (m, n) or self.result.type != acc:  # type: ignore[attr-defined]
+            raise VerifyError(f"shapes do not multiply: {a} x {b} + {acc}", self)
+        if self.pendings.value not in (0, 1):  # type: ignore[attr-defined]
+            raise VerifyError(f"pendings must be 0 or 1, got {self.pendings.value}", self)  # type: ignore[attr-defined]
+
+
+@register_op
+class WarpGroupDotWaitOp(Operation):
+    """`%d2 = gpu.warp_group_dot_wait %d {pendings = 0 : i32}`: wait until at most `pendings`
+    wgmma groups are in flight; `%d2` is `%d` with its registers final."""
+
+    name = "gpu.warp_group_dot_wait"
+    source = operand_def(TENSOR)
+    result = result_def(TENSOR)
+    pendings = attr_def(IntegerAttr)
+
+    def verify_(self) -> None:
+        if self.source.type != self.result.type:
+            raise VerifyError("the result has the type of the source", self)
 
 
 __all__ = [
     "AsyncCommitGroupOp",
     "AsyncCopyGlobalToLocalOp",
     "AsyncWaitOp",
+    "FenceAsyncSharedOp",
     "LocalAllocOp",
     "LocalDeallocOp",
     "LocalLoadOp",
+    "WarpGroupDotOp",
+    "WarpGroupDotWaitOp",
 ]

@@ -245,9 +245,9 @@ class Parser:
             return PointerType(pointee, space)
         if self.accept("!gpu.memdesc"):
             shaped = self._tensor_type()
-            if shaped.encoding is not None or shaped.rank < 2:
-                raise self.error("a !gpu.memdesc is slots x tile dims x element, without a layout")
-            return MemDescType(shaped.shape, shaped.element_type)
+            if shaped.rank < 2:
+                raise self.error("a !gpu.memdesc is slots x tile dims x element")
+            return MemDescType(shaped.shape, shaped.element_type, shaped.encoding)
         if self.peek("("):
             return self.function_type()
         word = _IDENT.match(self.text, self.pos)

@@ -28,7 +28,7 @@ from tilec.ir.attributes import (
     format_key,
 )
 from tilec.ir.core import Block, Operation, Region, Value
-from tilec.ir.types import FunctionType, PointerType, TensorType, Type
+from tilec.ir.types import FunctionType, MemDescType, PointerType, TensorType, Type
 
 _HINT_RE = re.compile(r"[^A-Za-z0-9_$.]")
 
@@ -97,6 +97,9 @@ class Printer:
         if isinstance(t, PointerType):
             space = "" if t.address_space == 1 else f", {t.address_space}"
             return f"!tile.ptr<{self.type(t.pointee)}{space}>"
+        if isinstance(t, MemDescType) and t.encoding is not None:
+            dims = "".join(f"{d}x" for d in t.shape)
+            return f"!gpu.memdesc<{dims}{self.type(t.element_type)}, {self.attr(t.encoding)}>"
         if isinstance(t, FunctionType):
             ins = ", ".join(map(self.type, t.inputs))
             outs = ", ".join(map(self.type, t.results))
@@ -228,6 +231,8 @@ class Printer:
                 visit_type(t.element_type)
                 if isinstance(t.encoding, DialectAttr):
                     visit_encoding(t.encoding)
+            elif isinstance(t, MemDescType) and isinstance(t.encoding, DialectAttr):
+                visit_encoding(t.encoding)
             elif isinstance(t, FunctionType):
                 for inner in (*t.inputs, *t.results):
                     visit_type(inner)

@@ -7,7 +7,7 @@ keys (the compile cache and CSE rely on that). Each prints itself in the MLIR-li
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -113,10 +113,13 @@ class TensorType(Type):
 @attrs.frozen(repr=False)
 class MemDescType(Type):
     """A buffer in shared memory: `!gpu.memdesc<3x64x32xf16>`, a ring of `shape[0]` slots, each
-    a `shape[1:]` tile stored as `tilec.lowering.swizzle.SwizzledTile` lays it out (gir only)."""
+    a `shape[1:]` tile stored as `tilec.lowering.swizzle.SwizzledTile` lays it out, or as its
+    `encoding` says (`!gpu.memdesc<3x64x64xf16, #gpu.nvmma_shared<...>>`: wgmma's layout) (gir
+    only)."""
 
     shape: tuple[int, ...] = attrs.field(converter=tuple)
     element_type: Type
+    encoding: Any = None
 
     @property
     def slots(self) -> int:
@@ -128,7 +131,8 @@ class MemDescType(Type):
 
     def __str__(self) -> str:
         dims = "".join(f"{d}x" for d in self.shape)
-        return f"!gpu.memdesc<{dims}{self.element_type}>"
+        encoding = "" if self.encoding is None else f", {self.encoding}"
+        return f"!gpu.memdesc<{dims}{self.element_type}{encoding}>"
 
     __repr__ = __str__
 

@@ -14,6 +14,12 @@ Then accumulators stay in `#gpu.mma` across loops: an `scf.for` that yields the 
 result converted once after it, and the conversions inside the loop cancel in
 `remove-layout-conversions`, which runs next).
 
+On a target with wgmma (sm_90a; version 3 first in its `mma_instructions`), a dot whose shape
+fits a warpgroup arrangement (`wgmma_layout`) becomes a `gpu.warp_group_dot` instead: the
+accumulator in `#gpu.mma` version 3, the operands converted to `#gpu.nvmma_shared` (shared
+memory, which wgmma reads; `pipeline-loops` then fills it with cp.async). Other dots fall back
+to mma.sync.
+
 Dots the target has no instruction for (f64, integers, f32 inputs, an f16 accumulator) or whose
 shapes are smaller than one instruction keep their blocked layouts: the FMA lowering.
 """
@@ -22,11 +28,18 @@ from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import ConvertLayoutOp
-from tilec.dialects.gpu_mma import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
+from tilec.dialects.gpu_mma import (
+    MMA_LANES,
+    DotOperandEncodingAttr,
+    MmaEncodingAttr,
+    NvmmaSharedEncodingAttr,
+)
+from tilec.dialects.gpu_shared import WarpGroupDotOp
 from tilec.dialects.scf import ForOp
 from tilec.dialects.tile import DotOp
+from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
-from tilec.ir.types import TensorType
+from tilec.ir.types import TensorType, i32
 from tilec.layout.assign_layouts import with_layout
 from tilec.layout.rules import GpuTarget, MmaInstruction
 from tilec.passes.base import ModulePass, PassContext
@@ -49,19 +62,25 @@ class AccelerateMatmul(ModulePass):
         for op in list(module.walk()):
             if not isinstance(op, DotOp):
                 continue
-            instruction = choose_instruction(op, target.rules.mma_instructions)
-            if instruction is not None:
-                _accelerate(op, instruction, _num_warps(op, target.num_warps))
-                changed = True
+            num_warps = _num_warps(op, target.num_warps)
+            instruction = choose_instruction(op, target.rules.mma_instructions, num_warps)
+            if instruction is None:
+                continue
+            if instruction.version == 3:
+                _accelerate_wgmma(op, wgmma_layout(op, num_warps))  # type: ignore[arg-type]
+            else:
+                _accelerate(op, instruction, num_warps)
+            changed = True
         if changed:
             _carry_accumulators(module)
         return changed
 
 
 def choose_instruction(
-    op: DotOp, instructions: tuple[MmaInstruction, ...]
+    op: DotOp, instructions: tuple[MmaInstruction, ...], num_warps: int = 4
 ) -> MmaInstruction | None:
-    """The first of `instructions` that computes `op` (types and whole-instruction shapes)."""
+    """The first of `instructions` that computes `op` (types and whole-instruction shapes;
+    for wgmma (version 3) also a warp arrangement, `wgmma_layout`)."""
     a, b, acc = op.a.type, op.b.type, op.acc.type
     if not all(isinstance(t, TensorType) for t in (a, b, acc)):
         return None
@@ -72,9 +91,72 @@ def choose_instruction(
             continue
         if str(acc.element_type) != instruction.accumulator:  # type: ignore[attr-defined]
             continue
+        if instruction.version == 3 and wgmma_layout(op, num_warps) is None:
+            continue
         if m % im == 0 and n % in_ == 0 and k % ik == 0:
             return instruction
     return None
+
+
+WGMMA_MAX_N = 256
+
+
+def wgmma_layout(op: DotOp, num_warps: int) -> MmaEncodingAttr | None:
+    """The `#gpu.mma` version 3 layout of `op`'s result, or None where wgmma cannot compute it.
+
+    Triton's `warpsPerTileV3`: 4 warps (a warpgroup) along M, doubled while M has more rows
+    than they cover and warps are left; the rest along N. Each warp's instruction is
+    `m64nNk16` with N = the columns per warp along N, halved while above 256. The operands'
+    swizzle must fit: A's K and each warpgroup's N span at least 32 bytes (`_swizzle`)."""
+    (m, k), n = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
+    element_bytes = _element_bytes(op.a.type)  # type: ignore[arg-type]
+    if num_warps % 4 or m < 64 or k % 16:
+        return None
+    wm = 4
+    while wm < num_warps and m > 16 * wm:
+        wm *= 2
+    wn = num_warps // wm
+    if m % (16 * wm) or n % wn:
+        return None
+    instr_n = n // wn
+    while instr_n > WGMMA_MAX_N:
+        instr_n //= 2
+    if instr_n % 8 or instr_n * element_bytes < 32 or k * element_bytes < 32:
+        return None
+    return MmaEncodingAttr(3, (wm, wn), (16, instr_n, 16))
+
+
+def _swizzle(contiguous_bytes: int) -> int:
+    """The widest wgmma swizzle (32, 64 or 128 bytes) that `contiguous_bytes` fill."""
+    return min(128, contiguous_bytes)
+
+
+def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
+    """`op` -> `gpu.warp_group_dot` (synchronous; `pipeline-loops` may make it asynchronous):
+    A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
+    back for its uses."""
+    a, b, acc = op.a, op.b, op.acc
+    element_bytes = _element_bytes(a.type)  # type: ignore[arg-type]
+    k = a.type.shape[1]  # type: ignore[attr-defined]
+    a_shared = _convert_before(op, a, NvmmaSharedEncodingAttr(_swizzle(k * element_bytes)))
+    b_shared = _convert_before(
+        op, b, NvmmaSharedEncodingAttr(_swizzle(mma.instr_n * element_bytes))
+    )
+    acc_mma = _convert_before(op, acc, mma)
+    old_type: TensorType = op.result.type  # type: ignore[assignment]
+    dot = WarpGroupDotOp(
+        operands=[a_shared, b_shared, acc_mma],
+        result_types=[with_layout(old_type, mma)],
+        attributes={"pendings": IntegerAttr(0, i32)},
+    )
+    dot.location = op.location
+    dot.results[0].name_hint = op.result.name_hint
+    op.parent.insert_before(dot, op)  # type: ignore[union-attr]
+    back = ConvertLayoutOp(dot.results[0], old_type)
+    back.location = op.location
+    op.parent.insert_before(back, op)  # type: ignore[union-attr]
+    op.result.replace_all_uses_with(back.results[0])
+    op.erase()
 
 
 def warps_per_tile(shape: tuple[int, int], num_warps: int) -> tuple[int, int]:
@@ -172,4 +254,4 @@ def _carry(loop: ForOp, i: int, carried: Value) -> None:
     _replace_uses_except(result, after.results[0], after)
 
 
-__all__ = ["AccelerateMatmul", "choose_instruction", "warps_per_tile"]
+__all__ = ["AccelerateMatmul", "choose_instruction", "warps_per_tile", "wgmma_layout"]

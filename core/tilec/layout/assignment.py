@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tilec.dialects.func import FuncOp
-from tilec.dialects.gpu import layout_of
+from tilec.dialects.gpu import SharedEncodingAttr, layout_of
 from tilec.ir import Diagnostic, verify
 from tilec.ir.core import Operation, Value, VerifyError
 from tilec.ir.types import TensorType
@@ -76,6 +76,8 @@ def _check_function(func: Operation) -> None:
         for value in values:
             if not isinstance(value.type, TensorType):
                 continue
+            if isinstance(value.type.encoding, SharedEncodingAttr):
+                continue  # in shared memory: no registers of any warp
             layout = layout_of(value.type)
             if layout is None:
                 raise VerifyError(f"tensor {value.type} has no layout in gir", op)

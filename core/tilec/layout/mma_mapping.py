@@ -44,6 +44,8 @@ def _check_rank(layout: object, shape: tuple[int, ...]) -> None:
 def mma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     """The accumulator (C/D) fragments of `layout` over a `shape` tensor."""
     _check_rank(layout, shape)
+    if layout.version == 3:
+        return _wgmma_mapping(layout, shape)
     wm, wn = layout.warps_per_cta
     m_size, n_size = shape
     dims = (
@@ -57,6 +59,31 @@ def mma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMappin
         for rn in range(max(1, n_size // tile_n))
         for i in (0, 8)
         for j in (0, 1)
+    ]
+    return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(2, n_size))
+
+
+def _wgmma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
+    """wgmma's D fragment (PTX ISA, "wgmma .m64nNk16 register fragment layout for D"): warp `w`
+    of a warpgroup holds rows `16 (w % 4) + g` and `+ 8`; per 8-column block `j` of the
+    instruction, registers `d[4j], d[4j+1]` are row `g`, columns `8j + 2t, +1`, and
+    `d[4j+2], d[4j+3]` the same columns of row `g + 8`. Warps are column-major over
+    `warpsPerCTA` (module doc of `tilec.dialects.gpu_mma`)."""
+    wm, wn = layout.warps_per_cta
+    instr_n = layout.instr_n
+    m_size, n_size = shape
+    dims = (
+        DimMapping(m_size, 4, 8, 1, 1, wm, 16),
+        DimMapping(n_size, 1, 4, 2, wm, wn, instr_n),
+    )
+    tile_m, tile_n = layout.tile()
+    registers = [
+        (rm * tile_m + i, rn * tile_n + 8 * j + e)
+        for rm in range(max(1, m_size // tile_m))
+        for rn in range(max(1, n_size // tile_n))
+        for j in range(instr_n // 8)
+        for i in (0, 8)
+        for e in (0, 1)
     ]
     return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(2, n_size))
 

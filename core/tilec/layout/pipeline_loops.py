@@ -19,6 +19,16 @@ With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
   the pointers D iterations ahead and the slot index;
 - after it, `gpu.async_wait {num = 0}` and `gpu.local_dealloc` (last allocated first).
 
+Loads that feed `gpu.warp_group_dot` (conversions to `#gpu.nvmma_shared`) get rings in that
+encoding, read in place (`gpu.local_load` of a slot is a view); the barrier after each wait is
+preceded by `gpu.fence_async_shared`. Where every such dot reads only ring slots and carries its
+accumulator from iteration to iteration alone (a matmul loop), and S >= 3, it becomes
+asynchronous (`pendings = 1`: one group stays in flight across iterations, Triton's
+`WGMMAPipeline`); the copies of iteration i + D then go at the end of the body, after the dot
+and a second barrier (the slot they overwrite was read by the wgmma of iteration i - 1, which
+the dot's wait has retired in each warpgroup, and the barrier in all of them), and a
+`gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final.
+
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
 """
@@ -29,14 +39,17 @@ import attrs
 
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
 from tilec.dialects.gpu import ConvertLayoutOp
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
     AsyncWaitOp,
+    FenceAsyncSharedOp,
     LocalAllocOp,
     LocalDeallocOp,
     LocalLoadOp,
+    WarpGroupDotOp,
+    WarpGroupDotWaitOp,
 )
 from tilec.dialects.scf import ForOp
 from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp
@@ -167,7 +180,8 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):
         return None
     encodings = {u.results[0].type.encoding for u in users}  # type: ignore[attr-defined]
-    if len(encodings) != 1 or not isinstance(next(iter(encodings)), DotOperandEncodingAttr):
+    operand_layouts = DotOperandEncodingAttr | NvmmaSharedEncodingAttr
+    if len(encodings) != 1 or not isinstance(next(iter(encodings)), operand_layouts):
         return None
     if any(u.parent is not block for u in users):
         return None
@@ -250,16 +264,47 @@ class _Emitter:
         self.add(AsyncCommitGroupOp())
 
 
+def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodingAttr | None:
+    encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
+    return encoding if isinstance(encoding, NvmmaSharedEncodingAttr) else None
+
+
+def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
+    """The `gpu.warp_group_dot`s of the loop that may stay in flight across iterations, with
+    their iter-arg index: both operands from the pipelined loads, the accumulator an iter-arg
+    only they use, the result only yielded back into it."""
+    from_rings = {convert.results[0] for group in plan.converts for convert in group}
+    terminator = block.last_op
+    found = []
+    for op in block.ops:
+        if not isinstance(op, WarpGroupDotOp):
+            continue
+        if op.a not in from_rings or op.b not in from_rings:
+            continue
+        acc = op.acc
+        if not _is_arg(acc, block, block.args[0]):
+            continue
+        index = acc.index - 1  # type: ignore[attr-defined]
+        uses = op.result.uses
+        if [u for u, _ in acc.uses] != [op] or [(u, i) for u, i in uses] != [(terminator, index)]:
+            continue
+        found.append((op, index))
+    return found
+
+
 def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
-    ahead = stages - 1
     block = loop.regions[0].block
+    shared = [_shared_encoding(converts) for converts in plan.converts]
+    wgmma = any(e is not None for e in shared)
+    async_dots = _async_dots(block, plan) if wgmma and stages >= 3 else []
+    ahead = stages - 1
     iv, args = block.args[0], block.args[1:]
     lb, ub = loop.lower_bound, loop.upper_bound
     outside = _Emitter(loop.parent, loop)  # type: ignore[arg-type]
     buffers = []
-    for load in plan.loads:
+    for load, encoding in zip(plan.loads, shared, strict=True):
         t = load.result.type
-        ring = MemDescType((stages, *t.shape), t.element_type)  # type: ignore[attr-defined]
+        ring = MemDescType((stages, *t.shape), t.element_type, encoding)  # type: ignore[attr-defined]
         buffers.append(outside.add(LocalAllocOp(ring)))
     carried = {args[j]: loop.init_args[j] for j in plan.carried}
     for t in range(ahead):
@@ -275,12 +320,20 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     slot = block.add_arg(i32, "slot")
     inside = _Emitter(block, block.first_op)
     inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
+    if wgmma:
+        inside.add(FenceAsyncSharedOp())  # cp.async's writes, then wgmma's async-proxy reads
     inside.add(BarrierOp())
-    at = inside.binary(AddIOp, iv, inside.const(ahead * plan.step, iv.type))
+    # An asynchronous wgmma still reads the previous iteration's slot after its op: the copies
+    # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
+    # barrier (in every warpgroup).
+    issuer = _Emitter(block, block.last_op) if async_dots else inside
+    if async_dots:
+        issuer.add(BarrierOp())
+    at = issuer.binary(AddIOp, iv, issuer.const(ahead * plan.step, iv.type))
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
-    target_slot = inside.binary(RemUIOp, inside.binary(AddIOp, slot, inside.const(ahead, i32)),
-                                inside.const(stages, i32))  # fmt: skip
-    inside.issue(plan, buffers, target_slot, mapping, inside.less_than(at, ub))
+    target_slot = issuer.binary(RemUIOp, issuer.binary(AddIOp, slot, issuer.const(ahead, i32)),
+                                issuer.const(stages, i32))  # fmt: skip
+    issuer.issue(plan, buffers, target_slot, mapping, issuer.less_than(at, ub))
     for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
         for convert in converts:
             loaded = LocalLoadOp(operands=[buffer, slot], result_types=[convert.results[0].type])
@@ -298,8 +351,21 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     terminator.set_operands([*yields, *next_ahead, next_slot])  # type: ignore[union-attr]
     _erase_dead(block)
     inits = [*loop.init_args, *carried.values(), outside.const(0, i32)]
+    for dot, _ in async_dots:
+        dot.attributes["pendings"] = IntegerAttr(1, i32)
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
+    for _, index in async_dots:
+        result = new_loop.results[index]
+        wait = WarpGroupDotWaitOp(
+            operands=[result],
+            result_types=[result.type],
+            attributes={"pendings": IntegerAttr(0, i32)},
+        )
+        after.add(wait)
+        for user, at in list(result.uses):
+            if user is not wait:
+                user.set_operand(at, wait.results[0])
     after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
     for buffer in reversed(buffers):
         after.add(LocalDeallocOp(operands=[buffer]))

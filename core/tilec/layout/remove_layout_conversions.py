@@ -7,7 +7,8 @@
 - A conversion of a cheap value (a constant, `tile.splat`, `tile.make_range`, or a broadcast,
   `expand_dims` or element-wise op, `math.*` aside, of cheap values) is replaced by computing
   that value again directly in the target layout: a few register operations instead of a trip
-  through shared memory.
+  through shared memory (not for a conversion to a shared-memory encoding: no register
+  layout can compute in it).
 
 Conversions and cheap ops left without uses are erased.
 """
@@ -15,7 +16,7 @@ Conversions and cheap ops left without uses are erased.
 from __future__ import annotations
 
 from tilec.dialects import tile
-from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr
+from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr, SliceEncodingAttr
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType
@@ -66,7 +67,7 @@ class _Remover:
         earlier = self.converts.get((source, layout))
         if source.type == result.type:
             replacement = source
-        elif self.is_cheap(source):
+        elif self.is_cheap(source) and not isinstance(layout, SharedEncodingAttr):
             replacement = self.recompute(source, layout)
         elif earlier is not None and _dominates(earlier, convert):
             replacement = earlier.results[0]

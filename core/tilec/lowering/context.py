@@ -250,13 +250,16 @@ class LoweringContext:
             return base
         return self.builder.gep(base, [ir.Constant(I32, reserved)], source_etype=I8)
 
-    def shared_base(self) -> ir.Value:
-        """The start of the block's dynamic shared memory (`global_smem`)."""
+    def shared_base(self, align: int = 16) -> ir.Value:
+        """The start of the block's dynamic shared memory (`global_smem`), aligned to at least
+        `align` bytes (wgmma's swizzled tiles need 1024)."""
+        if self._shared is not None:
+            self._shared.align = max(self._shared.align, align)
         if self._shared is None:
             space = self.target.shared_address_space
             gv = ir.GlobalVariable(self.module, ir.ArrayType(I8, 0), "global_smem", space)
             gv.linkage = "external"
-            gv.align = 16
+            gv.align = max(16, align)
             # An opaque pointer type, so that loads and stores of any type may use it
             # (llvmlite's `bitcast` between pointer types is a no-op that keeps the typed one).
             gv.type = ir.PointerType(addrspace=space)

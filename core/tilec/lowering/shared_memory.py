@@ -8,7 +8,8 @@ them around its loop), and the scratch buffer of layout conversions lies above e
 `make_llir` checks it against the arch's limit.
 
 Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row), the layout `ldmatrix` reads
-of `#gpu.dot_op` expect. `gpu.async_copy_global_to_local` copies each thread's 16-byte vectors
+of `#gpu.dot_op` expect, or for a `#gpu.nvmma_shared` buffer an `NvmmaTile` (wgmma's swizzle
+modes, 1024-byte aligned), which `gpu.local_load` gives as a `SharedView` of the slot. `gpu.async_copy_global_to_local` copies each thread's 16-byte vectors
 with the target's `async_copy` (`cp.async.cg` on NVIDIA; a masked-off vector is read with source
 size 0, so its bytes are zeros); where axis info cannot prove 16-byte vectors it loads and stores
 synchronously (correct, without the overlap).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -41,23 +43,27 @@ from tilec.lowering.context import (
 from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
-from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
+from tilec.lowering.swizzle import CHUNK_BYTES, NvmmaTile, SharedView, SwizzledTile
 
 ALIGNMENT = 128
+NVMMA_ALIGNMENT = 1024
+"""wgmma's swizzle modes repeat every 1024 bytes of the address: its tiles start there."""
 
 
 @attrs.frozen
 class SharedBuffer:
-    """A lowered `!gpu.memdesc`: `slots` tiles from `base`, `offset` bytes into shared memory."""
+    """A lowered `!gpu.memdesc`: `slots` tiles from `base`, `offset` bytes into shared memory,
+    one every `slot_bytes`."""
 
     base: ir.Value
     offset: int
     nbytes: int
-    tile: SwizzledTile
+    tile: SwizzledTile | NvmmaTile
     element: ir.Type
+    slot_bytes: int
 
     def slot(self, b: ir.IRBuilder, index: ir.Value) -> ir.Value:
-        return b.gep(self.base, [b.mul(index, I32(self.tile.nbytes))], source_etype=I8)
+        return b.gep(self.base, [b.mul(index, I32(self.slot_bytes))], source_etype=I8)
 
     def address(self, b: ir.IRBuilder, slot: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         offset = b.mul(self.tile.emit_offset(b, row, col), I32(self.tile.element_bytes))
@@ -70,13 +76,20 @@ def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
     assert isinstance(t, MemDescType)
     element = memory_type(t.element_type, ctx.target)
     rows, cols = t.tile_shape
-    tile = SwizzledTile(rows, cols, byte_size(element))
-    offset = (ctx.shared_reserved + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-    nbytes = t.slots * tile.nbytes
+    tile: SwizzledTile | NvmmaTile
+    if isinstance(t.encoding, NvmmaSharedEncodingAttr):
+        tile = NvmmaTile(rows, cols, byte_size(element), t.encoding.swizzle)
+        align = NVMMA_ALIGNMENT
+    else:
+        tile = SwizzledTile(rows, cols, byte_size(element))
+        align = ALIGNMENT
+    slot_bytes = (tile.nbytes + align - 1) // align * align
+    offset = (ctx.shared_reserved + align - 1) // align * align
+    nbytes = t.slots * slot_bytes
     ctx.shared_reserved = offset + nbytes
     ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
-    base = ctx.builder.gep(ctx.shared_base(), [I32(offset)], source_etype=I8)
-    ctx.set(op.result, SharedBuffer(base, offset, nbytes, tile, element))
+    base = ctx.builder.gep(ctx.shared_base(align), [I32(offset)], source_etype=I8)
+    ctx.set(op.result, SharedBuffer(base, offset, nbytes, tile, element, slot_bytes))
 
 
 @lowers(LocalDeallocOp)
@@ -148,6 +161,10 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
     buffer: SharedBuffer = ctx.get(op.buffer)
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
+    if isinstance(result_type.encoding, NvmmaSharedEncodingAttr):
+        slot = buffer.slot(ctx.builder, ctx.get(op.slot))
+        ctx.set(op.result, SharedView(slot, buffer.tile))  # type: ignore[arg-type]
+        return
     if not reads_as_dot_operand(result_type, buffer.tile.element_bytes):
         raise LoweringError(
             f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "

@@ -59,4 +59,67 @@ class SwizzledTile:
         return b.add(b.add(b.mul(row, I32(self.cols)), b.mul(chunk, I32(width))), within)
 
 
-__all__ = ["SwizzledTile"]
+@attrs.frozen
+class NvmmaTile:
+    """A `rows x cols` tile as wgmma's shared-memory descriptors read it (`#gpu.nvmma_shared`):
+    the contiguous last dimension cut into column blocks of `swizzle` bytes, stored one after
+    another (block `b` at `b * rows * swizzle` bytes), each a `SwizzledTile` whose rows are
+    exactly `swizzle` bytes. That is the hardware's 32/64/128-byte swizzle mode (CUTLASS's
+    `Swizzle<1|2|3, 4, 3>`: the 16-byte chunk index XORed with bits 7 and up of the byte offset)
+    whenever the tile starts at a multiple of 1024 bytes."""
+
+    rows: int
+    cols: int
+    element_bytes: int
+    swizzle: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.cols * self.element_bytes < self.swizzle or self.cols % self.block_cols:
+            raise ValueError(
+                f"a {self.rows}x{self.cols} tile of {self.element_bytes}-byte elements has no "
+                f"whole {self.swizzle}-byte column blocks"
+            )
+
+    @property
+    def block_cols(self) -> int:
+        return self.swizzle // self.element_bytes
+
+    @property
+    def chunk_elements(self) -> int:
+        return max(1, CHUNK_BYTES // self.element_bytes)
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.element_bytes
+
+    @property
+    def _block(self) -> SwizzledTile:
+        return SwizzledTile(self.rows, self.block_cols, self.element_bytes)
+
+    def offset(self, row: int, col: int) -> int:
+        block, within = divmod(col, self.block_cols)
+        return block * self.rows * self.block_cols + self._block.offset(row, within)
+
+    def emit_offset(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
+        width = I32(self.block_cols)
+        block, within = b.udiv(col, width), b.urem(col, width)
+        start = b.mul(block, I32(self.rows * self.block_cols))
+        return b.add(start, self._block.emit_offset(b, row, within))
+
+    def linear_byte_offset(self, row: int, col: int) -> int:
+        """The unswizzled byte offset of (`row`, `col`): where a descriptor for a sub-matrix
+        starting there points (`row` a multiple of 8, `col` of 16 bytes)."""
+        block, within = divmod(col, self.block_cols)
+        return (block * self.rows + row) * self.swizzle + within * self.element_bytes
+
+
+@attrs.frozen
+class SharedView:
+    """A lowered tensor in shared memory (`#gpu.nvmma_shared`): its tile layout from `base`
+    (a shared pointer)."""
+
+    base: ir.Value
+    tile: NvmmaTile
+
+
+__all__ = ["NvmmaTile", "SharedView", "SwizzledTile"]

@@ -137,3 +137,40 @@ class TargetInfo:
     def async_wait(self, builder: ir.IRBuilder, pending: int) -> None:
         """Wait until at most `pending` committed groups of this thread are in flight."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
+
+    # Warpgroup tensor cores (wgmma; the ops of `tilec.dialects.gpu_shared`) -------------------
+
+    def wgmma(
+        self,
+        builder: ir.IRBuilder,
+        n: int,
+        dtype: str,
+        desc_a: ir.Value,
+        desc_b: ir.Value,
+        acc: Sequence[ir.Value],
+        transpose_b: bool,
+    ) -> list[ir.Value]:
+        """Issue one asynchronous warpgroup `m64n{n}k16` (`dtype` inputs, f32 accumulators) on
+        shared-memory matrix descriptors (i64) of A (K-major) and B (K-major, or MN-major with
+        `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
+        `#gpu.mma` version 3 order); returns the accumulator registers."""
+        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
+
+    def wgmma_fence(self, builder: ir.IRBuilder) -> None:
+        """Order earlier register and shared-memory accesses before the wgmmas that follow."""
+        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
+
+    def wgmma_commit(self, builder: ir.IRBuilder) -> None:
+        """Close the wgmmas issued since the last commit into a group."""
+        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
+
+    def wgmma_wait(
+        self, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
+    ) -> list[ir.Value]:
+        """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded
+        through the wait so that no read of it moves above it."""
+        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
+
+    def fence_async_shared(self, builder: ir.IRBuilder) -> None:
+        """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
+        raise NotImplementedError(f"target {self.arch} has no async proxy")

@@ -17,6 +17,11 @@ MMA_V2 = tuple(
     for dtype in ("f16", "bf16")
 )
 """mma.sync m16n8k16 with f32 accumulators, in the order `accelerate-matmul` prefers them."""
+MMA_V3 = tuple(
+    MmaInstruction(version=3, shape=(64, 8, 16), operand=dtype, accumulator="f32")
+    for dtype in ("f16", "bf16")
+)
+"""wgmma m64nNk16 (N a multiple of 8 up to 256) with f32 accumulators (sm_90a)."""
 
 
 def features(arch: str) -> frozenset[str]:
@@ -45,7 +50,9 @@ def mma_instructions(arch: str) -> tuple[MmaInstruction, ...]:
     """The tensor-core instructions `accelerate-matmul` may use on `arch`."""
     if not has(arch, "mma_v2") or not has(arch, "ldmatrix"):
         return ()
+    if has(arch, "wgmma"):
+        return MMA_V3 + MMA_V2  # wgmma first; mma.sync where its layouts do not fit
     return MMA_V2
 
 
-__all__ = ["MMA_V2", "features", "has", "mma_instructions", "require"]
+__all__ = ["MMA_V2", "MMA_V3", "features", "has", "mma_instructions", "require"]

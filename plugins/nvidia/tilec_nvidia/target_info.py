@@ -232,6 +232,42 @@ class NvidiaTargetInfo(TargetInfo):
 
         async_wait(builder, self.arch, pending)
 
+    def wgmma(
+        self,
+        builder: ir.IRBuilder,
+        n: int,
+        dtype: str,
+        desc_a: ir.Value,
+        desc_b: ir.Value,
+        acc: Sequence[ir.Value],
+        transpose_b: bool,
+    ) -> list[ir.Value]:
+        from tilec_nvidia.wgmma import wgmma  # deferred: as mma above
+
+        return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_b)
+
+    def wgmma_fence(self, builder: ir.IRBuilder) -> None:
+        from tilec_nvidia.wgmma import wgmma_fence  # deferred: as mma above
+
+        wgmma_fence(builder, self.arch)
+
+    def wgmma_commit(self, builder: ir.IRBuilder) -> None:
+        from tilec_nvidia.wgmma import wgmma_commit  # deferred: as mma above
+
+        wgmma_commit(builder, self.arch)
+
+    def wgmma_wait(
+        self, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
+    ) -> list[ir.Value]:
+        from tilec_nvidia.wgmma import wgmma_wait  # deferred: as mma above
+
+        return wgmma_wait(builder, self.arch, acc, pending)
+
+    def fence_async_shared(self, builder: ir.IRBuilder) -> None:
+        from tilec_nvidia.wgmma import fence_async_shared  # deferred: as mma above
+
+        fence_async_shared(builder, self.arch)
+
 
 def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
     # Appended to the entry block (the core lowering's prologue), never inserted at its front:

@@ -1,0 +1,210 @@
+"""Hopper's warpgroup tensor cores: `gpu.warp_group_dot` and its shared-memory operands -> LLVM IR.
+
+- `gpu.convert_layout` of a register tensor to `#gpu.nvmma_shared` emits nothing where it stands:
+  its value is a `PendingTile` (the registers and the tile layout), which the
+  `gpu.warp_group_dot` reading it stores into the shared scratch buffer (both operands at once,
+  1024-byte aligned), then `fence.proxy.async` and a barrier. An operand that is a
+  `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
+- `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
+  `#gpu.mma` version 3: per repetition of the warps' tile and per 16-element K step, one
+  `wgmma.mma_async.m64nNk16` on two shared-memory matrix descriptors; A is K-major, B (stored
+  K x N, N contiguous) MN-major (the instruction's transpose bit). The wgmmas of the op form
+  one group, after a `wgmma.fence`; the op then waits until at most `pendings` groups are in
+  flight, threading the accumulators through the wait.
+
+The descriptor (PTX ISA "matrix descriptor", the same encoding as CUTLASS's `GmmaDescriptor`):
+bits 0-13 the start address / 16, 16-29 the leading-dimension byte offset / 16, 32-45 the
+stride-dimension byte offset / 16, 62-63 the swizzle mode (1: 128 bytes, 2: 64, 3: 32). With
+`W` the tile's swizzle bytes, both operands use SBO = 8 W (the next 8 rows); an MN-major B uses
+LBO = K W (the next column block of `NvmmaTile`); a K-major A never crosses a column block within
+one instruction (16 elements are 32 bytes), so its LBO is unused (1).
+"""
+
+from __future__ import annotations
+
+import attrs
+from llvmlite import ir
+
+from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
+from tilec.dialects.gpu_shared import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from tilec.ir.types import TensorType, element_type
+from tilec.lowering.context import (
+    I8,
+    I32,
+    I64,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    lowers,
+    memory_type,
+)
+from tilec.lowering.memory import byte_size
+from tilec.lowering.shared_memory import NVMMA_ALIGNMENT
+from tilec.lowering.swizzle import NvmmaTile, SharedView
+
+SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
+INSTR_K = 16
+WARPGROUP_WARPS = 4
+WARPGROUP_ROWS = 64
+
+
+@attrs.frozen
+class PendingTile:
+    """A register tensor converted to `#gpu.nvmma_shared` whose store waits for its reader."""
+
+    source: LTensor
+    tile: NvmmaTile
+    element: ir.Type
+
+
+def nvmma_tile(ctx: LoweringContext, tensor_type: TensorType) -> tuple[NvmmaTile, ir.Type]:
+    encoding = tensor_type.encoding
+    assert isinstance(encoding, NvmmaSharedEncodingAttr)
+    element = memory_type(tensor_type.element_type, ctx.target)
+    rows, cols = tensor_type.shape
+    return NvmmaTile(rows, cols, byte_size(element), encoding.swizzle), element
+
+
+def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
+    """Lower `op` if it converts to `#gpu.nvmma_shared` (module doc); False otherwise."""
+    result_type = op.result.type
+    if not isinstance(result_type, TensorType) or not isinstance(
+        result_type.encoding, NvmmaSharedEncodingAttr
+    ):
+        return False
+    tile, element = nvmma_tile(ctx, result_type)
+    ctx.set(op.result, PendingTile(ctx.get(op.source), tile, element))
+    return True
+
+
+def _store_pending(ctx: LoweringContext, operands: list[object]) -> list[SharedView]:
+    """Store the `PendingTile`s among `operands` into the scratch buffer; every operand as a
+    `SharedView`."""
+    b = ctx.builder
+    pending = [o for o in operands if isinstance(o, PendingTile)]
+    if not pending:
+        return operands  # type: ignore[return-value]
+    ctx.target.barrier(b)  # earlier readers of the scratch buffer are done
+    start = (ctx.shared_reserved + NVMMA_ALIGNMENT - 1) // NVMMA_ALIGNMENT * NVMMA_ALIGNMENT
+    offsets, end = [], start
+    for tile in pending:
+        offsets.append(end)
+        end += (tile.tile.nbytes + NVMMA_ALIGNMENT - 1) // NVMMA_ALIGNMENT * NVMMA_ALIGNMENT
+    ctx.shared_bytes = max(ctx.shared_bytes, end)
+    base = ctx.shared_base(NVMMA_ALIGNMENT)
+    views: dict[int, SharedView] = {}
+    for tile, offset in zip(pending, offsets, strict=True):
+        at = b.gep(base, [I32(offset)], source_etype=I8)
+        _store_registers(ctx, tile, at)
+        views[id(tile)] = SharedView(at, tile.tile)
+    ctx.target.fence_async_shared(b)
+    ctx.target.barrier(b)
+    return [views.get(id(o), o) for o in operands]  # type: ignore[misc]
+
+
+def _store_registers(ctx: LoweringContext, pending: PendingTile, base: ir.Value) -> None:
+    """Every thread stores its registers at their tile offsets, as vectors where its layout
+    holds consecutive elements of one 16-byte chunk (replicas store what their owners do)."""
+    b = ctx.builder
+    source, tile, element = pending.source, pending.tile, pending.element
+    mapping = source.mapping
+    vec = 1
+    if mapping.contiguous_dim == 1:
+        vec = max(1, min(mapping.contiguity, tile.chunk_elements))
+    coords = ctx.element_coords(mapping)
+    eb = tile.element_bytes
+    for first in range(0, len(source.values), vec):
+        row, col = coords[first]
+        offset = b.mul(tile.emit_offset(b, row, col), I32(eb))
+        address = b.gep(base, [offset], source_etype=I8)
+        values = source.values[first : first + vec]
+        if vec == 1:
+            b.store(values[0], address)
+            continue
+        vector: ir.Value = ir.Constant(ir.VectorType(element, vec), None)
+        for i, value in enumerate(values):
+            vector = b.insert_element(vector, value, I32(i))
+        b.store(vector, address, align=eb * vec)
+
+
+def _descriptor(
+    ctx: LoweringContext, view: SharedView, row: int, col: int, extra: ir.Value, lbo: int
+) -> ir.Value:
+    """The matrix descriptor of the sub-matrix of `view` at (`row`, `col`), plus the i32
+    byte offset `extra` (the warpgroup's rows or columns, a multiple of the swizzle atom)."""
+    b = ctx.builder
+    tile = view.tile
+    address = b.ptrtoint(view.base, I64)
+    address = b.add(address, b.zext(extra, I64))
+    address = b.add(address, I64(tile.linear_byte_offset(row, col)))
+    start = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
+    fields = (
+        ((lbo >> 4) << 16) | ((8 * tile.swizzle >> 4) << 32) | (SWIZZLE_MODE[tile.swizzle] << 62)
+    )
+    return b.or_(start, ir.Constant(I64, fields))
+
+
+@lowers(WarpGroupDotOp)
+def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
+    b = ctx.builder
+    layout = layout_of(op.result.type)
+    if not isinstance(layout, MmaEncodingAttr) or layout.version != 3:
+        raise LoweringError(f"{_where(op)}gpu.warp_group_dot needs a #gpu.mma version 3 result")
+    a, bv = _store_pending(ctx, [ctx.get(op.a), ctx.get(op.b)])
+    acc: LTensor = ctx.get(op.acc)
+    (m_size, k_size), n_size = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
+    wm = layout.warps_per_cta[0]
+    instr_n = layout.instr_n
+    tile_m, tile_n = layout.tile()
+    if m_size % tile_m or n_size % tile_n or k_size % INSTR_K:
+        raise LoweringError(
+            f"{_where(op)}gpu.warp_group_dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"m64n{instr_n}k16 instructions of {layout}"
+        )
+    dtype = str(element_type(op.a.type))
+    reps_m, reps_n = m_size // tile_m, n_size // tile_n
+    regs = instr_n // 2
+    if len(acc.values) != reps_m * reps_n * regs:
+        raise LoweringError(f"{_where(op)}accumulator fragments do not match {layout}")
+    # this warpgroup's first row and column, as byte offsets into A and B
+    warp = ctx.warp_id()
+    group_row = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(WARPGROUP_WARPS)), I32(WARPGROUP_ROWS))
+    group_col = b.mul(b.udiv(warp, I32(wm)), I32(instr_n))
+    a_extra = b.mul(group_row, I32(a.tile.swizzle))
+    b_block = b.udiv(group_col, I32(bv.tile.block_cols))
+    b_extra = b.mul(b_block, I32(bv.tile.rows * bv.tile.swizzle))
+    b_lbo = bv.tile.rows * bv.tile.swizzle
+    values = list(acc.values)
+    ctx.target.wgmma_fence(b)
+    for rm in range(reps_m):
+        for rn in range(reps_n):
+            at = (rm * reps_n + rn) * regs
+            chunk = values[at : at + regs]
+            for step in range(k_size // INSTR_K):
+                k = step * INSTR_K
+                desc_a = _descriptor(ctx, a, rm * tile_m, k, a_extra, 16)
+                desc_b = _descriptor(ctx, bv, k, rn * tile_n, b_extra, b_lbo)
+                chunk = ctx.target.wgmma(b, instr_n, dtype, desc_a, desc_b, chunk, True)
+            values[at : at + regs] = chunk
+    ctx.target.wgmma_commit(b)
+    pendings = op.pendings.value  # type: ignore[attr-defined]
+    values = ctx.target.wgmma_wait(b, values, pendings)
+    ctx.set(op.result, LTensor(op.result.type, values))
+
+
+@lowers(WarpGroupDotWaitOp)
+def _warp_group_dot_wait(ctx: LoweringContext, op: WarpGroupDotWaitOp) -> None:
+    source: LTensor = ctx.get(op.source)
+    pendings = op.pendings.value  # type: ignore[attr-defined]
+    values = ctx.target.wgmma_wait(ctx.builder, source.values, pendings)
+    ctx.set(op.result, LTensor(op.result.type, values))
+
+
+@lowers(FenceAsyncSharedOp)
+def _fence_async_shared(ctx: LoweringContext, op: FenceAsyncSharedOp) -> None:
+    ctx.target.fence_async_shared(ctx.builder)
+
+
+__all__ = ["PendingTile", "lower_to_shared", "nvmma_tile"]

@@ -1,0 +1,94 @@
+"""Hopper's warpgroup tensor cores (sm_90a): `wgmma.mma_async` and its fence, commit and wait.
+
+`wgmma.mma_async` has no LLVM 22 intrinsic: it is inline PTX, in the form the tensor-core note
+verified with ptxas (`m64nNk16`, f32 accumulators tied to the outputs, A and B as shared-memory
+matrix descriptors, scale-d as a predicate set from a register). The wait is inline PTX too, with
+the accumulators threaded through it (as Triton's `warp_group_dot_wait`), so that LLVM cannot move
+a read of them above it; the fence and the commit are intrinsics. Every form is checked against
+`tilec_nvidia.capabilities` first: LLVM aborts the process on a wgmma for any arch but sm_90a.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from llvmlite import ir
+
+from tilec.lowering.context import F32, I32, I64, LoweringError, call_intrinsic
+from tilec_nvidia.capabilities import require
+
+VOID = ir.VoidType()
+WGMMA_DTYPES = ("f16", "bf16")
+
+
+def wgmma(
+    builder: ir.IRBuilder,
+    arch: str,
+    n: int,
+    dtype: str,
+    desc_a: ir.Value,
+    desc_b: ir.Value,
+    acc: Sequence[ir.Value],
+    transpose_b: bool,
+) -> list[ir.Value]:
+    require(arch, "wgmma", "wgmma.mma_async")
+    if dtype not in WGMMA_DTYPES:
+        raise LoweringError(f"wgmma takes f16 or bf16 operands here, not {dtype}")
+    if not 8 <= n <= 256 or n % 8:
+        raise LoweringError(f"wgmma m64nNk16 needs N a multiple of 8 up to 256, got {n}")
+    regs = n // 2
+    if len(acc) != regs:
+        raise LoweringError(f"wgmma m64n{n}k16 has {regs} accumulators per thread, got {len(acc)}")
+    outs = ",".join(f"${i}" for i in range(regs))
+    a, b, scale = regs * 2, regs * 2 + 1, regs * 2 + 2  # operands count outputs first
+    text = (
+        "{\n.reg .pred p;\n"
+        f"setp.ne.b32 p, ${scale}, 0;\n"
+        f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
+        f"{{{outs}}}, ${a}, ${b}, p, 1, 1, 0, {int(transpose_b)};\n}}"
+    )
+    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["l", "l", "r"])
+    fn_type = ir.FunctionType(ir.LiteralStructType([F32] * regs), [F32] * regs + [I64, I64, I32])
+    asm = ir.InlineAsm(fn_type, text, constraints, side_effect=True)
+    result = builder.call(asm, [*acc, desc_a, desc_b, I32(1)])
+    return [builder.extract_value(result, i) for i in range(regs)]
+
+
+def wgmma_fence(builder: ir.IRBuilder, arch: str) -> None:
+    require(arch, "wgmma", "wgmma.fence")
+    call_intrinsic(builder, "llvm.nvvm.wgmma.fence.sync.aligned", VOID, [])
+
+
+def wgmma_commit(builder: ir.IRBuilder, arch: str) -> None:
+    require(arch, "wgmma", "wgmma.commit_group")
+    call_intrinsic(builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", VOID, [])
+
+
+def wgmma_wait(
+    builder: ir.IRBuilder, arch: str, acc: Sequence[ir.Value], pending: int
+) -> list[ir.Value]:
+    require(arch, "wgmma", "wgmma.wait_group")
+    if not acc:
+        call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", VOID, [I64(pending)])
+        return []
+    regs = len(acc)
+    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)])
+    fn_type = ir.FunctionType(ir.LiteralStructType([F32] * regs), [F32] * regs)
+    text = f"wgmma.wait_group.sync.aligned {pending};"
+    result = builder.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), list(acc))
+    return [builder.extract_value(result, i) for i in range(regs)]
+
+
+def fence_async_shared(builder: ir.IRBuilder, arch: str) -> None:
+    require(arch, "wgmma", "fence.proxy.async.shared::cta")
+    call_intrinsic(builder, "llvm.nvvm.fence.proxy.async.shared_cta", VOID, [])
+
+
+__all__ = [
+    "WGMMA_DTYPES",
+    "fence_async_shared",
+    "wgmma",
+    "wgmma_commit",
+    "wgmma_fence",
+    "wgmma_wait",
+]

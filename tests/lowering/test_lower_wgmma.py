@@ -1,0 +1,210 @@
+"""Hopper's wgmma path (sm_90a): `#gpu.mma` version 3, `#gpu.nvmma_shared` operands, the
+asynchronous `gpu.warp_group_dot` in a cp.async pipeline. Checked in gir and PTX, assembled by
+ptxas (registers, no spills), the shared-memory swizzle against the hardware's address-bit
+formula, the accumulator mapping against the PTX ISA's fragment table; on an H100, matmuls of
+many shapes, block sizes, stages and warps against NumPy."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+from gir_check import needs_ptxas
+from test_lower_mma import _bits, _floats, _nvidia_available, matmul_kernel
+from test_lower_pipeline import compiled, tutorial_kernel
+
+from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
+from tilec.ir.parser import parse_module
+from tilec.ir.printer import print_module
+from tilec.layout.mapping import thread_mapping
+from tilec.lowering.swizzle import NvmmaTile
+
+RNG = np.random.default_rng(90)
+
+
+def _sm90a(stages=3, blocks=(128, 256, 64), warps=8, dtype="fp16", kernel=tutorial_kernel):
+    return compiled(kernel, stages, blocks, warps, target="sm_90a", dtype=dtype)
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+def test_gir_per_num_stages(stages: int):
+    gir = _sm90a(stages, (128, 128, 64), 4).asm["gir"]
+    assert "#gpu.mma<{version = 3, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>" in gir
+    assert "gpu.warp_group_dot " in gir and "tile.dot" not in gir
+    if stages == 1:
+        assert "gpu.local_alloc" not in gir and "pendings = 0" in gir
+        return
+    assert gir.count(f"gpu.local_alloc : !gpu.memdesc<{stages}x128x64xf16, #shared>") == 1
+    assert gir.count(f"gpu.local_alloc : !gpu.memdesc<{stages}x64x128xf16, #shared>") == 1
+    assert "#shared = #gpu.nvmma_shared<{swizzle = 128, transposed = false}>" in gir
+    assert "gpu.fence_async_shared" in gir
+    assert f"gpu.async_wait {{num = {stages - 2} : i32}}" in gir
+    if stages >= 3:  # asynchronous: one wgmma group in flight, the copies after it
+        assert "{pendings = 1 : i32}" in gir
+        assert "gpu.warp_group_dot_wait" in gir
+        body = gir[gir.index("scf.for") : gir.index("scf.yield")]
+        assert body.index("gpu.warp_group_dot ") < body.index("gpu.async_copy_global_to_local")
+        assert body.count("tile.barrier") == 2
+    else:
+        assert "{pendings = 0 : i32}" in gir and "gpu.warp_group_dot_wait" not in gir
+
+
+def _ptxas_report(ptx: str, tmp_path) -> tuple[int, str]:
+    path = tmp_path / "k.ptx"
+    path.write_text(ptx)
+    done = subprocess.run(
+        ["ptxas", "-arch=sm_90a", "-v", str(path), "-o", str(tmp_path / "k.cubin")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = done.stdout + done.stderr
+    registers = int(re.search(r"Used (\d+) registers", report).group(1))  # type: ignore[union-attr]
+    return registers, report
+
+
+@pytest.mark.parametrize(
+    ("blocks", "warps", "instr"),
+    [((128, 256, 64), 8, "m64n256k16"), ((128, 128, 64), 4, "m64n128k16"),
+     ((64, 128, 32), 8, "m64n64k16")],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_sm90a_ptx_assembles_without_spills(blocks, warps, instr, dtype, tmp_path):
+    needs_ptxas()
+    ptx = _sm90a(3, blocks, warps, dtype).asm["ptx"]
+    kind = "f16" if dtype == "fp16" else "bf16"
+    assert f"wgmma.mma_async.sync.aligned.{instr}.f32.{kind}.{kind}" in ptx
+    assert "cp.async.cg.shared.global" in ptx and "fence.proxy.async.shared::cta" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx  # one group left in flight in the loop
+    assert ".target sm_90a" in ptx
+    registers, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+    assert "serialized" not in report  # ptxas would say so if it serialized the wgmmas
+    assert registers <= 255
+
+
+def test_sm80_keeps_mma_sync_and_ldmatrix():
+    ptx = compiled(tutorial_kernel, 3, (128, 128, 32), 4, "sm_80").asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned" in ptx
+    assert "wgmma" not in ptx
+
+
+@pytest.mark.parametrize(
+    ("blocks", "warps"), [((32, 64, 32), 4), ((64, 64, 32), 2), ((64, 64, 8), 4)]
+)
+def test_shapes_wgmma_cannot_take_fall_back_to_mma_sync(blocks, warps):
+    """M below a warpgroup's 64 rows, warps not a whole warpgroup, K below one instruction."""
+    gir = _sm90a(2, blocks, warps).asm["gir"]
+    assert "gpu.warp_group_dot" not in gir
+    if blocks[2] >= 16:
+        assert "#gpu.mma<{version = 2" in gir
+
+
+def test_unpipelined_operands_are_stored_by_the_dot():
+    """`other = 1.0` is not a zero fill: the loads stay synchronous and each operand reaches the
+    wgmma through a conversion to `#gpu.nvmma_shared`, stored where the dot stands."""
+    gir = _sm90a(3, (64, 64, 32), 4, kernel=matmul_kernel).asm["gir"]
+    assert "gpu.warp_group_dot" in gir
+    ptx = _sm90a(1, (64, 64, 32), 4).asm["ptx"]
+    assert "fence.proxy.async.shared::cta" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
+
+
+@pytest.mark.parametrize("swizzle", [32, 64, 128])
+def test_nvmma_tile_is_the_hardware_swizzle(swizzle: int):
+    """Every element of a tile lands where the swizzle mode puts it: within each column block of
+    `swizzle`-byte rows, the 16-byte chunk index XORed with the byte offset's bits 7 and up
+    (CUTLASS's `Swizzle<log2(swizzle / 16), 4, 3>`); a bijection onto the tile's bytes."""
+    rows, cols = 64, 256
+    tile = NvmmaTile(rows, cols, 2, swizzle)
+    bits = (swizzle // 16).bit_length() - 1
+    mask = (1 << bits) - 1
+    seen = set()
+    for r in range(rows):
+        for c in range(cols):
+            block, within = divmod(c, swizzle // 2)
+            linear = block * rows * swizzle + r * swizzle + within * 2
+            chunk, phase = (linear >> 4) & mask, (linear >> 7) & mask
+            expected = (linear & ~(mask << 4)) | ((chunk ^ phase) << 4)
+            assert tile.offset(r, c) * 2 == expected
+            seen.add(expected)
+    assert len(seen) == rows * cols
+    assert tile.linear_byte_offset(8, swizzle // 2) == rows * swizzle + 8 * swizzle
+
+
+def test_wgmma_accumulator_mapping_is_the_ptx_fragment_table():
+    """PTX ISA, "wgmma .m64nNk16 register fragment layout for the accumulator D": in warp w of a
+    warpgroup, lane l holds d[4j + 2i + e] = (16 w + l / 4 + 8 i, 8 j + 2 (l % 4) + e)."""
+    layout = MmaEncodingAttr(3, (8, 1), (16, 64, 16))
+    mapping = thread_mapping(layout, (128, 128))
+    for warp in range(8):
+        for lane in range(32):
+            offsets = [d.thread_offset(lane, warp) for d in mapping.dims]
+            held = [
+                ((reg[0] + offsets[0]) % 128, (reg[1] + offsets[1]) % 128)
+                for reg in mapping.registers
+            ]
+            expected = [
+                (rep * 128 + 16 * warp + lane // 4 + 8 * i, rn * 64 + 8 * j + 2 * (lane % 4) + e)
+                for rep in range(1)
+                for rn in range(2)
+                for j in range(8)
+                for i in range(2)
+                for e in range(2)
+            ]
+            assert held == expected
+
+
+def test_memdesc_with_nvmma_encoding_round_trips():
+    text = _sm90a(3, (128, 128, 64), 4).asm["gir"]
+    module = parse_module(text, "k.gir")
+    assert print_module(module) == text
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (dict(version=3, warps_per_cta=(2, 2), instr_shape=(16, 64, 16)), "multiple of 4"),
+        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 12, 16)), "multiple of 8"),
+        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 8)), r"\[16, N, 16\]"),
+    ],
+)
+def test_bad_version_3_layouts_are_rejected(params, message):
+    with pytest.raises(ValueError, match=message):
+        MmaEncodingAttr(**params)
+    with pytest.raises(ValueError, match="32, 64 or 128"):
+        NvmmaSharedEncodingAttr(96)
+
+
+gpu = pytest.mark.skipif(not _nvidia_available(), reason="needs an NVIDIA GPU")
+
+GPU_CASES = [  # M, N, K multiples of 8: the compile assumes 16-byte aligned rows
+    # stages, blocks, warps, (m, n, k), dtype, kernel
+    (3, (128, 256, 64), 8, (300, 520, 200), "fp16", "tutorial"),
+    (3, (128, 256, 64), 8, (256, 512, 512), "bf16", "tutorial"),
+    (4, (128, 128, 64), 4, (129, 264, 328), "fp16", "tutorial"),
+    (2, (128, 128, 64), 8, (256, 256, 128), "fp16", "tutorial"),
+    (1, (128, 128, 64), 4, (200, 136, 328), "bf16", "tutorial"),
+    (3, (64, 128, 32), 8, (200, 136, 328), "fp16", "tutorial"),
+    (3, (64, 64, 16), 4, (64, 64, 48), "fp16", "tutorial"),
+    (3, (64, 64, 32), 4, (200, 136, 328), "fp16", "masked"),
+    (2, (128, 64, 128), 4, (130, 72, 264), "bf16", "masked"),
+]
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(("stages", "blocks", "warps", "sizes", "dtype", "kernel"), GPU_CASES)
+def test_wgmma_matmul_on_the_gpu(stages, blocks, warps, sizes, dtype, kernel):
+    m, n, k = sizes
+    source = tutorial_kernel if kernel == "tutorial" else matmul_kernel
+    compiled_kernel = compiled(source, stages, blocks, warps, target=None, dtype=dtype)
+    assert "gpu.warp_group_dot" in compiled_kernel.asm["gir"]
+    a = _bits(RNG.standard_normal((m, k)), dtype)
+    b = _bits(RNG.standard_normal((k, n)), dtype)
+    c = np.full(m * n, np.nan, np.float32)
+    grid = (-(-m // blocks[0]), -(-n // blocks[1]))
+    compiled_kernel.run(grid, [a.reshape(-1), b.reshape(-1), c, m, n, k, k, 1, n, 1])
+    expected = _floats(a, dtype).astype(np.float64) @ _floats(b, dtype)
+    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
