@@ -354,6 +354,24 @@ SAMPLES["gpu.local_alloc"] = (
 for _name in ("local_dealloc", "async_copy_global_to_local", "async_commit_group",
               "async_wait", "local_load"):  # fmt: skip
     SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.local_alloc"]
+SAMPLES["gpu.warp_group_dot"] = (
+    "#mma = #gpu.mma<{version = 3, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>\n"
+    "#shared = #gpu.nvmma_shared<{swizzle = 128, transposed = false}>\n"
+    "#shared1 = #gpu.nvmma_shared<{swizzle = 64, transposed = false}>\n"
+    + _func(
+        "  %buf = gpu.local_alloc : !gpu.memdesc<3x64x64xf16, #shared>\n"
+        "  %a = gpu.local_load %buf, %s : tensor<64x64xf16, #shared>\n"
+        "  %b = gpu.convert_layout %bt : tensor<64x128xf16, #shared1>\n"
+        "  gpu.fence_async_shared\n"
+        "  %d = gpu.warp_group_dot %a, %b, %c {pendings = 1 : i32} : tensor<64x128xf32, #mma>\n"
+        "  %d1 = gpu.warp_group_dot_wait %d {pendings = 0 : i32} : tensor<64x128xf32, #mma>\n"
+        "  gpu.local_dealloc %buf\n"
+        "  tile.return",
+        "%s: i32, %bt: tensor<64x128xf16, #mma>, %c: tensor<64x128xf32, #mma>",
+    )
+)
+for _name in ("warp_group_dot_wait", "fence_async_shared"):
+    SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.warp_group_dot"]
 SAMPLES["scf.yield"] = SAMPLES["scf.for"]
 SAMPLES["scf.condition"] = SAMPLES["scf.while"]
 SAMPLES["tile.reduce.return"] = SAMPLES["tile.reduce"]

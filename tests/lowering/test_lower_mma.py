@@ -70,6 +70,9 @@ def test_sm80_matmul_ptx_has_mma_sync_and_ldmatrix():
 def test_mma_ptx_assembles(target: str, dtype: str):
     needs_ptxas()
     ptx = compiled(dtype, (128, 128, 32), 8, target).asm["ptx"]
+    if target == "sm_90a":  # wgmma where a warpgroup fits (test_lower_wgmma), mma.sync where not
+        assert "wgmma.mma_async.sync.aligned.m64n128k16" in ptx
+        ptx = compiled(dtype, (32, 128, 32), 8, target).asm["ptx"]
     assert "mma.sync.aligned.m16n8k16.row.col.f32" in ptx and "ldmatrix" in ptx
     assert ptx_to_cubin(ptx, target)
 

@@ -44,15 +44,19 @@ def test_require_names_the_instruction_and_the_targets():
         require("sm_90", "wgmma", "wgmma")
 
 
-def test_layout_rules_offer_mma_sync_from_sm_80():
+def test_layout_rules_offer_mma_sync_from_sm_80_and_wgmma_on_sm_90a():
     backend = NvidiaBackend()
     assert backend.layout_rules("sm_75").mma_instructions == ()
-    offered = backend.layout_rules("sm_90a").mma_instructions
-    assert [(i.shape, i.operand, i.accumulator) for i in offered] == [
-        ((16, 8, 16), "f16", "f32"),
-        ((16, 8, 16), "bf16", "f32"),
-    ]
-    assert mma_instructions("sm_80") == offered
+    mma_sync = [(2, (16, 8, 16), "f16", "f32"), (2, (16, 8, 16), "bf16", "f32")]
+    wgmma = [(3, (64, 8, 16), "f16", "f32"), (3, (64, 8, 16), "bf16", "f32")]
+
+    def offered(arch):
+        rules = backend.layout_rules(arch).mma_instructions
+        assert rules == mma_instructions(arch)
+        return [(i.version, i.shape, i.operand, i.accumulator) for i in rules]
+
+    assert offered("sm_80") == offered("sm_90") == mma_sync
+    assert offered("sm_90a") == wgmma + mma_sync
 
 
 def _builder() -> ir.IRBuilder:

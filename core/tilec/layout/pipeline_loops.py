@@ -27,7 +27,8 @@ asynchronous (`pendings = 1`: one group stays in flight across iterations, Trito
 `WGMMAPipeline`); the copies of iteration i + D then go at the end of the body, after the dot
 and a second barrier (the slot they overwrite was read by the wgmma of iteration i - 1, which
 the dot's wait has retired in each warpgroup, and the barrier in all of them), and a
-`gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final.
+`gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final (the loop and the
+waits inside an `scf.if` on the loop running at all: `_guard` says why).
 
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
@@ -51,7 +52,7 @@ from tilec.dialects.gpu_shared import (
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
-from tilec.dialects.scf import ForOp
+from tilec.dialects.scf import ForOp, IfOp, YieldOp
 from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
@@ -355,6 +356,7 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
         dot.attributes["pendings"] = IntegerAttr(1, i32)
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
+    waits: list[Operation] = []
     for _, index in async_dots:
         result = new_loop.results[index]
         wait = WarpGroupDotWaitOp(
@@ -363,12 +365,41 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
             attributes={"pendings": IntegerAttr(0, i32)},
         )
         after.add(wait)
+        waits.append(wait)
         for user, at in list(result.uses):
             if user is not wait:
                 user.set_operand(at, wait.results[0])
+    if waits:
+        _guard(new_loop, waits)
     after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
     for buffer in reversed(buffers):
         after.add(LocalDeallocOp(operands=[buffer]))
+
+
+def _guard(loop: ForOp, waits: list[Operation]) -> None:
+    """Put `loop` and the waits after it into `scf.if (lb < ub)`, whose else region yields the
+    loop's inits. ptxas serializes every wgmma of a kernel where a non-wgmma instruction defines
+    an accumulator register between a wgmma and its wait: the loop's zero-trip path, which
+    copies the accumulator's init into those registers and joins the loop's exit before the
+    wait, is one. Inside the guard the loop runs at least once (LLVM drops its own zero-trip
+    test) and the waits come before the join."""
+    waited = {w.operands[0]: w.results[0] for w in waits}
+    results = [waited.get(r, r) for r in loop.results]
+    outside = _Emitter(loop.parent, loop)  # type: ignore[arg-type]
+    runs = outside.less_than(loop.lower_bound, loop.upper_bound)
+    guard = IfOp(runs, [r.type for r in results])
+    guard.location = loop.location
+    outside.add(guard)
+    uses = [(user, at, i) for i, r in enumerate(results) for user, at in list(r.uses)]
+    then_block, else_block = guard.regions[0].block, guard.regions[1].block
+    for op in (loop, *waits):
+        op.detach()
+        then_block.append(op)
+    then_block.append(YieldOp(operands=results))
+    else_block.append(YieldOp(operands=list(loop.init_args)))
+    for user, at, i in uses:
+        if user is not then_block.last_op:
+            user.set_operand(at, guard.results[i])
 
 
 def _erase_dead(block: Block) -> None:
