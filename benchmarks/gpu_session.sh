@@ -35,7 +35,12 @@ for part in ${parts[*]}; do
         for dtype in float16 bfloat16; do
             python3 benchmarks/matmul_vs_triton.py --quick --configs 3 --stages 3,4 --dtype $dtype \
                 2>&1 | tee -a "$OUT/matmul.log" | tail -12
-        done ;;
+            python3 benchmarks/matmul_vs_triton.py --quick --configs 1 --size 8192 --dtype $dtype \
+                2>&1 | tee -a "$OUT/matmul.log" | tail -3
+        done
+        # sm_90 (not sm_90a): no wgmma, the mma.sync + ldmatrix path on the same H100
+        python3 benchmarks/matmul_vs_triton.py --quick --configs 3 --target sm_90 \
+            2>&1 | tee -a "$OUT/matmul.log" | tail -5 ;;
     autotune)
         python3 benchmarks/autotune_matmul.py --size 4096 --json "$OUT/autotune.json" 2>&1 |
             tee "$OUT/autotune.log" | tail -15 ;;

@@ -1,6 +1,6 @@
 """fp16 (or bf16) matmul: tilec's nvidia backend against Triton on the same kernel source.
 
-    python benchmarks/matmul_vs_triton.py [--size 4096] [--dtype float16] [--quick]
+    python benchmarks/matmul_vs_triton.py [--size 4096] [--dtype float16] [--quick] [--target sm_80]
 
 Needs an NVIDIA GPU, torch and triton (the device machine has them). The kernel is Triton's
 tutorial 03 matmul (grouped program order, masks, f32 accumulation), written once and exec'd
@@ -81,6 +81,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--stages", default="", help="num_stages values to try, like 1,2,3,4")
     parser.add_argument("--configs", type=int, default=len(CONFIGS), help="the first N configs")
+    parser.add_argument(
+        "--target",
+        default=None,
+        help="tilec's arch (sm_80: the mma.sync path); default: the device's",
+    )
     args = parser.parse_args()
     configs = CONFIGS[: args.configs]
     if args.stages:
@@ -98,7 +103,8 @@ def main() -> int:
     b = torch.randn(size, size, device="cuda", generator=gen).to(dtype)
     ref = (a.float() @ b.float()).half()
     kernels = {"tilec": load_kernel("tilec"), "triton": load_kernel("triton")}
-    print(f"device: {torch.cuda.get_device_name()}; {args.dtype} {size}^3")
+    target = f"; tilec target {args.target}" if args.target else ""
+    print(f"device: {torch.cuda.get_device_name()}; {args.dtype} {size}^3{target}")
     print("| BLOCK_M, N, K, warps, stages | tilec TFLOP/s | Triton TFLOP/s | tilec/Triton | "
           "tilec max error |")  # fmt: skip
     print("|---|---|---|---|---|")
@@ -110,6 +116,8 @@ def main() -> int:
 
             meta = dict(BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, GROUP_SIZE_M=8,
                         num_warps=warps, num_stages=stages)  # fmt: skip
+            if name == "tilec" and args.target:
+                meta["target"] = args.target
 
             def call(kernel=kernel, c=c, grid=grid, meta=meta):
                 kernel[grid](
