@@ -22,7 +22,7 @@ for part in ${parts[*]}; do
             2>&1 | tee "$OUT/torch_tests.log" | tail -8 ;;
     conformance)
         # The language tests on nvidia, each launch checked against the interpreter, in parallel.
-        for shard in binary casts math memory reductions diagnostics; do
+        for shard in binary casts dot math memory reductions diagnostics; do
             TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider --tb=short \
                 "tests/language/test_language_$shard.py" > "/tmp/conformance_$shard.log" 2>&1 &
         done

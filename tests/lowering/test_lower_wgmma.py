@@ -66,11 +66,10 @@ def _ptxas_report(ptx: str, tmp_path) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize(
-    ("blocks", "warps", "instr"),
-    [((128, 256, 64), 8, "m64n256k16"), ((128, 128, 64), 4, "m64n128k16"),
-     ((64, 128, 32), 8, "m64n64k16")],
+    ("blocks", "warps", "instr", "dtype"),
+    [((128, 256, 64), 8, "m64n256k16", "fp16"), ((128, 128, 64), 4, "m64n128k16", "bf16"),
+     ((64, 128, 32), 8, "m64n64k16", "fp16")],
 )  # fmt: skip
-@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_sm90a_ptx_assembles_without_spills(blocks, warps, instr, dtype, tmp_path):
     needs_ptxas()
     ptx = _sm90a(3, blocks, warps, dtype).asm["ptx"]
