@@ -15,6 +15,8 @@ from gir_check import needs_ptxas
 from test_lower_mma import _bits, _floats, _nvidia_available, matmul_kernel
 from test_lower_pipeline import compiled, tutorial_kernel
 
+import tilec
+import tilec.language as tl
 from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_module
@@ -22,6 +24,50 @@ from tilec.layout.mapping import thread_mapping
 from tilec.lowering.swizzle import NvmmaTile
 
 RNG = np.random.default_rng(90)
+
+
+@tilec.jit
+def transposed_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      A_COLUMN_MAJOR: tl.constexpr):  # fmt: skip
+    """C = A B with B stored transposed (N x K, K contiguous: `stride_bk` is 1), loaded as N x K
+    and given to the dot as `tl.trans` (as attention's Q K^T does); A row- or column-major."""
+    offs_m = (tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    if A_COLUMN_MAJOR:
+        a_ptrs = a_ptr + (offs_m[:, None] + offs_k[None, :] * stride_ak)  # stride_am = 1
+    else:
+        a_ptrs = a_ptr + (offs_m[:, None] * stride_am + offs_k[None, :])  # stride_ak = 1
+    bt_ptrs = b_ptr + (offs_n[:, None] * stride_bn + offs_k[None, :])  # stride_bk = 1
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        bt = tl.load(bt_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, tl.trans(bt), acc)
+        a_ptrs += BLOCK_K * (stride_ak if A_COLUMN_MAJOR else 1)
+        bt_ptrs += BLOCK_K
+    offs_cm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptr + offs_cm[:, None] * N + offs_cn[None, :], acc, mask=c_mask)
+
+
+TRANSPOSED_DIVISIBLE = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak",
+                        "stride_bn")  # fmt: skip
+
+
+def _transposed(stages, blocks, warps, column_major_a, target="sm_90a", dtype="fp16"):
+    signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "M": "i32",
+                 "N": "i32", "K": "i32", "stride_am": "i32", "stride_ak": "i32",
+                 "stride_bk": "i32", "stride_bn": "i32"}  # fmt: skip
+    block_m, block_n, block_k = blocks
+    constants = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k,
+                     A_COLUMN_MAJOR=column_major_a)  # fmt: skip
+    return tilec.compile(
+        transposed_kernel, signature, constants, divisibility=TRANSPOSED_DIVISIBLE,
+        backend="nvidia", target=target, num_warps=warps, num_stages=stages,
+    )  # fmt: skip
 
 
 def _sm90a(stages=3, blocks=(128, 256, 64), warps=8, dtype="fp16", kernel=tutorial_kernel):
@@ -82,6 +128,23 @@ def test_sm90a_ptx_assembles_without_spills(blocks, warps, instr, dtype, tmp_pat
     assert "0 bytes spill stores, 0 bytes spill loads" in report
     assert "serialized" not in report  # ptxas would say so if it serialized the wgmmas
     assert registers <= 255
+
+
+@pytest.mark.parametrize("column_major_a", [False, True])
+def test_transposed_operands_are_pipelined_views(column_major_a: bool, tmp_path):
+    """B given as `tl.trans` of an N x K load: its ring is stored N x K (K contiguous) and the
+    dot reads a transposed view (K-major B, transpose bit 0); a column-major A is MN-major
+    (transpose bit 1). Both stay pipelined and asynchronous."""
+    needs_ptxas()
+    kernel = _transposed(3, (128, 128, 64), 4, column_major_a)
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    assert "tile.trans" in gir and "{pendings = 1 : i32}" in gir
+    assert gir.count("gpu.async_copy_global_to_local") == 6  # 2 prologue stages, loop; A, B
+    assert "transposed = true" in gir
+    bits = "1, 0" if column_major_a else "0, 0"
+    assert f"p, 1, 1, {bits};" in ptx
+    _, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores" in report and "serialized" not in report
 
 
 def test_sm80_keeps_mma_sync_and_ldmatrix():
@@ -190,6 +253,29 @@ GPU_CASES = [  # M, N, K multiples of 8: the compile assumes 16-byte aligned row
     (3, (64, 64, 32), 4, (200, 136, 328), "fp16", "masked"),
     (2, (128, 64, 128), 4, (130, 72, 264), "bf16", "masked"),
 ]
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("stages", "blocks", "warps", "sizes", "column_major_a"),
+    [(3, (128, 128, 64), 4, (200, 136, 328), False), (3, (128, 256, 64), 8, (256, 264, 200), True),
+     (1, (64, 64, 32), 4, (72, 64, 96), True)],
+)  # fmt: skip
+def test_transposed_operands_on_the_gpu(stages, blocks, warps, sizes, column_major_a):
+    m, n, k = sizes
+    kernel = _transposed(stages, blocks, warps, column_major_a, target=None)
+    assert "gpu.warp_group_dot" in kernel.asm["gir"]
+    a = _bits(RNG.standard_normal((m, k)), "fp16")
+    b = _bits(RNG.standard_normal((k, n)), "fp16")
+    c = np.full(m * n, np.nan, np.float32)
+    a_memory = np.ascontiguousarray(a.T) if column_major_a else a
+    strides_a = (1, m) if column_major_a else (k, 1)
+    grid = (-(-m // blocks[0]), -(-n // blocks[1]))
+    b_t = np.ascontiguousarray(b.T)
+    kernel.run(grid, [a_memory.reshape(-1), b_t.reshape(-1), c, m, n, k, *strides_a, 1, k])
+    expected = _floats(a, "fp16").astype(np.float64) @ _floats(b, "fp16")
+    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
 
 
 @gpu

@@ -187,7 +187,8 @@ SWIZZLE_BYTES = (32, 64, 128)
 @attrs.frozen(repr=False)
 class NvmmaSharedEncodingAttr(SharedEncodingAttr):
     """`#gpu.nvmma_shared<{swizzle = 128, transposed = false}>`: a tensor in shared memory as
-    wgmma reads it (module doc). `transposed = false`: the last dimension is the contiguous one."""
+    wgmma reads it (module doc). `transposed = false`: the last dimension is the contiguous one;
+    `true`: the first."""
 
     name: ClassVar[str] = "gpu.nvmma_shared"
     alias_prefix: ClassVar[str] = "shared"
@@ -198,8 +199,6 @@ class NvmmaSharedEncodingAttr(SharedEncodingAttr):
     def __attrs_post_init__(self) -> None:
         if self.swizzle not in SWIZZLE_BYTES:
             raise ValueError(f"'swizzle' must be 32, 64 or 128 (bytes), got {self.swizzle}")
-        if self.transposed:
-            raise ValueError("'transposed = true' (a contiguous first dimension) is not supported")
 
     def parameters(self) -> dict[str, Attribute]:
         return {

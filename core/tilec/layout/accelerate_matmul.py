@@ -27,7 +27,7 @@ shapes are smaller than one instruction keep their blocked layouts: the FMA lowe
 from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
-from tilec.dialects.gpu import ConvertLayoutOp
+from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.dialects.gpu_mma import (
     MMA_LANES,
     DotOperandEncodingAttr,
@@ -36,11 +36,12 @@ from tilec.dialects.gpu_mma import (
 )
 from tilec.dialects.gpu_shared import WarpGroupDotOp
 from tilec.dialects.scf import ForOp
-from tilec.dialects.tile import DotOp
+from tilec.dialects.tile import DotOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.types import TensorType, i32
 from tilec.layout.assign_layouts import with_layout
+from tilec.layout.mapping import thread_mapping
 from tilec.layout.rules import GpuTarget, MmaInstruction
 from tilec.passes.base import ModulePass, PassContext
 
@@ -131,17 +132,57 @@ def _swizzle(contiguous_bytes: int) -> int:
     return min(128, contiguous_bytes)
 
 
+WARPGROUP_ROWS = 64
+
+
+def _contiguous_dim(value: Value) -> int:
+    """The dimension along which `value`'s layout gives a thread consecutive elements (1 where
+    it says nothing)."""
+    layout = layout_of(value.type)
+    if layout is None:
+        return 1
+    dim = thread_mapping(layout, value.type.shape).contiguous_dim  # type: ignore[attr-defined]
+    return 1 if dim is None else dim
+
+
+def _to_shared(op: DotOp, value: Value, k_dim: int, instr_extent: int) -> Value:
+    """Operand `value` of `op` converted to `#gpu.nvmma_shared`, stored with the dimension its
+    layout holds contiguously as the contiguous one (cp.async and vector stores then fill it),
+    and swizzled as widely as one instruction's extent along that dimension allows (K for a
+    K-major operand; 64 rows of A or the instruction's N of B otherwise). A `tile.trans` is
+    looked through: its source goes to shared memory and the transpose is a view of it, so that
+    a load under it can be pipelined."""
+    element_bytes = _element_bytes(value.type)  # type: ignore[arg-type]
+    k_size = value.type.shape[k_dim]  # type: ignore[attr-defined]
+    producer = getattr(value, "op", None)
+    through = isinstance(producer, TransOp) and len(value.uses) == 1
+    source = producer.source if through else value  # type: ignore[union-attr]
+    contiguous = _contiguous_dim(source)
+    operand_contiguous = 1 - contiguous if through else contiguous
+    width = k_size if operand_contiguous == k_dim else instr_extent
+    swizzle = _swizzle(width * element_bytes)
+    shared = _convert_before(op, source, NvmmaSharedEncodingAttr(swizzle, contiguous == 0))
+    if not through:
+        return shared
+    trans = TransOp(
+        operands=[shared],
+        result_types=[
+            with_layout(value.type, NvmmaSharedEncodingAttr(swizzle, operand_contiguous == 0))  # type: ignore[arg-type]
+        ],
+        attributes=dict(producer.attributes),  # type: ignore[union-attr]
+    )
+    trans.location = producer.location  # type: ignore[union-attr]
+    op.parent.insert_before(trans, op)  # type: ignore[union-attr]
+    return trans.results[0]
+
+
 def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     """`op` -> `gpu.warp_group_dot` (synchronous; `pipeline-loops` may make it asynchronous):
     A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
     back for its uses."""
     a, b, acc = op.a, op.b, op.acc
-    element_bytes = _element_bytes(a.type)  # type: ignore[arg-type]
-    k = a.type.shape[1]  # type: ignore[attr-defined]
-    a_shared = _convert_before(op, a, NvmmaSharedEncodingAttr(_swizzle(k * element_bytes)))
-    b_shared = _convert_before(
-        op, b, NvmmaSharedEncodingAttr(_swizzle(mma.instr_n * element_bytes))
-    )
+    a_shared = _to_shared(op, a, 1, WARPGROUP_ROWS)
+    b_shared = _to_shared(op, b, 0, mma.instr_n)
     acc_mma = _convert_before(op, acc, mma)
     old_type: TensorType = op.result.type  # type: ignore[assignment]
     dot = WarpGroupDotOp(
@@ -156,7 +197,12 @@ def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     back.location = op.location
     op.parent.insert_before(back, op)  # type: ignore[union-attr]
     op.result.replace_all_uses_with(back.results[0])
+    operands = [a, b]
     op.erase()
+    for value in operands:  # a tile.trans looked through by _to_shared
+        producer = getattr(value, "op", None)
+        if isinstance(producer, TransOp) and not value.has_uses():
+            producer.erase()
 
 
 def warps_per_tile(shape: tuple[int, int], num_warps: int) -> tuple[int, int]:

@@ -53,7 +53,7 @@ from tilec.dialects.gpu_shared import (
     WarpGroupDotWaitOp,
 )
 from tilec.dialects.scf import ForOp, IfOp, YieldOp
-from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp
+from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp, TransOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
@@ -275,6 +275,12 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
     their iter-arg index: both operands from the pipelined loads, the accumulator an iter-arg
     only they use, the result only yielded back into it."""
     from_rings = {convert.results[0] for group in plan.converts for convert in group}
+    from_rings |= {  # views of a ring slot: tile.trans of one
+        user.results[0]
+        for value in list(from_rings)
+        for user in value.users
+        if isinstance(user, TransOp)
+    }
     terminator = block.last_op
     found = []
     for op in block.ops:

@@ -31,7 +31,7 @@ from tilec.layout.mapping import thread_mapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
 from tilec.lowering.dot_operand import lower_to_dot_operand
 from tilec.lowering.memory import byte_size
-from tilec.lowering.wgmma import lower_to_shared
+from tilec.lowering.wgmma import lower_to_shared, transpose_shared
 
 
 @lowers(SplatOp)
@@ -87,6 +87,11 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
         return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
     if isinstance(op, ConvertLayoutOp) and lower_to_shared(ctx, op):
         return  # wgmma operands: stored by their gpu.warp_group_dot (tilec.lowering.wgmma)
+    if isinstance(op, TransOp):
+        view = transpose_shared(ctx.get(op.source))
+        if view is not None:  # a tensor in shared memory: the same bytes, transposed
+            ctx.set(op.result, view)
+            return
     source: LTensor = ctx.get(op.source)
     result_type = op.result.type
     assert isinstance(result_type, TensorType)

@@ -78,7 +78,7 @@ def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
     rows, cols = t.tile_shape
     tile: SwizzledTile | NvmmaTile
     if isinstance(t.encoding, NvmmaSharedEncodingAttr):
-        tile = NvmmaTile(rows, cols, byte_size(element), t.encoding.swizzle)
+        tile = NvmmaTile(rows, cols, byte_size(element), t.encoding.swizzle, t.encoding.transposed)
         align = NVMMA_ALIGNMENT
     else:
         tile = SwizzledTile(rows, cols, byte_size(element))
@@ -110,7 +110,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     element_bytes = buffer.tile.element_bytes
     mapping = ptrs.mapping
     vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
-    if mapping.contiguous_dim != 1:
+    if mapping.contiguous_dim != getattr(buffer.tile, "contiguous_dim", 1):
         vec = 1
     coords = ctx.element_coords(mapping)
     for first in range(0, len(ptrs.values), vec):

@@ -148,11 +148,12 @@ class TargetInfo:
         desc_a: ir.Value,
         desc_b: ir.Value,
         acc: Sequence[ir.Value],
+        transpose_a: bool,
         transpose_b: bool,
     ) -> list[ir.Value]:
         """Issue one asynchronous warpgroup `m64n{n}k16` (`dtype` inputs, f32 accumulators) on
-        shared-memory matrix descriptors (i64) of A (K-major) and B (K-major, or MN-major with
-        `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
+        shared-memory matrix descriptors (i64) of A and B (K-major, or MN-major with
+        `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
         `#gpu.mma` version 3 order); returns the accumulator registers."""
         raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
 

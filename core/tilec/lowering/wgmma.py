@@ -5,19 +5,21 @@
   `gpu.warp_group_dot` reading it stores into the shared scratch buffer (both operands at once,
   1024-byte aligned), then `fence.proxy.async` and a barrier. An operand that is a
   `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
+- `tile.trans` of a tensor in shared memory is the same bytes seen transposed (no code).
 - `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
   `#gpu.mma` version 3: per repetition of the warps' tile and per 16-element K step, one
-  `wgmma.mma_async.m64nNk16` on two shared-memory matrix descriptors; A is K-major, B (stored
-  K x N, N contiguous) MN-major (the instruction's transpose bit). The wgmmas of the op form
+  `wgmma.mma_async.m64nNk16` on two shared-memory matrix descriptors; an operand whose
+  contiguous dimension is K is K-major, else MN-major (the instruction's transpose bits). The wgmmas of the op form
   one group, after a `wgmma.fence`; the op then waits until at most `pendings` groups are in
   flight, threading the accumulators through the wait.
 
 The descriptor (PTX ISA "matrix descriptor", the same encoding as CUTLASS's `GmmaDescriptor`):
 bits 0-13 the start address / 16, 16-29 the leading-dimension byte offset / 16, 32-45 the
 stride-dimension byte offset / 16, 62-63 the swizzle mode (1: 128 bytes, 2: 64, 3: 32). With
-`W` the tile's swizzle bytes, both operands use SBO = 8 W (the next 8 rows); an MN-major B uses
-LBO = K W (the next column block of `NvmmaTile`); a K-major A never crosses a column block within
-one instruction (16 elements are 32 bytes), so its LBO is unused (1).
+`W` the tile's swizzle bytes, both operands use SBO = 8 W (the next 8 stored rows); an MN-major
+operand uses LBO = R W (the next column block of `NvmmaTile`, R its stored rows); a K-major one
+never crosses a column block within one instruction (16 elements are 32 bytes), so its LBO is
+unused (1).
 """
 
 from __future__ import annotations
@@ -52,11 +54,14 @@ WARPGROUP_ROWS = 64
 
 @attrs.frozen
 class PendingTile:
-    """A register tensor converted to `#gpu.nvmma_shared` whose store waits for its reader."""
+    """A register tensor converted to `#gpu.nvmma_shared` whose store waits for its reader:
+    `source` is stored as `tile` lays it out; `view` is how the reader sees those bytes (the
+    tile itself, or its transpose after a `tile.trans`)."""
 
     source: LTensor
     tile: NvmmaTile
     element: ir.Type
+    view: NvmmaTile
 
 
 def nvmma_tile(ctx: LoweringContext, tensor_type: TensorType) -> tuple[NvmmaTile, ir.Type]:
@@ -64,7 +69,18 @@ def nvmma_tile(ctx: LoweringContext, tensor_type: TensorType) -> tuple[NvmmaTile
     assert isinstance(encoding, NvmmaSharedEncodingAttr)
     element = memory_type(tensor_type.element_type, ctx.target)
     rows, cols = tensor_type.shape
-    return NvmmaTile(rows, cols, byte_size(element), encoding.swizzle), element
+    tile = NvmmaTile(rows, cols, byte_size(element), encoding.swizzle, encoding.transposed)
+    return tile, element
+
+
+def transpose_shared(value: object) -> object | None:
+    """`tile.trans` of a lowered tensor in shared memory: the same bytes, transposed; None for
+    a register tensor."""
+    if isinstance(value, SharedView):
+        return SharedView(value.base, value.tile.transpose())
+    if isinstance(value, PendingTile):
+        return PendingTile(value.source, value.tile, value.element, value.view.transpose())
+    return None
 
 
 def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
@@ -75,7 +91,7 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     ):
         return False
     tile, element = nvmma_tile(ctx, result_type)
-    ctx.set(op.result, PendingTile(ctx.get(op.source), tile, element))
+    ctx.set(op.result, PendingTile(ctx.get(op.source), tile, element, tile))
     return True
 
 
@@ -98,7 +114,7 @@ def _store_pending(ctx: LoweringContext, operands: list[object]) -> list[SharedV
     for tile, offset in zip(pending, offsets, strict=True):
         at = b.gep(base, [I32(offset)], source_etype=I8)
         _store_registers(ctx, tile, at)
-        views[id(tile)] = SharedView(at, tile.tile)
+        views[id(tile)] = SharedView(at, tile.view)
     ctx.target.fence_async_shared(b)
     ctx.target.barrier(b)
     return [views.get(id(o), o) for o in operands]  # type: ignore[misc]
@@ -111,7 +127,7 @@ def _store_registers(ctx: LoweringContext, pending: PendingTile, base: ir.Value)
     source, tile, element = pending.source, pending.tile, pending.element
     mapping = source.mapping
     vec = 1
-    if mapping.contiguous_dim == 1:
+    if mapping.contiguous_dim == tile.contiguous_dim:
         vec = max(1, min(mapping.contiguity, tile.chunk_elements))
     coords = ctx.element_coords(mapping)
     eb = tile.element_bytes
@@ -129,21 +145,48 @@ def _store_registers(ctx: LoweringContext, pending: PendingTile, base: ir.Value)
         b.store(vector, address, align=eb * vec)
 
 
-def _descriptor(
-    ctx: LoweringContext, view: SharedView, row: int, col: int, extra: ir.Value, lbo: int
-) -> ir.Value:
-    """The matrix descriptor of the sub-matrix of `view` at (`row`, `col`), plus the i32
-    byte offset `extra` (the warpgroup's rows or columns, a multiple of the swizzle atom)."""
+@attrs.frozen
+class _Operand:
+    """How one wgmma operand is addressed: K-major (K is its contiguous dimension) or MN-major
+    (the instruction's transpose bit), and this warpgroup's byte offset into it."""
+
+    view: SharedView
+    k_dim: int
+    extra: ir.Value
+
+    @property
+    def k_major(self) -> bool:
+        return self.view.tile.contiguous_dim == self.k_dim
+
+    def descriptor(self, ctx: LoweringContext, row: int, col: int) -> ir.Value:
+        """The matrix descriptor of the sub-matrix at (`row`, `col`) (module doc)."""
+        b = ctx.builder
+        tile = self.view.tile
+        lbo = 16 if self.k_major else tile.stored[0] * tile.swizzle
+        address = b.ptrtoint(self.view.base, I64)
+        address = b.add(address, b.zext(self.extra, I64))
+        address = b.add(address, I64(tile.linear_byte_offset(row, col)))
+        start = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
+        fields = (
+            ((lbo >> 4) << 16)
+            | ((8 * tile.swizzle >> 4) << 32)
+            | (SWIZZLE_MODE[tile.swizzle] << 62)
+        )
+        return b.or_(start, ir.Constant(I64, fields))
+
+
+def _operand(ctx: LoweringContext, view: SharedView, k_dim: int, start: ir.Value) -> _Operand:
+    """`view` with this warpgroup's offset: `start` (its first row of A or column of B, along
+    the dimension that is not K) as bytes: whole stored rows where that dimension is the stored
+    row, whole column blocks where it is the contiguous one."""
     b = ctx.builder
     tile = view.tile
-    address = b.ptrtoint(view.base, I64)
-    address = b.add(address, b.zext(extra, I64))
-    address = b.add(address, I64(tile.linear_byte_offset(row, col)))
-    start = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
-    fields = (
-        ((lbo >> 4) << 16) | ((8 * tile.swizzle >> 4) << 32) | (SWIZZLE_MODE[tile.swizzle] << 62)
-    )
-    return b.or_(start, ir.Constant(I64, fields))
+    if tile.contiguous_dim == k_dim:  # K-major: the warpgroup's rows or columns are stored rows
+        extra = b.mul(start, I32(tile.swizzle))
+    else:
+        block = b.udiv(start, I32(tile.block_cols))
+        extra = b.mul(block, I32(tile.stored[0] * tile.swizzle))
+    return _Operand(view, k_dim, extra)
 
 
 @lowers(WarpGroupDotOp)
@@ -172,10 +215,8 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     warp = ctx.warp_id()
     group_row = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(WARPGROUP_WARPS)), I32(WARPGROUP_ROWS))
     group_col = b.mul(b.udiv(warp, I32(wm)), I32(instr_n))
-    a_extra = b.mul(group_row, I32(a.tile.swizzle))
-    b_block = b.udiv(group_col, I32(bv.tile.block_cols))
-    b_extra = b.mul(b_block, I32(bv.tile.rows * bv.tile.swizzle))
-    b_lbo = bv.tile.rows * bv.tile.swizzle
+    a_operand, b_operand = _operand(ctx, a, 1, group_row), _operand(ctx, bv, 0, group_col)
+    transpose = (not a_operand.k_major, not b_operand.k_major)
     values = list(acc.values)
     ctx.target.wgmma_fence(b)
     for rm in range(reps_m):
@@ -184,9 +225,9 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
             chunk = values[at : at + regs]
             for step in range(k_size // INSTR_K):
                 k = step * INSTR_K
-                desc_a = _descriptor(ctx, a, rm * tile_m, k, a_extra, 16)
-                desc_b = _descriptor(ctx, bv, k, rn * tile_n, b_extra, b_lbo)
-                chunk = ctx.target.wgmma(b, instr_n, dtype, desc_a, desc_b, chunk, True)
+                desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
+                desc_b = b_operand.descriptor(ctx, k, rn * tile_n)
+                chunk = ctx.target.wgmma(b, instr_n, dtype, desc_a, desc_b, chunk, *transpose)
             values[at : at + regs] = chunk
     ctx.target.wgmma_commit(b)
     pendings = op.pendings.value  # type: ignore[attr-defined]
@@ -207,4 +248,4 @@ def _fence_async_shared(ctx: LoweringContext, op: FenceAsyncSharedOp) -> None:
     ctx.target.fence_async_shared(ctx.builder)
 
 
-__all__ = ["PendingTile", "lower_to_shared", "nvmma_tile"]
+__all__ = ["PendingTile", "lower_to_shared", "nvmma_tile", "transpose_shared"]

@@ -240,11 +240,12 @@ class NvidiaTargetInfo(TargetInfo):
         desc_a: ir.Value,
         desc_b: ir.Value,
         acc: Sequence[ir.Value],
+        transpose_a: bool,
         transpose_b: bool,
     ) -> list[ir.Value]:
         from tilec_nvidia.wgmma import wgmma  # deferred: as mma above
 
-        return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_b)
+        return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b)
 
     def wgmma_fence(self, builder: ir.IRBuilder) -> None:
         from tilec_nvidia.wgmma import wgmma_fence  # deferred: as mma above

@@ -29,6 +29,7 @@ def wgmma(
     desc_a: ir.Value,
     desc_b: ir.Value,
     acc: Sequence[ir.Value],
+    transpose_a: bool,
     transpose_b: bool,
 ) -> list[ir.Value]:
     require(arch, "wgmma", "wgmma.mma_async")
@@ -45,7 +46,7 @@ def wgmma(
         "{\n.reg .pred p;\n"
         f"setp.ne.b32 p, ${scale}, 0;\n"
         f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
-        f"{{{outs}}}, ${a}, ${b}, p, 1, 1, 0, {int(transpose_b)};\n}}"
+        f"{{{outs}}}, ${a}, ${b}, p, 1, 1, {int(transpose_a)}, {int(transpose_b)};\n}}"
     )
     constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["l", "l", "r"])
     fn_type = ir.FunctionType(ir.LiteralStructType([F32] * regs), [F32] * regs + [I64, I64, I32])
