@@ -53,6 +53,31 @@ def transposed_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride
     tl.store(c_ptr + offs_cm[:, None] * N + offs_cn[None, :], acc, mask=c_mask)
 
 
+@tilec.jit
+def invariant_kernel(a_ptr, b_ptr, c_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     BLOCK_K: tl.constexpr):  # fmt: skip
+    """C = A [B_0 B_1 ...] summed over N blocks: A (BLOCK_M x BLOCK_K) is loaded once, before
+    the loop, as attention's Q is; B is K x N row-major."""
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a = tl.load(a_ptr + offs_m[:, None] * BLOCK_K + offs_k[None, :])
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for n in range(0, N, BLOCK_N):
+        b = tl.load(b_ptr + offs_k[:, None] * N + (n + offs_n)[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * BLOCK_N + offs_n[None, :], acc)
+
+
+def _invariant(stages, target="sm_90a"):
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "N": "i32"}
+    return tilec.compile(
+        invariant_kernel, signature, dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64),
+        divisibility=("a_ptr", "b_ptr", "c_ptr", "N"), backend="nvidia", target=target,
+        num_warps=4, num_stages=stages,
+    )  # fmt: skip
+
+
 TRANSPOSED_DIVISIBLE = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak",
                         "stride_bn")  # fmt: skip
 
@@ -145,6 +170,16 @@ def test_transposed_operands_are_pipelined_views(column_major_a: bool, tmp_path)
     assert f"p, 1, 1, {bits};" in ptx
     _, report = _ptxas_report(ptx, tmp_path)
     assert "0 bytes spill stores" in report and "serialized" not in report
+
+
+def test_loop_invariant_operands_go_to_shared_memory_once():
+    """A loaded before the loop is converted there, stored once (its own shared memory), and the
+    loop's wgmma stays asynchronous beside B's ring."""
+    gir = _invariant(3).asm["gir"]
+    loop = gir.index("scf.for")
+    convert = gir.index("#shared>")  # the first value in #gpu.nvmma_shared: A's conversion
+    assert convert < loop
+    assert re.search(r"gpu\.warp_group_dot [^\n]*\{pendings = 1 : i32\}", gir[loop:])
 
 
 def test_sm80_keeps_mma_sync_and_ldmatrix():
@@ -276,6 +311,20 @@ def test_transposed_operands_on_the_gpu(stages, blocks, warps, sizes, column_maj
     kernel.run(grid, [a_memory.reshape(-1), b_t.reshape(-1), c, m, n, k, *strides_a, 1, k])
     expected = _floats(a, "fp16").astype(np.float64) @ _floats(b, "fp16")
     np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("stages", [1, 3])
+def test_loop_invariant_operand_on_the_gpu(stages):
+    n = 320
+    a = _bits(RNG.standard_normal((128, 64)), "fp16")
+    b = _bits(RNG.standard_normal((64, n)), "fp16")
+    c = np.full(128 * 64, np.nan, np.float32)
+    _invariant(stages, target=None).run((1,), [a.reshape(-1), b.reshape(-1), c, n])
+    blocks = _floats(b, "fp16").astype(np.float64).reshape(64, n // 64, 64).sum(axis=1)
+    expected = _floats(a, "fp16").astype(np.float64) @ blocks
+    np.testing.assert_allclose(c.reshape(128, 64), expected, rtol=1e-5, atol=1e-3)
 
 
 @gpu

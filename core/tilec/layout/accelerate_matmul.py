@@ -35,7 +35,7 @@ from tilec.dialects.gpu_mma import (
     NvmmaSharedEncodingAttr,
 )
 from tilec.dialects.gpu_shared import WarpGroupDotOp
-from tilec.dialects.scf import ForOp
+from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import DotOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
@@ -161,7 +161,8 @@ def _to_shared(op: DotOp, value: Value, k_dim: int, instr_extent: int) -> Value:
     operand_contiguous = 1 - contiguous if through else contiguous
     width = k_size if operand_contiguous == k_dim else instr_extent
     swizzle = _swizzle(width * element_bytes)
-    shared = _convert_before(op, source, NvmmaSharedEncodingAttr(swizzle, contiguous == 0))
+    encoding = NvmmaSharedEncodingAttr(swizzle, contiguous == 0)
+    shared = _convert_before(_outside_loops(op, source), source, encoding)
     if not through:
         return shared
     trans = TransOp(
@@ -174,6 +175,23 @@ def _to_shared(op: DotOp, value: Value, k_dim: int, instr_extent: int) -> Value:
     trans.location = producer.location  # type: ignore[union-attr]
     op.parent.insert_before(trans, op)  # type: ignore[union-attr]
     return trans.results[0]
+
+
+def _outside_loops(op: Operation, value: Value) -> Operation:
+    """Where to convert `value` for `op`: before the outermost loop around `op` that `value` is
+    defined outside of (a loop-invariant operand goes to shared memory once, not every
+    iteration), else before `op` itself."""
+    defined_in = getattr(value, "op", None) or value.owner.parent_op  # type: ignore[attr-defined]
+    inside = set()
+    while defined_in is not None:
+        inside.add(defined_in)
+        defined_in = defined_in.parent_op
+    at, parent = op, op.parent_op
+    while parent is not None and parent not in inside:
+        if isinstance(parent, ForOp | WhileOp):
+            at = parent
+        parent = parent.parent_op
+    return at
 
 
 def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:

@@ -272,8 +272,9 @@ def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodi
 
 def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
     """The `gpu.warp_group_dot`s of the loop that may stay in flight across iterations, with
-    their iter-arg index: both operands from the pipelined loads, the accumulator an iter-arg
-    only they use, the result only yielded back into it."""
+        their iter-arg index: both operands from the pipelined loads or converted to shared memory
+    before the loop (`_invariant_shared`), the accumulator an iter-arg
+        only they use, the result only yielded back into it."""
     from_rings = {convert.results[0] for group in plan.converts for convert in group}
     from_rings |= {  # views of a ring slot: tile.trans of one
         user.results[0]
@@ -286,7 +287,7 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
     for op in block.ops:
         if not isinstance(op, WarpGroupDotOp):
             continue
-        if op.a not in from_rings or op.b not in from_rings:
+        if not all(v in from_rings or _invariant_shared(v, block) for v in (op.a, op.b)):
             continue
         acc = op.acc
         if not _is_arg(acc, block, block.args[0]):
@@ -297,6 +298,24 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
             continue
         found.append((op, index))
     return found
+
+
+def _invariant_shared(value: Value, block: Block) -> bool:
+    """Whether `value` is a conversion to `#gpu.nvmma_shared` made outside the loop `block`:
+    stored once, never overwritten while the loop runs (or a `tile.trans` view of one)."""
+    producer = getattr(value, "op", None)
+    if isinstance(producer, TransOp):
+        return _invariant_shared(producer.source, block)
+    if not isinstance(producer, ConvertLayoutOp):
+        return False
+    if not isinstance(producer.result.type.encoding, NvmmaSharedEncodingAttr):  # type: ignore[attr-defined]
+        return False
+    at: Operation | None = producer
+    while at is not None:
+        if at.parent is block:
+            return False
+        at = at.parent_op
+    return True
 
 
 def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:

@@ -3,7 +3,9 @@
 - `gpu.convert_layout` of a register tensor to `#gpu.nvmma_shared` emits nothing where it stands:
   its value is a `PendingTile` (the registers and the tile layout), which the
   `gpu.warp_group_dot` reading it stores into the shared scratch buffer (both operands at once,
-  1024-byte aligned), then `fence.proxy.async` and a barrier. An operand that is a
+  1024-byte aligned), then `fence.proxy.async` and a barrier. A conversion read inside a loop
+  (a loop-invariant operand that `accelerate-matmul` converts before the loop) stores at once,
+  into shared memory of its own that stays reserved for the rest of the kernel. An operand that is a
   `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
 - `tile.trans` of a tensor in shared memory is the same bytes seen transposed (no code).
 - `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
@@ -91,8 +93,26 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     ):
         return False
     tile, element = nvmma_tile(ctx, result_type)
-    ctx.set(op.result, PendingTile(ctx.get(op.source), tile, element, tile))
+    pending = PendingTile(ctx.get(op.source), tile, element, tile)
+    if all(user.parent is op.parent for user in op.result.users):
+        ctx.set(op.result, pending)
+        return True
+    # read in a nested region (a loop): stored once, here, into shared memory of its own
+    b = ctx.builder
+    offset = _round_up(ctx.shared_reserved, NVMMA_ALIGNMENT)
+    ctx.shared_reserved = offset + _round_up(tile.nbytes, NVMMA_ALIGNMENT)
+    ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
+    at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
+    ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
+    _store_registers(ctx, pending, at)
+    ctx.target.fence_async_shared(b)
+    ctx.target.barrier(b)
+    ctx.set(op.result, SharedView(at, tile))
     return True
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return (value + multiple - 1) // multiple * multiple
 
 
 def _store_pending(ctx: LoweringContext, operands: list[object]) -> list[SharedView]:
