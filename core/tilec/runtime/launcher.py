@@ -21,9 +21,15 @@ from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
+from tilec.runtime.hot_path import (
+    MAX_FAST,
+    MISS,
+    RESERVED,
+    FastLaunch,
+    launch_grid,
+    make_fast_launch,
+)
 from tilec.runtime.specialization import arg_type, spec_token
-
-RESERVED = ("backend", "check", "stream")
 
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
@@ -53,6 +59,10 @@ class KernelInfo:
         self.runtime_count = len(self.runtime)
         self.launches: dict[Any, Any] = {}
         self.generation = cache.generation
+        self.fast: tuple[FastLaunch, ...] = ()
+        """Fast launches of calls like earlier ones, newest first (`tilec.runtime.hot_path`)."""
+        self.fast_shapes: set[Any] = set()
+        """The (key, positional count, keywords) of the calls that have one."""
 
 
 def kernel_info(kernel: KernelFunction) -> KernelInfo:
@@ -61,6 +71,8 @@ def kernel_info(kernel: KernelFunction) -> KernelInfo:
         info = kernel._launch_info = KernelInfo(kernel)
     if info.generation != cache.generation:
         info.launches.clear()
+        info.fast = ()
+        info.fast_shapes.clear()
         info.generation = cache.generation
     return info
 
@@ -76,11 +88,24 @@ class Launcher:
         self.grid = grid
 
     def __call__(self, *args: Any, **meta: Any) -> Any:
+        info = self.kernel.__dict__.get("_launch_info")
+        if info is not None:
+            for fast in info.fast:
+                compiled = fast(self, args, meta)
+                if compiled is not MISS:
+                    return compiled
+        return self._launch(args, meta)
+
+    def _launch(self, args: tuple, meta: dict) -> Any:
+        """The general path: key, look-up (compiling on a miss), runner; then a fast launch for
+        calls like this one (`tilec.runtime.hot_path`)."""
         kernel = self.kernel
         info = kernel.__dict__.get("_launch_info")
         if info is None or info.generation != cache.generation:
             info = kernel_info(kernel)
+        given = meta
         if meta:
+            meta = dict(meta)
             backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
             check = meta.pop("check", None)
             stream = meta.pop("stream", None)
@@ -110,13 +135,7 @@ class Launcher:
             if key is not None and len(args) <= len(info.constexpr):
                 info.launches[key] = hot
         compiled, runner = hot
-        grid = self.grid
-        if callable(grid):
-            bound = dict(zip(info.names, args, strict=False))
-            bound.update(meta)
-            grid = grid({**info.defaults, **bound})
-        if type(grid) is not tuple:
-            grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        grid = launch_grid(self.grid, info.names, info.defaults, args, meta)
         if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
             runtime_args = args  # every runtime argument given by position, in order
         else:
@@ -137,6 +156,12 @@ class Launcher:
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args, stream)
+        shape = (key, len(args), frozenset(meta))
+        if key is not None and shape not in info.fast_shapes:
+            fast = make_fast_launch(kernel, info, args, given, backend_name, compiled, runner)
+            if fast is not None:
+                info.fast_shapes.add(shape)
+                info.fast = (fast, *info.fast[: MAX_FAST - 1])
         return compiled
 
     def _reference(self, compiled: Any) -> Any:
