@@ -118,6 +118,11 @@ class KernelFunction:
         self._unchanged_fast = _identity_check(self._used)
         return self._key
 
+    @property
+    def key_reads(self) -> tuple[tuple[Any, str, Any], ...]:
+        """What `cache_key` was computed from: (namespace, name, value) of each name read."""
+        return self._used
+
     def _unchanged(self) -> bool:
         """Whether every name the key was computed from still gives its value (`_same`)."""
         return all(_same(ns.get(name, _MISSING), value) for ns, name, value in self._used)
@@ -196,20 +201,32 @@ def _free_name_chains(tree: ast.Module) -> tuple[tuple[str, ...], ...]:
     return tuple(dict.fromkeys(c for c in chains if c[0] not in bound))
 
 
-def _identity_check(used: tuple[tuple[Any, str, Any], ...]) -> Callable[[], bool]:
-    """A function that tells, cheaply, whether every name in `used` still gives the very object
-    recorded (one dict subscript and `is` a name, in generated code: the launch hot path asks on
-    every launch). False where it cannot tell (a missing name, a view that is not a dict, an
-    equal but new bound method): `_unchanged` decides then."""
+def identity_check(
+    used: tuple[tuple[Any, str, Any], ...], namespace: dict[str, Any], prefix: str = "_"
+) -> str | None:
+    """A Python expression that is true while every name in `used` (a kernel's `key_reads`)
+    still gives the very object recorded: one dict subscript and `is` a name, for generated code
+    on the launch hot path (it raises KeyError where a name is gone). The namespaces and values
+    it reads are added to `namespace` (names starting with `prefix`). None where it cannot tell
+    (a missing name, a view that is not a dict): ask `cache_key` then."""
     if any(type(ns) is not dict or value is _MISSING for ns, _, value in used):
-        return lambda: False
-    namespace: dict[str, Any] = {}
+        return None
     terms = []
     for i, (ns, name, value) in enumerate(used):
-        namespace[f"n{i}"], namespace[f"v{i}"] = ns, value
-        terms.append(f"n{i}[{name!r}] is v{i}")
+        namespace[f"{prefix}n{i}"], namespace[f"{prefix}v{i}"] = ns, value
+        terms.append(f"{prefix}n{i}[{name!r}] is {prefix}v{i}")
+    return " and ".join(terms) or "True"
+
+
+def _identity_check(used: tuple[tuple[Any, str, Any], ...]) -> Callable[[], bool]:
+    """`identity_check` as a function (False where it cannot tell, or an equal but new bound
+    method is read: `_unchanged` decides then)."""
+    namespace: dict[str, Any] = {}
+    expression = identity_check(used, namespace)
+    if expression is None:
+        return lambda: False
     source = (
-        "def unchanged():\n    try:\n        return " + (" and ".join(terms) or "True") + "\n"
+        f"def unchanged():\n    try:\n        return {expression}\n"
         "    except KeyError:\n        return False\n"
     )
     exec(compile(source, "<tilec cache-key check>", "exec"), namespace)

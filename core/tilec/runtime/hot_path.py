@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec import settings
+from tilec.frontend.kernel import identity_check
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.specialization import I32, _tensor_token, _token_function, spec_token
@@ -35,7 +36,7 @@ MAX_FAST = 4
 """Fast launches kept per kernel (tried newest first before the general path)."""
 
 FastLaunch = Callable[[Any, tuple, dict], Any]
-"""`fast(launcher, args, meta)`: the compiled kernel it launched, or MISS."""
+"""`fast(grid, args, meta)`: the compiled kernel it launched, or MISS."""
 
 
 def launch_grid(grid: Any, names: Sequence[str], defaults: dict, args: tuple, meta: dict) -> tuple:
@@ -68,7 +69,7 @@ def make_fast_launch(
     namespace: dict[str, Any] = {
         "MISS": MISS, "cache": cache, "compiler": compiler, "checking": checking,
         "backend_setting": settings.backend, "BACKEND": backend_name, "GENERATION": cache.generation,
-        "kernel": kernel, "KEY": kernel.cache_key, "compiled": compiled, "runner": runner,
+        "kernel": kernel, "compiled": compiled, "runner": runner,
         "spec_token": spec_token, "launch_grid": launch_grid, "names": info.names,
         "defaults": info.defaults,
     }  # fmt: skip
@@ -78,6 +79,7 @@ def make_fast_launch(
         body.append(", ".join(f"a{i}" for i in range(len(args))) + ", = args")
     expressions: dict[str, str] = {}
     addresses: dict[str, str] = {}
+    aligned: dict[str, bool] = {}
     for i, (param, cx) in enumerate(zip(info.names, info.constexpr, strict=True)):
         if i < len(args):
             expression, value = f"a{i}", args[i]
@@ -96,6 +98,8 @@ def make_fast_launch(
         guards.append(" or ".join(_runtime_guards(namespace, i, expression, value)))
         if _token_function(type(value)) is _tensor_token:
             addresses[param] = f"p{i}"
+            aligned[f"p{i} := {expression}.data_ptr()"] = value.data_ptr() & 15 == 0
+    guards += _address_guards(aligned)
     for j, (key, value) in enumerate(options.items()):
         if key not in info.names:
             namespace[f"o{j}"] = value
@@ -107,7 +111,11 @@ def make_fast_launch(
         namespace["runner"] = run_values  # addresses already read: pass them
         expressions.update(addresses)
     values = ", ".join(expressions[p] for p in params) + ("," if len(params) == 1 else "")
+    key = kernel.cache_key
+    unchanged = identity_check(kernel.key_reads, namespace) or "kernel.cache_key == KEY"
+    namespace["KEY"] = key
     source = _FAST.format(
+        unchanged=unchanged,
         options=len(options),
         body=textwrap.indent("\n".join(body), "        "),
         guards="\n".join(f"        if {g}:\n            return MISS" for g in guards) or "pass",
@@ -135,21 +143,27 @@ def _runtime_guards(namespace: dict, i: int, expression: str, value: Any) -> lis
         return guards
     if kind in (float, bool):
         return [f"type({expression}) is not T{i}"]
-    if _token_function(kind) is _tensor_token:
+    if _token_function(kind) is _tensor_token:  # its address: `_address_guards`
         namespace[f"D{i}"] = value.dtype
-        misaligned = f"(p{i} := {expression}.data_ptr()) & 15"
         return [
             f"type({expression}) is not T{i}",
             f"{expression}.dtype is not D{i}",
             f"{expression}.get_device() != {int(value.get_device())}",
-            misaligned if value.data_ptr() & 15 == 0 else f"not {misaligned}",
         ]
     namespace[f"K{i}"] = spec_token(value)
     return [f"type({expression}) is not T{i}", f"spec_token({expression}) != K{i}"]
 
 
+def _address_guards(aligned: dict[str, bool]) -> list[str]:
+    """Guards that read each tensor's address once (`p{i} := ...data_ptr()`) and hold where
+    those that were 16-byte aligned still are (one test for all) and the others still are not."""
+    together = " | ".join(f"({read})" for read, yes in aligned.items() if yes)
+    guards = [f"({together}) & 15"] if together else []
+    return guards + [f"not ({read}) & 15" for read, yes in aligned.items() if not yes]
+
+
 _FAST = """
-def fast(launcher, args, meta):
+def fast(grid, args, meta):
     try:
         if len(meta) == {options}:
             stream = backend = None
@@ -160,13 +174,12 @@ def fast(launcher, args, meta):
                 return MISS
         if (backend or compiler._chosen or backend_setting()) != BACKEND:
             return MISS
-        if cache.generation != GENERATION or checking.enabled or kernel.cache_key != KEY:
+        if cache.generation != GENERATION or checking.enabled or not ({unchanged}):
             return MISS
 {body}
 {guards}
     except Exception:
         return MISS
-    grid = launcher.grid
     if type(grid) is not tuple:
         grid = launch_grid(grid, names, defaults, args, meta)
     runner(grid, ({values}), stream)
