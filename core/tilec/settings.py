@@ -122,7 +122,7 @@ def backend() -> str | None:
     dict behind `os.environ` where CPython has one (`os.environ.get` of an unset variable raises
     and catches a KeyError inside, some microseconds)."""
     data = getattr(os.environ, "_data", None)
-    if type(data) is not dict:
+    if type(data) is not dict or _BACKEND_KEY is None:
         return os.environ.get("TILEC_BACKEND") or None
     raw = data.get(_BACKEND_KEY)
     if raw is None:

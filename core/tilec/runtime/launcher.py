@@ -3,9 +3,11 @@
 `meta` holds constexpr values and launch options (`num_warps`, `num_stages`, ... of the backend's
 options); `backend=`, `check=` and `stream=` are reserved (`check=True` also runs the launch on
 the interpreter and compares the results, see `tilec.runtime.check`; `stream=` is the stream to
-launch on, see `tilec.driver`: it is no compile option and never enters the cache key). The
-hot path (a launch like an earlier one) computes one small key per call and reuses the result.
-A launch returns the `CompiledKernel` it ran (`.asm`, `.metadata`), as Triton's does.
+launch on, see `tilec.driver`: it is no compile option and never enters the cache key). A
+launch like an earlier one runs that call shape's fast launch (`tilec.runtime.hot_path`: inline
+guards, then the prepared runner); others take the general path (`Launcher`): one small key per
+call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ran (`.asm`,
+`.metadata`), as Triton's does.
 """
 
 from __future__ import annotations

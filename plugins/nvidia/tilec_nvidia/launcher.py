@@ -56,7 +56,9 @@ class NvidiaDriver(GpuDriver):
         """Without NumPy arrays (which are copied in and out) the runner packs the arguments and
         calls `cuLaunchKernel` directly; else it is the general path, `run`. Without `stream=`,
         a runner for torch tensors launches on torch's current stream of the device. It runs on
-        the device of its sample arguments (`launch_device`)."""
+        the device of its sample arguments (`launch_device`). A runner for torch tensors also
+        has `run_values(grid, values, stream)`, which takes device addresses for pointers: the
+        launcher's fast path (`tilec.runtime.hot_path`) has read them for its guards already."""
         driver = self.runtime(launch_device(sample_args))
         getters = []
         for kind, value in zip(compiled.metadata["params"], sample_args, strict=True):
