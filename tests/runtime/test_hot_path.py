@@ -82,3 +82,19 @@ def test_a_bad_argument_after_fast_launches_is_named(rng, general):
         launch(x, x, x, "160", BLOCK_SIZE=64)
     with pytest.raises(TypeError, match="add_kernel takes 5 arguments"):
         launch(x, x, x, 160, 64, 1)
+
+
+def test_the_newest_call_shapes_keep_their_fast_launch(rng, general):
+    launch = add_kernel[(3,)]
+    # 160, 100 and 1 specialize differently (a multiple of 16, neither, == 1): 6 specializations
+    shapes = [(n, dtype) for n in (160, 100, 1) for dtype in (np.float32, np.float64)]
+    for n, dtype in shapes:
+        check_add(launch, rng, n, dtype)
+    assert len(general) == 6
+    for n, dtype in shapes[-4:]:
+        check_add(launch, rng, n, dtype)
+    assert len(general) == 6
+    check_add(launch, rng, *shapes[0])  # evicted: the general path, then fast again
+    check_add(launch, rng, *shapes[0])
+    assert len(general) == 7
+    assert len(add_kernel._launch_info.fast) == launcher.MAX_FAST

@@ -12,6 +12,7 @@ call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ra
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -63,8 +64,11 @@ class KernelInfo:
         self.generation = cache.generation
         self.fast: tuple[FastLaunch, ...] = ()
         """Fast launches of calls like earlier ones, newest first (`tilec.runtime.hot_path`)."""
-        self.fast_shapes: set[Any] = set()
-        """The (key, positional count, keywords) of the calls that have one."""
+        self.fast_shapes: dict[Any, FastLaunch | None] = {}
+        """The fast launch of each call shape (key, positional count, keywords), oldest first;
+        None for shapes that have none."""
+        self.lock = threading.Lock()
+        """Held while `fast` and `fast_shapes` change."""
 
 
 def kernel_info(kernel: KernelFunction) -> KernelInfo:
@@ -77,6 +81,19 @@ def kernel_info(kernel: KernelFunction) -> KernelInfo:
         info.fast_shapes.clear()
         info.generation = cache.generation
     return info
+
+
+def _add_fast_launch(info: KernelInfo, shape: Any, make: Callable[[], FastLaunch | None]) -> None:
+    """Make the fast launch of a call shape that has none yet; keep the newest MAX_FAST."""
+    if shape in info.fast_shapes:
+        return
+    fast = make()
+    with info.lock:
+        info.fast_shapes[shape] = fast
+        kept = [(s, f) for s, f in info.fast_shapes.items() if f is not None]
+        for old, _ in kept[:-MAX_FAST]:
+            del info.fast_shapes[old]  # may have a fast launch again when it comes back
+        info.fast = tuple(f for _, f in reversed(kept[-MAX_FAST:]))
 
 
 def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
@@ -169,12 +186,10 @@ class Launcher:
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args, stream)
-        shape = (key, len(args), frozenset(meta))
-        if key is not None and shape not in info.fast_shapes:
-            fast = make_fast_launch(kernel, info, args, given, backend_name, compiled, runner)
-            if fast is not None:
-                info.fast_shapes.add(shape)
-                info.fast = (fast, *info.fast[: MAX_FAST - 1])
+        if key is not None:
+            _add_fast_launch(info, (key, len(args), frozenset(given)), lambda: make_fast_launch(
+                kernel, info, args, given, backend_name, compiled, runner
+            ))  # fmt: skip
         return compiled
 
     def _reference(self, compiled: Any) -> Any:
