@@ -134,8 +134,13 @@ def device(rounds: int, count: int) -> None:
         print(f"triton: skipped ({error})")
     namespace = {**locals(), "cu_launch": cu.cuLaunchKernel}
     samples = interleaved(rows, namespace, rounds, count, torch.cuda.synchronize)
+    import cuda.bindings
+
+    triton = sys.modules.get("triton")
     print(
         f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"triton {getattr(triton, '__version__', '-')}, "
+        f"cuda-bindings {getattr(cuda.bindings, '__version__', '?')}, "
         f"{rounds} rounds x {count} launches, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     print_table(samples, "bare cuLaunchKernel")
