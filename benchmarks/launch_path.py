@@ -1,60 +1,273 @@
-"""The hot launch path on the interp backend: the cost of a launch like an earlier one.
+"""Host time of a launch on a cache hit: tilec beside a bare `cuLaunchKernel` and Triton.
 
-    .venv/bin/python benchmarks/launch_path.py
+    python benchmarks/launch_path.py [--rounds 7] [--count 20000]   # device: torch, CUDA
+    python benchmarks/launch_path.py --fake                          # CPU: fake driver and torch
+    python benchmarks/launch_path.py --interp                        # CPU: the interp backend
 
-Prints the median and minimum (of 25 runs of about 0.2 s each), in microseconds per launch, of:
-- `launch`: a whole warm launch of a 16-element vector add on the interpreter;
-- `launcher only`: the same launch with the prepared runner replaced by a no-op, so what is left is
-  tilec's own work per launch (argument tokens, the key, the backend choice, the lookup).
+Device mode (an NVIDIA GPU with torch; Triton where installed) launches the same vector add
+(three torch tensors and an int, one program) `--count` times per sample and prints, per launch
+in microseconds, the median and minimum of `--rounds` samples taken in turn (bare, tilec,
+tilec `kernel[grid]` each call, tilec `stream=`, Triton, then again), so every row sees the
+same machine state:
+- `bare`: `cuLaunchKernel` through cuda-bindings with tilec's loaded kernel, the arguments
+  packed once, the CUstream looked up once (what the issue's goal is measured against);
+- `tilec`: `launch(x, y, out, n, BLOCK_SIZE=1024)` with `launch = add_kernel[(1,)]`;
+- `tilec kernel[grid]`: `add_kernel[(1,)](...)` on every call;
+- `tilec stream=`: with `stream=` torch's current stream (its handle, no stream look-up);
+- `triton`: the same kernel under `triton.jit`.
+Then tilec's work without the driver call (the runner's `cuLaunchKernel` replaced by a function
+that returns success) and each step of it timed alone, to show where the time goes.
+
+`--fake` runs the same launch against the test suite's fake cuda.bindings and a fake torch (no
+GPU), for profiling the Python side; `--interp` times a warm launch on the interpreter.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
+import sys
 import tempfile
+import time
 import timeit
+import types
+from pathlib import Path
 
-import numpy as np
-
-import tilec
-import tilec.language as tl
-
-REPEATS = 25
-
-
-@tilec.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    total = tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask)
-    tl.store(out_ptr + offsets, total, mask=mask)
+HERE = Path(__file__).resolve().parent
+KERNEL = """
+@jit
+def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(output_ptr + offsets, x + y, mask=mask)
+"""
 
 
-def per_launch_us(launch) -> str:
-    """Median and minimum over REPEATS runs of about 0.2 s (the minimum is the steadier figure
-    on a busy machine)."""
-    timer = timeit.Timer(launch)
-    number, _ = timer.autorange()
-    times = [t / number * 1e6 for t in timer.repeat(number=number, repeat=REPEATS)]
-    return f"median {statistics.median(times):8.2f} us, min {min(times):8.2f} us"
+def load_kernel(flavour: str):
+    """KERNEL exec'd under tilec or triton (both read the source back from a file)."""
+    if flavour == "tilec":
+        import tilec as front
+        import tilec.language as tl
+    else:
+        import triton as front
+        import triton.language as tl
+    namespace = {"jit": front.jit, "tl": tl}
+    path = Path(tempfile.mkdtemp(prefix="launch-path-")) / f"{flavour}_kernels.py"
+    path.write_text(KERNEL)
+    exec(compile(KERNEL, str(path), "exec"), namespace)
+    return namespace["add_kernel"]
+
+
+def interleaved(
+    rows: dict[str, str], namespace: dict, rounds: int, count: int, sync=None
+) -> dict[str, list[float]]:
+    """Microseconds a launch of every row (a statement, timed in a `timeit` loop: no wrapper
+    call), `rounds` samples of `count` launches each, taken in turn after a warm-up of each;
+    `sync()` (untimed) after every sample."""
+    timers = {name: timeit.Timer(stmt, globals=namespace) for name, stmt in rows.items()}
+    for timer in timers.values():
+        timer.timeit(200)
+        if sync is not None:
+            sync()
+    samples: dict[str, list[float]] = {name: [] for name in rows}
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            samples[name].append(timer.timeit(count) / count * 1e6)
+            if sync is not None:
+                sync()
+    return samples
+
+
+def step_us(stmt, count: int) -> float:
+    """Median microseconds of a statement (a callable), 5 samples."""
+    return statistics.median(timeit.repeat(stmt, number=count, repeat=5)) / count * 1e6
+
+
+def print_table(samples: dict[str, list[float]], bare: str | None) -> None:
+    base = statistics.median(samples[bare]) if bare else None
+    print("| launch (cache hit) | median us | min us | x bare |")
+    print("|---|---|---|---|")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        ratio = f"{median / base:.2f}" if base else "-"
+        print(f"| {name} | {median:.2f} | {min(values):.2f} | {ratio} |")
+
+
+def device(rounds: int, count: int) -> None:
+    import torch
+    from cuda.bindings import driver as cu
+
+    from tilec import settings
+    from tilec.runtime import cache
+
+    os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-launch-"))
+    n = 1024
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    kernel = load_kernel("tilec")
+    launch = kernel[(1,)]
+    compiled = launch(x, y, out, n, BLOCK_SIZE=1024)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x + y), "tilec's vector add is wrong"
+    loaded = compiled.runtime["loaded"]
+    params = loaded.packer.pack([x.data_ptr(), y.data_ptr(), out.data_ptr(), n])
+    threads = compiled.metadata["num_warps"] * compiled.metadata["threads_per_warp"]
+    stream_handle = torch.cuda.current_stream().cuda_stream
+    hstream = cu.CUstream(stream_handle)
+    function, shared = loaded.function, loaded.shared_bytes
+
+    rows = {
+        "bare cuLaunchKernel": "cu_launch(function, 1, 1, 1, threads, 1, 1, shared, hstream, "
+        "params, 0)",
+        "tilec": "launch(x, y, out, n, BLOCK_SIZE=1024)",
+        "tilec kernel[grid]": "kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)",
+        "tilec stream=": "launch(x, y, out, n, BLOCK_SIZE=1024, stream=stream_handle)",
+    }
+    try:
+        triton_launch = load_kernel("triton")[(1,)]
+        triton_launch(x, y, out, n, BLOCK_SIZE=1024)
+        rows["triton"] = "triton_launch(x, y, out, n, BLOCK_SIZE=1024)"
+    except ImportError as error:
+        print(f"triton: skipped ({error})")
+    namespace = {**locals(), "cu_launch": cu.cuLaunchKernel}
+    samples = interleaved(rows, namespace, rounds, count, torch.cuda.synchronize)
+    import cuda.bindings
+
+    triton = sys.modules.get("triton")
+    print(
+        f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+        f"triton {getattr(triton, '__version__', '-')}, "
+        f"cuda-bindings {getattr(cuda.bindings, '__version__', '?')}, "
+        f"{rounds} rounds x {count} launches, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print_table(samples, "bare cuLaunchKernel")
+
+    def lock_cycle() -> None:
+        with loaded.packer.lock:
+            pass
+
+    # tilec's own work: the runner's driver call replaced by one that returns success
+    runner = _runner_globals(kernel)
+    print("\ntilec's steps, each alone (median us):")
+    steps = {
+        "whole launch, driver call replaced by a no-op": lambda: launch(
+            x, y, out, n, BLOCK_SIZE=1024
+        ),
+        "kernel.cache_key (globals unchanged?)": lambda: kernel.cache_key,
+        "settings.backend() (TILEC_BACKEND)": settings.backend,
+        "cache.generation read": lambda: cache.generation,
+        "3 x (type, dtype, get_device, data_ptr)": lambda: [
+            (type(t), t.dtype, t.get_device(), t.data_ptr()) for t in (x, y, out)
+        ],
+        "torch current stream (_cuda_getCurrentRawStream)": lambda: (
+            torch._C._cuda_getCurrentRawStream(0)
+        ),
+        "pack (struct.pack_into)": lambda: loaded.packer.pack_into(
+            x.data_ptr(), y.data_ptr(), out.data_ptr(), n
+        ),
+        "lock (with lock: pass)": lock_cycle,
+    }
+    success = cu.cuLaunchKernel(function, 1, 1, 1, threads, 1, 1, shared, hstream, params, 0)
+    original = runner["cu_launch"]
+    runner["cu_launch"] = lambda *args: success
+    try:
+        for name, fn in steps.items():
+            print(f"| {name} | {step_us(fn, count):.3f} |")
+    finally:
+        runner["cu_launch"] = original
+    torch.cuda.synchronize()
+
+
+def _runner_globals(kernel) -> dict:
+    """The namespace of the kernel's hot runner (its `cu_launch` is swapped for the no-op)."""
+    for _compiled, runner in kernel._launch_info.launches.values():
+        if runner is not None and "cu_launch" in runner.__globals__:
+            return runner.__globals__
+    raise RuntimeError("the launch took no compiled runner")
+
+
+def fake(rounds: int, count: int) -> None:
+    """The launch against tests/nvidia/fake_cuda.py and a fake torch: tilec's Python side."""
+    sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
+    from fake_cuda import FakeCu
+
+    from tilec.backend import Availability
+    from tilec_nvidia import driver as cuda
+    from tilec_nvidia.backend import NvidiaBackend
+
+    class Tensor:
+        dtype = "torch.float32"
+        is_cuda = True
+        device = "cuda:0"
+
+        def __init__(self, address: int):
+            self.address = address
+
+        def get_device(self) -> int:
+            return 0
+
+        def data_ptr(self) -> int:
+            return self.address
+
+    success = (0,)
+
+    class FastCu(FakeCu):
+        def cuLaunchKernel(self, *args):
+            return success
+
+    sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
+        Tensor=Tensor,
+        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
+        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
+    )
+    os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-launch-"))
+    os.environ.pop("TILEC_BACKEND", None)
+    fake_cu = FastCu()
+    cuda.reset_driver(cuda.CudaDriver(cu=fake_cu))
+    NvidiaBackend.is_available = lambda self: Availability(True, "fake")  # type: ignore[method-assign]
+    kernel = load_kernel("tilec")
+    x, y, out, n = Tensor(0x10000), Tensor(0x20000), Tensor(0x30000), 1024
+    launch = kernel[(1,)]
+    launch(x, y, out, n, BLOCK_SIZE=1024)
+    rows = {
+        "fake cuLaunchKernel": "fake_cu.cuLaunchKernel(1, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0)",
+        "tilec": "launch(x, y, out, n, BLOCK_SIZE=1024)",
+        "tilec kernel[grid]": "kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)",
+        "tilec stream=": "launch(x, y, out, n, BLOCK_SIZE=1024, stream=0)",
+    }
+    print_table(interleaved(rows, locals(), rounds, count), "fake cuLaunchKernel")
+
+
+def interp(rounds: int, count: int) -> None:
+    """A warm 16-element vector add on the interpreter (the whole launch, NumPy included)."""
+    import numpy as np
+
+    os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-launch-"))
+    os.environ["TILEC_BACKEND"] = "interp"  # read on every launch, as without set_backend
+    kernel = load_kernel("tilec")
+    x, y, out = (np.ones(16, np.float32) for _ in range(3))
+    launch = kernel[(1,)]
+    rows = {"interp launch": "launch(x, y, out, 16, BLOCK_SIZE=16)"}
+    print_table(interleaved(rows, locals(), rounds, count), None)
 
 
 def main() -> None:
-    os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-bench-"))
-    os.environ["TILEC_BACKEND"] = "interp"  # read on every launch, as without set_backend
-    x, y, out = (np.ones(16, np.float32) for _ in range(3))
-    launcher = add_kernel[(1,)]
-
-    def launch() -> None:
-        launcher(x, y, out, 16, BLOCK=16)
-
-    launch()
-    print(f"launch:        {per_launch_us(launch)}")
-    launches = add_kernel._launch_info.launches
-    for key, (compiled, _runner) in launches.items():
-        launches[key] = (compiled, lambda grid, args: None)
-    print(f"launcher only: {per_launch_us(launch)}")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--count", type=int, default=20000)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--fake", action="store_true", help="CPU: fake cuda.bindings and torch")
+    mode.add_argument("--interp", action="store_true", help="CPU: the interp backend")
+    args = parser.parse_args()
+    if args.fake:
+        fake(args.rounds, args.count)
+    elif args.interp:
+        interp(args.rounds, min(args.count, 2000))
+    else:
+        device(args.rounds, args.count)
 
 
 if __name__ == "__main__":

@@ -118,8 +118,19 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 def backend() -> str | None:
-    """`TILEC_BACKEND`, or None (choose automatically). Cheap: read on every launch."""
-    return os.environ.get("TILEC_BACKEND") or None
+    """`TILEC_BACKEND`, or None (choose automatically). Cheap: read on every launch, from the
+    dict behind `os.environ` where CPython has one (`os.environ.get` of an unset variable raises
+    and catches a KeyError inside, some microseconds)."""
+    data = getattr(os.environ, "_data", None)
+    if type(data) is not dict or _BACKEND_KEY is None:
+        return os.environ.get("TILEC_BACKEND") or None
+    raw = data.get(_BACKEND_KEY)
+    if raw is None:
+        return None
+    return os.environ.decodevalue(raw) or None
+
+
+_BACKEND_KEY = os.environ.encodekey("TILEC_BACKEND") if hasattr(os.environ, "encodekey") else None
 
 
 def _xdg(variable: str, fallback: str) -> Path:

@@ -1,5 +1,6 @@
 """`tilec.settings`: every `TILEC_*` variable is read there, documented in README.md's table."""
 
+import os
 import re
 from pathlib import Path
 
@@ -97,3 +98,14 @@ def test_the_cache_and_the_pipeline_store_share_the_folder(monkeypatch, tmp_path
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     assert cache.cache_dir() == tmp_path
     assert resolved_orders.pipeline_dir() == tmp_path / "pipelines"
+
+
+def test_backend_follows_os_environ_at_every_read(monkeypatch):
+    monkeypatch.delenv("TILEC_BACKEND", raising=False)
+    assert settings.backend() is None
+    monkeypatch.setenv("TILEC_BACKEND", "nvidia")
+    assert settings.backend() == "nvidia"
+    os.environ["TILEC_BACKEND"] = "amd"  # monkeypatch restores it
+    assert settings.backend() == "amd"
+    del os.environ["TILEC_BACKEND"]
+    assert settings.backend() is None

@@ -81,6 +81,7 @@ class KernelFunction:
         self._key: str | None = None
         self._used: tuple[tuple[Any, str, Any], ...] = ()
         self._names: tuple[tuple[str, ...], ...] | None = None
+        self._unchanged_fast: Callable[[], bool] = lambda: False
 
     def is_constexpr(self, param: str) -> bool:
         """Whether parameter `param` is annotated `tl.constexpr`."""
@@ -106,19 +107,25 @@ class KernelFunction:
     def cache_key(self) -> str:
         """The hash of this kernel and what it depends on by name (see the module docstring)."""
         key = self._key
-        if key is not None:
-            for namespace, name, value in self._used:
-                if not _same(namespace.get(name, _MISSING), value):
-                    break
-            else:
-                return key
+        if key is not None and (self._unchanged_fast() or self._unchanged()):
+            return key
         used: list[tuple[Any, str, Any]] = []
         parts: list[str] = []
         self._collect(parts, used, set())
         parts.append(f"tilec={__version__}")
         self._key = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
         self._used = tuple({(id(ns), name): (ns, name, v) for ns, name, v in used}.values())
+        self._unchanged_fast = _identity_check(self._used)
         return self._key
+
+    @property
+    def key_reads(self) -> tuple[tuple[Any, str, Any], ...]:
+        """What `cache_key` was computed from: (namespace, name, value) of each name read."""
+        return self._used
+
+    def _unchanged(self) -> bool:
+        """Whether every name the key was computed from still gives its value (`_same`)."""
+        return all(_same(ns.get(name, _MISSING), value) for ns, name, value in self._used)
 
     def referenced_names(self) -> tuple[tuple[str, ...], ...]:
         """The dotted names (`BLOCK`, `helpers.BLOCK`) the source loads but does not bind."""
@@ -192,6 +199,38 @@ def _free_name_chains(tree: ast.Module) -> tuple[tuple[str, ...], ...]:
     if isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)):
         bound.discard(outer.name)  # a recursive reference still resolves globally
     return tuple(dict.fromkeys(c for c in chains if c[0] not in bound))
+
+
+def identity_check(
+    used: tuple[tuple[Any, str, Any], ...], namespace: dict[str, Any], prefix: str = "_"
+) -> str | None:
+    """A Python expression that is true while every name in `used` (a kernel's `key_reads`)
+    still gives the very object recorded: one dict subscript and `is` a name, for generated code
+    on the launch hot path (it raises KeyError where a name is gone). The namespaces and values
+    it reads are added to `namespace` (names starting with `prefix`). None where it cannot tell
+    (a missing name, a view that is not a dict): ask `cache_key` then."""
+    if any(type(ns) is not dict or value is _MISSING for ns, _, value in used):
+        return None
+    terms = []
+    for i, (ns, name, value) in enumerate(used):
+        namespace[f"{prefix}n{i}"], namespace[f"{prefix}v{i}"] = ns, value
+        terms.append(f"{prefix}n{i}[{name!r}] is {prefix}v{i}")
+    return " and ".join(terms) or "True"
+
+
+def _identity_check(used: tuple[tuple[Any, str, Any], ...]) -> Callable[[], bool]:
+    """`identity_check` as a function (False where it cannot tell, or an equal but new bound
+    method is read: `_unchanged` decides then)."""
+    namespace: dict[str, Any] = {}
+    expression = identity_check(used, namespace)
+    if expression is None:
+        return lambda: False
+    source = (
+        f"def unchanged():\n    try:\n        return {expression}\n"
+        "    except KeyError:\n        return False\n"
+    )
+    exec(compile(source, "<tilec cache-key check>", "exec"), namespace)
+    return namespace["unchanged"]
 
 
 def _same(current: Any, recorded: Any) -> bool:

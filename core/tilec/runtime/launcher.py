@@ -3,14 +3,17 @@
 `meta` holds constexpr values and launch options (`num_warps`, `num_stages`, ... of the backend's
 options); `backend=`, `check=` and `stream=` are reserved (`check=True` also runs the launch on
 the interpreter and compares the results, see `tilec.runtime.check`; `stream=` is the stream to
-launch on, see `tilec.driver`: it is no compile option and never enters the cache key). The
-hot path (a launch like an earlier one) computes one small key per call and reuses the result.
-A launch returns the `CompiledKernel` it ran (`.asm`, `.metadata`), as Triton's does.
+launch on, see `tilec.driver`: it is no compile option and never enters the cache key). A
+launch like an earlier one runs that call shape's fast launch (`tilec.runtime.hot_path`: inline
+guards, then the prepared runner); others take the general path (`Launcher`): one small key per
+call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ran (`.asm`,
+`.metadata`), as Triton's does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -21,9 +24,15 @@ from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
+from tilec.runtime.hot_path import (
+    MAX_FAST,
+    MISS,
+    RESERVED,
+    FastLaunch,
+    launch_grid,
+    make_fast_launch,
+)
 from tilec.runtime.specialization import arg_type, spec_token
-
-RESERVED = ("backend", "check", "stream")
 
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
@@ -53,6 +62,13 @@ class KernelInfo:
         self.runtime_count = len(self.runtime)
         self.launches: dict[Any, Any] = {}
         self.generation = cache.generation
+        self.fast: tuple[FastLaunch, ...] = ()
+        """Fast launches of calls like earlier ones, newest first (`tilec.runtime.hot_path`)."""
+        self.fast_shapes: dict[Any, FastLaunch | None] = {}
+        """The fast launch of each call shape (key, positional count, keywords), oldest first;
+        None for shapes that have none."""
+        self.lock = threading.Lock()
+        """Held while `fast` and `fast_shapes` change."""
 
 
 def kernel_info(kernel: KernelFunction) -> KernelInfo:
@@ -61,13 +77,45 @@ def kernel_info(kernel: KernelFunction) -> KernelInfo:
         info = kernel._launch_info = KernelInfo(kernel)
     if info.generation != cache.generation:
         info.launches.clear()
+        info.fast = ()
+        info.fast_shapes.clear()
         info.generation = cache.generation
     return info
 
 
+def _add_fast_launch(info: KernelInfo, shape: Any, make: Callable[[], FastLaunch | None]) -> None:
+    """Make the fast launch of a call shape that has none yet; keep the newest MAX_FAST."""
+    if shape in info.fast_shapes:
+        return
+    fast = make()
+    with info.lock:
+        info.fast_shapes[shape] = fast
+        kept = [(s, f) for s, f in info.fast_shapes.items() if f is not None]
+        for old, _ in kept[:-MAX_FAST]:
+            del info.fast_shapes[old]  # may have a fast launch again when it comes back
+        info.fast = tuple(f for _, f in reversed(kept[-MAX_FAST:]))
+
+
+def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
+    """`kernel[grid]`: a function that launches. It tries the kernel's fast launches (calls
+    like earlier ones, `tilec.runtime.hot_path`), then the general path (`Launcher`). A plain
+    function, not an object with `__call__`: CPython calls it several hundred nanoseconds
+    faster."""
+    info = kernel.__dict__.get("_launch_info") or kernel_info(kernel)
+
+    def launch(*args: Any, **meta: Any) -> Any:
+        for fast in info.fast:
+            compiled = fast(grid, args, meta)
+            if compiled is not MISS:
+                return compiled
+        return Launcher(kernel, grid)._launch(args, meta)
+
+    return launch
+
+
 class Launcher:
-    """`kernel[grid]`: calling it launches. The hot path (a launch like an earlier one): one key
-    of small per-argument tokens, one dictionary lookup, then the backend's prepared runner."""
+    """The general path of `kernel[grid](...)`: one key of small per-argument tokens, one
+    dictionary lookup (compiling on a miss), then the backend's prepared runner."""
 
     __slots__ = ("grid", "kernel")
 
@@ -76,11 +124,18 @@ class Launcher:
         self.grid = grid
 
     def __call__(self, *args: Any, **meta: Any) -> Any:
+        return launcher(self.kernel, self.grid)(*args, **meta)
+
+    def _launch(self, args: tuple, meta: dict) -> Any:
+        """The general path: key, look-up (compiling on a miss), runner; then a fast launch for
+        calls like this one (`tilec.runtime.hot_path`)."""
         kernel = self.kernel
         info = kernel.__dict__.get("_launch_info")
         if info is None or info.generation != cache.generation:
             info = kernel_info(kernel)
+        given = meta
         if meta:
+            meta = dict(meta)
             backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
             check = meta.pop("check", None)
             stream = meta.pop("stream", None)
@@ -110,13 +165,7 @@ class Launcher:
             if key is not None and len(args) <= len(info.constexpr):
                 info.launches[key] = hot
         compiled, runner = hot
-        grid = self.grid
-        if callable(grid):
-            bound = dict(zip(info.names, args, strict=False))
-            bound.update(meta)
-            grid = grid({**info.defaults, **bound})
-        if type(grid) is not tuple:
-            grid = (grid,) if isinstance(grid, int) else tuple(grid)
+        grid = launch_grid(self.grid, info.names, info.defaults, args, meta)
         if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
             runtime_args = args  # every runtime argument given by position, in order
         else:
@@ -137,6 +186,10 @@ class Launcher:
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args, stream)
+        if key is not None:
+            _add_fast_launch(info, (key, len(args), frozenset(given)), lambda: make_fast_launch(
+                kernel, info, args, given, backend_name, compiled, runner
+            ))  # fmt: skip
         return compiled
 
     def _reference(self, compiled: Any) -> Any:

@@ -65,6 +65,10 @@ class Packer:
         self.address = ctypes.addressof(self._pointers) if count else 0
         self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
         self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
+        self.pack_into = self._pack
+        """`pack_into(*values)`: the values written as they are (no conversion, no check)."""
+        self.direct = not self._convert
+        """Whether `pack_into` packs as `pack` does (no bf16 scalar to convert)."""
         self.lock = threading.Lock()
 
     @classmethod

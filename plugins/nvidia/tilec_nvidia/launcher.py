@@ -7,6 +7,7 @@ argument kinds that calls `cuLaunchKernel` directly.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,7 +56,9 @@ class NvidiaDriver(GpuDriver):
         """Without NumPy arrays (which are copied in and out) the runner packs the arguments and
         calls `cuLaunchKernel` directly; else it is the general path, `run`. Without `stream=`,
         a runner for torch tensors launches on torch's current stream of the device. It runs on
-        the device of its sample arguments (`launch_device`)."""
+        the device of its sample arguments (`launch_device`). A runner for torch tensors also
+        has `run_values(grid, values, stream)`, which takes device addresses for pointers: the
+        launcher's fast path (`tilec.runtime.hot_path`) has read them for its guards already."""
         driver = self.runtime(launch_device(sample_args))
         getters = []
         for kind, value in zip(compiled.metadata["params"], sample_args, strict=True):
@@ -82,6 +85,8 @@ class NvidiaDriver(GpuDriver):
             "general": super().make_runner(compiled, sample_args),
             "ordinal": driver.properties.ordinal, "loaded": loaded,
             "max_x": max_x, "max_y": max_y, "max_z": max_z, "md": md,
+            "pack_into": loaded.packer.pack_into, "params": loaded.packer.address,
+            "struct_error": struct.error,
         }  # fmt: skip
         names = [f"a{i}" for i in range(len(getters))]
         values = []
@@ -94,15 +99,17 @@ class NvidiaDriver(GpuDriver):
             values=", ".join(values) + ("," if len(values) == 1 else "") or "()",
             default="0" if current is None else "current(ordinal)",
             device_check="" if current is not None else _DEVICE_CHECK,
+            pack=_PACK_DIRECT if loaded.packer.direct else "params = pack(values)",
         )
         exec(compile(source, f"<tilec launcher {compiled.name}>", "exec"), namespace)
-        return namespace["run"]
+        run = namespace["run"]
+        if current is not None:  # torch tensors: the device is in the launcher's key
+            run.run_values = namespace["run_values"]
+        return run
 
 
 _RUNNER = """
-def run(grid, args, stream=None):
-{device_check}    {unpack} = args
-    values = ({values})
+def run_values(grid, values, stream=None):
     if stream is None:
         handle = {default}
     else:
@@ -120,7 +127,7 @@ def run(grid, args, stream=None):
         driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values, handle)
         return
     with lock:
-        params = pack(values)
+        {pack}
         if multi[0]:
             with active():
                 result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
@@ -128,10 +135,23 @@ def run(grid, args, stream=None):
             result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
         if result[0]:
             driver._launch_error(loaded, result, (x, y, z), threads, hstream, params)
+
+
+def run(grid, args, stream=None):
+{device_check}    {unpack} = args
+    run_values(grid, ({values}), stream)
 """
-"""The launch function `make_runner` compiles per kernel and argument kinds: the arguments
-unpacked by name and device pointers read with a getter per array, so that a launch costs little
-more than `cuLaunchKernel` itself."""
+"""The launch functions `make_runner` compiles per kernel and argument kinds: `run` unpacks the
+arguments and reads device pointers with a getter per array; `run_values` takes the raw values
+(addresses for pointers: the launcher's fast path has read them already), packs them in one
+`struct.pack_into` and calls `cuLaunchKernel`, so that a launch costs little more than
+`cuLaunchKernel` itself."""
+
+_PACK_DIRECT = """try:
+            pack_into(*values)
+        except struct_error:
+            pack(values)  # raises the error that names the argument"""
+"""Packing without conversions (no bf16 scalar): `struct.pack_into` into the kernel's buffer."""
 
 _DEVICE_CHECK = """\
     if launch_device(args) != ordinal:

@@ -1,0 +1,187 @@
+"""The launch fast path: a guard function generated per kernel, specialization and call shape.
+
+After a launch has gone through the launcher's general path (`Launcher._launch`: bind, key,
+look-up, runner), `make_fast_launch` writes a Python function that launches the same way again
+for a call like it, checking inline only what the key held: the number of positional arguments
+and which keywords came, each constexpr and launch option's value, each runtime argument's type
+and specialization (a torch tensor's dtype, device and 16-byte alignment; an int's `== 1`,
+multiple of 16 and 32-bit range; another type's `spec_token`), the backend the launch picks, the
+kernel's cache key and the cache's generation, and that `check=` is off. Any guard that fails
+(or raises) returns `MISS`, and the launcher takes the general path, which reports errors with
+their location as before. A fast launch never compiles, allocates or synchronizes.
+
+Where the backend's runner has a `run_values` entry (the nvidia runner for torch tensors) and
+every pointer argument is a torch tensor, the function passes the addresses it has read for the
+alignment guard, so `data_ptr()` is called once a tensor.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilec import settings
+from tilec.frontend.kernel import identity_check
+from tilec.runtime import cache, compiler
+from tilec.runtime import check as checking
+from tilec.runtime.specialization import I32, _tensor_token, _token_function, spec_token
+
+MISS = object()
+"""What a fast launch returns when its guards do not hold: take the general path."""
+
+RESERVED = ("backend", "check", "stream")
+
+MAX_FAST = 4
+"""Fast launches kept per kernel (tried newest first before the general path)."""
+
+FastLaunch = Callable[[Any, tuple, dict], Any]
+"""`fast(grid, args, meta)`: the compiled kernel it launched, or MISS."""
+
+
+def launch_grid(grid: Any, names: Sequence[str], defaults: dict, args: tuple, meta: dict) -> tuple:
+    """The grid of a launch as a tuple: `grid` itself, or a callable's result for the bound
+    arguments and meta-parameters (the reserved launch options left out)."""
+    if callable(grid):
+        bound = {**defaults, **dict(zip(names, args, strict=False))}
+        bound.update((k, v) for k, v in meta.items() if k not in RESERVED)
+        grid = grid(bound)
+    if type(grid) is not tuple:
+        grid = (grid,) if isinstance(grid, int) else tuple(grid)
+    return grid
+
+
+def make_fast_launch(
+    kernel: Any,
+    info: Any,
+    args: tuple,
+    meta: dict,
+    backend_name: str | None,
+    compiled: Any,
+    runner: Callable[..., None],
+) -> FastLaunch | None:
+    """The fast launch for calls like `kernel[grid](*args, **meta)` that compiled to `compiled`
+    (`meta` as the user gave it, reserved options included); None where the call shape has
+    none (check=True, more arguments than parameters, a runtime argument's own default)."""
+    options = {k: v for k, v in meta.items() if k not in RESERVED}
+    if meta.get("check") is not None or len(args) > len(info.names):
+        return None
+    namespace: dict[str, Any] = {
+        "MISS": MISS, "cache": cache, "compiler": compiler, "checking": checking,
+        "backend_setting": settings.backend, "BACKEND": backend_name, "GENERATION": cache.generation,
+        "kernel": kernel, "compiled": compiled, "runner": runner,
+        "spec_token": spec_token, "launch_grid": launch_grid, "names": info.names,
+        "defaults": info.defaults,
+    }  # fmt: skip
+    guards: list[str] = []
+    body = [f"if len(args) != {len(args)}:", "    return MISS"]
+    if args:
+        body.append(", ".join(f"a{i}" for i in range(len(args))) + ", = args")
+    expressions: dict[str, str] = {}
+    addresses: dict[str, str] = {}
+    aligned: dict[str, bool] = {}
+    for i, (param, cx) in enumerate(zip(info.names, info.constexpr, strict=True)):
+        if i < len(args):
+            expression, value = f"a{i}", args[i]
+        elif param in options:
+            expression, value = f"k{i}", options[param]
+            body.append(f"k{i} = meta[{param!r}]")
+        elif cx and param in info.defaults:
+            continue  # a constexpr left at its default: the keyword count guards its absence
+        else:
+            return None  # a runtime argument's default: the general path
+        if cx:
+            namespace[f"c{i}"] = value
+            guards.append(f"{expression} != c{i}")
+            continue
+        expressions[param] = expression
+        guards.append(" or ".join(_runtime_guards(namespace, i, expression, value)))
+        if _token_function(type(value)) is _tensor_token:
+            addresses[param] = f"p{i}"
+            aligned[f"p{i} := {expression}.data_ptr()"] = value.data_ptr() & 15 == 0
+    guards += _address_guards(aligned)
+    for j, (key, value) in enumerate(options.items()):
+        if key not in info.names:
+            namespace[f"o{j}"] = value
+            guards.append(f"meta.get({key!r}, MISS) != o{j}")
+    params = compiled.runtime_params
+    pointer_params = [p for p in params if compiled.signature[p].startswith("*")]
+    run_values = getattr(runner, "run_values", None)
+    if run_values is not None and all(p in addresses for p in pointer_params):
+        namespace["runner"] = run_values  # addresses already read: pass them
+        expressions.update(addresses)
+    values = ", ".join(expressions[p] for p in params) + ("," if len(params) == 1 else "")
+    key = kernel.cache_key
+    unchanged = identity_check(kernel.key_reads, namespace) or "kernel.cache_key == KEY"
+    namespace["KEY"] = key
+    source = _FAST.format(
+        unchanged=unchanged,
+        options=len(options),
+        body=textwrap.indent("\n".join(body), "        "),
+        guards="\n".join(f"        if {g}:\n            return MISS" for g in guards) or "pass",
+        values=values,
+    )
+    exec(compile(source, f"<tilec fast launch {kernel.__name__}>", "exec"), namespace)
+    return namespace["fast"]
+
+
+def _runtime_guards(namespace: dict, i: int, expression: str, value: Any) -> list[str]:
+    """The guards that hold exactly where `expression` has `value`'s specialization token (a
+    torch tensor's address is kept in `p{i}`)."""
+    kind = type(value)
+    namespace[f"T{i}"] = kind
+    if kind is int:
+        guards = [f"type({expression}) is not int"]
+        if value == 1:
+            return [*guards, f"{expression} != 1"]
+        if value & 15 == 0:  # a multiple of 16 is no 1
+            guards.append(f"{expression} & 15")
+        else:
+            guards += [f"{expression} == 1", f"not {expression} & 15"]
+        in_i32 = f"{I32[0]} <= {expression} <= {I32[1]}"
+        guards.append(f"not {in_i32}" if I32[0] <= value <= I32[1] else in_i32)
+        return guards
+    if kind in (float, bool):
+        return [f"type({expression}) is not T{i}"]
+    if _token_function(kind) is _tensor_token:  # its address: `_address_guards`
+        namespace[f"D{i}"] = value.dtype
+        return [
+            f"type({expression}) is not T{i}",
+            f"{expression}.dtype is not D{i}",
+            f"{expression}.get_device() != {int(value.get_device())}",
+        ]
+    namespace[f"K{i}"] = spec_token(value)
+    return [f"type({expression}) is not T{i}", f"spec_token({expression}) != K{i}"]
+
+
+def _address_guards(aligned: dict[str, bool]) -> list[str]:
+    """Guards that read each tensor's address once (`p{i} := ...data_ptr()`) and hold where
+    those that were 16-byte aligned still are (one test for all) and the others still are not."""
+    together = " | ".join(f"({read})" for read, yes in aligned.items() if yes)
+    guards = [f"({together}) & 15"] if together else []
+    return guards + [f"not ({read}) & 15" for read, yes in aligned.items() if not yes]
+
+
+_FAST = """
+def fast(grid, args, meta):
+    try:
+        if len(meta) == {options}:
+            stream = backend = None
+        else:
+            stream = meta.get("stream")
+            backend = meta.get("backend")
+            if len(meta) != {options} + ("stream" in meta) + ("backend" in meta):
+                return MISS
+        if (backend or compiler._chosen or backend_setting()) != BACKEND:
+            return MISS
+        if cache.generation != GENERATION or checking.enabled or not ({unchanged}):
+            return MISS
+{body}
+{guards}
+    except Exception:
+        return MISS
+    if type(grid) is not tuple:
+        grid = launch_grid(grid, names, defaults, args, meta)
+    runner(grid, ({values}), stream)
+    return compiled
+"""
