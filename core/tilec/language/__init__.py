@@ -18,6 +18,7 @@ never dropped):
 
 from __future__ import annotations
 
+import abc
 import enum
 from collections.abc import Callable
 from typing import Any
@@ -56,11 +57,46 @@ DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 DTYPES += (float16, bfloat16, float32, float64)
 
 
+@attrs.frozen(init=False, repr=False)
+class pointer_type(dtype):
+    """`tl.pointer_type(tl.float16)`: the dtype of a pointer to `element_ty` elements, for
+    pointer casts (`ptr.to(tl.pointer_type(tl.int8))`) and `ptr.dtype.element_ty`."""
+
+    element_ty: dtype
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        if not isinstance(element_ty, dtype) or isinstance(element_ty, pointer_type):
+            raise TypeError(f"tl.pointer_type needs a scalar tl dtype, got {element_ty!r}")
+        if address_space != 1 or const:
+            raise ValueError(
+                "tl.pointer_type supports global pointers only (address_space=1, const=False)"
+            )
+        name = f"pointer<{element_ty.name}>"
+        self.__attrs_init__(name, PointerType(element_ty.ir_type), element_ty)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"tl.pointer_type({self.element_ty!r})"
+
+
+pointer_type.__tilec_builtin__ = "pointer_type"  # type: ignore[attr-defined]
+pi32_t = pointer_type(int32)
+
+
 def dtype_of(ir_type: Type) -> dtype | None:
-    """The `tl` dtype whose IR type is `ir_type` (None for pointers and unknown types)."""
+    """The `tl` dtype whose IR type is `ir_type` (a `pointer_type` for pointers; None for
+    unknown types)."""
     if isinstance(ir_type, PointerType):
-        return None
+        element = dtype_of(ir_type.pointee)
+        return pointer_type(element) if element is not None else None
     return next((d for d in DTYPES if d.ir_type == ir_type), None)
+
+
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+"""The most elements a block may have (Triton's limit, which tilec enforces as well)."""
+
+
+class tensor(abc.ABC):  # noqa: B024 - a marker: the frontend registers its tensor values
+    """What `isinstance(x, tl.tensor)` tests inside a kernel: every runtime value is one."""
 
 
 class constexpr:
@@ -152,6 +188,52 @@ BUILTIN_NAMES = [
     "device_print",
     "debug_barrier",
 ]
+# Added for Triton compatibility (see docs/triton-names.md); each composes existing ops.
+BUILTIN_NAMES += [
+    "cast",
+    "floor",
+    "ceil",
+    "tanh",
+    "flip",
+    "cat",
+    "broadcast",
+    "permute",
+    "join",
+    "split",
+    "interleave",
+    "ravel",
+    "view",
+    "zeros_like",
+    "static_print",
+    "device_assert",
+    "umulhi",
+    "fdiv",
+    "div_rn",
+    "sqrt_rn",
+    "add",
+    "sub",
+    "mul",
+    "softmax",
+    "swizzle2d",
+    "reduce_or",
+    "assume",
+    "max_constancy",
+    "gather",
+    "sort",
+    "topk",
+    "histogram",
+    "philox",
+    "philox_impl",
+    "randint",
+    "randint4x",
+    "rand",
+    "rand4x",
+    "randn",
+    "randn4x",
+    "uint_to_uniform_float",
+    "pair_uniform_to_normal",
+    "pointer_type",
+]
 
 program_id = _builtin("program_id")
 num_programs = _builtin("num_programs")
@@ -206,6 +288,48 @@ max_contiguous = _builtin("max_contiguous")
 static_assert = _builtin("static_assert")
 device_print = _builtin("device_print")
 debug_barrier = _builtin("debug_barrier")
+cast = _builtin("cast")
+floor = _builtin("floor")
+ceil = _builtin("ceil")
+tanh = _builtin("tanh")
+flip = _builtin("flip")
+cat = _builtin("cat")
+broadcast = _builtin("broadcast")
+permute = _builtin("permute")
+join = _builtin("join")
+split = _builtin("split")
+interleave = _builtin("interleave")
+ravel = _builtin("ravel")
+view = _builtin("view")
+zeros_like = _builtin("zeros_like")
+static_print = _builtin("static_print")
+device_assert = _builtin("device_assert")
+umulhi = _builtin("umulhi")
+fdiv = _builtin("fdiv")
+div_rn = _builtin("div_rn")
+sqrt_rn = _builtin("sqrt_rn")
+add = _builtin("add")
+sub = _builtin("sub")
+mul = _builtin("mul")
+softmax = _builtin("softmax")
+swizzle2d = _builtin("swizzle2d")
+reduce_or = _builtin("reduce_or")
+assume = _builtin("assume")
+max_constancy = _builtin("max_constancy")
+gather = _builtin("gather")
+sort = _builtin("sort")
+topk = _builtin("topk")
+histogram = _builtin("histogram")
+philox = _builtin("philox")
+philox_impl = _builtin("philox_impl")
+randint = _builtin("randint")
+randint4x = _builtin("randint4x")
+rand = _builtin("rand")
+rand4x = _builtin("rand4x")
+randn = _builtin("randn")
+randn4x = _builtin("randn4x")
+uint_to_uniform_float = _builtin("uint_to_uniform_float")
+pair_uniform_to_normal = _builtin("pair_uniform_to_normal")
 
 
 def cdiv(a: int, b: int) -> int:
@@ -214,3 +338,12 @@ def cdiv(a: int, b: int) -> int:
 
 
 cdiv.__tilec_builtin__ = "cdiv"  # type: ignore[attr-defined]
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= `n` (1 for n <= 1), as `triton.next_power_of_2`."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+from tilec.language import extra as extra  # noqa: E402  (the submodules use the names above)
+from tilec.language import math as math  # noqa: E402
