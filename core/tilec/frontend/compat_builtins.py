@@ -156,20 +156,17 @@ class CompatBuiltinsMixin:
 
     def _common_integers(self, x: Any, y: Any, what: str) -> list[TensorValue]:
         types = [
-            v.dtype if isinstance(v, TensorValue) else literal_type(constant_arg(v, what))
-            for v in (x, y)
+            v.dtype if isinstance(v, TensorValue) else literal_type(_unwrap(v)) for v in (x, y)
         ]
         literal = [not isinstance(v, TensorValue) for v in (x, y)]
         common = computation_type(types[0], types[1], literal[0], literal[1], False)
         if not isinstance(common, IntegerType):
             raise UserError(f"{what} takes integers, got {types[0]} and {types[1]}")
-        values = [
-            self.sem.cast(self.sem.to_value(constant_arg(v, what), common), common) for v in (x, y)
-        ]
+        values = [self.sem.cast(self.sem.to_value(_unwrap(v), common), common) for v in (x, y)]
         return self.sem.broadcast_all(*values)
 
     def _floats(self, x: Any, y: Any, what: str) -> tuple[TensorValue, TensorValue]:
-        a, b = self.sem.to_value(constant_arg(x, what)), self.sem.to_value(constant_arg(y, what))
+        a, b = self.sem.to_value(_unwrap(x)), self.sem.to_value(_unwrap(y))
         if not isinstance(a.dtype, FloatType) or not isinstance(b.dtype, FloatType):
             raise UserError(
                 f"{what} takes float operands, got {a.dtype} and {b.dtype}",

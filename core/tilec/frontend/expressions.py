@@ -199,6 +199,8 @@ class ExpressionsMixin:
         if isinstance(callee, KernelFunction):
             return self.inline_call(callee, args, kwargs)
         if callee in ALLOWED_PYTHON_CALLS:
+            if callee is py_builtins.isinstance:  # isinstance(x, tl.tensor) holds for values
+                return callee(*args, **kwargs)
             if any(isinstance(a, TensorValue) for a in args):
                 if callee in (py_builtins.min, py_builtins.max) and len(args) == 2:
                     kind = "minimum" if callee is py_builtins.min else "maximum"
