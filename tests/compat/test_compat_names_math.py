@@ -280,3 +280,46 @@ def test_host_helpers():
     assert tl.TRITON_MAX_TENSOR_NUMEL == 2**20
     assert tl.pointer_type(tl.float16).element_ty == tl.float16
     assert set(libdevice.NAMES) <= set(dir(tl.extra.cuda.libdevice))
+
+
+def test_warmup_compiles_without_launching():
+    x = np.arange(BLOCK, dtype=np.float32)
+    out = np.full(BLOCK, -1.0, np.float32)
+    compiled = unary_kernel.warmup(x, out, OP="floor", BLOCK=BLOCK, grid=(1,), backend="interp")
+    assert "math.floor" in compiled.asm["tir"]
+    np.testing.assert_array_equal(out, -1.0)  # nothing ran
+    with pytest.raises(TypeError, match="not the dtype"):
+        unary_kernel.warmup(np.float32, out, OP="floor", BLOCK=BLOCK, grid=(1,))
+    with pytest.raises(TypeError, match="drop stream="):
+        unary_kernel.warmup(x, out, OP="floor", BLOCK=BLOCK, grid=(1,), stream=0)
+
+
+def test_the_active_driver_on_interp():
+    from tilec.runtime import driver
+
+    tilec.set_backend("interp")
+    try:
+        target = driver.active.get_current_target()
+        assert (target.backend, target.warp_size) == ("interp", 1)
+        assert driver.active.get_current_device() == 0
+        with pytest.raises(RuntimeError, match="no GPU device properties"):
+            driver.active.utils.get_device_properties()
+    finally:
+        tilec.set_backend(None)
+
+
+@pytest.mark.gpu
+def test_the_active_driver_on_nvidia():
+    from tilec.runtime import driver
+
+    if not tilec.get_backend("nvidia", require_available=False).is_available():
+        pytest.skip("no NVIDIA GPU here")
+    tilec.set_backend("nvidia")
+    try:
+        target = driver.active.get_current_target()
+        assert target.backend == "cuda" and target.warp_size == 32 and target.arch >= 70
+        properties = driver.active.utils.get_device_properties(0)
+        assert properties["multiprocessor_count"] > 0 and properties["max_shared_mem"] > 0
+        assert properties["warpSize"] == 32 and properties["max_num_regs"] > 0
+    finally:
+        tilec.set_backend(None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -345,5 +346,12 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-from tilec.language import extra as extra  # noqa: E402  (the submodules use the names above)
-from tilec.language import math as math  # noqa: E402
+SUBMODULES = ("extra", "math")
+"""`tl.math` and `tl.extra` (`tl.extra.libdevice`): imported on first use, since they are made of
+the names above."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in SUBMODULES:
+        return importlib.import_module(f"tilec.language.{name}")
+    raise AttributeError(f"module 'tilec.language' has no attribute {name!r}")
