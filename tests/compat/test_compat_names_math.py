@@ -5,6 +5,7 @@ reduce_or, static_print, device_assert, print, pointer casts."""
 import numpy as np
 import pytest
 from compat_helpers import compile_error, run_interp
+from compat_names_helpers import run
 
 import tilec
 import tilec.language as tl
@@ -81,7 +82,7 @@ def test_unary_names_match_numpy(op, rng):
     x = (rng.standard_normal(BLOCK) * 4).astype(np.float32)
     x[:4] = [-2.0, 2.5, -0.5, 3.0]
     out = np.zeros(BLOCK, np.float32)
-    run_interp(unary_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], OP=op, BLOCK=BLOCK)
+    run(unary_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], OP=op, BLOCK=BLOCK)
     np.testing.assert_allclose(out, UNARY[op](x).astype(np.float32), rtol=2e-6, atol=1e-6)
 
 
@@ -127,7 +128,7 @@ def test_integer_names_match_numpy(op, dtype, rng):
     out = np.zeros(BLOCK, dtype)
     sig = "*" + {np.int32: "i32", np.uint32: "u32", np.int64: "i64", np.uint64: "u64"}[dtype]
     signature = {"x_ptr": sig, "y_ptr": sig, "out_ptr": sig}
-    run_interp(binary_kernel, signature, [x, y, out], OP=op, BLOCK=BLOCK)
+    run(binary_kernel, signature, [x, y, out], OP=op, BLOCK=BLOCK)
     with np.errstate(over="ignore"):
         want = {
             "umulhi": _umulhi,
@@ -146,7 +147,7 @@ def test_float_division_rounds_to_nearest(op, rng):
     y = rng.standard_normal(BLOCK).astype(np.float32)
     out = np.zeros(BLOCK, np.float32)
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"}
-    run_interp(binary_kernel, sig, [x, y, out], OP=op, BLOCK=BLOCK)
+    run(binary_kernel, sig, [x, y, out], OP=op, BLOCK=BLOCK)
     np.testing.assert_array_equal(out, x / y)
 
 
@@ -163,7 +164,7 @@ def swizzle_kernel(out_i, out_j, SIZE_I: tl.constexpr, SIZE_J: tl.constexpr, G: 
 def test_swizzle2d_matches_triton_docstring_example():
     out_i, out_j = np.zeros((4, 4), np.int32), np.zeros((4, 4), np.int32)
     sig = {"out_i": "*i32", "out_j": "*i32"}
-    run_interp(swizzle_kernel, sig, [out_i, out_j], SIZE_I=4, SIZE_J=4, G=2)
+    run(swizzle_kernel, sig, [out_i, out_j], SIZE_I=4, SIZE_J=4, G=2)
     swizzled = out_i * 4 + out_j  # where each row-major index lands
     moved = np.zeros(16, np.int32)
     moved[swizzled.ravel()] = np.arange(16)
@@ -186,7 +187,7 @@ def pointer_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
 def test_pointer_casts_keep_the_address():
     x = np.arange(BLOCK, dtype=np.int32) * 1000
     out = np.zeros(BLOCK, np.int32)
-    run_interp(pointer_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, [x, out], BLOCK=BLOCK)
+    run(pointer_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, [x, out], BLOCK=BLOCK)
     np.testing.assert_array_equal(out, x - (x & 0xFF))
 
 

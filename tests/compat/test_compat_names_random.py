@@ -8,7 +8,8 @@ against values derived by hand for one and two rounds.
 
 import numpy as np
 import pytest
-from compat_helpers import compile_error, run_interp
+from compat_helpers import compile_error
+from compat_names_helpers import run
 
 import tilec
 import tilec.language as tl
@@ -105,9 +106,7 @@ def test_randint4x_is_bit_identical_to_philox(seed, rounds, wide):
     block = 64
     out = np.zeros(block * 4, np.uint32)
     sig = {"seed": "i64" if abs(seed) >= 2**31 else "i32", "out_ptr": "*u32"}
-    run_interp(
-        random_kernel, sig, [seed, out], OP="randint4x", ROUNDS=rounds, WIDE=wide, BLOCK=block
-    )
+    run(random_kernel, sig, [seed, out], OP="randint4x", ROUNDS=rounds, WIDE=wide, BLOCK=block)
     offsets = np.arange(block, dtype=np.int64)
     if wide:
         offsets = offsets + 0x100000000 * (offsets % 3)
@@ -118,16 +117,16 @@ def test_randint4x_is_bit_identical_to_philox(seed, rounds, wide):
 def test_randint_and_philox_are_the_first_and_last_words():
     out = np.zeros(32, np.uint32)
     sig = {"seed": "i32", "out_ptr": "*u32"}
-    run_interp(random_kernel, sig, [42, out], OP="randint", ROUNDS=10, WIDE=False, BLOCK=32)
+    run(random_kernel, sig, [42, out], OP="randint", ROUNDS=10, WIDE=False, BLOCK=32)
     np.testing.assert_array_equal(out, randint4x_reference(42, np.arange(32))[0])
-    run_interp(random_kernel, sig, [42, out], OP="philox", ROUNDS=10, WIDE=False, BLOCK=32)
+    run(random_kernel, sig, [42, out], OP="philox", ROUNDS=10, WIDE=False, BLOCK=32)
     np.testing.assert_array_equal(out, randint4x_reference(42, np.arange(32))[3])
 
 
 def test_the_first_words_for_seed_0_are_random123s():
     out = np.zeros(4, np.uint32)
     sig = {"seed": "i32", "out_ptr": "*u32"}
-    run_interp(random_kernel, sig, [0, out], OP="randint4x", ROUNDS=10, WIDE=False, BLOCK=1)
+    run(random_kernel, sig, [0, out], OP="randint4x", ROUNDS=10, WIDE=False, BLOCK=1)
     assert [int(v) for v in out] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
 
@@ -168,16 +167,16 @@ def test_rand_and_randn_use_triton_formulas():
     }
     for op, want in expected.items():
         out = np.zeros(block, np.float32)
-        run_interp(float_kernel, {"seed": "i32", "out_ptr": "*fp32"}, [seed, out], OP=op,
+        run(float_kernel, {"seed": "i32", "out_ptr": "*fp32"}, [seed, out], OP=op,
                    BLOCK=block)  # fmt: skip
-        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6, err_msg=op)
+        np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5, err_msg=op)  # GPU sin/cos
     assert expected["rand"].min() >= 0.0 and expected["rand"].max() < 1.0
     assert abs(float(expected["randn"].mean())) < 0.2
 
 
 def test_uniform_float_of_64_bit_words():
     out = np.zeros(64, np.float32)
-    run_interp(float_kernel, {"seed": "i32", "out_ptr": "*fp32"}, [5, out], OP="uniform64",
+    run(float_kernel, {"seed": "i32", "out_ptr": "*fp32"}, [5, out], OP="uniform64",
                BLOCK=64)  # fmt: skip
     wide = randint4x_reference(5, np.arange(64))[0].astype(np.uint64) << np.uint64(32)
     signed = wide.view(np.int64)

@@ -3,7 +3,8 @@ interleave, cat, permute, broadcast, ravel, view, flip, gather, sort, topk, hist
 
 import numpy as np
 import pytest
-from compat_helpers import compile_error, run_interp
+from compat_helpers import compile_error
+from compat_names_helpers import run
 
 import tilec
 import tilec.language as tl
@@ -91,7 +92,7 @@ def test_shape_functions_move_elements_exactly(op, dtype, rng):
     out = np.zeros(want.size, dtype)
     sig = SIGNATURES[dtype]
     signature = {"x_ptr": sig, "y_ptr": sig, "out_ptr": sig}
-    run_interp(shape_kernel, signature, [x, y, out], OP=op, M=M, N=N)
+    run(shape_kernel, signature, [x, y, out], OP=op, M=M, N=N)
     got = out.reshape(want.shape)
     width = np.dtype(dtype).itemsize
     as_bits = np.dtype(f"u{width}")
@@ -102,7 +103,7 @@ def test_broadcast_returns_both_operands_broadcast(rng):
     x, y = _inputs(rng, np.int32)
     out = np.zeros(M * N, np.int32)
     signature = {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32"}
-    run_interp(shape_kernel, signature, [x, y, out], OP="broadcast", M=M, N=N)
+    run(shape_kernel, signature, [x, y, out], OP="broadcast", M=M, N=N)
     want = x.sum(1, dtype=np.int32)[:, None] - y.sum(0, dtype=np.int32)[None, :]
     np.testing.assert_array_equal(out.reshape(M, N), want)
 
@@ -123,7 +124,7 @@ def test_gather_takes_along_an_axis(axis, rng):
     idx = rng.integers(0, size, (M, N)).astype(np.int32)
     out = np.zeros((M, N), np.float32)
     sig = {"x_ptr": "*fp32", "idx_ptr": "*i32", "out_ptr": "*fp32"}
-    run_interp(gather_kernel, sig, [x, idx, out], AXIS=axis, M=M, N=N)
+    run(gather_kernel, sig, [x, idx, out], AXIS=axis, M=M, N=N)
     np.testing.assert_array_equal(out, np.take_along_axis(x, idx, axis=axis))
 
 
@@ -154,7 +155,7 @@ def test_sort_orders_each_row(dtype, descending, rng):
     out = np.zeros_like(x)
     sig = {"x_ptr": _sig(dtype), "out_ptr": _sig(dtype)}
     for op in ("sort", "sort_method"):
-        run_interp(sort_kernel, sig, [x, out], OP=op, DESC=descending, K=1, M=M, N=16)
+        run(sort_kernel, sig, [x, out], OP=op, DESC=descending, K=1, M=M, N=16)
         want = np.sort(x, axis=1)
         np.testing.assert_array_equal(out, want[:, ::-1] if descending else want)
 
@@ -164,7 +165,7 @@ def test_topk_gives_the_largest_first(k, rng):
     x = rng.standard_normal((M, 16)).astype(np.float32)
     out = np.zeros((M, k), np.float32)
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
-    run_interp(sort_kernel, sig, [x, out], OP="topk", DESC=True, K=k, M=M, N=16)
+    run(sort_kernel, sig, [x, out], OP="topk", DESC=True, K=k, M=M, N=16)
     np.testing.assert_array_equal(out, -np.sort(-x, axis=1)[:, :k])
 
 
@@ -178,7 +179,7 @@ def histogram_kernel(x_ptr, out_ptr, n, N: tl.constexpr, BINS: tl.constexpr):
 def test_histogram_counts_values_in_range_under_the_mask(rng):
     x = rng.integers(-3, 20, 64).astype(np.int32)  # values outside [0, 16) are not counted
     out = np.zeros(16, np.int32)
-    run_interp(histogram_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, [x, out, 50],
+    run(histogram_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, [x, out, 50],
                N=64, BINS=16)  # fmt: skip
     kept = x[:50]
     want = np.array([(kept == b).sum() for b in range(16)], np.int32)
