@@ -324,3 +324,25 @@ def test_the_active_driver_on_nvidia():
         assert properties["warpSize"] == 32 and properties["max_num_regs"] > 0
     finally:
         tilec.set_backend(None)
+
+
+@tilec.jit
+def dtype_query_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if x.dtype.is_floating():
+        y = x * 2
+    else:
+        y = x + tl.constexpr(x.dtype.primitive_bitwidth)
+    tl.static_assert(x_ptr.dtype.is_ptr() and x_ptr.dtype.element_ty.scalar == x.dtype)
+    tl.store(out_ptr + offs, y)
+
+
+@pytest.mark.parametrize(("sig", "dtype"), [("*fp32", np.float32), ("*i16", np.int16)])
+def test_dtype_queries_in_kernels(sig, dtype):
+    x = np.arange(BLOCK, dtype=dtype)
+    out = np.zeros(BLOCK, dtype)
+    run(dtype_query_kernel, {"x_ptr": sig, "out_ptr": sig}, [x, out], BLOCK=BLOCK)
+    np.testing.assert_array_equal(out, x * 2 if dtype is np.float32 else x + 16)
+    assert tl.int8.is_int_signed() and tl.uint8.is_int_unsigned() and tl.int1.is_bool()
+    assert tl.float16.is_fp16() and not tl.bfloat16.is_fp16() and tl.pi32_t.primitive_bitwidth == 64

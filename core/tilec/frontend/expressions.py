@@ -191,6 +191,10 @@ class ExpressionsMixin:
         if isinstance(callee, TensorMethod):  # x.to(...) is tl.cast(x, ...), x.sum() tl.sum(x)
             name = "cast" if callee.name == "to" else callee.name
             return self.builtins.call(name, [callee.tensor, *args], kwargs)
+        if isinstance(getattr(callee, "__self__", None), dtype):  # x.dtype.is_floating()
+            return callee(*args, **kwargs)
+        if callee is constexpr:  # tl.constexpr(v) in a kernel is v
+            return unwrap(args[0]) if len(args) == 1 and not kwargs else callee(*args, **kwargs)
         if callee is py_builtins.print:  # Triton compiles print() in kernels as tl.device_print
             return self.builtins.call("device_print", args, kwargs)
         name = getattr(callee, "__tilec_builtin__", None)

@@ -39,6 +39,46 @@ class dtype:
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 
+    # Triton's dtype queries, also callable in kernels (`x.dtype.is_floating()`).
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64 if isinstance(self.ir_type, PointerType) else self.ir_type.width  # type: ignore[attr-defined]
+
+    @property
+    def scalar(self) -> dtype:
+        return self
+
+    def is_floating(self) -> bool:
+        return isinstance(self.ir_type, FloatType)
+
+    def is_int(self) -> bool:
+        return isinstance(self.ir_type, IntegerType)
+
+    def is_bool(self) -> bool:
+        return self.ir_type == IntegerType(1)
+
+    def is_int_signed(self) -> bool:
+        return self.is_int() and not self.ir_type.unsigned and not self.is_bool()  # type: ignore[attr-defined]
+
+    def is_int_unsigned(self) -> bool:
+        return self.is_int() and self.ir_type.unsigned  # type: ignore[attr-defined]
+
+    def is_ptr(self) -> bool:
+        return isinstance(self.ir_type, PointerType)
+
+    def is_fp16(self) -> bool:
+        return self.name == "float16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bfloat16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "float32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "float64"
+
 
 int1 = dtype("int1", IntegerType(1))
 int8 = dtype("int8", IntegerType(8))
