@@ -346,3 +346,80 @@ def test_dtype_queries_in_kernels(sig, dtype):
     np.testing.assert_array_equal(out, x * 2 if dtype is np.float32 else x + 16)
     assert tl.int8.is_int_signed() and tl.uint8.is_int_unsigned() and tl.int1.is_bool()
     assert tl.float16.is_fp16() and not tl.bfloat16.is_fp16() and tl.pi32_t.primitive_bitwidth == 64
+
+
+@tilec.jit
+def libdevice_kernel(x_ptr, y_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if OP == "trunc":
+        z = libdevice.trunc(x)
+    elif OP == "rint":
+        z = libdevice.rint(x)
+    elif OP == "nearbyint":
+        z = libdevice.nearbyint(x)
+    elif OP == "round":
+        z = libdevice.round(x)
+    elif OP == "copysign":
+        z = libdevice.copysign(x, y)
+    elif OP == "saturatef":
+        z = libdevice.saturatef(x)
+    elif OP == "rcp_rn":
+        z = libdevice.rcp_rn(x)
+    elif OP == "add_rn":
+        z = libdevice.add_rn(x, y) + libdevice.mul_rn(x, y) - libdevice.sub_rn(y, x)
+    elif OP == "isnan":
+        z = libdevice.isnan(x) + 2 * libdevice.isinf(x) + 4 * libdevice.signbit(x)
+        z = (z + 8 * libdevice.finitef(x) + 16 * libdevice.isfinited(x)).to(x.dtype)
+    elif OP == "rz":
+        z = libdevice.float2int_rz(x).to(x.dtype)
+    elif OP == "bits":
+        if x.dtype == tl.float64:
+            z = libdevice.longlong_as_double(libdevice.double_as_longlong(x) ^ 1)
+        else:
+            z = libdevice.int_as_float(libdevice.float_as_int(x) ^ 1)
+    tl.store(out_ptr + offs, z)
+
+
+def _round_half_away(x):
+    return np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x), np.trunc(x))
+
+
+def _flags(x):
+    finite = np.isfinite(x).astype(int)
+    return np.isnan(x) + 2 * np.isinf(x) + 4 * np.signbit(x) + 8 * finite + 16 * finite
+
+
+LIBDEVICE = {
+    "trunc": lambda x, y: np.trunc(x),
+    "rint": lambda x, y: np.rint(x),
+    "nearbyint": lambda x, y: np.rint(x),
+    "round": lambda x, y: _round_half_away(x),
+    "copysign": np.copysign,
+    "saturatef": lambda x, y: np.where(np.isnan(x), 0, np.clip(x, 0, 1)) + 0.0,  # -0 is +0
+    "rcp_rn": lambda x, y: 1 / x,
+    "add_rn": lambda x, y: x + y + x * y - (y - x),
+    "isnan": lambda x, y: _flags(x),
+    "rz": lambda x, y: np.trunc(np.clip(np.nan_to_num(x), -(2**31), 2**31 - 1)) + 0.0,
+    "bits": lambda x, y: (x.view(f"i{x.itemsize}") ^ 1).view(x.dtype),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", list(LIBDEVICE))
+def test_libdevice_functions_written_in_tl(op, dtype, rng):
+    x = (rng.standard_normal(64) * 6).astype(dtype)
+    x[:12] = [0.5, -0.5, 1.5, 2.5, -2.5, -0.0, 0.49999997, 3e9, -7.0, 0.25, -1.75, 1e30]
+    if op in ("isnan", "copysign", "saturatef", "bits"):
+        x[12:15] = [np.nan, np.inf, -np.inf]
+    if op == "rz":
+        x = np.clip(x, -1e9, 1e9)
+    y = rng.standard_normal(64).astype(dtype)
+    out = np.zeros(64, dtype)
+    sig = "*fp64" if dtype is np.float64 else "*fp32"
+    signature = {"x_ptr": sig, "y_ptr": sig, "out_ptr": sig}
+    run(libdevice_kernel, signature, [x, y, out], OP=op, BLOCK=64)
+    with np.errstate(all="ignore"):
+        want = np.asarray(LIBDEVICE[op](x, y)).astype(dtype)
+    np.testing.assert_array_equal(out.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
