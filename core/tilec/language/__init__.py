@@ -2,6 +2,7 @@
 
 The functions here are markers: the frontend recognizes them by their `__tilec_builtin__` name
 and emits tile IR for them. Calling one from ordinary Python raises `RuntimeError`.
+docs/triton-names.md lists the names of Triton's `tl` that tilec lacks, and why.
 
 Where tilec differs from Triton (every argument is honoured or rejected with a located error,
 never dropped):
