@@ -201,8 +201,10 @@ def bad_shape_kernel(x_ptr, OP: tl.constexpr):
         tl.gather(x[:, None], tl.arange(0, 8), 0)
     elif OP == "histogram_float":
         tl.histogram(x, 8)
-    elif OP == "sort_too_big":
-        tl.sort(tl.zeros((2048,), tl.float32))
+    elif OP == "gather_too_big":
+        tl.gather(tl.zeros((2048,), tl.float32), tl.arange(0, 1024), 0)
+    elif OP == "descending":
+        tl.sort(x, descending=2)
 
 
 @pytest.mark.parametrize(
@@ -214,9 +216,63 @@ def bad_shape_kernel(x_ptr, OP: tl.constexpr):
         ("topk_k", "tl.topk's k must be a power of two"),
         ("gather_shape", "must have the same rank|must equal the source shape"),
         ("histogram_float", "tl.histogram needs a 1-D integer tensor"),
-        ("sort_too_big", "more than tilec's block limit"),
+        ("gather_too_big", "more than tilec's block limit"),
+        ("descending", "descending must be True or False"),
     ],
 )
 def test_shape_functions_reject_bad_arguments_with_located_errors(op, message):
     error = compile_error(bad_shape_kernel, {"x_ptr": "*fp32"}, OP=op)
     assert any(part in error.message for part in message.split("|")), error.message
+
+
+@tilec.jit
+def network_kernel(x_ptr, out_ptr, OP: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    if OP == "sort":
+        tl.store(out_ptr + offs, tl.sort(x))
+    elif OP == "merge":
+        tl.store(out_ptr + offs, tl.bitonic_merge(x, descending=True))
+
+
+def test_sort_scales_to_wide_rows(rng):
+    x = rng.standard_normal((8, 256)).astype(np.float32)
+    out = np.zeros_like(x)
+    run(network_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], OP="sort", M=8, N=256)
+    np.testing.assert_array_equal(out, np.sort(x, axis=1))
+
+
+def test_bitonic_merge_sorts_bitonic_rows(rng):
+    up = np.sort(rng.integers(-100, 100, (4, 16)), axis=1)
+    down = -np.sort(-rng.integers(-100, 100, (4, 16)), axis=1)
+    x = np.concatenate([up, down], axis=1).astype(np.int32)  # rises, then falls: bitonic
+    out = np.zeros_like(x)
+    run(network_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, [x, out], OP="merge", M=4, N=32)
+    np.testing.assert_array_equal(out, -np.sort(-x, axis=1))
+
+
+def _triton_network_sort(row):
+    """Triton's sort_impl network on one row, in NumPy: the same compare-and-swap steps."""
+    row = row.copy()
+    n = row.size
+    log_n = n.bit_length() - 1
+    index = np.arange(n)
+    for stage in range(1, log_n + 1):
+        flip = (index >> stage) & 1 if stage < log_n else 0
+        for bit in range(stage - 1, -1, -1):
+            partner = row[index ^ (1 << bit)]
+            right = (index >> bit) & 1
+            with np.errstate(invalid="ignore"):
+                swap = (row > partner).astype(int) != (flip ^ right)
+            row = np.where(swap, partner, row)
+    return row
+
+
+def test_sort_treats_nan_and_signed_zero_as_triton(rng):
+    x = rng.standard_normal((2, 16)).astype(np.float32)
+    x[0, [1, 5, 9]] = [np.nan, -0.0, 0.0]
+    x[1, [0, 3]] = [-0.0, np.nan]
+    out = np.zeros_like(x)
+    run(network_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], OP="sort", M=2, N=16)
+    want = np.stack([_triton_network_sort(r) for r in x])
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))

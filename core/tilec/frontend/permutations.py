@@ -1,12 +1,14 @@
 """Triton's shape and permutation functions, composed from existing ops: `join`, `split`,
-`interleave`, `cat`, `permute`, `broadcast`, `ravel`, `view`, `flip`, `gather`, `sort`, `topk` and
-`histogram`.
+`interleave`, `cat`, `permute`, `broadcast`, `ravel`, `view`, `flip`, `gather`, `sort`, `topk`,
+`bitonic_merge` and `histogram`.
 
 Moving elements between positions is exact for every dtype: the values are taken as their bits
 (an unsigned integer of the same width, pointers as int64 addresses) and picked with `where` and
-an xor reduction, which adds nothing but the one picked value. `gather`, `sort` and `topk` build a
-selection tensor of `n x m` elements per row (`n` inputs, `m` outputs along the axis), which must
-stay within Triton's block limit of 2**20 elements.
+an xor reduction, which adds nothing but the one picked value; over a pair, `y ^ xor_sum(y)`
+swaps the two. `sort`, `topk` and `bitonic_merge` run Triton's bitonic network with such swaps,
+so they give Triton's results bit for bit. `gather` builds a selection tensor of `n x m`
+elements per row (`n` inputs, `m` outputs along the axis), which must stay within Triton's
+block limit of 2**20 elements.
 """
 
 from __future__ import annotations
@@ -228,48 +230,43 @@ class PermutationsMixin:
 
     # sort / topk / histogram ------------------------------------------------------------------------
 
-    def sort_key(self, x: TensorValue) -> TensorValue:
-        """An unsigned integer whose order is `x`'s order (floats: the IEEE total order, so
-        -0.0 < 0.0 and NaNs sort past the infinities of their sign)."""
-        bits, _ = self.as_bits(x)
-        kind = bits.dtype
-        assert isinstance(kind, IntegerType)
-        unsigned = IntegerType(kind.width, unsigned=True)
-        bits = self.sem.bitcast(bits, unsigned)
-        sign = 1 << (kind.width - 1)
-        if isinstance(x.dtype, FloatType):
-            negative = self.sem.binary(">=", bits, sign)
-            flipped = self.sem.binary("^", bits, (1 << kind.width) - 1)
-            return self.sem.create(
-                arith.SelectOp, [negative, flipped, self.sem.binary("|", bits, sign)], bits.type
-            )
-        if kind.unsigned or x.dtype == i1:
-            return bits
-        return self.sem.binary("^", bits, sign)
-
-    def sorted_along_last(
-        self, x: TensorValue, descending: bool, count: int, what: str
-    ) -> TensorValue:
-        """The first `count` elements of `x` sorted along its last axis (stable)."""
-        axis = len(x.shape) - 1
-        n = x.shape[axis]
-        square = (*x.shape, n)  # [..., i, j]
-        self._check_selection(square, what)
-        key = self.sort_key(x)
-        mine = self.sem.broadcast_to(self.sem.expand_dims(key, axis + 1), square)
-        theirs = self.sem.broadcast_to(self.sem.expand_dims(key, axis), square)
-        earlier = self.sem.binary("<", self.iota(n, axis + 1, square), self.iota(n, axis, square))
-        ahead = self.sem.binary(">" if descending else "<", theirs, mine)
-        tie = self.sem.binary("&", self.sem.binary("==", theirs, mine), earlier)
-        before = self.sem.cast(self.sem.binary("|", ahead, tie), i32)
-        rank = self.tl_sum(before, axis + 1)  # type: ignore[attr-defined]
+    def swap_partners(self, x: TensorValue, bit: int) -> TensorValue:
+        """Each element of `x` replaced by its partner along the last axis: the element whose
+        index differs in `bit` (the pair's xor, xored with itself, is the other one)."""
         bits, restore = self.as_bits(x)
-        wide = (*x.shape, count)  # [..., i, k]: element i goes to place k
-        self._check_selection(wide, what)
-        source = self.sem.broadcast_to(self.sem.expand_dims(bits, axis + 1), wide)
-        place = self.sem.broadcast_to(self.sem.expand_dims(rank, axis + 1), wide)
-        mask = self.sem.binary("==", place, self.iota(count, axis + 1, wide))
-        return restore(self.pick(source, mask, axis))
+        shape, n = x.shape, x.shape[-1]
+        block = 1 << bit
+        pairs = self.sem.reshape(bits, (*shape[:-1], n // (2 * block), 2, block))
+        both = self.tl_xor_sum(pairs, len(shape), keep_dims=True)  # type: ignore[attr-defined]
+        return restore(self.sem.reshape(self.sem.binary("^", pairs, both), shape))
+
+    def index_bit(self, shape: tuple[int, ...], bit: int) -> TensorValue:
+        """Bit `bit` of the index along the last axis, as int32 0/1, broadcast to `shape`."""
+        index = self.iota(shape[-1], len(shape) - 1, shape)
+        return self.sem.binary("&", self.sem.binary(">>", index, bit), 1)
+
+    def compare_and_swap(self, x: TensorValue, flip: Any, bit: int) -> TensorValue:
+        """One step of Triton's bitonic network: partners `bit` apart keep (min, max), or
+        (max, min) where `flip` is 1: `where((x > y) != (flip ^ is_right), y, x)` as Triton."""
+        y = self.swap_partners(x, bit)
+        right = self.sem.binary("^", self.index_bit(x.shape, bit), flip)
+        swap = self.sem.binary("!=", self.sem.cast(self.sem.binary(">", x, y), i32), right)
+        return self.sem.create(arith.SelectOp, [swap, y, x], x.type)
+
+    def bitonic_merge_steps(self, x: TensorValue, stage: int, order: int) -> TensorValue:
+        """`stage` compare-and-swap rounds (bits stage-1 .. 0); order 0 ascending, 1 descending,
+        2 alternating by bit `stage` of the index (Triton's `_bitonic_merge_hypercube`)."""
+        flip: Any = self.index_bit(x.shape, stage) if order == 2 else order
+        for step in range(stage):
+            x = self.compare_and_swap(x, flip, stage - 1 - step)
+        return x
+
+    def _sort_input(self, x: Any, dim: Any, what: str) -> tuple[TensorValue, int]:
+        v = self.value(x)  # type: ignore[attr-defined]
+        self._last_axis(v, dim, what)
+        if v.is_pointer:
+            raise UserError(f"{what} sorts numbers, not pointers")
+        return v, v.shape[-1].bit_length() - 1
 
     def _last_axis(self, v: TensorValue, dim: Any, what: str) -> None:
         axis = self._axis_of(v, dim, what)
@@ -280,23 +277,39 @@ class PermutationsMixin:
             )
 
     def tl_sort(self, x: Any, dim: Any = None, descending: Any = False) -> TensorValue:
-        """Sort along the last dimension (the only one Triton supports)."""
-        v = self.value(x)  # type: ignore[attr-defined]
-        self._last_axis(v, dim, "tl.sort")
-        return self.sorted_along_last(
-            v, bool(const(descending, "descending")), v.shape[-1], "tl.sort"
-        )
+        """Sort along the last dimension (the only one Triton supports) with Triton's bitonic
+        network, so every input (NaN, -0.0 included) gives Triton's result."""
+        v, log_n = self._sort_input(x, dim, "tl.sort")
+        order = _order(descending)
+        for stage in range(1, log_n + 1):
+            v = self.bitonic_merge_steps(v, stage, 2 if stage < log_n else order)
+        return v
 
     def tl_topk(self, x: Any, k: Any, dim: Any = None) -> TensorValue:
-        """The `k` largest elements along the last dimension, largest first."""
-        v = self.value(x)  # type: ignore[attr-defined]
-        self._last_axis(v, dim, "tl.topk")
+        """The `k` largest elements along the last dimension, largest first (Triton's bitonic
+        top-k: sort blocks of `k`, then keep the larger of block pairs and merge again)."""
+        v, log_n = self._sort_input(x, dim, "tl.topk")
         count = const(k, "k")
         if not isinstance(count, int) or not is_power_of_two(count) or count > v.shape[-1]:
             raise UserError(
                 f"tl.topk's k must be a power of two at most {v.shape[-1]}, got {count!r}"
             )
-        return self.sorted_along_last(v, True, count, "tl.topk")
+        log_k = count.bit_length() - 1
+        for stage in range(1, log_k + 1):
+            v = self.bitonic_merge_steps(v, stage, 2 if stage < log_n else 1)
+        for stage in range(log_k + 1, log_n + 1):
+            n = v.shape[-1]
+            halves = self.sem.reshape(v, (*v.shape[:-1], n // (2 * count), 2, count))
+            larger = self.tl_max(halves, len(v.shape))  # type: ignore[attr-defined]
+            v = self.sem.reshape(larger, (*v.shape[:-1], n // 2))
+            v = self.bitonic_merge_steps(v, log_k, 2 if stage < log_n else 1)
+        return v
+
+    def tl_bitonic_merge(self, x: Any, dim: Any = None, descending: Any = False) -> TensorValue:
+        """Triton's bitonic merge along the last dimension: sorts a bitonic sequence; any other
+        input gets exactly the network's result, as in Triton."""
+        v, log_n = self._sort_input(x, dim, "tl.bitonic_merge")
+        return self.bitonic_merge_steps(v, log_n, _order(descending))
 
     def tl_histogram(self, input: Any, num_bins: Any, mask: Any = None) -> TensorValue:
         """int32 counts of the values 0 .. num_bins-1 of a 1-D integer tensor (values outside
@@ -317,3 +330,10 @@ class PermutationsMixin:
                 "&", hits, self.sem.broadcast_to(self.sem.expand_dims(m, 1), wide)
             )
         return self.tl_sum(self.sem.cast(hits, i32), 0)  # type: ignore[attr-defined]
+
+
+def _order(descending: Any) -> int:
+    value = const(descending, "descending")
+    if value not in (0, 1):  # False/True too
+        raise UserError(f"descending must be True or False, got {value!r}")
+    return int(value)

@@ -275,6 +275,7 @@ BUILTIN_NAMES += [
     "uint_to_uniform_float",
     "pair_uniform_to_normal",
     "pointer_type",
+    "bitonic_merge",
 ]
 
 program_id = _builtin("program_id")
@@ -330,6 +331,7 @@ max_contiguous = _builtin("max_contiguous")
 static_assert = _builtin("static_assert")
 device_print = _builtin("device_print")
 debug_barrier = _builtin("debug_barrier")
+bitonic_merge = _builtin("bitonic_merge")
 cast = _builtin("cast")
 floor = _builtin("floor")
 ceil = _builtin("ceil")
