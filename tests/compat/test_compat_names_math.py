@@ -423,3 +423,19 @@ def test_libdevice_functions_written_in_tl(op, dtype, rng):
     with np.errstate(all="ignore"):
         want = np.asarray(LIBDEVICE[op](x, y)).astype(dtype)
     np.testing.assert_array_equal(out.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
+
+
+@tilec.jit
+def block_type_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.static_assert(x.type.is_block() and x.type.shape == (BLOCK,))
+    tl.static_assert(x.type.scalar == tl.float32 and x.type.is_floating())
+    tl.store(out_ptr + tl.arange(0, BLOCK), x * x.type.numel + x.type.primitive_bitwidth)
+
+
+def test_tensor_type_is_a_block_type():
+    x = np.arange(BLOCK, dtype=np.float32)
+    out = np.zeros(BLOCK, np.float32)
+    run(block_type_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], BLOCK=BLOCK)
+    np.testing.assert_array_equal(out, x * BLOCK + 32)
+    assert tl.block_type(tl.int8, [2, 4]).numel == 8 and not tl.int8.is_block()

@@ -11,7 +11,7 @@ import attrs
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
-from tilec.language import constexpr, dtype, dtype_of
+from tilec.language import block_type, constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -88,6 +88,9 @@ class ExpressionsMixin:
                 return base.shape
             if node.attr == "T":
                 return self.sem.trans(base)
+            if node.attr == "type":  # Triton's x.type: a block_type for tensors
+                element = dtype_of(base.dtype)
+                return block_type(element, base.shape) if base.is_tensor else element
             if node.attr == "numel":
                 return base.type.numel if base.is_tensor else 1  # type: ignore[attr-defined]
             if node.attr in TENSOR_METHODS:

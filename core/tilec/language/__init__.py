@@ -68,6 +68,9 @@ class dtype:
     def is_ptr(self) -> bool:
         return isinstance(self.ir_type, PointerType)
 
+    def is_block(self) -> bool:
+        return False
+
     def is_fp16(self) -> bool:
         return self.name == "float16"
 
@@ -118,6 +121,38 @@ class pointer_type(dtype):
 
     def __repr__(self) -> str:
         return f"tl.pointer_type({self.element_ty!r})"
+
+
+@attrs.frozen(init=False, repr=False)
+class block_type(dtype):
+    """`x.type` of a tensor `x`: its element type (`scalar`, `element_ty`) and `shape`; the
+    dtype queries (`is_floating()`, `primitive_bitwidth`) answer for the element, as Triton's."""
+
+    element_ty: dtype
+    shape: tuple[int, ...]
+
+    def __init__(self, element_ty: dtype, shape: Any):
+        if not isinstance(element_ty, dtype) or isinstance(element_ty, block_type):
+            raise TypeError(f"tl.block_type needs a scalar tl dtype, got {element_ty!r}")
+        dims = tuple(int(d) for d in shape)
+        self.__attrs_init__(element_ty.name, element_ty.ir_type, element_ty, dims)  # type: ignore[attr-defined]
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        count = 1
+        for d in self.shape:
+            count *= d
+        return count
+
+    def is_block(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
 
 
 pointer_type.__tilec_builtin__ = "pointer_type"  # type: ignore[attr-defined]
