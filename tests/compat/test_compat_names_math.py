@@ -439,3 +439,17 @@ def test_tensor_type_is_a_block_type():
     run(block_type_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [x, out], BLOCK=BLOCK)
     np.testing.assert_array_equal(out, x * BLOCK + 32)
     assert tl.block_type(tl.int8, [2, 4]).numel == 8 and not tl.int8.is_block()
+
+
+@tilec.jit
+def python_assert_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    assert x < 100, "x is small"
+
+
+def test_python_assert_on_a_runtime_value_is_device_assert():
+    x = np.zeros(BLOCK, np.float32)
+    run_interp(python_assert_kernel, {"x_ptr": "*fp32"}, [x], BLOCK=BLOCK)
+    x[3] = 500
+    with pytest.raises(InterpreterError, match="x is small"):
+        run_interp(python_assert_kernel, {"x_ptr": "*fp32"}, [x], BLOCK=BLOCK)
