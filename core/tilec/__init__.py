@@ -4,7 +4,7 @@ import importlib
 
 from tilec import logs
 from tilec.driver import set_device
-from tilec.language import cdiv
+from tilec.language import cdiv, next_power_of_2
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
 from tilec.version import __version__
@@ -45,6 +45,7 @@ __all__ = [
     "compile",
     "heuristics",
     "jit",
+    "next_power_of_2",
     "set_backend",
     "set_device",
     "testing",

@@ -273,6 +273,6 @@ def _sig(dtype) -> str:
 
 def test_to_rejects_a_bogus_keyword():
     error = compile_error(bogus_to_keyword, {"x_ptr": "*fp32"})
-    assert "bad arguments to x.to(): x.to() got an unexpected keyword argument 'bogus'" in (
+    assert "bad arguments to tl.cast: tl.cast() got an unexpected keyword argument 'bogus'" in (
         error.message
     )

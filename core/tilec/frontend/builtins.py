@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from tilec.dialects import arith, math, tile
 from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
+from tilec.frontend.compat_builtins import CompatBuiltinsMixin
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.frontend.permutations import PermutationsMixin
+from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.semantics import Semantics, computation_type
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
@@ -19,7 +23,7 @@ from tilec.language import PropagateNan, constexpr, dtype
 UNARY_MATH: dict[str, type[Operation]] = {
     "exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
     "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp,
-    "erf": math.ErfOp,
+    "erf": math.ErfOp, "floor": math.FloorOp, "ceil": math.CeilOp, "tanh": math.TanhOp,
 }  # fmt: skip
 """The `tl` functions that are one `math` op on a float tensor (ints are cast to f32 first)."""
 
@@ -62,7 +66,7 @@ def _ir_type(value: Any) -> Any:
     return value.ir_type
 
 
-class Builtins(ReductionsMixin):
+class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMixin):
     """Dispatch table from `tl` function names to the ops they emit."""
 
     def __init__(self, sem: Semantics, inline: Callable[..., Any] | None = None):
@@ -78,7 +82,7 @@ class Builtins(ReductionsMixin):
         try:
             return method(*args, **kwargs)
         except TypeError as err:
-            text = str(err).replace(f"Builtins.tl_{name}()", f"tl.{name}()")
+            text = re.sub(rf"\b\w+\.tl_{name}\(\)", f"tl.{name}()", str(err))  # any mixin
             raise UserError(f"bad arguments to tl.{name}: {text}") from None
 
     def value(self, x: Any) -> TensorValue:

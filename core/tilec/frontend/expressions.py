@@ -11,8 +11,7 @@ import attrs
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
-from tilec.ir.types import FloatType
-from tilec.language import constexpr, dtype, dtype_of
+from tilec.language import block_type, constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -33,6 +32,16 @@ PYTHON_OPERATORS = {
 }  # fmt: skip
 ALLOWED_PYTHON_CALLS = {py_builtins.min, py_builtins.max, py_builtins.len, py_builtins.int}
 ALLOWED_PYTHON_CALLS |= {py_builtins.float, py_builtins.bool, py_builtins.isinstance}
+
+
+TENSOR_METHODS = frozenset({
+    "to", "cast", "abs", "argmax", "argmin", "associative_scan", "broadcast_to", "cdiv", "ceil",
+    "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "flip", "floor",
+    "gather", "histogram", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reshape",
+    "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn", "sum", "trans",
+    "view", "xor_sum",
+})  # fmt: skip
+"""Triton's tensor methods: `x.name(*args)` is `tl.name(x, *args)`."""
 
 
 @attrs.frozen
@@ -79,7 +88,12 @@ class ExpressionsMixin:
                 return base.shape
             if node.attr == "T":
                 return self.sem.trans(base)
-            if node.attr == "to":
+            if node.attr == "type":  # Triton's x.type: a block_type for tensors
+                element = dtype_of(base.dtype)
+                return block_type(element, base.shape) if base.is_tensor else element
+            if node.attr == "numel":
+                return base.type.numel if base.is_tensor else 1  # type: ignore[attr-defined]
+            if node.attr in TENSOR_METHODS:
                 return TensorMethod(base, node.attr)
             raise UserError(f"tensors have no attribute '{node.attr}'")
         if not hasattr(base, node.attr):
@@ -177,18 +191,23 @@ class ExpressionsMixin:
         callee = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
-        if isinstance(callee, TensorMethod):
-            try:
-                return self.tensor_to(callee.tensor, *args, **kwargs)
-            except TypeError as err:
-                text = str(err).replace("ExpressionsMixin.tensor_to()", "x.to()")
-                raise UserError(f"bad arguments to x.to(): {text}") from None
+        if isinstance(callee, TensorMethod):  # x.to(...) is tl.cast(x, ...), x.sum() tl.sum(x)
+            name = "cast" if callee.name == "to" else callee.name
+            return self.builtins.call(name, [callee.tensor, *args], kwargs)
+        if isinstance(getattr(callee, "__self__", None), dtype):  # x.dtype.is_floating()
+            return callee(*args, **kwargs)
+        if callee is constexpr:  # tl.constexpr(v) in a kernel is v
+            return unwrap(args[0]) if len(args) == 1 and not kwargs else callee(*args, **kwargs)
+        if callee is py_builtins.print:  # Triton compiles print() in kernels as tl.device_print
+            return self.builtins.call("device_print", args, kwargs)
         name = getattr(callee, "__tilec_builtin__", None)
         if name is not None:
             return self.builtins.call(name, args, kwargs)
         if isinstance(callee, KernelFunction):
             return self.inline_call(callee, args, kwargs)
         if callee in ALLOWED_PYTHON_CALLS:
+            if callee is py_builtins.isinstance:  # isinstance(x, tl.tensor) holds for values
+                return callee(*args, **kwargs)
             if any(isinstance(a, TensorValue) for a in args):
                 if callee in (py_builtins.min, py_builtins.max) and len(args) == 2:
                     kind = "minimum" if callee is py_builtins.min else "maximum"
@@ -202,39 +221,6 @@ class ExpressionsMixin:
             f"cannot call '{what}': it is a plain Python function, not a kernel builtin",
             "decorate it with @tilec.jit to call it from a kernel, or use a tl.* function",
         )
-
-    def tensor_to(
-        self,
-        tensor: TensorValue,
-        dtype: Any = None,
-        fp_downcast_rounding: Any = None,
-        bitcast: Any = False,
-    ) -> TensorValue:
-        """`x.to(dtype, fp_downcast_rounding=None, bitcast=False)`, with Triton's meaning."""
-        target = self.dtype_arg(unwrap(dtype))
-        rounding = unwrap(fp_downcast_rounding)
-        if unwrap(bitcast):
-            if rounding is not None:
-                raise UserError("x.to() takes fp_downcast_rounding or bitcast=True, not both")
-            return self.sem.bitcast(tensor, target)
-        if rounding is not None:
-            source = tensor.dtype
-            narrowing = (
-                isinstance(source, FloatType)
-                and isinstance(target, FloatType)
-                and target.width < source.width
-            )
-            if not narrowing:
-                raise UserError(
-                    "fp_downcast_rounding applies only to float conversions to a narrower type, "
-                    f"not {source} to {target}"
-                )
-            if rounding != "rtne":
-                raise UserError(
-                    f"fp_downcast_rounding={rounding!r} is not supported by tilec yet",
-                    'leave it out or use "rtne" (round to nearest even, the default)',
-                )
-        return self.sem.cast(tensor, target)
 
     def dtype_arg(self, value: Any) -> Any:
         if not isinstance(value, dtype):

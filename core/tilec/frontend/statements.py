@@ -88,8 +88,10 @@ class StatementsMixin:
 
     def visit_Assert(self, node: ast.Assert) -> None:
         condition = self.visit(node.test)
-        if isinstance(condition, TensorValue):
-            raise UserError("assert on a runtime value is not supported", "use tl.static_assert")
+        if isinstance(condition, TensorValue):  # Triton compiles it as tl.device_assert
+            message = self.visit(node.msg) if node.msg is not None else ""
+            self.builtins.call("device_assert", [condition, message], {})
+            return
         if not condition:
             raise UserError("assertion failed at compile time")
 

@@ -2,6 +2,7 @@
 
 The functions here are markers: the frontend recognizes them by their `__tilec_builtin__` name
 and emits tile IR for them. Calling one from ordinary Python raises `RuntimeError`.
+docs/triton-names.md lists the names of Triton's `tl` that tilec lacks, and why.
 
 Where tilec differs from Triton (every argument is honoured or rejected with a located error,
 never dropped):
@@ -18,7 +19,9 @@ never dropped):
 
 from __future__ import annotations
 
+import abc
 import enum
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +39,49 @@ class dtype:
 
     def __repr__(self) -> str:
         return f"tl.{self.name}"
+
+    # Triton's dtype queries, also callable in kernels (`x.dtype.is_floating()`).
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64 if isinstance(self.ir_type, PointerType) else self.ir_type.width  # type: ignore[attr-defined]
+
+    @property
+    def scalar(self) -> dtype:
+        return self
+
+    def is_floating(self) -> bool:
+        return isinstance(self.ir_type, FloatType)
+
+    def is_int(self) -> bool:
+        return isinstance(self.ir_type, IntegerType)
+
+    def is_bool(self) -> bool:
+        return self.ir_type == IntegerType(1)
+
+    def is_int_signed(self) -> bool:
+        return self.is_int() and not self.ir_type.unsigned and not self.is_bool()  # type: ignore[attr-defined]
+
+    def is_int_unsigned(self) -> bool:
+        return self.is_int() and self.ir_type.unsigned  # type: ignore[attr-defined]
+
+    def is_ptr(self) -> bool:
+        return isinstance(self.ir_type, PointerType)
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_fp16(self) -> bool:
+        return self.name == "float16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bfloat16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "float32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "float64"
 
 
 int1 = dtype("int1", IntegerType(1))
@@ -56,11 +102,78 @@ DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 DTYPES += (float16, bfloat16, float32, float64)
 
 
+@attrs.frozen(init=False, repr=False)
+class pointer_type(dtype):
+    """`tl.pointer_type(tl.float16)`: the dtype of a pointer to `element_ty` elements, for
+    pointer casts (`ptr.to(tl.pointer_type(tl.int8))`) and `ptr.dtype.element_ty`."""
+
+    element_ty: dtype
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        if not isinstance(element_ty, dtype) or isinstance(element_ty, pointer_type):
+            raise TypeError(f"tl.pointer_type needs a scalar tl dtype, got {element_ty!r}")
+        if address_space != 1 or const:
+            raise ValueError(
+                "tl.pointer_type supports global pointers only (address_space=1, const=False)"
+            )
+        name = f"pointer<{element_ty.name}>"
+        self.__attrs_init__(name, PointerType(element_ty.ir_type), element_ty)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"tl.pointer_type({self.element_ty!r})"
+
+
+@attrs.frozen(init=False, repr=False)
+class block_type(dtype):
+    """`x.type` of a tensor `x`: its element type (`scalar`, `element_ty`) and `shape`; the
+    dtype queries (`is_floating()`, `primitive_bitwidth`) answer for the element, as Triton's."""
+
+    element_ty: dtype
+    shape: tuple[int, ...]
+
+    def __init__(self, element_ty: dtype, shape: Any):
+        if not isinstance(element_ty, dtype) or isinstance(element_ty, block_type):
+            raise TypeError(f"tl.block_type needs a scalar tl dtype, got {element_ty!r}")
+        dims = tuple(int(d) for d in shape)
+        self.__attrs_init__(element_ty.name, element_ty.ir_type, element_ty, dims)  # type: ignore[attr-defined]
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        count = 1
+        for d in self.shape:
+            count *= d
+        return count
+
+    def is_block(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+
+
+pointer_type.__tilec_builtin__ = "pointer_type"  # type: ignore[attr-defined]
+pi32_t = pointer_type(int32)
+
+
 def dtype_of(ir_type: Type) -> dtype | None:
-    """The `tl` dtype whose IR type is `ir_type` (None for pointers and unknown types)."""
+    """The `tl` dtype whose IR type is `ir_type` (a `pointer_type` for pointers; None for
+    unknown types)."""
     if isinstance(ir_type, PointerType):
-        return None
+        element = dtype_of(ir_type.pointee)
+        return pointer_type(element) if element is not None else None
     return next((d for d in DTYPES if d.ir_type == ir_type), None)
+
+
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+"""The most elements a block may have (Triton's limit, which tilec enforces as well)."""
+
+
+class tensor(abc.ABC):  # noqa: B024 - a marker: the frontend registers its tensor values
+    """What `isinstance(x, tl.tensor)` tests inside a kernel: every runtime value is one."""
 
 
 class constexpr:
@@ -152,6 +265,53 @@ BUILTIN_NAMES = [
     "device_print",
     "debug_barrier",
 ]
+# Added for Triton compatibility (see docs/triton-names.md); each composes existing ops.
+BUILTIN_NAMES += [
+    "cast",
+    "floor",
+    "ceil",
+    "tanh",
+    "flip",
+    "cat",
+    "broadcast",
+    "permute",
+    "join",
+    "split",
+    "interleave",
+    "ravel",
+    "view",
+    "zeros_like",
+    "static_print",
+    "device_assert",
+    "umulhi",
+    "fdiv",
+    "div_rn",
+    "sqrt_rn",
+    "add",
+    "sub",
+    "mul",
+    "softmax",
+    "swizzle2d",
+    "reduce_or",
+    "assume",
+    "max_constancy",
+    "gather",
+    "sort",
+    "topk",
+    "histogram",
+    "philox",
+    "philox_impl",
+    "randint",
+    "randint4x",
+    "rand",
+    "rand4x",
+    "randn",
+    "randn4x",
+    "uint_to_uniform_float",
+    "pair_uniform_to_normal",
+    "pointer_type",
+    "bitonic_merge",
+]
 
 program_id = _builtin("program_id")
 num_programs = _builtin("num_programs")
@@ -206,6 +366,49 @@ max_contiguous = _builtin("max_contiguous")
 static_assert = _builtin("static_assert")
 device_print = _builtin("device_print")
 debug_barrier = _builtin("debug_barrier")
+bitonic_merge = _builtin("bitonic_merge")
+cast = _builtin("cast")
+floor = _builtin("floor")
+ceil = _builtin("ceil")
+tanh = _builtin("tanh")
+flip = _builtin("flip")
+cat = _builtin("cat")
+broadcast = _builtin("broadcast")
+permute = _builtin("permute")
+join = _builtin("join")
+split = _builtin("split")
+interleave = _builtin("interleave")
+ravel = _builtin("ravel")
+view = _builtin("view")
+zeros_like = _builtin("zeros_like")
+static_print = _builtin("static_print")
+device_assert = _builtin("device_assert")
+umulhi = _builtin("umulhi")
+fdiv = _builtin("fdiv")
+div_rn = _builtin("div_rn")
+sqrt_rn = _builtin("sqrt_rn")
+add = _builtin("add")
+sub = _builtin("sub")
+mul = _builtin("mul")
+softmax = _builtin("softmax")
+swizzle2d = _builtin("swizzle2d")
+reduce_or = _builtin("reduce_or")
+assume = _builtin("assume")
+max_constancy = _builtin("max_constancy")
+gather = _builtin("gather")
+sort = _builtin("sort")
+topk = _builtin("topk")
+histogram = _builtin("histogram")
+philox = _builtin("philox")
+philox_impl = _builtin("philox_impl")
+randint = _builtin("randint")
+randint4x = _builtin("randint4x")
+rand = _builtin("rand")
+rand4x = _builtin("rand4x")
+randn = _builtin("randn")
+randn4x = _builtin("randn4x")
+uint_to_uniform_float = _builtin("uint_to_uniform_float")
+pair_uniform_to_normal = _builtin("pair_uniform_to_normal")
 
 
 def cdiv(a: int, b: int) -> int:
@@ -214,3 +417,19 @@ def cdiv(a: int, b: int) -> int:
 
 
 cdiv.__tilec_builtin__ = "cdiv"  # type: ignore[attr-defined]
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= `n` (1 for n <= 1), as `triton.next_power_of_2`."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+SUBMODULES = ("extra", "math")
+"""`tl.math` and `tl.extra` (`tl.extra.libdevice`): imported on first use, since they are made of
+the names above."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in SUBMODULES:
+        return importlib.import_module(f"tilec.language.{name}")
+    raise AttributeError(f"module 'tilec.language' has no attribute {name!r}")

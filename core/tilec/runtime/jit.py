@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tilec import settings
 from tilec.frontend.kernel import KernelFunction
-from tilec.runtime.launcher import launcher
+from tilec.runtime import compiler
+from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
 
 class JITFunction(KernelFunction):
@@ -19,6 +21,25 @@ class JITFunction(KernelFunction):
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
         return launcher(self, grid)
+
+    def warmup(self, *args: Any, grid: Any, **meta: Any) -> Any:
+        """Compile for these arguments and options, as `kernel[grid](*args, **meta)` would,
+        without launching; returns the `CompiledKernel` (Triton's `warmup`). Arguments are the
+        values of a launch (arrays, scalars); Triton's dtype-only placeholders are refused,
+        since pointer alignment enters tilec's specialization. `grid` is accepted for Triton's
+        signature and not used: a compile does not depend on it."""
+        for name in ("check", "stream"):
+            if name in meta:
+                raise TypeError(f"{self.__name__}.warmup() launches nothing: drop {name}=")
+        for arg in args:
+            if type(arg).__name__ == "dtype" or isinstance(arg, type):
+                raise TypeError(
+                    f"{self.__name__}.warmup() takes the arguments of a launch (arrays, "
+                    f"scalars), not the dtype {arg!r}: pass an array of that dtype"
+                )
+        meta = dict(meta)
+        backend_name = meta.pop("backend", None) or compiler._chosen or settings.backend()
+        return Launcher(self, grid)._specialize(kernel_info(self), args, meta, backend_name)
 
 
 def jit(fn: Callable[..., Any]) -> JITFunction:

@@ -1,0 +1,256 @@
+"""Triton's `tl.extra.libdevice` functions that tilec computes exactly as libdevice specifies.
+
+The first names are `tl` functions: `fast_*` variants compute the precise function (at least as
+accurate as libdevice's approximation), the `_rn` variants round to nearest even, as the plain
+IEEE operations do. The rest are written here in `tl` and inlined where a kernel calls them, as
+Triton's `standard.py` functions are: bit tests, bit casts, conversions with libdevice's rounding
+(`_rz` truncates, `_rn` rounds to nearest even) and the roundings `trunc`, `rint`, `round`.
+Names missing here are listed in docs/triton-names.md with the reason.
+"""
+
+from tilec import language as tl
+from tilec.frontend.kernel import KernelFunction as _inlined
+
+abs = tl.abs
+fabs = tl.abs
+floor = tl.floor
+ceil = tl.ceil
+sqrt = tl.sqrt
+sqrt_rn = tl.sqrt_rn
+rsqrt = tl.rsqrt
+exp = tl.exp
+exp2 = tl.exp2
+log = tl.log
+log2 = tl.log2
+sin = tl.sin
+cos = tl.cos
+tanh = tl.tanh
+erf = tl.erf
+fma = tl.fma
+fma_rn = tl.fma
+div_rn = tl.div_rn
+umulhi = tl.umulhi
+fast_expf = tl.exp
+fast_logf = tl.log
+fast_log2f = tl.log2
+fast_sinf = tl.sin
+fast_cosf = tl.cos
+fast_dividef = tl.fdiv
+
+
+@_inlined
+def trunc(x):
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@_inlined
+def rint(x):
+    """Round to the nearest integer, ties to even: adding and subtracting 2**(mantissa bits)
+    rounds exactly so in IEEE arithmetic; larger magnitudes are integers already."""
+    if x.dtype == tl.float64:
+        big = 4503599627370496.0
+    else:
+        big = 8388608.0
+    magnitude = tl.abs(x)
+    rounded = copysign((magnitude + big) - big, x)
+    return tl.where(magnitude < big, rounded, x)
+
+
+@_inlined
+def nearbyint(x):
+    return rint(x)
+
+
+@_inlined
+def round(x):
+    """Round to the nearest integer, ties away from zero."""
+    whole = trunc(x)
+    away = tl.abs(x - whole) >= 0.5
+    return tl.where(away, whole + copysign(tl.full(x.shape, 1.0, x.dtype), x), whole)
+
+
+@_inlined
+def copysign(x, y):
+    if x.dtype == tl.float64:
+        bits, sign = tl.uint64, 0x8000000000000000
+    else:
+        bits, sign = tl.uint32, 0x80000000
+    magnitude = x.to(bits, bitcast=True) & (sign - 1)
+    negative = y.to(x.dtype).to(bits, bitcast=True) & sign
+    return (magnitude | negative).to(x.dtype, bitcast=True)
+
+
+@_inlined
+def signbit(x):
+    if x.dtype == tl.float64:
+        return (x.to(tl.int64, bitcast=True) < 0).to(tl.int32)
+    return (x.to(tl.int32, bitcast=True) < 0).to(tl.int32)
+
+
+@_inlined
+def isnan(x):
+    return (x != x).to(tl.int32)
+
+
+@_inlined
+def isinf(x):
+    return (tl.abs(x) == float("inf")).to(tl.int32)
+
+
+@_inlined
+def finitef(x):
+    return (tl.abs(x) < float("inf")).to(tl.int32)
+
+
+@_inlined
+def isfinited(x):
+    return (tl.abs(x) < float("inf")).to(tl.int32)
+
+
+@_inlined
+def saturatef(x):
+    """Clamp to [0, 1]; NaN gives 0."""
+    return tl.minimum(tl.maximum(x, 0.0), 1.0)
+
+
+@_inlined
+def rcp_rn(x):
+    return 1.0 / x
+
+
+@_inlined
+def add_rn(x, y):
+    return x + y
+
+
+@_inlined
+def sub_rn(x, y):
+    return x - y
+
+
+@_inlined
+def mul_rn(x, y):
+    return x * y
+
+
+@_inlined
+def float_as_int(x):
+    return x.to(tl.int32, bitcast=True)
+
+
+@_inlined
+def int_as_float(x):
+    return x.to(tl.float32, bitcast=True)
+
+
+@_inlined
+def float_as_uint(x):
+    return x.to(tl.uint32, bitcast=True)
+
+
+@_inlined
+def uint_as_float(x):
+    return x.to(tl.float32, bitcast=True)
+
+
+@_inlined
+def double_as_longlong(x):
+    return x.to(tl.int64, bitcast=True)
+
+
+@_inlined
+def longlong_as_double(x):
+    return x.to(tl.float64, bitcast=True)
+
+
+@_inlined
+def float2int_rz(x):
+    return x.to(tl.int32)
+
+
+@_inlined
+def float2uint_rz(x):
+    return x.to(tl.uint32)
+
+
+@_inlined
+def float2ll_rz(x):
+    return x.to(tl.int64)
+
+
+@_inlined
+def float2ull_rz(x):
+    return x.to(tl.uint64)
+
+
+@_inlined
+def double2int_rz(x):
+    return x.to(tl.int32)
+
+
+@_inlined
+def double2uint_rz(x):
+    return x.to(tl.uint32)
+
+
+@_inlined
+def double2ll_rz(x):
+    return x.to(tl.int64)
+
+
+@_inlined
+def double2ull_rz(x):
+    return x.to(tl.uint64)
+
+
+@_inlined
+def double2float_rn(x):
+    return x.to(tl.float32)
+
+
+@_inlined
+def int2float_rn(x):
+    return x.to(tl.float32)
+
+
+@_inlined
+def uint2float_rn(x):
+    return x.to(tl.float32)
+
+
+@_inlined
+def ll2float_rn(x):
+    return x.to(tl.float32)
+
+
+@_inlined
+def ull2float_rn(x):
+    return x.to(tl.float32)
+
+
+@_inlined
+def int2double_rn(x):
+    return x.to(tl.float64)
+
+
+@_inlined
+def uint2double_rn(x):
+    return x.to(tl.float64)
+
+
+@_inlined
+def ll2double_rn(x):
+    return x.to(tl.float64)
+
+
+@_inlined
+def ull2double_rn(x):
+    return x.to(tl.float64)
+
+
+NAMES = sorted(
+    name
+    for name, value in globals().items()
+    if hasattr(value, "__tilec_builtin__") or isinstance(value, _inlined)
+)
+"""The libdevice names this module provides."""

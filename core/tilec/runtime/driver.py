@@ -1,0 +1,94 @@
+"""`tilec.runtime.driver.active`: Triton's `triton.runtime.driver.active`, for the backend a
+launch would use now (`tilec.set_backend`, `TILEC_BACKEND`, else the first available).
+
+It answers the questions Triton programs ask of it: `get_current_target()` (backend, arch, warp
+size), `get_current_device()`, `get_active_torch_device()` and `utils.get_device_properties()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tilec import driver as devices
+from tilec.runtime import compiler
+
+TRITON_BACKEND_NAMES = {"nvidia": "cuda", "amd": "hip"}
+"""Triton's name of each GPU backend (its `GPUTarget.backend`)."""
+
+
+@attrs.frozen
+class GPUTarget:
+    """Triton's `GPUTarget`: `backend` is "cuda", "hip" or "interp"; `arch` the compute
+    capability as an int on CUDA (90 for sm_90), the arch name elsewhere."""
+
+    backend: str
+    arch: int | str
+    warp_size: int
+
+
+class _Utils:
+    def __init__(self, owner: ActiveDriver):
+        self._owner = owner
+
+    def get_device_properties(self, device: int | None = None) -> dict[str, Any]:
+        """Triton's property dictionary of GPU `device` (default: the current one)."""
+        properties = self._owner._runtime(device).properties
+        return {
+            "name": properties.name,
+            "max_shared_mem": getattr(
+                properties, "max_shared_per_block_optin", properties.max_shared_per_block
+            ),
+            "multiprocessor_count": getattr(properties, "sm_count", None)
+            or getattr(properties, "compute_units", None),
+            "max_num_regs": getattr(properties, "registers_per_block", None),
+            "warpSize": properties.warp_size,
+            "max_threads_per_block": properties.max_threads_per_block,
+        }
+
+
+class ActiveDriver:
+    """The driver of the backend selected now; each call looks the selection up again."""
+
+    def __init__(self) -> None:
+        self.utils = _Utils(self)
+
+    def backend(self) -> Any:
+        return compiler.get_backend()
+
+    def _runtime(self, device: int | None) -> Any:
+        backend = self.backend()
+        runtime = getattr(backend.driver, "runtime", None)
+        if runtime is None:
+            raise RuntimeError(
+                f"backend '{backend.name}' runs on the host and has no GPU device properties: "
+                "select a GPU backend (tilec.set_backend('nvidia')) to ask for them"
+            )
+        return runtime(devices.current_device() if device is None else device)
+
+    def get_current_device(self) -> int:
+        return devices.current_device()
+
+    def get_current_target(self) -> GPUTarget:
+        backend = self.backend()
+        if getattr(backend.driver, "runtime", None) is None:
+            return GPUTarget(backend.name, backend.name, 1)
+        properties = self._runtime(None).properties
+        arch = properties.arch
+        if backend.name == "nvidia":
+            major, minor = properties.compute_capability
+            arch = major * 10 + minor
+        return GPUTarget(TRITON_BACKEND_NAMES.get(backend.name, backend.name), arch,
+                         properties.warp_size)  # fmt: skip
+
+    def get_active_torch_device(self) -> Any:
+        """`torch.device("cuda", current)` on a GPU backend, `torch.device("cpu")` on interp."""
+        import torch  # deferred: torch is optional and heavy
+
+        if getattr(self.backend().driver, "runtime", None) is None:
+            return torch.device("cpu")
+        return torch.device("cuda", devices.current_device())
+
+
+active = ActiveDriver()
