@@ -78,6 +78,35 @@ def _invariant(stages, target="sm_90a"):
     )  # fmt: skip
 
 
+@tilec.jit
+def chained_kernel(a_ptr, b_ptr, c_ptr, out_ptr, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr):  # fmt: skip
+    """out = sum over N blocks of f16(A B_j / 2) C_j, attention's two dots: the second dot's A is
+    computed in the loop (in registers: wgmma's A from registers)."""
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    offs_d = tl.arange(0, BLOCK_D)
+    a = tl.load(a_ptr + offs_m[:, None] * BLOCK_K + offs_k[None, :])
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    for n in range(0, N, BLOCK_N):
+        b = tl.load(b_ptr + offs_k[:, None] * N + (n + offs_n)[None, :])
+        p = (tl.dot(a, b) * 0.5).to(tl.float16)
+        c = tl.load(c_ptr + (n + offs_n)[:, None] * BLOCK_D + offs_d[None, :])
+        acc = tl.dot(p, c, acc)
+    tl.store(out_ptr + offs_m[:, None] * BLOCK_D + offs_d[None, :], acc)
+
+
+def _chained(stages, target="sm_90a", warps=4, block_m=64):
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "out_ptr": "*fp32",
+                 "N": "i32"}  # fmt: skip
+    return tilec.compile(
+        chained_kernel, signature, dict(BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=64, BLOCK_D=64),
+        divisibility=("a_ptr", "b_ptr", "c_ptr", "out_ptr", "N"), backend="nvidia",
+        target=target, num_warps=warps, num_stages=stages,
+    )  # fmt: skip
+
+
 TRANSPOSED_DIVISIBLE = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_ak",
                         "stride_bn")  # fmt: skip
 
@@ -180,6 +209,20 @@ def test_loop_invariant_operands_go_to_shared_memory_once():
     convert = gir.index("#shared>")  # the first value in #gpu.nvmma_shared: A's conversion
     assert convert < loop
     assert re.search(r"gpu\.warp_group_dot [^\n]*\{pendings = 1 : i32\}", gir[loop:])
+
+
+def test_a_computed_in_the_loop_stays_in_registers(tmp_path):
+    """The second dot's A (computed from the first dot's result) is a `#gpu.dot_op` of the
+    version 3 layout: wgmma's A-from-registers form, no store to shared memory."""
+    needs_ptxas()
+    kernel = _chained(3)
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    assert re.search(r"#gpu\.dot_op<\{opIdx = 0, parent = #mma\d*, kWidth = 2\}>", gir)
+    assert "version = 3" in gir and gir.count("gpu.warp_group_dot ") == 2
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, "
+                     r"\{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)  # fmt: skip
+    _, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores" in report
 
 
 def test_sm80_keeps_mma_sync_and_ldmatrix():
@@ -311,6 +354,25 @@ def test_transposed_operands_on_the_gpu(stages, blocks, warps, sizes, column_maj
     kernel.run(grid, [a_memory.reshape(-1), b_t.reshape(-1), c, m, n, k, *strides_a, 1, k])
     expected = _floats(a, "fp16").astype(np.float64) @ _floats(b, "fp16")
     np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(("stages", "warps", "block_m"), [(1, 4, 64), (3, 4, 64), (3, 8, 128)])
+def test_a_in_registers_on_the_gpu(stages, warps, block_m):
+    n = 320
+    a = _bits(RNG.standard_normal((block_m, 64)), "fp16")
+    b = _bits(RNG.standard_normal((64, n)), "fp16")
+    c = _bits(RNG.standard_normal((n, 64)), "fp16")
+    out = np.full(block_m * 64, np.nan, np.float32)
+    kernel = _chained(stages, target=None, warps=warps, block_m=block_m)
+    kernel.run((1,), [a.reshape(-1), b.reshape(-1), c.reshape(-1), out, n])
+    a64, b64, c64 = (_floats(x, "fp16").astype(np.float64) for x in (a, b, c))
+    expected = np.zeros((block_m, 64))
+    for j in range(0, n, 64):
+        p = (a64 @ b64[:, j : j + 64] * 0.5).astype(np.float16).astype(np.float64)
+        expected += p @ c64[j : j + 64]
+    np.testing.assert_allclose(out.reshape(block_m, 64), expected, rtol=1e-3, atol=2e-2)
 
 
 @gpu

@@ -146,6 +146,11 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
             raise ValueError(f"'parent' must be a #gpu.mma layout, got {self.parent}")
         if self.k_width not in (1, 2, 4):
             raise ValueError(f"'kWidth' must be 1, 2 or 4, got {self.k_width}")
+        if self.parent.version == 3 and (self.op_idx, self.k_width) != (0, 2):
+            raise ValueError(
+                "a #gpu.mma version 3 (wgmma) operand in registers is A (opIdx 0) of 16-bit "
+                "elements (kWidth 2); B is read from shared memory"
+            )
 
     @property
     def rank(self) -> int:

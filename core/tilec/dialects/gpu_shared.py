@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 from tilec.dialects.gpu import SharedEncodingAttr, layout_of
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import (
     Constraint,
@@ -154,7 +155,7 @@ def _shared_tile(value_type: object) -> bool:
 class WarpGroupDotOp(Operation):
     """`%d = gpu.warp_group_dot %a, %b, %c {pendings = 0 : i32}`: D = A B + C on the tensor cores
     of a warpgroup (Hopper's `wgmma.mma_async`), A (MxK) and B (KxN) in shared memory
-    (`#gpu.nvmma_shared`), C and D in `#gpu.mma` version 3 registers. The op waits until at most
+    (`#gpu.nvmma_shared`; A may instead be in `#gpu.dot_op` registers), C and D in `#gpu.mma` version 3 registers. The op waits until at most
     `pendings` of the warpgroup's wgmma groups (this one included) are in flight: 0 makes it
     synchronous; with 1 (a pipelined loop) the result registers are final only after a later
     `gpu.warp_group_dot_wait`."""
@@ -168,8 +169,13 @@ class WarpGroupDotOp(Operation):
 
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
-        if not (_shared_tile(a) and _shared_tile(b)):
-            raise VerifyError(f"A {a} and B {b} must be in shared memory (#gpu.nvmma_shared)", self)
+        a_in_registers = isinstance(layout_of(a), DotOperandEncodingAttr)
+        if not ((_shared_tile(a) or a_in_registers) and _shared_tile(b)):
+            raise VerifyError(
+                f"A {a} must be in shared memory (#gpu.nvmma_shared) or in #gpu.dot_op registers,"
+                f" B {b} in shared memory",
+                self,
+            )
         (m, k), (k2, n) = a.shape, b.shape  # type: ignore[attr-defined]
         if k != k2 or acc.shape != (m, n) or self.result.type != acc:  # type: ignore[attr-defined]
             raise VerifyError(f"shapes do not multiply: {a} x {b} + {acc}", self)

@@ -36,7 +36,7 @@ from tilec.dialects.gpu_mma import (
 )
 from tilec.dialects.gpu_shared import WarpGroupDotOp
 from tilec.dialects.scf import ForOp, WhileOp
-from tilec.dialects.tile import DotOp, TransOp
+from tilec.dialects.tile import DotOp, LoadOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.types import TensorType, i32
@@ -177,6 +177,22 @@ def _to_shared(op: DotOp, value: Value, k_dim: int, instr_extent: int) -> Value:
     return trans.results[0]
 
 
+def _computed_in_loop(op: DotOp, value: Value) -> bool:
+    """Whether A is computed in registers in the loop body around `op` (not loaded there, which
+    the pipeline would stage in shared memory, and not loop-invariant, which goes to shared
+    memory once): wgmma then reads it from registers instead of a store to shared memory and
+    a barrier every iteration."""
+    producer = getattr(value, "op", None)
+    loop = op.parent_op
+    if (
+        producer is None
+        or not isinstance(loop, ForOp | WhileOp)
+        or producer.parent is not op.parent
+    ):
+        return False
+    return not isinstance(producer, LoadOp | TransOp)
+
+
 def _outside_loops(op: Operation, value: Value) -> Operation:
     """Where to convert `value` for `op`: before the outermost loop around `op` that `value` is
     defined outside of (a loop-invariant operand goes to shared memory once, not every
@@ -199,7 +215,10 @@ def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
     back for its uses."""
     a, b, acc = op.a, op.b, op.acc
-    a_shared = _to_shared(op, a, 1, WARPGROUP_ROWS)
+    if _computed_in_loop(op, a):  # attention's P: in registers, as wgmma can read A
+        a_shared = _convert_before(op, a, DotOperandEncodingAttr(0, mma, 2))
+    else:
+        a_shared = _to_shared(op, a, 1, WARPGROUP_ROWS)
     b_shared = _to_shared(op, b, 0, mma.instr_n)
     acc_mma = _convert_before(op, acc, mma)
     old_type: TensorType = op.result.type  # type: ignore[assignment]

@@ -9,6 +9,9 @@ They are the fragment tables of the PTX ISA for `mma.sync.aligned.m16n8k{8,16,32
   4kWidth ..)`, `a3 = (g + 8, ..)`, each register `kWidth` consecutive K elements;
 - operand B (8kWidth x 8): `b0 = (kWidth*t .., g)`, `b1 = (kWidth*t + 4kWidth .., g)`.
 
+For wgmma (`#gpu.mma` version 3), A may come from registers in the same fragment as mma.sync's
+(`wgmma.mma_async` with A in registers), the warps column-major as in the accumulator.
+
 Warps are numbered row-major over `warpsPerCTA = [wm, wn]`: warp `w` covers rows
 `16 * (w / wn)` and columns `8 * (w % wn)` of the accumulator; A ignores the column warp index
 and B the row warp index (those warps hold replicas). The warps' tile repeats over larger
@@ -93,10 +96,12 @@ def dot_operand_mapping(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) 
     _check_rank(layout, shape)
     wm, wn = layout.parent.warps_per_cta
     width, instr_k = layout.k_width, layout.instr_k
+    # warps: row-major over warpsPerCTA for mma.sync, column-major for wgmma (version 3)
+    m_warp_div = 1 if layout.parent.version == 3 else wn
     if layout.op_idx == 0:
         m_size, k_size = shape
         dims = (
-            DimMapping(m_size, 4, 8, 1, wn, wm, 16),
+            DimMapping(m_size, 4, 8, 1, m_warp_div, wm, 16),
             DimMapping(k_size, 1, 4, width, 1, 1, instr_k),
         )
         tile_m = 16 * wm

@@ -40,6 +40,8 @@ def lower_to_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     layout = result_type.encoding
     if not isinstance(layout, DotOperandEncodingAttr) or layout.k_width != 2:
         return False
+    if layout.parent.version != 2:  # wgmma's A in registers: register picks or the generic path
+        return False
     element = memory_type(result_type.element_type, ctx.target)
     if byte_size(element) != 2 or not _whole_tiles(layout, result_type.shape):
         return False

@@ -152,7 +152,8 @@ class TargetInfo:
         transpose_b: bool,
     ) -> list[ir.Value]:
         """Issue one asynchronous warpgroup `m64n{n}k16` (`dtype` inputs, f32 accumulators) on
-        shared-memory matrix descriptors (i64) of A and B (K-major, or MN-major with
+        shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
+        of A, mma.sync's A fragment) and B (K-major, or MN-major with
         `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
         `#gpu.mma` version 3 order); returns the accumulator registers."""
         raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")

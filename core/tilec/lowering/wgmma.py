@@ -8,6 +8,8 @@
   into shared memory of its own that stays reserved for the rest of the kernel. An operand that is a
   `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
 - `tile.trans` of a tensor in shared memory is the same bytes seen transposed (no code).
+- A may also be in registers (`#gpu.dot_op` of the version 3 layout, mma.sync's A fragment per
+  warp): the instruction then takes 4 registers of A a K step instead of a descriptor.
 - `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
   `#gpu.mma` version 3: per repetition of the warps' tile and per 16-element K step, one
   `wgmma.mma_async.m64nNk16` on two shared-memory matrix descriptors; an operand whose
@@ -216,6 +218,7 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     if not isinstance(layout, MmaEncodingAttr) or layout.version != 3:
         raise LoweringError(f"{_where(op)}gpu.warp_group_dot needs a #gpu.mma version 3 result")
     a, bv = _store_pending(ctx, [ctx.get(op.a), ctx.get(op.b)])
+    a_registers = isinstance(a, LTensor)  # #gpu.dot_op: wgmma's A from registers
     acc: LTensor = ctx.get(op.acc)
     (m_size, k_size), n_size = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
     wm = layout.warps_per_cta[0]
@@ -235,8 +238,10 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     warp = ctx.warp_id()
     group_row = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(WARPGROUP_WARPS)), I32(WARPGROUP_ROWS))
     group_col = b.mul(b.udiv(warp, I32(wm)), I32(instr_n))
-    a_operand, b_operand = _operand(ctx, a, 1, group_row), _operand(ctx, bv, 0, group_col)
-    transpose = (not a_operand.k_major, not b_operand.k_major)
+    b_operand = _operand(ctx, bv, 0, group_col)
+    a_operand = None if a_registers else _operand(ctx, a, 1, group_row)  # type: ignore[arg-type]
+    transpose = (a_operand is not None and not a_operand.k_major, not b_operand.k_major)
+    reps_k = k_size // INSTR_K
     values = list(acc.values)
     ctx.target.wgmma_fence(b)
     for rm in range(reps_m):
@@ -245,7 +250,11 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
             chunk = values[at : at + regs]
             for step in range(k_size // INSTR_K):
                 k = step * INSTR_K
-                desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
+                if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
+                    at_a = (rm * reps_k + step) * 8
+                    desc_a = _pack_pairs(b, a.values[at_a : at_a + 8])  # type: ignore[union-attr]
+                else:
+                    desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
                 desc_b = b_operand.descriptor(ctx, k, rn * tile_n)
                 chunk = ctx.target.wgmma(b, instr_n, dtype, desc_a, desc_b, chunk, *transpose)
             values[at : at + regs] = chunk
@@ -253,6 +262,17 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     pendings = op.pendings.value  # type: ignore[attr-defined]
     values = ctx.target.wgmma_wait(b, values, pendings)
     ctx.set(op.result, LTensor(op.result.type, values))
+
+
+def _pack_pairs(b: ir.IRBuilder, values: list[ir.Value]) -> list[ir.Value]:
+    """Pairs of 16-bit elements as i32 registers, the first of a pair in the low half."""
+    registers = []
+    for i in range(0, len(values), 2):
+        pair: ir.Value = ir.Constant(ir.VectorType(values[i].type, 2), None)
+        pair = b.insert_element(pair, values[i], I32(0))
+        pair = b.insert_element(pair, values[i + 1], I32(1))
+        registers.append(b.bitcast(pair, I32))
+    return registers
 
 
 @lowers(WarpGroupDotWaitOp)

@@ -41,17 +41,30 @@ def wgmma(
     if len(acc) != regs:
         raise LoweringError(f"wgmma m64n{n}k16 has {regs} accumulators per thread, got {len(acc)}")
     outs = ",".join(f"${i}" for i in range(regs))
-    a, b, scale = regs * 2, regs * 2 + 1, regs * 2 + 2  # operands count outputs first
+    registers = isinstance(desc_a, list | tuple)  # A from registers: 4 i32, no transpose bit
+    a_count = 4 if registers else 1
+    first = regs * 2  # operands count outputs first
+    a = ",".join(f"${first + i}" for i in range(a_count))
+    b, scale = first + a_count, first + a_count + 1
+    a_text = f"{{{a}}}" if registers else a
+    bits = f"{int(transpose_b)}" if registers else f"{int(transpose_a)}, {int(transpose_b)}"
     text = (
         "{\n.reg .pred p;\n"
         f"setp.ne.b32 p, ${scale}, 0;\n"
         f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
-        f"{{{outs}}}, ${a}, ${b}, p, 1, 1, {int(transpose_a)}, {int(transpose_b)};\n}}"
+        f"{{{outs}}}, {a_text}, ${b}, p, 1, 1, {bits};\n}}"
     )
-    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["l", "l", "r"])
-    fn_type = ir.FunctionType(ir.LiteralStructType([F32] * regs), [F32] * regs + [I64, I64, I32])
+    a_constraints = ["r"] * 4 if registers else ["l"]
+    constraints = ",".join(
+        ["=f"] * regs + [str(i) for i in range(regs)] + a_constraints + ["l", "r"]
+    )
+    a_types = [I32] * 4 if registers else [I64]
+    fn_type = ir.FunctionType(
+        ir.LiteralStructType([F32] * regs), [F32] * regs + a_types + [I64, I32]
+    )
     asm = ir.InlineAsm(fn_type, text, constraints, side_effect=True)
-    result = builder.call(asm, [*acc, desc_a, desc_b, I32(1)])
+    a_args = list(desc_a) if registers else [desc_a]  # type: ignore[arg-type]
+    result = builder.call(asm, [*acc, *a_args, desc_b, I32(1)])
     return [builder.extract_value(result, i) for i in range(regs)]
 
 
