@@ -1,0 +1,57 @@
+"""Kernels that Triton rejects, and their neighbours that it accepts
+(tests/compat/test_compat_triton_errors.py)."""
+
+import tilec
+import tilec.language as tl
+
+
+@tilec.jit
+def binary_op(x_ptr, y_ptr, out_ptr, OP: tl.constexpr):
+    offs = tl.arange(0, 8)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if OP == "&":
+        z = x & y
+    elif OP == "|":
+        z = x | y
+    elif OP == "^":
+        z = x ^ y
+    elif OP == "<<":
+        z = x << y
+    elif OP == ">>":
+        z = x >> y
+    elif OP == "~":
+        z = ~x
+    elif OP == "/":
+        z = x / y
+    elif OP == "//":
+        z = x // y
+    elif OP == "%":
+        z = x % y
+    elif OP == "% 3":
+        z = x % 3
+    tl.store(out_ptr + offs, z)
+
+
+@tilec.jit
+def atomic_op(x_ptr, out_ptr, OP: tl.constexpr, DTYPE: tl.constexpr):
+    offs = tl.arange(0, 8)
+    ptrs = x_ptr + offs
+    one = tl.full((8,), 1, DTYPE)
+    if OP == "add":
+        old = tl.atomic_add(ptrs, one)
+    elif OP == "xchg":
+        old = tl.atomic_xchg(ptrs, one)
+    elif OP == "max":
+        old = tl.atomic_max(ptrs, one)
+    elif OP == "min":
+        old = tl.atomic_min(ptrs, one)
+    elif OP == "and":
+        old = tl.atomic_and(ptrs, one)
+    elif OP == "or":
+        old = tl.atomic_or(ptrs, one)
+    elif OP == "xor":
+        old = tl.atomic_xor(ptrs, one)
+    elif OP == "cas":
+        old = tl.atomic_cas(ptrs, one - one, one)
+    tl.store(out_ptr + offs, old)
