@@ -55,3 +55,26 @@ def atomic_op(x_ptr, out_ptr, OP: tl.constexpr, DTYPE: tl.constexpr):
     elif OP == "cas":
         old = tl.atomic_cas(ptrs, one - one, one)
     tl.store(out_ptr + offs, old)
+
+
+@tilec.jit
+def mistake_variants(x_ptr, n, WHICH: tl.constexpr):
+    offs = tl.arange(0, 4)
+    x = tl.load(x_ptr + offs)
+    if WHICH == "program_id_negative":
+        x += tl.program_id(-1)
+    elif WHICH == "big_constant_on_a_scalar":
+        x += n + 1099511627776
+    elif WHICH == "big_constant_in_a_compare":
+        x = tl.where(x < 1099511627776, x, 0)
+    elif WHICH == "expand_dims_negative":
+        x = tl.sum(tl.expand_dims(x, -5), axis=None)
+    elif WHICH == "expand_dims_repeated":
+        x = tl.sum(tl.expand_dims(x, (0, 0)), axis=None)
+    elif WHICH == "zeros_rank0":
+        x += tl.zeros((), tl.int32) + 1
+    elif WHICH == "full_rank0_list":
+        x += tl.full([], 2, tl.int32)
+    elif WHICH == "expand_dims_of_a_scalar":
+        x += tl.sum(tl.expand_dims(n, 0))
+    tl.store(x_ptr + offs, x)

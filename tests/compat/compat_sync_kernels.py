@@ -133,3 +133,15 @@ def loop_reading_constant_memory(n_ptr, step_ptr, out_ptr):
     while i < tl.load(n_ptr):
         i += tl.load(step_ptr)
     tl.store(out_ptr + tl.program_id(0), i)
+
+
+@tilec.jit
+def locked_rounds(lock_ptr, count_ptr, ROUNDS: tl.constexpr):
+    """Each program takes the lock ROUNDS times, in a loop, and adds one to the count each time."""
+    i = 0
+    while i < ROUNDS:
+        while tl.atomic_cas(lock_ptr, 0, 1) != 0:
+            pass
+        tl.store(count_ptr, tl.load(count_ptr) + 1)
+        tl.atomic_xchg(lock_ptr, 0)
+        i += 1

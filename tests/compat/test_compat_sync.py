@@ -71,6 +71,12 @@ def test_spin_lock_counter_counts_every_program_once(programs):
     np.testing.assert_array_equal(np.sort(order), np.arange(programs))
 
 
+def test_a_spin_lock_inside_a_loop_counts_every_round():
+    lock, count = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    kernels.locked_rounds[(9,)](lock, count, ROUNDS=3, backend="interp")
+    assert count[0] == 27 and lock[0] == 0
+
+
 def test_a_program_may_wait_for_a_later_one():
     flag, out = np.zeros(1, np.int32), np.zeros(2, np.int32)
     kernels.wait_for_last[(5,)](flag, out, backend="interp")

@@ -9,6 +9,12 @@ Divergent control flow (a loop bound or `if` condition that differs between prog
 under a per-program active mask: stores, atomics, prints and asserts of inactive programs are
 masked off, and values merge with `np.where`.
 
+Programs that wait on each other (a spin lock, a flag, a grid barrier: a `while` loop whose exit
+reads memory that programs write, found by `tilec_interp.waiting`) would never leave such a loop
+in lockstep; a kernel with one runs one program at a time, with fair switching between programs
+that wait (`tilec_interp.scheduler`). A `while` loop that no program leaves for
+TILEC_INTERP_HANG_TIMEOUT seconds (`tilec.settings`) stops the launch with an error naming it.
+
     execute(module, "add_kernel", (grid,), [x, y, out, n])
 
 Pointer arguments are NumPy arrays, read and written in place (a bf16 buffer is a uint16 array
@@ -291,10 +297,17 @@ class Interpreter:
                 self.scheduler.pause(op)  # type: ignore[union-attr]
             elif stopping.any():
                 left = time.monotonic()
-            elif time.monotonic() - left > self.timeout:
+            elif self._stalled(left):
                 self._never_ends(op, ctx, active)
             new = self.run_block(after, env, ctx.with_active(active), forwarded)
             carried = [_merge(active, n, c) for n, c in zip(new, carried, strict=True)]
+
+    def _stalled(self, since: float) -> bool:
+        """Whether `timeout` seconds passed since `since` and since the last progress of the
+        programs that wait on each other (a loop around a waiting loop waits with it)."""
+        if self.scheduler is not None:
+            since = max(since, self.scheduler.last_progress)
+        return time.monotonic() - since > self.timeout
 
     def _never_ends(self, op, ctx, active) -> None:
         stuck = np.flatnonzero(active)
