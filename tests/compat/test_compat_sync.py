@@ -2,6 +2,7 @@
 barriers run program by program instead of deadlocking in lockstep, and a loop that never ends
 stops with an error naming it (file:line) after TILEC_INTERP_HANG_TIMEOUT seconds."""
 
+import threading
 import time
 from pathlib import Path
 
@@ -88,6 +89,15 @@ def test_grid_barrier_releases_every_program(programs):
     count, seen = np.zeros(1, np.int32), np.zeros(programs, np.int32)
     kernels.grid_barrier[(programs,)](count, seen, backend="interp")
     np.testing.assert_array_equal(seen, programs)
+
+
+def test_an_error_in_one_program_stops_the_programs_that_wait():
+    before = threading.active_count()
+    count, seen = np.zeros(1, np.int32), np.zeros(3, np.int32)  # too small for 4 programs
+    with pytest.raises(InterpreterError, match=r"out-of-bounds tile.store in program \(3,\)"):
+        kernels.grid_barrier[(4,)](count, seen, backend="interp")
+    assert threading.active_count() == before  # the paused programs' threads ended
+    np.testing.assert_array_equal(seen, 0)  # programs 0 to 2 still waited when 3 failed
 
 
 def test_a_lock_never_released_is_a_located_error_not_a_hang(monkeypatch):

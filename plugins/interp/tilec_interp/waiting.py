@@ -38,10 +38,15 @@ def waiting_loops(module: Operation) -> frozenset[scf.WhileOp]:
     loops = [op for op in module.walk() if isinstance(op, scf.WhileOp)]
     if not loops:
         return frozenset()
-    written = {_base(op.operands[0]) for op in module.walk() if type(op).has_trait(MemoryWrite)}
+    written = {_pointer_base(op) for op in module.walk() if type(op).has_trait(MemoryWrite)}
     if not written:
         return frozenset()
     return frozenset(loop for loop in loops if _exit_reads_written_memory(loop, written))
+
+
+def _pointer_base(op: Operation) -> object:
+    """The base of the pointer a memory op accesses (its first operand, by the traits' rule)."""
+    return _base(op.operands[0]) if op.operands else _UNKNOWN
 
 
 def _base(pointer: Value) -> object:
@@ -62,7 +67,7 @@ def _reads_written_memory(op: Operation, written: set) -> bool:
         return False
     if type(op).has_trait(MemoryWrite):
         return True  # an atomic: other programs' atomics change what it reads
-    base = _base(op.operands[0])
+    base = _pointer_base(op)
     return base in written or base is _UNKNOWN or _UNKNOWN in written
 
 
