@@ -30,6 +30,14 @@ def binary_op(x_ptr, y_ptr, out_ptr, OP: tl.constexpr):
         z = x % y
     elif OP == "% 3":
         z = x % 3
+    elif OP == "+ -1":
+        z = x + -1
+    elif OP == "-1 *":
+        z = -1 * x
+    elif OP == "< -1":
+        z = (x < -1).to(x.dtype)
+    elif OP == "& -1":
+        z = x & -1
     tl.store(out_ptr + offs, z)
 
 

@@ -1,6 +1,7 @@
 """Where Triton 3.6 rejects a kernel, tilec rejects it too, with a located error that says what
 Triton's says (issue 11): bitwise operators on floats, `/`, `//` and `%` between integer tensors
-of different signedness, atomics on 8- and 16-bit integers (and on 16-bit floats but for add)."""
+of different signedness, a negative Python number with an unsigned tensor, atomics on 8- and
+16-bit integers (and on 16-bit floats but for add)."""
 
 import numpy as np
 import pytest
@@ -57,6 +58,26 @@ def test_division_of_one_signedness_and_by_a_literal_is_accepted(op, expected):
         np.testing.assert_array_equal(out, x % 3)
     else:
         np.testing.assert_array_equal(out[:3], expected)
+
+
+@pytest.mark.parametrize("op", ["+ -1", "-1 *", "< -1", "& -1"])
+@pytest.mark.parametrize("dtype", ["*u32", "*u8"])
+def test_a_negative_scalar_with_an_unsigned_tensor_is_rejected(op, dtype):
+    error = _binary_error(op, dtype, dtype)
+    symbol = op.replace("-1", "").strip()
+    expected = f"cannot perform {symbol} between an unsigned tensor ({_tl(dtype)}) and a negative"
+    assert expected in error.message, error.message
+    assert "perform an explicit cast on one of them" in error.hint
+
+
+@pytest.mark.parametrize("op", ["+ -1", "-1 *", "< -1", "& -1"])
+def test_a_negative_scalar_with_a_signed_tensor_is_accepted(op):
+    x = np.arange(-4, 4, dtype=np.int32)
+    out = np.zeros(8, np.int32)
+    signature = {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32"}
+    run_interp(binary_op, signature, [x, x.copy(), out], OP=op)
+    expected = {"+ -1": x - 1, "-1 *": -x, "< -1": (x < -1).astype(np.int32), "& -1": x}[op]
+    np.testing.assert_array_equal(out, expected)
 
 
 RMW = ["add", "xchg", "max", "min", "and", "or", "xor"]

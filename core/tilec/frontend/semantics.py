@@ -265,6 +265,8 @@ class Semantics:
         if symbol in ("/", "//", "%") and not lhs_literal and not rhs_literal:
             _check_same_signedness(symbol, lt, rt)
         target = computation_type(lt, rt, lhs_literal, rhs_literal, symbol == "/")
+        if isinstance(target, IntegerType) and target.unsigned:
+            _check_no_negative_literal(symbol, (lhs, rhs) if lhs_literal else (rhs, lhs), target)
         a, b = lhs, rhs
         if lhs_literal:
             a = self.constant(lhs, target)
@@ -365,6 +367,19 @@ def _check_same_signedness(symbol: str, a: Type, b: Type) -> None:
         "signedness; this is unlikely to result in a useful answer (Triton rejects it too)",
         "cast them to the same signedness, e.g. x.to(tl.int32) or y.to(tl.uint32)",
     )
+
+
+def _check_no_negative_literal(symbol: str, operands: tuple, target: Type) -> None:
+    """Triton refuses a negative Python number with an unsigned tensor (it would wrap)."""
+    literal, other = operands
+    if isinstance(literal, TensorValue) or not isinstance(literal, int) or literal >= 0:
+        return
+    if isinstance(other, TensorValue):
+        raise UserError(
+            f"cannot perform {symbol} between an unsigned tensor ({tl_name(target)}) and a "
+            f"negative scalar ({literal}) (Triton rejects it too)",
+            "perform an explicit cast on one of them, e.g. x.to(tl.int64)",
+        )
 
 
 def check_atomic_type(name: str, kind: str, pointee: Type) -> None:
