@@ -526,7 +526,8 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
 
     Pointer arguments are NumPy arrays (strided views too), CPU torch tensors or DLPack
     producers, read and written in place; scalars are Python numbers.
-    Raises InterpreterError for out-of-bounds accesses and failed asserts.
+    Raises InterpreterError for out-of-bounds accesses, failed asserts and `while` loops that
+    never end (TILEC_INTERP_HANG_TIMEOUT).
     """
     function = module.lookup(function_name)  # type: ignore[attr-defined]
     if function is None:
