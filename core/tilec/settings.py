@@ -80,6 +80,13 @@ DISABLE_PLUGIN_AUTOLOAD = Setting(
     "When on, plugins installed through the `tilec` entry-point group are not loaded; the "
     "built-in plugins still are.",
 )
+INTERP_HANG_TIMEOUT = Setting(
+    "TILEC_INTERP_HANG_TIMEOUT",
+    "60",
+    "Seconds the interp backend lets a `while` loop run with no program leaving it (where "
+    "programs wait on each other: with no program starting, finishing or leaving a waiting "
+    "loop) before it stops the launch with an error naming the loop (file:line).",
+)
 LOG = Setting(
     "TILEC_LOG",
     "off",
@@ -111,8 +118,8 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD, LLD, LOG,
-    PRINT_AUTOTUNING, PTXAS,
+    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD,
+    INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
     TEST_BACKEND,
 )  # fmt: skip
 
@@ -170,6 +177,22 @@ def cache_max_bytes() -> int:
             f"e.g., {CACHE_MAX_MB.default}, or unset it"
         )
     return megabytes * 1024 * 1024
+
+
+def interp_hang_timeout() -> float:
+    """`TILEC_INTERP_HANG_TIMEOUT` in seconds; a value that is not a positive number is an error
+    naming the variable."""
+    configured = INTERP_HANG_TIMEOUT.get() or INTERP_HANG_TIMEOUT.default
+    try:
+        seconds = float(configured)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:  # NaN too
+        raise ValueError(
+            f"{INTERP_HANG_TIMEOUT.name}={configured!r} is not a positive number of seconds; set "
+            f"it to, e.g., {INTERP_HANG_TIMEOUT.default}, or unset it"
+        )
+    return seconds
 
 
 def markdown_table() -> str:

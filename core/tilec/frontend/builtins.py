@@ -14,7 +14,7 @@ from tilec.frontend.errors import UserError
 from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
-from tilec.frontend.semantics import Semantics, computation_type
+from tilec.frontend.semantics import Semantics, check_atomic_type, computation_type
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
@@ -185,6 +185,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         integer = isinstance(pointee, IntegerType)
+        check_atomic_type(f"tl.atomic_{kind}", kind, pointee)
         if kind in ("and", "or", "xor") and not integer:
             raise UserError(
                 f"tl.atomic_{kind} needs an integer pointer, got {pointee}",
@@ -241,6 +242,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         """`tile.atomic_cas`: where memory equals `cmp` it becomes `val`; returns the old values."""
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
+        check_atomic_type("tl.atomic_cas", "cas", pointee)
         compare = self.sem.cast(self.sem.to_value(cmp, pointee), pointee)
         new = self.sem.cast(self.sem.to_value(val, pointee), pointee)
         ptr, compare, new = self.sem.broadcast_all(ptr, compare, new)

@@ -11,6 +11,7 @@ from tilec.frontend.errors import UserError
 from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, int_array
 from tilec.ir.builder import Builder
 from tilec.ir.core import Operation
+from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import (
     FloatType,
     IntegerType,
@@ -261,7 +262,11 @@ class Semantics:
             return self.pointer_arith(symbol, self.to_value(lhs), self.to_value(rhs))
         lt = literal_type(lhs) if lhs_literal else lhs.dtype
         rt = literal_type(rhs) if rhs_literal else rhs.dtype
+        if symbol in ("/", "//", "%") and not lhs_literal and not rhs_literal:
+            _check_same_signedness(symbol, lt, rt)
         target = computation_type(lt, rt, lhs_literal, rhs_literal, symbol == "/")
+        if isinstance(target, IntegerType) and target.unsigned:
+            _check_no_negative_literal(symbol, (lhs, rhs) if lhs_literal else (rhs, lhs), target)
         a, b = lhs, rhs
         if lhs_literal:
             a = self.constant(lhs, target)
@@ -272,7 +277,11 @@ class Semantics:
             return self.compare(symbol, a, b)
         if isinstance(target, FloatType):
             if symbol not in FLOAT_BINARY:
-                raise UserError(f"operator {symbol} is not defined for {target}", _INT_ONLY_HINT)
+                raise UserError(
+                    f"operator {symbol} is not defined for {target}: invalid operands of type "
+                    f"{tl_name(lt)} and {tl_name(rt)}",
+                    _INT_ONLY_HINT,
+                )
             return self.create(FLOAT_BINARY[symbol], [a, b], a.type)
         if symbol == "/":
             raise UserError("internal: integer true division")
@@ -315,7 +324,11 @@ class Semantics:
 
     def invert(self, x: TensorValue) -> TensorValue:
         if not isinstance(x.dtype, IntegerType):
-            raise UserError(f"operator ~ is not defined for {x.dtype}", _INT_ONLY_HINT)
+            raise UserError(
+                f"operator ~ is not defined for {x.dtype}: wrong type argument to unary invert "
+                f"({tl_name(x.dtype)})",
+                _INT_ONLY_HINT,
+            )
         ones = self.broadcast_to(self.constant(-1, x.dtype), x.shape)
         return self.create(arith.XOrIOp, [x, ones], x.type)
 
@@ -335,6 +348,64 @@ class Semantics:
 
 
 _INT_ONLY_HINT = "bitwise and shift operators need integer operands; cast with x.to(tl.int32)"
+
+
+def tl_name(t: Type) -> str:
+    """`t` as kernel authors spell it (`tl.float32`), as Triton's messages name types."""
+    names = BY_IR_TYPE.get(t)
+    return f"tl.{names.language}" if names is not None else str(t)
+
+
+def _check_same_signedness(symbol: str, a: Type, b: Type) -> None:
+    """Triton refuses `/`, `//` and `%` between integer tensors of different signedness."""
+    if not (isinstance(a, IntegerType) and isinstance(b, IntegerType)):
+        return
+    if a.unsigned == b.unsigned:
+        return
+    raise UserError(
+        f"cannot use {symbol} with {tl_name(a)} and {tl_name(b)} because they have different "
+        "signedness; this is unlikely to result in a useful answer (Triton rejects it too)",
+        "cast them to the same signedness, e.g. x.to(tl.int32) or y.to(tl.uint32)",
+    )
+
+
+def _check_no_negative_literal(symbol: str, operands: tuple, target: Type) -> None:
+    """Triton refuses a negative Python number with an unsigned tensor (it would wrap)."""
+    literal, other = operands
+    if isinstance(literal, TensorValue) or not isinstance(literal, int) or literal >= 0:
+        return
+    if isinstance(other, TensorValue):
+        raise UserError(
+            f"cannot perform {symbol} between an unsigned tensor ({tl_name(target)}) and a "
+            f"negative scalar ({literal}) (Triton rejects it too)",
+            "perform an explicit cast on one of them, e.g. x.to(tl.int64)",
+        )
+
+
+def check_atomic_type(name: str, kind: str, pointee: Type) -> None:
+    """Triton's limits on atomics: `tl.atomic_cas` needs 16-, 32- or 64-bit elements, the others
+    32- or 64-bit ones (and fp16/bf16 for `tl.atomic_add`)."""
+    width = getattr(pointee, "width", 64)
+    if kind == "cas":
+        if width not in (16, 32, 64):
+            raise UserError(
+                f"{name} only supports elements with width {{16, 32, 64}}, got {tl_name(pointee)} "
+                "(Triton rejects it too)",
+                "use a wider buffer, e.g. tl.int32",
+            )
+        return
+    if isinstance(pointee, FloatType) and width == 16 and kind != "add":
+        raise UserError(
+            f"{name} does not support {tl_name(pointee)} (Triton rejects it too; of the 16-bit "
+            "floats only tl.atomic_add)",
+            "use a tl.float32 buffer",
+        )
+    if isinstance(pointee, IntegerType) and width < 32:
+        raise UserError(
+            f"{name} does not support {tl_name(pointee)} (Triton rejects it too: atomics need "
+            "32- or 64-bit integers)",
+            "use a tl.int32 (or tl.int64) buffer",
+        )
 
 
 def _fits(value: int, element: Any) -> bool:

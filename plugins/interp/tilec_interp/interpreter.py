@@ -9,6 +9,12 @@ Divergent control flow (a loop bound or `if` condition that differs between prog
 under a per-program active mask: stores, atomics, prints and asserts of inactive programs are
 masked off, and values merge with `np.where`.
 
+Programs that wait on each other (a spin lock, a flag, a grid barrier: a `while` loop whose exit
+reads memory that programs write, found by `tilec_interp.waiting`) would never leave such a loop
+in lockstep; a kernel with one runs one program at a time, with fair switching between programs
+that wait (`tilec_interp.scheduler`). A `while` loop that no program leaves for
+TILEC_INTERP_HANG_TIMEOUT seconds (`tilec.settings`) stops the launch with an error naming it.
+
     execute(module, "add_kernel", (grid,), [x, y, out, n])
 
 Pointer arguments are NumPy arrays, read and written in place (a bf16 buffer is a uint16 array
@@ -32,10 +38,12 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from tilec import settings
 from tilec.dialects import arith, func, gpu, gpu_shared, scf, tile
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
@@ -47,6 +55,8 @@ from tilec_interp.context import Context, location_text
 from tilec_interp.memory import InterpreterError, Memory
 from tilec_interp.pointers import Pointers
 from tilec_interp.reductions import reduce_op, scan_op
+from tilec_interp.scheduler import Scheduler
+from tilec_interp.waiting import waiting_loops
 
 __all__ = ["INTERPRETED", "NOT_INTERPRETED", "InterpreterError", "execute", "uncovered_ops"]
 
@@ -57,9 +67,19 @@ Method = Callable[..., "list | None"]
 
 
 class Interpreter:
-    def __init__(self, module: Operation, memory: Memory):
+    def __init__(
+        self,
+        module: Operation,
+        memory: Memory,
+        timeout: float = math.inf,
+        waiting: frozenset[Operation] = frozenset(),
+        scheduler: Scheduler | None = None,
+    ):
         self.module = module
         self.memory = memory
+        self.timeout = timeout  # seconds a while loop may run with no program leaving it
+        self.waiting = waiting  # the waiting loops, where programs pause (with a scheduler)
+        self.scheduler = scheduler
 
     # Blocks ----------------------------------------------------------------------------------
 
@@ -258,6 +278,8 @@ class Interpreter:
         before, after = op.before.block, op.after.block
         results = None
         active = ctx.active if ctx.active is not None else np.ones(ctx.P, np.bool_)
+        pauses = self.scheduler is not None and op in self.waiting
+        left = time.monotonic()  # when a program last left the loop (or it began)
         while True:
             values = self.run_block(before, env, ctx.with_active(active), carried)
             cond, forwarded = values[0], values[1:]
@@ -268,9 +290,34 @@ class Interpreter:
                 results = [_merge(stopping, f, r) for f, r in zip(forwarded, results, strict=True)]
             active = active & cond
             if not active.any():
+                if pauses:
+                    self.scheduler.progress()  # type: ignore[union-attr]
                 return results
+            if pauses:
+                self.scheduler.pause(op)  # type: ignore[union-attr]
+            elif stopping.any():
+                left = time.monotonic()
+            elif self._stalled(left):
+                self._never_ends(op, ctx, active)
             new = self.run_block(after, env, ctx.with_active(active), forwarded)
             carried = [_merge(active, n, c) for n, c in zip(new, carried, strict=True)]
+
+    def _stalled(self, since: float) -> bool:
+        """Whether `timeout` seconds passed since `since` and since the last progress of the
+        programs that wait on each other (a loop around a waiting loop waits with it)."""
+        if self.scheduler is not None:
+            since = max(since, self.scheduler.last_progress)
+        return time.monotonic() - since > self.timeout
+
+    def _never_ends(self, op, ctx, active) -> None:
+        stuck = np.flatnonzero(active)
+        shown = ", ".join(str(ctx.pid(int(p))) for p in stuck[:8])
+        more = f" and {stuck.size - 8} more" if stuck.size > 8 else ""
+        raise InterpreterError(
+            f"{location_text(op)}: this while loop never ends: no program left it for "
+            f"{self.timeout:g} s; program(s) {shown}{more} still run it. If the loop is only "
+            f"slow, raise TILEC_INTERP_HANG_TIMEOUT (seconds)"
+        )
 
     # Other tile ops --------------------------------------------------------------------------
 
@@ -482,7 +529,8 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
 
     Pointer arguments are NumPy arrays (strided views too), CPU torch tensors or DLPack
     producers, read and written in place; scalars are Python numbers.
-    Raises InterpreterError for out-of-bounds accesses and failed asserts.
+    Raises InterpreterError for out-of-bounds accesses, failed asserts and `while` loops that
+    never end (TILEC_INTERP_HANG_TIMEOUT).
     """
     function = module.lookup(function_name)  # type: ignore[attr-defined]
     if function is None:
@@ -501,17 +549,43 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
         else:
             scalars.append((t, arg))
     total = math.prod(grid)
-    chunk = max(1, min(total, MAX_CHUNK_ELEMENTS // _largest_numel(function)))
-    interpreter = Interpreter(module, memory)
+    timeout = settings.interp_hang_timeout()
     full = grid + (1,) * (3 - len(grid))
+    waiting = waiting_loops(module)
+    if waiting:
+        # Programs that wait on each other run one at a time (see tilec_interp.scheduler).
+        interpreter = Interpreter(module, memory, timeout, waiting)
+
+        def run_program(index: int) -> None:
+            _run_programs(interpreter, function, full, grid, scalars, index, index + 1)
+
+        def describe(index: int) -> tuple[int, ...]:
+            return _context(full, grid, index, index + 1).pid(0)
+
+        interpreter.scheduler = Scheduler(total, run_program, describe, timeout)
+        interpreter.scheduler.run()
+        return
+    chunk = max(1, min(total, MAX_CHUNK_ELEMENTS // _largest_numel(function)))
+    interpreter = Interpreter(module, memory, timeout)
     with np.errstate(all="ignore"):
         for start in range(0, total, chunk):
-            linear = np.arange(start, min(start + chunk, total), dtype=np.int64)
-            pids = (
-                (linear % full[0]).astype(np.int32),
-                (linear // full[0] % full[1]).astype(np.int32),
-                (linear // (full[0] * full[1])).astype(np.int32),
+            _run_programs(
+                interpreter, function, full, grid, scalars, start, min(start + chunk, total)
             )
-            ctx = Context(linear.size, pids, grid, None)
-            values = [dtypes.constant(v, t, (ctx.P,)) for t, v in scalars]
-            interpreter.run_block(function.entry_block, {}, ctx, values)
+
+
+def _context(full: tuple, grid: tuple, start: int, stop: int) -> Context:
+    """The programs `start` to `stop` (linear ids, axis 0 fastest), all active."""
+    linear = np.arange(start, stop, dtype=np.int64)
+    pids = (
+        (linear % full[0]).astype(np.int32),
+        (linear // full[0] % full[1]).astype(np.int32),
+        (linear // (full[0] * full[1])).astype(np.int32),
+    )
+    return Context(linear.size, pids, grid, None)
+
+
+def _run_programs(interpreter, function, full, grid, scalars, start: int, stop: int) -> None:
+    ctx = _context(full, grid, start, stop)
+    values = [dtypes.constant(v, t, (ctx.P,)) for t, v in scalars]
+    interpreter.run_block(function.entry_block, {}, ctx, values)
