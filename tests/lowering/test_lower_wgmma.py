@@ -139,7 +139,7 @@ def test_gir_per_num_stages(stages: int):
     assert gir.count(f"gpu.local_alloc : !gpu.memdesc<{stages}x128x64xf16, #shared>") == 1
     assert gir.count(f"gpu.local_alloc : !gpu.memdesc<{stages}x64x128xf16, #shared>") == 1
     assert "#shared = #gpu.nvmma_shared<{swizzle = 128, transposed = false}>" in gir
-    assert "gpu.fence_async_shared" in gir
+    assert "gpu.fence_async_shared" not in gir  # cp.async-fed: none (pipeline_loops says why)
     assert f"gpu.async_wait {{num = {stages - 2} : i32}}" in gir
     if stages >= 3:  # asynchronous: one wgmma group in flight, the copies after it
         assert "{pendings = 1 : i32}" in gir
@@ -175,7 +175,7 @@ def test_sm90a_ptx_assembles_without_spills(blocks, warps, instr, dtype, tmp_pat
     ptx = _sm90a(3, blocks, warps, dtype).asm["ptx"]
     kind = "f16" if dtype == "fp16" else "bf16"
     assert f"wgmma.mma_async.sync.aligned.{instr}.f32.{kind}.{kind}" in ptx
-    assert "cp.async.cg.shared.global" in ptx and "fence.proxy.async.shared::cta" in ptx
+    assert "cp.async.cg.shared.global" in ptx
     assert "wgmma.wait_group.sync.aligned 1;" in ptx  # one group left in flight in the loop
     assert ".target sm_90a" in ptx
     registers, report = _ptxas_report(ptx, tmp_path)

@@ -20,8 +20,10 @@ With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
 - after it, `gpu.async_wait {num = 0}` and `gpu.local_dealloc` (last allocated first).
 
 Loads that feed `gpu.warp_group_dot` (conversions to `#gpu.nvmma_shared`) get rings in that
-encoding, read in place (`gpu.local_load` of a slot is a view); the barrier after each wait is
-preceded by `gpu.fence_async_shared`. Where every such dot reads only ring slots and carries its
+encoding, read in place (`gpu.local_load` of a slot is a view). No `gpu.fence_async_shared`
+goes between the cp.async writes and the wgmma reads (as in Triton's `fence-insertion`, which
+adds none for cp.async-fed operands): on sm_90 it is `MEMBAR.ALL.CTA; FENCE.VIEW.ASYNC.S`, and
+the membar waits for the copies still in flight, undoing the pipeline. Where every such dot reads only ring slots and carries its
 accumulator from iteration to iteration alone (a matmul loop), and S >= 3, it becomes
 asynchronous (`pendings = 1`: one group stays in flight across iterations, Triton's
 `WGMMAPipeline`); the copies of iteration i + D then go at the end of the body, after the dot
@@ -45,7 +47,6 @@ from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
     AsyncWaitOp,
-    FenceAsyncSharedOp,
     LocalAllocOp,
     LocalDeallocOp,
     LocalLoadOp,
@@ -346,8 +347,6 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     slot = block.add_arg(i32, "slot")
     inside = _Emitter(block, block.first_op)
     inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
-    if wgmma:
-        inside.add(FenceAsyncSharedOp())  # cp.async's writes, then wgmma's async-proxy reads
     inside.add(BarrierOp())
     # An asynchronous wgmma still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
