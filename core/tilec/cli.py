@@ -232,7 +232,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+        _say_backends(args.backend)
     return 0
+
+
+def _say_backends(option: str | None) -> None:
+    """Which backend(s) `tilec run`'s script ran on, and why (on stderr)."""
+    from tilec.runtime import compiler  # deferred: as the other commands' runtime imports
+
+    for name, why in compiler.used_backends.items():
+        why = "named by --backend" if name == option else why
+        print(f"tilec run: backend '{name}' ({why})", file=sys.stderr)
 
 
 def parse_assignments(text: str, option: str) -> dict[str, str]:

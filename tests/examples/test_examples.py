@@ -1,6 +1,7 @@
 """The examples through `tilec run` and `tilec compile`, each as a subprocess."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,3 +171,12 @@ def test_compile_without_target_or_device_says_what_to_pass(tilec):
                    "--constexpr", "BLOCK_SIZE=1024", "--backend", "nvidia", "--emit", "ptx")  # fmt: skip
     assert result.returncode == 1
     assert "pass --target sm_90" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_says_which_backend_ran_and_why(tilec):
+    named = tilec("run", "examples/vector_add.py", "--backend", "interp")
+    assert named.returncode == 0, named.stderr
+    assert "tilec run: backend 'interp' (named by --backend)" in named.stderr
+    automatic = tilec("run", "examples/vector_add.py")
+    assert automatic.returncode == 0, automatic.stderr
+    assert re.search(r"tilec run: backend '\w+' \(the first available", automatic.stderr)

@@ -180,10 +180,40 @@ def test_ptxas_env_must_be_executable(tmp_path, monkeypatch):
 
 def test_no_ptxas_means_no_cubin(monkeypatch):
     monkeypatch.delenv("TILEC_PTXAS", raising=False)
+    monkeypatch.setattr(codegen, "_pathfinder_ptxas", lambda: None)
     monkeypatch.setenv("PATH", "")
     monkeypatch.setattr(codegen.glob, "glob", lambda pattern: [])
     assert find_ptxas() is None
     assert ptx_to_cubin(".version 7.8\n", "sm_90") is None
+
+
+def test_cuda_pathfinder_comes_before_path(tmp_path, monkeypatch):
+    """cuda.pathfinder (with cuda-bindings) is asked first; where it is missing, finds nothing
+    or raises, PATH and /usr/local/cuda* are searched."""
+    import sys
+    import types
+
+    toolkit, on_path = tmp_path / "toolkit", tmp_path / "bin"
+    for folder in (toolkit, on_path):
+        folder.mkdir()
+        (folder / "ptxas").write_text("#!/bin/sh\n")
+        (folder / "ptxas").chmod(0o755)
+    monkeypatch.delenv("TILEC_PTXAS", raising=False)
+    monkeypatch.setenv("PATH", str(on_path))
+    fake = types.ModuleType("cuda.pathfinder")
+    monkeypatch.setitem(sys.modules, "cuda.pathfinder", fake)
+    fake.find_nvidia_binary_utility = lambda name: str(toolkit / name)  # type: ignore[attr-defined]
+    assert find_ptxas() == str(toolkit / "ptxas")
+    fake.find_nvidia_binary_utility = lambda name: None  # type: ignore[attr-defined]
+    assert find_ptxas() == str(on_path / "ptxas")
+
+    def broken(name):
+        raise RuntimeError("incomplete toolkit")
+
+    fake.find_nvidia_binary_utility = broken  # type: ignore[attr-defined]
+    assert find_ptxas() == str(on_path / "ptxas")
+    monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)  # not installed: ImportError
+    assert find_ptxas() == str(on_path / "ptxas")
 
 
 def test_ptxas_lookup_is_cached(monkeypatch):

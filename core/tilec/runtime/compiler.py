@@ -44,6 +44,9 @@ AUTO_ORDER = ("nvidia", "amd", "interp")
 log = logging.getLogger(__name__)
 _chosen: str | None = None
 _availability: dict[str, Any] = {}
+used_backends: dict[str, str] = {}
+"""The backends compiles and launches have used in this process, each with why it was chosen
+(`tilec run` reports them)."""
 
 
 def set_backend(name: str | None) -> None:
@@ -84,6 +87,7 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
                 if availability:
                     skipped = f" ({'; '.join(reasons)})" if reasons else ""
                     log.info("backend '%s': the first available of %s%s", auto, AUTO_ORDER, skipped)
+                    used_backends.setdefault(auto, f"the first available{skipped}")
                     return backends[auto]
                 reasons.append(f"{auto}: {availability.reason}")
         raise RuntimeError(f"no backend is available ({'; '.join(reasons)})")
@@ -93,6 +97,7 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
         if not availability:
             raise RuntimeError(f"backend '{name}' is not available: {availability.reason}")
     log.info("backend '%s': named by %s", name, _named_by(name))
+    used_backends.setdefault(name, f"named by {_named_by(name)}")
     return backend
 
 

@@ -76,17 +76,35 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 
 @functools.cache
 def find_ptxas() -> str | None:
-    """`TILEC_PTXAS`, else `ptxas` on PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
+    """`TILEC_PTXAS`, else the ptxas `cuda.pathfinder` finds (installed with cuda-bindings: the
+    CUDA toolkit of `CUDA_HOME`/`CUDA_PATH`, pip's nvidia-cuda-nvcc, conda), else `ptxas` on
+    PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
     configured = settings.PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
         return configured
+    found = _pathfinder_ptxas()
+    if found:
+        return found
     on_path = shutil.which("ptxas")
     if on_path:
         return on_path
     candidates = sorted(glob.glob("/usr/local/cuda*/bin/ptxas"), reverse=True)
     return next((path for path in candidates if os.access(path, os.X_OK)), None)
+
+
+def _pathfinder_ptxas() -> str | None:
+    try:
+        # deferred: cuda.pathfinder comes with cuda-bindings, which a CPU-only install may lack
+        from cuda.pathfinder import find_nvidia_binary_utility
+    except ImportError:
+        return None
+    try:
+        found = find_nvidia_binary_utility("ptxas")
+    except Exception:  # a broken toolkit layout: fall back to tilec's own search
+        return None
+    return found if found and os.access(found, os.X_OK) else None
 
 
 @attrs.frozen
