@@ -25,7 +25,7 @@ from tilec.dialects.gpu import ConvertLayoutOp
 from tilec.dialects.gpu_mma import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.dialects.scf import ForOp
 from tilec.dialects.tile import DotOp
-from tilec.ir.core import Operation, Value
+from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType
 from tilec.layout.assign_layouts import with_layout
 from tilec.layout.rules import GpuTarget, MmaInstruction
@@ -46,12 +46,12 @@ class AccelerateMatmul(ModulePass):
         if target.rules.threads_per_warp != MMA_LANES:
             return False
         changed = False
-        for op in list(module.walk()):
-            if not isinstance(op, DotOp):
-                continue
+        dots = [op for op in module.walk() if isinstance(op, DotOp)]
+        chained = {id(op) for op in dots if _has_chained_dot(op)}
+        for op in dots:
             instruction = choose_instruction(op, target.rules.mma_instructions)
             if instruction is not None:
-                _accelerate(op, instruction, _num_warps(op, target.num_warps))
+                _accelerate(op, instruction, _num_warps(op, target.num_warps), id(op) in chained)
                 changed = True
         if changed:
             _carry_accumulators(module)
@@ -100,12 +100,38 @@ def _num_warps(op: Operation, default: int) -> int:
     return int(attr.value) if attr is not None else default  # type: ignore[attr-defined]
 
 
-def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int) -> None:
+def _has_chained_dot(op: DotOp) -> bool:
+    """Whether another `tile.dot` of `op`'s block uses its result or feeds its operands, through
+    any ops of that block (Triton's `hasChainedDot`: attention's two dots)."""
+    block = op.parent
+    for forward in (True, False):
+        seen, work = {id(op)}, [op]
+        while work:
+            current = work.pop()
+            if current is not op and isinstance(current, DotOp):
+                return True
+            if forward:
+                nexts = [user for r in current.results for user, _ in r.uses]
+            else:
+                nexts = [v.op for v in current.operands if isinstance(v, OpResult)]
+            for other in nexts:
+                if other.parent is block and id(other) not in seen:
+                    seen.add(id(other))
+                    work.append(other)
+    return False
+
+
+def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int, chained: bool) -> None:
     a, b, acc = op.a, op.b, op.acc
     result = op.result
     old_type: TensorType = result.type  # type: ignore[assignment]
     shape: tuple[int, int] = old_type.shape  # type: ignore[assignment]
-    mma = MmaEncodingAttr(instruction.version, warps_per_tile(shape, num_warps))
+    warps = warps_per_tile(shape, num_warps)
+    if chained and shape[0] >= 16 * num_warps:
+        # Each warp owns whole rows, so the result, its row reductions (a softmax) and its use
+        # as the next dot's A operand stay in the warp's registers.
+        warps = (num_warps, 1)
+    mma = MmaEncodingAttr(instruction.version, warps)
     k_width = 4 // _element_bytes(a.type)  # type: ignore[arg-type]
     op.set_operand(0, _convert_before(op, a, DotOperandEncodingAttr(0, mma, k_width)))
     op.set_operand(1, _convert_before(op, b, DotOperandEncodingAttr(1, mma, k_width)))
