@@ -117,8 +117,11 @@ def load_kernels(flavour: str) -> dict:
     else:
         import triton as front
         import triton.language as tl
-    namespace = {"jit": front.jit, "tl": tl}
-    path = Path(tempfile.gettempdir()) / f"gpu_vs_triton_kernels_{flavour}.py"
+    # A module name: Triton's code generator reads `__module__` of the @jit functions a kernel
+    # calls (attention's inner loop), which exec'd functions lack without one.
+    module = f"gpu_vs_triton_kernels_{flavour}"
+    namespace = {"jit": front.jit, "tl": tl, "__name__": module}
+    path = Path(tempfile.gettempdir()) / f"{module}.py"
     source = all_kernels()
     path.write_text(source)  # inspect.getsource (both JITs need it) reads the file
     exec(compile(source, str(path), "exec"), namespace)
@@ -237,9 +240,10 @@ def run_kernels(quick: bool) -> list[dict]:
     return rows
 
 
-ATTENTION_CONFIGS = {64: (128, 64, 8, 3), 128: (128, 64, 8, 3)}
-"""Per head dim: BLOCK_M, BLOCK_N, num_warps, num_stages (Triton's tutorial configuration for
-the H100 in its autotuning list), given to both compilers."""
+ATTENTION_CONFIGS = [(64, (128, 64, 8, 3)), (128, (128, 64, 8, 3)), (128, (128, 32, 8, 3))]
+"""Head dim, then BLOCK_M, BLOCK_N, num_warps, num_stages (configurations of Triton's tutorial
+autotuning list), given to both compilers. For head dim 128, BLOCK_N = 64 makes tilec spill
+(255 registers) and 32 does not (245)."""
 
 
 def run_flop_kernels(quick: bool) -> list[dict]:
@@ -270,37 +274,43 @@ def run_flop_kernels(quick: bool) -> list[dict]:
     ref = a.double() @ b.double()
     rows.append(compare_flops("matmul fp16 4096^3 (128x256x64, 8 warps, 3 stages)",
                               2 * size**3, outputs, ref, lambda: a @ b, quick))  # fmt: skip
-    for head_dim in ATTENTION_CONFIGS:
+    for head_dim, config in ATTENTION_CONFIGS:
         q, k, v = (
             torch.randn(4, 32, 4096, head_dim, device="cuda", generator=gen).half()
             for _ in range(3)
         )
         for causal in (False, True):
-            rows.append(attention_row(ours, theirs, q, k, v, causal, quick))
+            rows.append(attention_row(ours, theirs, q, k, v, causal, config, quick))
     return rows
 
 
-def attention_row(ours, theirs, q, k, v, causal: bool, quick: bool) -> dict:
+def attention_row(ours, theirs, q, k, v, causal: bool, config: tuple, quick: bool) -> dict:
     """The attention forward of `examples/attention.py` on (batch, heads, seq, head_dim) inputs."""
     import torch
 
     batch, heads, n_ctx, head_dim = q.shape
-    block_m, block_n, warps, stages = ATTENTION_CONFIGS[head_dim]
+    block_m, block_n, warps, stages = config
     sm_scale = head_dim**-0.5
     outputs = {}
     for name, ns in (("tilec", ours), ("triton", theirs)):
         out = torch.full_like(q, float("nan"))
 
         def call(kernel=ns["attn_fwd"], out=out):
-            kernel[(triton_cdiv(n_ctx, block_m), batch * heads)](
+            return kernel[(triton_cdiv(n_ctx, block_m), batch * heads)](
                 q, k, v, out, sm_scale, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
                 heads, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n,
                 CAUSAL=causal, num_warps=warps, num_stages=stages,
             )  # fmt: skip
 
-        call()
+        launched = call()
         torch.cuda.synchronize()
         outputs[name] = (out, call)
+        if name == "triton":  # Triton's resource report, for the profile notes
+            metadata = getattr(launched, "metadata", None)
+            resources = (getattr(launched, "n_regs", None), getattr(launched, "n_spills", None),
+                         getattr(metadata, "shared", None))  # fmt: skip
+            print(f"triton attn_fwd {tuple(q.shape)} {config} causal={causal}: "
+                  f"registers, spills, shared bytes = {resources}", flush=True)  # fmt: skip
 
     def sdpa():
         return torch.nn.functional.scaled_dot_product_attention(

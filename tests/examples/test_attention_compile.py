@@ -43,6 +43,8 @@ def test_attention_loops_stay_in_tensor_core_layouts(kernel):
     assert "#gpu.mma<{version = 2, warpsPerCTA = [8, 1], instrShape = [16, 8]}>" in gir
     loops = _loop_bodies(gir)
     assert len(loops) == 2  # the unmasked blocks, then the diagonal
+    # The second loop's prologue reuses the first loop's ring: a barrier comes before each.
+    assert len(re.findall(r"tile\.barrier\n\s*%\S+ = gpu\.local_alloc", gir)) == 2
     for body in loops:
         assert body.count("tile.dot") == 2
         conversions = re.findall(r"gpu\.convert_layout .*", body)
