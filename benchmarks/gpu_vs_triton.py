@@ -1,9 +1,12 @@
 """tilec's nvidia backend against Triton and torch on the same inputs, in one run.
 
-    python benchmarks/gpu_vs_triton.py [--quick] [--json FILE]
+    python benchmarks/gpu_vs_triton.py [--quick] [--json FILE] [--only PARTS]
 
 Needs an NVIDIA GPU, torch and triton (the device machine has both). The kernels are written once
-(`KERNELS`) and exec'd twice, under `tilec` and under `triton`, so both compile the same source.
+(`KERNELS`, plus the matmul of `matmul_vs_triton.py` and the flash-attention forward of
+`examples/attention.py`) and exec'd twice, under `tilec` and under `triton`, so both compile the
+same source. Memory-bound kernels are reported in TB/s, the matmul and attention in TFLOP/s
+(torch's column there is `torch.matmul` and `scaled_dot_product_attention`).
 Times are `do_bench` medians (CUDA events; `tilec.testing`'s for tilec, Triton's for the others) in microseconds; bandwidth counts each
 input read once and each output written once. Also measured: host time per launch on a cache hit
 (tilec, Triton, a bare `cuLaunchKernel`), the cold compile of the vector add (source to loaded
@@ -13,6 +16,7 @@ module, fresh cache, fresh process) and a disk-cache hit in a new process.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import statistics
@@ -82,18 +86,45 @@ def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.conste
 """
 
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PARTS = ("memory", "flops", "launch", "cold")
+
+
+def example_kernels(path: Path, names: tuple[str, ...]) -> str:
+    """The source of the @jit functions `names` of an example, decorated `@jit` instead."""
+    text = path.read_text()
+    lines = text.splitlines()
+    found = {
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in ast.parse(text).body
+        if isinstance(node, ast.FunctionDef) and node.name in names
+    }
+    return "".join(f"\n\n@jit\n{found[name]}\n" for name in names)
+
+
+def all_kernels() -> str:
+    from matmul_vs_triton import KERNEL as MATMUL
+
+    attention = example_kernels(EXAMPLES / "attention.py", ("_attn_fwd_inner", "attn_fwd"))
+    return KERNELS + MATMUL + attention
+
+
 def load_kernels(flavour: str) -> dict:
-    """The KERNELS exec'd under tilec or triton."""
+    """The kernels (`all_kernels`) exec'd under tilec or triton."""
     if flavour == "tilec":
         import tilec as front
         import tilec.language as tl
     else:
         import triton as front
         import triton.language as tl
-    namespace = {"jit": front.jit, "tl": tl}
-    path = Path(tempfile.gettempdir()) / f"gpu_vs_triton_kernels_{flavour}.py"
-    path.write_text(KERNELS)  # inspect.getsource (both JITs need it) reads the file
-    exec(compile(KERNELS, str(path), "exec"), namespace)
+    # A module name: Triton's code generator reads `__module__` of the @jit functions a kernel
+    # calls (attention's inner loop), which exec'd functions lack without one.
+    module = f"gpu_vs_triton_kernels_{flavour}"
+    namespace = {"jit": front.jit, "tl": tl, "__name__": module}
+    path = Path(tempfile.gettempdir()) / f"{module}.py"
+    source = all_kernels()
+    path.write_text(source)  # inspect.getsource (both JITs need it) reads the file
+    exec(compile(source, str(path), "exec"), namespace)
     return namespace
 
 
@@ -207,6 +238,107 @@ def run_kernels(quick: bool) -> list[dict]:
         )
     )  # fmt: skip
     return rows
+
+
+ATTENTION_CONFIGS = [
+    (64, (128, 64, 8, 3)),
+    (64, (128, 32, 8, 2)),
+    (128, (128, 64, 8, 3)),
+    (128, (128, 32, 8, 3)),
+]
+"""Head dim, then BLOCK_M, BLOCK_N, num_warps, num_stages (configurations of Triton's tutorial
+autotuning list), given to both compilers. tilec's registers (ptxas -v, sm_90a) for these: 206,
+128, 255 with spills, 245."""
+
+
+def run_flop_kernels(quick: bool) -> list[dict]:
+    """The fp16 matmul (4096^3, Triton's tutorial configuration) and the attention forward
+    (batch 4, 32 heads, sequence 4096, head dims 64 and 128, causal and not) in TFLOP/s."""
+    import torch
+
+    ours, theirs = load_kernels("tilec"), load_kernels("triton")
+    gen = torch.Generator(device="cuda").manual_seed(int(time.time()))
+    rows = []
+    size = 4096
+    a = torch.randn(size, size, device="cuda", generator=gen).half()
+    b = torch.randn(size, size, device="cuda", generator=gen).half()
+    outputs = {}
+    for name, ns in (("tilec", ours), ("triton", theirs)):
+        c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
+
+        def call(kernel=ns["matmul_kernel"], c=c):
+            kernel[(triton_cdiv(size, 128) * triton_cdiv(size, 256),)](
+                a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                c.stride(0), c.stride(1), BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64,
+                GROUP_SIZE_M=8, num_warps=8, num_stages=3,
+            )  # fmt: skip
+
+        call()
+        torch.cuda.synchronize()
+        outputs[name] = (c, call)
+    ref = a.double() @ b.double()
+    rows.append(compare_flops("matmul fp16 4096^3 (128x256x64, 8 warps, 3 stages)",
+                              2 * size**3, outputs, ref, lambda: a @ b, quick))  # fmt: skip
+    for head_dim, config in ATTENTION_CONFIGS:
+        q, k, v = (
+            torch.randn(4, 32, 4096, head_dim, device="cuda", generator=gen).half()
+            for _ in range(3)
+        )
+        for causal in (False, True):
+            rows.append(attention_row(ours, theirs, q, k, v, causal, config, quick))
+    return rows
+
+
+def attention_row(ours, theirs, q, k, v, causal: bool, config: tuple, quick: bool) -> dict:
+    """The attention forward of `examples/attention.py` on (batch, heads, seq, head_dim) inputs."""
+    import torch
+
+    batch, heads, n_ctx, head_dim = q.shape
+    block_m, block_n, warps, stages = config
+    sm_scale = head_dim**-0.5
+    outputs = {}
+    for name, ns in (("tilec", ours), ("triton", theirs)):
+        out = torch.full_like(q, float("nan"))
+
+        def call(kernel=ns["attn_fwd"], out=out):
+            return kernel[(triton_cdiv(n_ctx, block_m), batch * heads)](
+                q, k, v, out, sm_scale, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
+                heads, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n,
+                CAUSAL=causal, num_warps=warps, num_stages=stages,
+            )  # fmt: skip
+
+        launched = call()
+        torch.cuda.synchronize()
+        outputs[name] = (out, call)
+        if name == "triton":  # Triton's resource report, for the profile notes
+            metadata = getattr(launched, "metadata", None)
+            resources = (getattr(launched, "n_regs", None), getattr(launched, "n_spills", None),
+                         getattr(metadata, "shared", None))  # fmt: skip
+            print(f"triton attn_fwd {tuple(q.shape)} {config} causal={causal}: "
+                  f"registers, spills, shared bytes = {resources}", flush=True)  # fmt: skip
+
+    def sdpa():
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, scale=sm_scale
+        )
+
+    flops = 4 * batch * heads * n_ctx * n_ctx * head_dim // (2 if causal else 1)
+    label = (f"attention fwd fp16 {batch}x{heads}x{n_ctx}x{head_dim} "
+             f"{'causal' if causal else 'non-causal'} ({block_m}x{block_n}, {warps} warps, "
+             f"{stages} stages)")  # fmt: skip
+    return compare_flops(label, flops, outputs, sdpa(), sdpa, quick)
+
+
+def compare_flops(label, flops, outputs, ref, torch_fn, quick) -> dict:
+    row = {"kernel": label, "flops": flops}
+    for name, (out, call) in outputs.items():
+        row[f"{name}_error"] = rel_error(out, ref)
+        row[f"{name}_us"] = bench(call, quick, name == "tilec")
+    row["torch_us"] = bench(torch_fn, quick)
+    for name in ("tilec", "triton", "torch"):
+        row[f"{name}_tflops"] = flops / row[f"{name}_us"] / 1e6
+    row["ratio"] = row["triton_us"] / row["tilec_us"]
+    return row
 
 
 def triton_cdiv(a: int, b: int) -> int:
@@ -336,10 +468,54 @@ def print_launches(launches: dict) -> None:
         print(f"| {key.removesuffix('_launch_us')} | {value:.2f} | {value / bare:.2f} |")
 
 
+def print_tables(rows: list, flop_rows: list, launches: dict, cold: dict) -> None:
+    if rows:
+        print(
+            "| kernel | tilec us | Triton us | torch us | tilec TB/s | Triton TB/s | tilec/Triton "
+            "speed | tilec rel. error | Triton rel. error |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['kernel']} | {r['tilec_us']:.1f} | {r['triton_us']:.1f} | {r['torch_us']:.1f} "
+            f"| {r['tilec_tbs']:.2f} | {r['triton_tbs']:.2f} | {r['ratio']:.3f} "
+            f"| {r['tilec_error']:.1e} | {r['triton_error']:.1e} |"
+        )
+    if flop_rows:
+        print()
+        print(
+            "| kernel | tilec us | Triton us | torch us | tilec TFLOP/s | Triton TFLOP/s | "
+            "torch TFLOP/s | tilec/Triton speed | tilec rel. error | Triton rel. error |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in flop_rows:
+        print(
+            f"| {r['kernel']} | {r['tilec_us']:.1f} | {r['triton_us']:.1f} | {r['torch_us']:.1f} "
+            f"| {r['tilec_tflops']:.1f} | {r['triton_tflops']:.1f} | {r['torch_tflops']:.1f} "
+            f"| {r['ratio']:.3f} | {r['tilec_error']:.1e} | {r['triton_error']:.1e} |"
+        )
+    if launches:
+        print()
+        print_launches(launches)
+    if cold:
+        print()
+        print("| vector add, fresh process | tilec ms | Triton ms |")
+        print("|---|---|---|")
+        print(
+            f"| cold compile + load + launch | {cold['tilec_cold_ms']:.0f} | "
+            f"{cold['triton_cold_ms']:.0f} |"
+        )
+        print(
+            f"| disk-cache hit + load + launch | {cold['tilec_disk_hit_ms']:.0f} | "
+            f"{cold['triton_disk_hit_ms']:.0f} |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--only", help=f"comma-separated parts to run, of {', '.join(PARTS)}")
     parser.add_argument(
         "--launch-only", action="store_true", help="only the host time a launch (cache hit)"
     )
@@ -353,38 +529,26 @@ def main() -> int:
         print(f"device: {device}; date: {time.strftime('%Y-%m-%d')}; tilec: {tilec.__file__}")
         print_launches(launch_overhead(args.quick))
         return 0
-    rows = run_kernels(args.quick)
-    launches = launch_overhead(args.quick)
-    cold = cold_compile(args.quick)
+    parts = set(args.only.split(",")) if args.only else set(PARTS)
+    if parts - set(PARTS):
+        parser.error(f"--only: unknown part(s) {sorted(parts - set(PARTS))}; use {PARTS}")
+    rows = run_kernels(args.quick) if "memory" in parts else []
+    flop_rows = run_flop_kernels(args.quick) if "flops" in parts else []
+    launches = launch_overhead(args.quick) if "launch" in parts else {}
+    cold = cold_compile(args.quick) if "cold" in parts else {}
     print(f"device: {device}; date: {time.strftime('%Y-%m-%d')}")
-    print(
-        "| kernel | tilec us | Triton us | torch us | tilec TB/s | Triton TB/s | tilec/Triton "
-        "speed | tilec rel. error | Triton rel. error |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['kernel']} | {r['tilec_us']:.1f} | {r['triton_us']:.1f} | {r['torch_us']:.1f} "
-            f"| {r['tilec_tbs']:.2f} | {r['triton_tbs']:.2f} | {r['ratio']:.3f} "
-            f"| {r['tilec_error']:.1e} | {r['triton_error']:.1e} |"
-        )
-    print()
-    print_launches(launches)
-    print()
-    print("| vector add, fresh process | tilec ms | Triton ms |")
-    print("|---|---|---|")
-    print(
-        f"| cold compile + load + launch | {cold['tilec_cold_ms']:.0f} | "
-        f"{cold['triton_cold_ms']:.0f} |"
-    )
-    print(
-        f"| disk-cache hit + load + launch | {cold['tilec_disk_hit_ms']:.0f} | "
-        f"{cold['triton_disk_hit_ms']:.0f} |"
-    )
+    print_tables(rows, flop_rows, launches, cold)
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"device": device, "kernels": rows, "launch": launches, "cold": cold}, indent=1
+                {
+                    "device": device,
+                    "kernels": rows,
+                    "flop_kernels": flop_rows,
+                    "launch": launches,
+                    "cold": cold,
+                },
+                indent=1,
             )
         )
     return 0

@@ -63,9 +63,10 @@ def matmul(a, b):
         c = tilec.to_device(c)
 
     def grid(meta):
-        return (tilec.cdiv(m, meta["BLOCK_M"]), tilec.cdiv(n, meta["BLOCK_N"]))
+        return (tilec.cdiv(m, meta["BLOCK_M"]) * tilec.cdiv(n, meta["BLOCK_N"]),)
 
-    matmul_autotuned[grid](a, b, c, m, n, k, k, 1, n, 1, n, 1)
+    # c stands in for the bias pointer, which HAS_BIAS=False leaves unread.
+    matmul_autotuned[grid](a, b, c, c, m, n, k, k, 1, n, 1, n, 1)
     return c
 
 

@@ -35,7 +35,9 @@ def tilec(tmp_path):
     return run
 
 
-@pytest.mark.parametrize("name", ["vector_add", "softmax", "layernorm", "matmul", "histogram"])
+@pytest.mark.parametrize(
+    "name", ["vector_add", "softmax", "layernorm", "matmul", "histogram", "attention"]
+)
 def test_example_runs_on_interp(tilec, name):
     result = tilec("run", f"examples/{name}.py", "--backend", "interp")
     assert result.returncode == 0, result.stderr

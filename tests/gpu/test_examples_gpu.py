@@ -12,7 +12,7 @@ import pytest
 from gpu_backend import BACKEND
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ["vector_add", "softmax", "layernorm", "matmul", "histogram"]
+EXAMPLES = ["vector_add", "softmax", "layernorm", "matmul", "histogram", "attention"]
 
 
 @pytest.mark.gpu

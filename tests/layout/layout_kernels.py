@@ -58,6 +58,7 @@ EXAMPLE_KERNELS = {
             "a_ptr": "*fp16",
             "b_ptr": "*fp16",
             "c_ptr": "*fp32",
+            "bias_ptr": "*fp16",
             **{n: "i32" for n in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk")},
             **{n: "i32" for n in ("stride_bn", "stride_cm", "stride_cn")},
         },

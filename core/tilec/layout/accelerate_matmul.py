@@ -38,7 +38,7 @@ from tilec.dialects.gpu_shared import WarpGroupDotOp
 from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import DotOp, LoadOp, TransOp
 from tilec.ir.attributes import IntegerAttr
-from tilec.ir.core import Operation, Value
+from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType, i32
 from tilec.layout.assign_layouts import with_layout
 from tilec.layout.mapping import thread_mapping
@@ -60,9 +60,9 @@ class AccelerateMatmul(ModulePass):
         if target.rules.threads_per_warp != MMA_LANES:
             return False
         changed = False
-        for op in list(module.walk()):
-            if not isinstance(op, DotOp):
-                continue
+        dots = [op for op in module.walk() if isinstance(op, DotOp)]
+        chained = {id(op) for op in dots if _has_chained_dot(op)}
+        for op in dots:
             num_warps = _num_warps(op, target.num_warps)
             instruction = choose_instruction(op, target.rules.mma_instructions, num_warps)
             if instruction is None:
@@ -70,7 +70,7 @@ class AccelerateMatmul(ModulePass):
             if instruction.version == 3:
                 _accelerate_wgmma(op, wgmma_layout(op, num_warps))  # type: ignore[arg-type]
             else:
-                _accelerate(op, instruction, num_warps)
+                _accelerate(op, instruction, num_warps, id(op) in chained)
             changed = True
         if changed:
             _carry_accumulators(module)
@@ -265,12 +265,38 @@ def _num_warps(op: Operation, default: int) -> int:
     return int(attr.value) if attr is not None else default  # type: ignore[attr-defined]
 
 
-def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int) -> None:
+def _has_chained_dot(op: DotOp) -> bool:
+    """Whether another `tile.dot` of `op`'s block uses its result or feeds its operands, through
+    any ops of that block (Triton's `hasChainedDot`: attention's two dots)."""
+    block = op.parent
+    for forward in (True, False):
+        seen, work = {id(op)}, [op]
+        while work:
+            current = work.pop()
+            if current is not op and isinstance(current, DotOp):
+                return True
+            if forward:
+                nexts = [user for r in current.results for user, _ in r.uses]
+            else:
+                nexts = [v.op for v in current.operands if isinstance(v, OpResult)]
+            for other in nexts:
+                if other.parent is block and id(other) not in seen:
+                    seen.add(id(other))
+                    work.append(other)
+    return False
+
+
+def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int, chained: bool) -> None:
     a, b, acc = op.a, op.b, op.acc
     result = op.result
     old_type: TensorType = result.type  # type: ignore[assignment]
     shape: tuple[int, int] = old_type.shape  # type: ignore[assignment]
-    mma = MmaEncodingAttr(instruction.version, warps_per_tile(shape, num_warps))
+    warps = warps_per_tile(shape, num_warps)
+    if chained and shape[0] >= 16 * num_warps:
+        # Each warp owns whole rows, so the result, its row reductions (a softmax) and its use
+        # as the next dot's A operand stay in the warp's registers.
+        warps = (num_warps, 1)
+    mma = MmaEncodingAttr(instruction.version, warps)
     k_width = 4 // _element_bytes(a.type)  # type: ignore[arg-type]
     op.set_operand(0, _convert_before(op, a, DotOperandEncodingAttr(0, mma, k_width)))
     op.set_operand(1, _convert_before(op, b, DotOperandEncodingAttr(1, mma, k_width)))

@@ -8,7 +8,7 @@ masks are computed in the body from the induction variable, loop invariants and 
 values whose own updates depend on nothing else (the pointer increments `a_ptrs += BLOCK_K`).
 With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
 
-- before it, a ring `gpu.local_alloc` of S slots per load, and a prologue that issues the copies
+- before it, a `tile.barrier`, a ring `gpu.local_alloc` of S slots per load, and a prologue that issues the copies
   of iterations 0..D-1 (`gpu.async_copy_global_to_local` into slots 0..D-1, each masked by its
   own mask and by `iv < ub`, then `gpu.async_commit_group`), advancing the loop-carried pointers;
 - in each iteration i: `gpu.async_wait {num = D - 1}` and a `tile.barrier` (iteration i's tile
@@ -328,6 +328,9 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     iv, args = block.args[0], block.args[1:]
     lb, ub = loop.lower_bound, loop.upper_bound
     outside = _Emitter(loop.parent, loop)  # type: ignore[arg-type]
+    # The prologue's copies (zero-filled where masked off) may land in shared memory that threads
+    # are still reading, such as an earlier pipelined loop's ring: every thread is done first.
+    outside.add(BarrierOp())
     buffers = []
     for load, encoding in zip(plan.loads, shared, strict=True):
         t = load.result.type

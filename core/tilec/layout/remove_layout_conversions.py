@@ -9,7 +9,13 @@
   that value again directly in the target layout: a few register operations instead of a trip
   through shared memory (not for a conversion to a shared-memory encoding: no register
   layout can compute in it).
+- A conversion of a broadcast or `expand_dims` converts the smaller value under it instead and
+  rebuilds the shape ops in the target layout (not for `#gpu.dot_op` targets, which the lowering
+  reads through shared memory whole, nor for shared-memory encodings).
+- A conversion inside a loop of a value defined outside it is made once before the loop.
 
+Before all of this, `tilec.layout.sink_conversions` moves conversions out of `#gpu.mma` in loop
+bodies past the ops that can compute in it, so those stay in the tensor-core layout.
 Conversions and cheap ops left without uses are erased.
 """
 
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 from tilec.dialects import tile
 from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr, SliceEncodingAttr
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr
+from tilec.dialects.scf import ForOp
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType
@@ -26,6 +34,7 @@ from tilec.layout.assign_layouts import (
     recomputes_cheaply,
     with_layout,
 )
+from tilec.layout.sink_conversions import convert_before, sink_conversions
 from tilec.passes.base import ModulePass, PassContext
 
 
@@ -36,12 +45,14 @@ class RemoveLayoutConversions(ModulePass):
     after = ("assign-layouts",)
 
     def run(self, module: Operation, context: PassContext) -> bool:
+        sunk = sink_conversions(module)
+        hoisted = _hoist_invariant_conversions(module)
         remover = _Remover()
         for op in list(module.walk()):
             if isinstance(op, ConvertLayoutOp) and op.parent is not None:
                 remover.simplify(op)
         remover.erase_dead()
-        return remover.changed
+        return sunk or hoisted or remover.changed
 
 
 class _Remover:
@@ -69,6 +80,10 @@ class _Remover:
             replacement = source
         elif self.is_cheap(source) and not isinstance(layout, SharedEncodingAttr):
             replacement = self.recompute(source, layout)
+        elif _is_shape_op(source) and not isinstance(
+            layout, DotOperandEncodingAttr | SharedEncodingAttr
+        ):
+            replacement = self.rebuild(source, layout)
         elif earlier is not None and _dominates(earlier, convert):
             replacement = earlier.results[0]
         else:
@@ -115,6 +130,33 @@ class _Remover:
         self.maybe_dead.append(op)
         return clone.results[0]
 
+    def rebuild(self, value: Value, layout: object) -> Value:
+        """`value`, a chain of broadcasts and `expand_dims`, built in `layout` from a conversion
+        of the value at the chain's root."""
+        op = value.op  # type: ignore[attr-defined]
+        operand = op.operands[0]
+        operand_layout = layout
+        if isinstance(op, tile.ExpandDimsOp):
+            operand_layout = SliceEncodingAttr(op.axis.value, layout)  # type: ignore[arg-type]
+        root_convert = None
+        if operand.type.encoding == operand_layout:  # type: ignore[attr-defined]
+            new_operand = operand
+        elif _is_shape_op(operand):
+            new_operand = self.rebuild(operand, operand_layout)
+        else:
+            new_operand = convert_before(op, operand, operand_layout)
+            root_convert = new_operand.op  # type: ignore[attr-defined]
+        result_type = with_layout(value.type, layout)  # type: ignore[arg-type]
+        clone = type(op).create(
+            [new_operand], [result_type], dict(op.attributes), location=op.location
+        )
+        clone.results[0].name_hint = value.name_hint
+        op.parent.insert_after(clone, op)
+        self.maybe_dead.append(op)
+        if root_convert is not None:
+            self.simplify(root_convert)
+        return clone.results[0]
+
     def erase_dead(self) -> None:
         """Erase the replaced conversions, and the cheap ops they leave unused."""
         worklist = list(self.maybe_dead)
@@ -129,6 +171,39 @@ class _Remover:
                     continue
                 if self.is_cheap(value) or isinstance(value.op, ConvertLayoutOp):
                     worklist.append(value.op)
+
+
+def _is_shape_op(value: Value) -> bool:
+    return isinstance(value, OpResult) and isinstance(
+        value.op, (tile.BroadcastOp, tile.ExpandDimsOp)
+    )
+
+
+def _hoist_invariant_conversions(module: Operation) -> bool:
+    """Move each conversion in a loop whose source is defined outside the loop to just before
+    the outermost such loop."""
+    changed = False
+    for convert in [op for op in module.walk() if isinstance(op, ConvertLayoutOp)]:
+        target = None
+        loop = convert.parent_op
+        while isinstance(loop, ForOp) and _defined_outside(convert.source, loop):
+            target = loop
+            loop = loop.parent_op
+        if target is None:
+            continue
+        convert.detach()
+        target.parent.insert_before(convert, target)
+        changed = True
+    return changed
+
+
+def _defined_outside(value: Value, loop: Operation) -> bool:
+    owner = value.op if isinstance(value, OpResult) else value.block.parent_op  # type: ignore[attr-defined]
+    while owner is not None:
+        if owner is loop:
+            return False
+        owner = owner.parent_op
+    return True
 
 
 def _dominates(earlier: Operation, later: Operation) -> bool:

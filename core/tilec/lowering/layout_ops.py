@@ -18,6 +18,7 @@ from functools import lru_cache
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu_mma import MmaEncodingAttr
 from tilec.dialects.tile import (
     BroadcastOp,
     ExpandDimsOp,
@@ -83,8 +84,6 @@ def _weights(op: Rearrangement, src: TensorType, dst: TensorType) -> tuple[int, 
 
 @lowers(BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, ConvertLayoutOp)
 def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
-    if isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
-        return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
     if isinstance(op, ConvertLayoutOp) and lower_to_shared(ctx, op):
         return  # wgmma operands: stored by their gpu.warp_group_dot (tilec.lowering.wgmma)
     if isinstance(op, TransOp):
@@ -97,15 +96,21 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     assert isinstance(result_type, TensorType)
     src_type = source.type
     weights = _weights(op, src_type, result_type)
-    picks = register_picks(
-        (layout_of(src_type), src_type.shape),
-        (layout_of(result_type), result_type.shape),
-        weights,
-        ctx.threads_per_warp,
-        ctx.num_warps,
-    )
+    picks = None
+    if not isinstance(op, ConvertLayoutOp) or isinstance(layout_of(src_type), MmaEncodingAttr):
+        # An `#gpu.mma` result holds, in each thread, the elements its `#gpu.dot_op` operand
+        # fragment needs when the warps tile only M (attention's p): no data moves.
+        picks = register_picks(
+            (layout_of(src_type), src_type.shape),
+            (layout_of(result_type), result_type.shape),
+            weights,
+            ctx.threads_per_warp,
+            ctx.num_warps,
+        )
     if picks is not None:
         values = [source.values[i] for i in picks]
+    elif isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
+        return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
     else:
         values = _through_shared(ctx, source, result_type, weights)
     ctx.set(op.result, LTensor(result_type, values))
