@@ -1,6 +1,8 @@
 """examples/attention.py compiled for NVIDIA without a GPU: the key loops stay in the tensor-core
 layouts (the one conversion left in a loop is p's, to the second dot's operand, which picks
-registers), and the PTX uses mma.sync, ldmatrix and cp.async and assembles without spills."""
+registers), and the PTX uses the tensor cores (mma.sync, ldmatrix and cp.async on sm_80; wgmma
+with p in registers, K and V in cp.async rings and q in shared memory once, on sm_90a) and
+assembles without spills."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ SIGNATURE = {**{p: "*fp16" for p in ("Q", "K", "V", "Out")}, "sm_scale": "fp32",
              **{s: "i32" for s in [*STRIDES, "H", "N_CTX"]}}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def kernel():
+@pytest.fixture(scope="module", params=["sm_80", "sm_90a"])
+def kernel(request):
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         from attention import attn_fwd
@@ -27,7 +29,7 @@ def kernel():
         sys.path.remove(str(ROOT / "examples"))
     return tilec.compile(
         attn_fwd, SIGNATURE, dict(HEAD_DIM=64, BLOCK_M=128, BLOCK_N=64, CAUSAL=True),
-        backend="nvidia", target="sm_90a", num_warps=8, num_stages=3,
+        backend="nvidia", target=request.param, num_warps=8, num_stages=3,
         divisibility=["Q", "K", "V", "Out", *(s for s in STRIDES if not s.endswith("k"))],
         equal_to_1=[s for s in STRIDES if s.endswith("k")],
     )  # fmt: skip
@@ -38,31 +40,45 @@ def _loop_bodies(gir: str) -> list[str]:
     return re.findall(r"^  %[^\n]*= scf\.for .*?^    scf\.yield [^\n]*$", gir, re.M | re.S)
 
 
+def _wgmma(kernel) -> bool:
+    return kernel.metadata["target"] == "sm_90a"
+
+
 def test_attention_loops_stay_in_tensor_core_layouts(kernel):
     gir = kernel.asm["gir"]
-    assert "#gpu.mma<{version = 2, warpsPerCTA = [8, 1], instrShape = [16, 8]}>" in gir
+    if _wgmma(kernel):
+        assert "#gpu.mma<{version = 3, warpsPerCTA = [8, 1], instrShape = [16, 64, 16]}>" in gir
+    else:
+        assert "#gpu.mma<{version = 2, warpsPerCTA = [8, 1], instrShape = [16, 8]}>" in gir
     loops = _loop_bodies(gir)
     assert len(loops) == 2  # the unmasked blocks, then the diagonal
     # The second loop's prologue reuses the first loop's ring: a barrier comes before each.
     assert len(re.findall(r"tile\.barrier\n\s*%\S+ = gpu\.local_alloc", gir)) == 2
+    dot = "gpu.warp_group_dot " if _wgmma(kernel) else "tile.dot"
     for body in loops:
-        assert body.count("tile.dot") == 2
+        assert body.count(dot) == 2
         conversions = re.findall(r"gpu\.convert_layout .*", body)
         assert len(conversions) == 1 and "#dot_op" in conversions[0], conversions
         assert re.search(r"tile\.reduce .*tensor<128xf32, #slice", body)
+        if _wgmma(kernel):  # K and V from their rings, one barrier an iteration
+            assert body.count("gpu.local_load") == 2 and body.count("tile.barrier") == 1
 
 
 def test_attention_ptx_uses_tensor_cores_and_assembles_without_spills(kernel):
     from tilec_nvidia.codegen import find_ptxas, ptx_to_cubin
 
     ptx = kernel.asm["ptx"]
-    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
-    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+    if _wgmma(kernel):
+        assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
+        assert re.search(r"\{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)  # p
+    else:
+        assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+        assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
     assert "cp.async.cg.shared.global" in ptx
     assert "fma.rn.f32" not in ptx
     if find_ptxas() is None:
         pytest.skip("ptxas is not installed: the PTX was generated but not assembled")
     info = {}
-    assert ptx_to_cubin(ptx, "sm_90a", info=info)
+    assert ptx_to_cubin(ptx, kernel.metadata["target"], info=info)
     (report,) = info.values()
     assert report.spill_stores == 0 and report.spill_loads == 0, report
