@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import ConvertLayoutOp
-from tilec.dialects.gpu_mma import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.dialects.scf import ForOp
 from tilec.dialects.tile import DotOp
 from tilec.ir.core import Operation, Value
 from tilec.ir.types import TensorType
 from tilec.layout.assign_layouts import with_layout
-from tilec.layout.rules import GpuTarget, MmaInstruction
+from tilec.layout.rules import GpuTarget, MmaInstruction, warps_per_tile
 from tilec.passes.base import ModulePass, PassContext
 
 
@@ -43,19 +42,18 @@ class AccelerateMatmul(ModulePass):
         target = context.target
         if not isinstance(target, GpuTarget) or not target.rules.mma_instructions:
             return False
-        if target.rules.threads_per_warp != MMA_LANES:
-            return False
-        changed = False
+        lanes = target.rules.threads_per_warp
+        instructions = tuple(i for i in target.rules.mma_instructions if i.lanes == lanes)
+        accumulators = set()
         for op in list(module.walk()):
             if not isinstance(op, DotOp):
                 continue
-            instruction = choose_instruction(op, target.rules.mma_instructions)
+            instruction = choose_instruction(op, instructions)
             if instruction is not None:
-                _accelerate(op, instruction, _num_warps(op, target.num_warps))
-                changed = True
-        if changed:
-            _carry_accumulators(module)
-        return changed
+                accumulators.add(_accelerate(op, instruction, _num_warps(op, target.num_warps)))
+        if accumulators:
+            _carry_accumulators(module, accumulators)
+        return bool(accumulators)
 
 
 def choose_instruction(
@@ -77,21 +75,6 @@ def choose_instruction(
     return None
 
 
-def warps_per_tile(shape: tuple[int, int], num_warps: int) -> tuple[int, int]:
-    """Triton's `warpsPerTileV2`: double the warps along M while M has more 16-row blocks per
-    warp than N has 16-column blocks (and M has rows left for them), else along N."""
-    warps = [1, 1]
-    while warps[0] * warps[1] < num_warps:
-        if shape[0] // 16 // warps[0] >= shape[1] // 16 // warps[1]:
-            if warps[0] < shape[0] // 16:
-                warps[0] *= 2
-            else:
-                warps[1] *= 2
-        else:
-            warps[1] *= 2
-    return warps[0], warps[1]
-
-
 def _num_warps(op: Operation, default: int) -> int:
     func = op.parent_op
     while func is not None and not isinstance(func, FuncOp):
@@ -100,21 +83,22 @@ def _num_warps(op: Operation, default: int) -> int:
     return int(attr.value) if attr is not None else default  # type: ignore[attr-defined]
 
 
-def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int) -> None:
+def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int) -> object:
+    """Rewrite `op` to compute with `instruction`; returns its accumulator layout."""
     a, b, acc = op.a, op.b, op.acc
     result = op.result
     old_type: TensorType = result.type  # type: ignore[assignment]
     shape: tuple[int, int] = old_type.shape  # type: ignore[assignment]
-    mma = MmaEncodingAttr(instruction.version, warps_per_tile(shape, num_warps))
-    k_width = 4 // _element_bytes(a.type)  # type: ignore[arg-type]
-    op.set_operand(0, _convert_before(op, a, DotOperandEncodingAttr(0, mma, k_width)))
-    op.set_operand(1, _convert_before(op, b, DotOperandEncodingAttr(1, mma, k_width)))
+    mma, a_layout, b_layout = instruction.layouts(shape, num_warps, _element_bytes(a.type))  # type: ignore[arg-type]
+    op.set_operand(0, _convert_before(op, a, a_layout))
+    op.set_operand(1, _convert_before(op, b, b_layout))
     op.set_operand(2, _convert_before(op, acc, mma))
     result.type = with_layout(old_type, mma)
     back = ConvertLayoutOp(result, old_type)
     back.location = op.location
     op.parent.insert_after(back, op)  # type: ignore[union-attr]
     _replace_uses_except(result, back.results[0], back)
+    return mma
 
 
 def _element_bytes(t: TensorType) -> int:
@@ -135,9 +119,10 @@ def _replace_uses_except(value: Value, new: Value, keep: Operation) -> None:
             user.set_operand(index, new)
 
 
-def _carry_accumulators(module: Operation) -> None:
-    """Loops carry `#gpu.mma` values rather than their conversions (module doc); inner loops
-    first, so that an outer loop then sees the inner loop's `#gpu.mma` result."""
+def _carry_accumulators(module: Operation, accumulators: set[object]) -> None:
+    """Loops carry values in the `accumulators` layouts (`#gpu.mma`, ...) rather than their
+    conversions (module doc); inner loops first, so that an outer loop then sees the inner
+    loop's accumulator-layout result."""
     for loop in reversed([op for op in module.walk() if isinstance(op, ForOp)]):
         block = loop.regions[0].block
         terminator = block.last_op
@@ -146,7 +131,7 @@ def _carry_accumulators(module: Operation) -> None:
             if not isinstance(producer, ConvertLayoutOp):
                 continue
             source = producer.source
-            if not isinstance(source.type.encoding, MmaEncodingAttr):  # type: ignore[attr-defined]
+            if source.type.encoding not in accumulators:  # type: ignore[attr-defined]
                 continue
             _carry(loop, i, source)
 

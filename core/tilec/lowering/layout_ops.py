@@ -28,6 +28,7 @@ from tilec.dialects.tile import (
 )
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
+from tilec.lowering.amd_mma import lower_to_amd_dot_operand
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
 from tilec.lowering.dot_operand import lower_to_dot_operand
 from tilec.lowering.memory import byte_size
@@ -84,6 +85,8 @@ def _weights(op: Rearrangement, src: TensorType, dst: TensorType) -> tuple[int, 
 def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     if isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
         return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
+    if isinstance(op, ConvertLayoutOp) and lower_to_amd_dot_operand(ctx, op):
+        return  # AMD matrix-core operands: padded LDS rows (tilec.lowering.amd_mma)
     source: LTensor = ctx.get(op.source)
     result_type = op.result.type
     assert isinstance(result_type, TensorType)

@@ -40,6 +40,12 @@ class AmdBackend(GpuBackend):
     archs = ARCHS
     driver_class = "tilec_amd.launcher:AmdDriver"
 
+    def mma_instructions(self, target: str) -> tuple[Any, ...]:
+        # deferred: the table builds on the lowering (llvmlite), which only a compile needs
+        from tilec_amd.matrix_cores import mma_instructions
+
+        return mma_instructions(target)
+
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
         stages["amdgcn"] = lambda src, metadata: self._make_amdgcn(src, metadata, options, objects)
