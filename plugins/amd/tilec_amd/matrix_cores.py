@@ -45,14 +45,14 @@ def _mfma(version: int, m: int, k: int, dtype: str, width: int, name: str, mnemo
     return MatrixCore(instruction, f"llvm.amdgcn.mfma.f32.{name}", operand, mnemonic)
 
 
-def _cdna(version: int, mnemonic_sep: str) -> tuple[MatrixCore, ...]:
-    """gfx90a / gfx942 MFMA (gfx90a spells the mnemonics without the `_` before the type)."""
-    s = mnemonic_sep
+def _cdna(version: int) -> tuple[MatrixCore, ...]:
+    """gfx90a / gfx942 MFMA (gfx90a's mnemonics have no `_` before the type and keep `_1k`)."""
+    s, bf16 = ("", "bf16_1k") if version == 2 else ("_", "bf16")
     return (
         _mfma(version, 32, 8, "f16", 4, "32x32x8f16", f"v_mfma_f32_32x32x8{s}f16"),
-        _mfma(version, 32, 8, "bf16", 4, "32x32x8bf16.1k", f"v_mfma_f32_32x32x8{s}bf16_1k"),
+        _mfma(version, 32, 8, "bf16", 4, "32x32x8bf16.1k", f"v_mfma_f32_32x32x8{s}{bf16}"),
         _mfma(version, 16, 16, "f16", 4, "16x16x16f16", f"v_mfma_f32_16x16x16{s}f16"),
-        _mfma(version, 16, 16, "bf16", 4, "16x16x16bf16.1k", f"v_mfma_f32_16x16x16{s}bf16_1k"),
+        _mfma(version, 16, 16, "bf16", 4, "16x16x16bf16.1k", f"v_mfma_f32_16x16x16{s}{bf16}"),
     )
 
 
@@ -75,9 +75,9 @@ _GFX950_DOUBLE_K = (
 )
 
 MATRIX_CORES: dict[str, tuple[MatrixCore, ...]] = {
-    "gfx90a": _cdna(2, ""),
-    "gfx942": _cdna(3, "_"),
-    "gfx950": _GFX950_DOUBLE_K + _cdna(4, "_"),
+    "gfx90a": _cdna(2),
+    "gfx942": _cdna(3),
+    "gfx950": _GFX950_DOUBLE_K + _cdna(4),
     "gfx1100": (_wmma(1, "f16"), _wmma(1, "bf16")),
     "gfx1201": (_wmma(2, "f16"), _wmma(2, "bf16")),
 }
