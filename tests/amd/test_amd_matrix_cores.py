@@ -182,6 +182,11 @@ def test_dots_without_an_instruction_keep_the_fma_path(arch, a, acc, sizes):
     assert not re.search(r"v_(mfma|wmma)", kernel.asm["amdgcn"])
 
 
+def test_lds_beyond_the_arch_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="more than the 65536 a block may use on gfx942"):
+        compiled("gfx942", "fp16", (256, 256, 128))
+
+
 def _bits(values: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "fp16":
         return values.astype(np.float16)
@@ -202,6 +207,8 @@ EMULATED = [  # arch, dtype, blocks, num_warps, (M, N, K)
     ("gfx1100", "fp16", (32, 32, 32), 4, (40, 32, 64)),
     ("gfx1100", "bf16", (16, 32, 16), 2, (16, 32, 32)),
     ("gfx1201", "fp16", (32, 32, 32), 4, (32, 48, 64)),
+    ("gfx1100", "fp16", (16, 16, 16), 4, (16, 16, 32)),  # warps [1, 4]: 3 of 4 replicate
+    ("gfx942", "fp16", (32, 32, 16), 8, (32, 32, 16)),  # warps [1, 8]: 7 of 8 replicate
 ]
 
 

@@ -1,17 +1,20 @@
 """The `accelerate-matmul` pass: tensor-core layouts for the `tile.dot`s the target can run so.
 
 After Triton's AccelerateMatmul (mma version 2). For each `tile.dot` whose element types match
-one of the target's `LayoutRules.mma_instructions` and whose shapes are whole instructions
-(M a multiple of 16, N of 8, K of the instruction's K; tensor shapes are powers of two):
+one of the target's `LayoutRules.mma_instructions` (those for its warp size) and whose shapes
+are whole instructions (M, N and K multiples of the instruction's; tensor shapes are powers of
+two), the instruction gives the layouts (`MmaInstruction.layouts`: NVIDIA's `#gpu.mma` and
+`#gpu.dot_op`, AMD's `#gpu.amd_mfma` / `#gpu.amd_wmma` and `#gpu.amd_dot_op`):
 
-- the accumulator is converted to `#gpu.mma` (warps placed as Triton's `warpsPerTileV2` does),
-  the result stays in it, and a conversion back to the old layout serves the result's uses;
-- the operands are converted to `#gpu.dot_op` (`kWidth` = the elements of a 32-bit register),
-  conversions the lowering implements through shared memory and `ldmatrix`.
+- the accumulator is converted to the accumulator layout (warps placed as Triton's
+  `warpsPerTileV2` does), the result stays in it, and a conversion back to the old layout
+  serves the result's uses;
+- the operands are converted to the operand layouts, conversions the lowering implements
+  through shared memory (`ldmatrix` on NVIDIA, vector LDS reads on AMD).
 
-Then accumulators stay in `#gpu.mma` across loops: an `scf.for` that yields the conversion of an
-`#gpu.mma` value carries that value instead (its init is converted once before the loop, its
-result converted once after it, and the conversions inside the loop cancel in
+Then accumulators stay in their layout across loops: an `scf.for` that yields the conversion of
+an accumulator-layout value carries that value instead (its init is converted once before the
+loop, its result converted once after it, and the conversions inside the loop cancel in
 `remove-layout-conversions`, which runs next).
 
 Dots the target has no instruction for (f64, integers, f32 inputs, an f16 accumulator) or whose
