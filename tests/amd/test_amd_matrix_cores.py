@@ -182,6 +182,29 @@ def test_dots_without_an_instruction_keep_the_fma_path(arch, a, acc, sizes):
     assert not re.search(r"v_(mfma|wmma)", kernel.asm["amdgcn"])
 
 
+@tilec.jit
+def dot_options_kernel(a_ptr, b_ptr, c_ptr, PRECISION: tl.constexpr):
+    r16, r32 = tl.arange(0, 16), tl.arange(0, 32)
+    a = tl.load(a_ptr + r32[:, None] * 16 + r16[None, :])
+    b = tl.load(b_ptr + r16[:, None] * 32 + r32[None, :])
+    c = tl.dot(a, b, input_precision=PRECISION, out_dtype=tl.float16)
+    tl.store(c_ptr + r32[:, None] * 32 + r32[None, :], c)
+
+
+@pytest.mark.parametrize(("arch", "mnemonic"), [("gfx942", "v_mfma_f32_32x32x8_f16"),
+                                                ("gfx1100", "v_wmma_f32_16x16x16_f16")])  # fmt: skip
+@pytest.mark.parametrize("precision", ["ieee", "tf32"])
+def test_out_dtype_rounds_the_matrix_core_result(arch, mnemonic, precision):
+    """f16 inputs are exact under every input_precision, so they stay on the matrix cores; an
+    f16 out_dtype rounds the f32 result once, after the instruction."""
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
+    kernel = tilec.compile(dot_options_kernel, signature, dict(PRECISION=precision),
+                           backend="amd", target=arch)  # fmt: skip
+    assert re.search(r"tile.dot .* : tensor<32x32xf32, #(mfma|wmma)>", kernel.asm["gir"])
+    assert re.search(r"arith.truncf .* tensor<32x32xf16", kernel.asm["gir"])
+    assert re.search(rf"\b{mnemonic}\b", kernel.asm["amdgcn"])
+
+
 def test_lds_beyond_the_arch_is_a_clear_error():
     with pytest.raises(RuntimeError, match="more than the 65536 a block may use on gfx942"):
         compiled("gfx942", "fp16", (256, 256, 128))
