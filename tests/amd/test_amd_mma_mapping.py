@@ -17,6 +17,8 @@ from tilec.dialects.gpu_amd import (
     AmdWmmaEncodingAttr,
 )
 from tilec.ir.parser import ParseError, parse_module
+from tilec.ir.verifier import Diagnostic
+from tilec.layout.assignment import verify_gir
 from tilec.layout.mapping import thread_mapping
 from tilec.layout.rules import warps_per_tile
 from tilec.lowering.amd_mma import MAX_ACCESS_BYTES, staged_row_bytes
@@ -228,3 +230,17 @@ func.func @k() attributes {{gpu.num_warps = 1 : i32, gpu.threads_per_warp = 64 :
 """
     with pytest.raises(ParseError, match=re.escape(message)):
         parse_module(text, "bad.gir")
+
+
+def test_an_mfma_layout_in_a_wave32_function_is_rejected():
+    text = """
+#mfma = #gpu.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32], isTransposed = true}>
+func.func @k() attributes {gpu.num_warps = 4 : i32, gpu.threads_per_warp = 32 : i32} {
+  %c = arith.constant {value = dense<0.0> : tensor<64x64xf32, #mfma>} : tensor<64x64xf32, #mfma>
+  tile.return
+}
+"""
+    with pytest.raises(
+        Diagnostic, match="is for 4 warps of 64 lanes, but the function has 4 of 32"
+    ):
+        verify_gir(parse_module(text, "wave32.gir"))
