@@ -1,7 +1,8 @@
 """The AMD backend: tir -> gir -> LLVM IR -> AMDGCN -> hsaco, launched through hip-python.
 
-It differs from the NVIDIA backend in data (targets, lanes a wavefront, LDS size) and in its
-`TargetInfo` and code generation; the layouts and the LLVM lowering are the core's. `hip` is
+It differs from the NVIDIA backend in data (targets, lanes a wavefront, LDS size, the matrix
+instructions of each arch: `tilec_amd.matrix_cores`) and in its `TargetInfo` and code generation;
+the layouts and the LLVM lowering are the core's. `hip` is
 imported inside the driver's methods only (`tilec_amd.launcher.AmdDriver`, through
 `tilec_amd.driver`), so the backend loads, lists and compiles ahead of time on machines without
 ROCm.
