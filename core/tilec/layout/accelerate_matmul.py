@@ -1,24 +1,27 @@
 """The `accelerate-matmul` pass: tensor-core layouts for the `tile.dot`s the target can run so.
 
 After Triton's AccelerateMatmul (mma version 2). For each `tile.dot` whose element types match
-one of the target's `LayoutRules.mma_instructions` and whose shapes are whole instructions
-(M a multiple of 16, N of 8, K of the instruction's K; tensor shapes are powers of two):
+one of the target's `LayoutRules.mma_instructions` (those for its warp size) and whose shapes
+are whole instructions (M, N and K multiples of the instruction's; tensor shapes are powers of
+two), the instruction gives the layouts (`MmaInstruction.layouts`: NVIDIA's `#gpu.mma` and
+`#gpu.dot_op`, AMD's `#gpu.amd_mfma` / `#gpu.amd_wmma` and `#gpu.amd_dot_op`):
 
-- the accumulator is converted to `#gpu.mma` (warps placed as Triton's `warpsPerTileV2` does),
-  the result stays in it, and a conversion back to the old layout serves the result's uses;
-- the operands are converted to `#gpu.dot_op` (`kWidth` = the elements of a 32-bit register),
-  conversions the lowering implements through shared memory and `ldmatrix`.
+- the accumulator is converted to the accumulator layout (warps placed as Triton's
+  `warpsPerTileV2` does), the result stays in it, and a conversion back to the old layout
+  serves the result's uses;
+- the operands are converted to the operand layouts, conversions the lowering implements
+  through shared memory (`ldmatrix` on NVIDIA, vector LDS reads on AMD).
 
-Then accumulators stay in `#gpu.mma` across loops: an `scf.for` that yields the conversion of an
-`#gpu.mma` value carries that value instead (its init is converted once before the loop, its
-result converted once after it, and the conversions inside the loop cancel in
+Then accumulators stay in their layout across loops: an `scf.for` that yields the conversion of
+an accumulator-layout value carries that value instead (its init is converted once before the
+loop, its result converted once after it, and the conversions inside the loop cancel in
 `remove-layout-conversions`, which runs next).
 
 On a target with wgmma (sm_90a; version 3 first in its `mma_instructions`), a dot whose shape
 fits a warpgroup arrangement (`wgmma_layout`) becomes a `gpu.warp_group_dot` instead: the
 accumulator in `#gpu.mma` version 3, the operands converted to `#gpu.nvmma_shared` (shared
-memory, which wgmma reads; `pipeline-loops` then fills it with cp.async). Other dots fall back
-to mma.sync.
+memory, which wgmma reads; `pipeline-loops` then fills it with cp.async) or, for an A computed
+in the loop (attention's p), to wgmma's register operand. Other dots fall back to mma.sync.
 
 Dots the target has no instruction for (f64, integers, f32 inputs, an f16 accumulator) or whose
 shapes are smaller than one instruction keep their blocked layouts: the FMA lowering.
@@ -28,12 +31,7 @@ from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
-from tilec.dialects.gpu_mma import (
-    MMA_LANES,
-    DotOperandEncodingAttr,
-    MmaEncodingAttr,
-    NvmmaSharedEncodingAttr,
-)
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import WarpGroupDotOp
 from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import DotOp, LoadOp, TransOp
@@ -42,7 +40,7 @@ from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.types import TensorType, i32
 from tilec.layout.assign_layouts import with_layout
 from tilec.layout.mapping import thread_mapping
-from tilec.layout.rules import GpuTarget, MmaInstruction
+from tilec.layout.rules import GpuTarget, MmaInstruction, warps_per_tile
 from tilec.passes.base import ModulePass, PassContext
 
 
@@ -57,24 +55,31 @@ class AccelerateMatmul(ModulePass):
         target = context.target
         if not isinstance(target, GpuTarget) or not target.rules.mma_instructions:
             return False
-        if target.rules.threads_per_warp != MMA_LANES:
-            return False
-        changed = False
+        lanes = target.rules.threads_per_warp
+        instructions = tuple(i for i in target.rules.mma_instructions if i.lanes == lanes)
         dots = [op for op in module.walk() if isinstance(op, DotOp)]
         chained = {id(op) for op in dots if _has_chained_dot(op)}
+        accumulators = set()
         for op in dots:
             num_warps = _num_warps(op, target.num_warps)
-            instruction = choose_instruction(op, target.rules.mma_instructions, num_warps)
+            instruction = choose_instruction(op, instructions, num_warps)
             if instruction is None:
                 continue
-            if instruction.version == 3:
-                _accelerate_wgmma(op, wgmma_layout(op, num_warps))  # type: ignore[arg-type]
+            if is_wgmma(instruction):
+                mma = wgmma_layout(op, num_warps)
+                _accelerate_wgmma(op, mma)  # type: ignore[arg-type]
+                accumulators.add(mma)
             else:
-                _accelerate(op, instruction, num_warps, id(op) in chained)
-            changed = True
-        if changed:
-            _carry_accumulators(module)
-        return changed
+                accumulators.add(_accelerate(op, instruction, num_warps, id(op) in chained))
+        if accumulators:
+            _carry_accumulators(module, accumulators)
+        return bool(accumulators)
+
+
+def is_wgmma(instruction: MmaInstruction) -> bool:
+    """Whether `instruction` is NVIDIA's wgmma (`#gpu.mma` version 3; other families, such as
+    AMD's, number their own versions)."""
+    return type(instruction) is MmaInstruction and instruction.version == 3
 
 
 def choose_instruction(
@@ -92,7 +97,7 @@ def choose_instruction(
             continue
         if str(acc.element_type) != instruction.accumulator:  # type: ignore[attr-defined]
             continue
-        if instruction.version == 3 and wgmma_layout(op, num_warps) is None:
+        if is_wgmma(instruction) and wgmma_layout(op, num_warps) is None:
             continue
         if m % im == 0 and n % in_ == 0 and k % ik == 0:
             return instruction
@@ -242,21 +247,6 @@ def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
             producer.erase()
 
 
-def warps_per_tile(shape: tuple[int, int], num_warps: int) -> tuple[int, int]:
-    """Triton's `warpsPerTileV2`: double the warps along M while M has more 16-row blocks per
-    warp than N has 16-column blocks (and M has rows left for them), else along N."""
-    warps = [1, 1]
-    while warps[0] * warps[1] < num_warps:
-        if shape[0] // 16 // warps[0] >= shape[1] // 16 // warps[1]:
-            if warps[0] < shape[0] // 16:
-                warps[0] *= 2
-            else:
-                warps[1] *= 2
-        else:
-            warps[1] *= 2
-    return warps[0], warps[1]
-
-
 def _num_warps(op: Operation, default: int) -> int:
     func = op.parent_op
     while func is not None and not isinstance(func, FuncOp):
@@ -286,26 +276,29 @@ def _has_chained_dot(op: DotOp) -> bool:
     return False
 
 
-def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int, chained: bool) -> None:
+def _accelerate(op: DotOp, instruction: MmaInstruction, num_warps: int, chained: bool) -> object:
+    """Rewrite `op` to compute with `instruction`; returns its accumulator layout."""
     a, b, acc = op.a, op.b, op.acc
     result = op.result
     old_type: TensorType = result.type  # type: ignore[assignment]
     shape: tuple[int, int] = old_type.shape  # type: ignore[assignment]
-    warps = warps_per_tile(shape, num_warps)
-    if chained and shape[0] >= 16 * num_warps:
+    mma, a_layout, b_layout = instruction.layouts(shape, num_warps, _element_bytes(a.type))  # type: ignore[arg-type]
+    if chained and isinstance(mma, MmaEncodingAttr) and shape[0] >= 16 * num_warps:
         # Each warp owns whole rows, so the result, its row reductions (a softmax) and its use
-        # as the next dot's A operand stay in the warp's registers.
-        warps = (num_warps, 1)
-    mma = MmaEncodingAttr(instruction.version, warps)
-    k_width = 4 // _element_bytes(a.type)  # type: ignore[arg-type]
-    op.set_operand(0, _convert_before(op, a, DotOperandEncodingAttr(0, mma, k_width)))
-    op.set_operand(1, _convert_before(op, b, DotOperandEncodingAttr(1, mma, k_width)))
+        # as the next dot's A operand stay in the warp's registers (Triton's hasChainedDot).
+        mma = MmaEncodingAttr(mma.version, (num_warps, 1))
+        k_width = a_layout.k_width  # type: ignore[attr-defined]
+        a_layout = DotOperandEncodingAttr(0, mma, k_width)
+        b_layout = DotOperandEncodingAttr(1, mma, k_width)
+    op.set_operand(0, _convert_before(op, a, a_layout))
+    op.set_operand(1, _convert_before(op, b, b_layout))
     op.set_operand(2, _convert_before(op, acc, mma))
     result.type = with_layout(old_type, mma)
     back = ConvertLayoutOp(result, old_type)
     back.location = op.location
     op.parent.insert_after(back, op)  # type: ignore[union-attr]
     _replace_uses_except(result, back.results[0], back)
+    return mma
 
 
 def _element_bytes(t: TensorType) -> int:
@@ -326,9 +319,10 @@ def _replace_uses_except(value: Value, new: Value, keep: Operation) -> None:
             user.set_operand(index, new)
 
 
-def _carry_accumulators(module: Operation) -> None:
-    """Loops carry `#gpu.mma` values rather than their conversions (module doc); inner loops
-    first, so that an outer loop then sees the inner loop's `#gpu.mma` result."""
+def _carry_accumulators(module: Operation, accumulators: set[object]) -> None:
+    """Loops carry values in the `accumulators` layouts (`#gpu.mma`, ...) rather than their
+    conversions (module doc); inner loops first, so that an outer loop then sees the inner
+    loop's accumulator-layout result."""
     for loop in reversed([op for op in module.walk() if isinstance(op, ForOp)]):
         block = loop.regions[0].block
         terminator = block.last_op
@@ -337,7 +331,7 @@ def _carry_accumulators(module: Operation) -> None:
             if not isinstance(producer, ConvertLayoutOp):
                 continue
             source = producer.source
-            if not isinstance(source.type.encoding, MmaEncodingAttr):  # type: ignore[attr-defined]
+            if source.type.encoding not in accumulators:  # type: ignore[attr-defined]
                 continue
             _carry(loop, i, source)
 
@@ -363,4 +357,10 @@ def _carry(loop: ForOp, i: int, carried: Value) -> None:
     _replace_uses_except(result, after.results[0], after)
 
 
-__all__ = ["AccelerateMatmul", "choose_instruction", "warps_per_tile", "wgmma_layout"]
+__all__ = [
+    "AccelerateMatmul",
+    "choose_instruction",
+    "is_wgmma",
+    "warps_per_tile",
+    "wgmma_layout",
+]

@@ -24,14 +24,17 @@ import itertools
 from functools import lru_cache
 
 from tilec.dialects.gpu import BlockedEncodingAttr, SliceEncodingAttr
+from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr, AmdMatrixLayout
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
+from tilec.layout.amd_mma_mapping import amd_accumulator_mapping, amd_dot_operand_mapping
 from tilec.layout.mapping_types import DimMapping, ThreadMapping
 from tilec.layout.mma_mapping import dot_operand_mapping, mma_mapping
 
 
 def thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
-    """The `ThreadMapping` of a `#gpu.blocked`, `#gpu.slice`, `#gpu.mma` or `#gpu.dot_op` layout
-    for a tensor `shape` (the tensor-core ones are in `tilec.layout.mma_mapping`)."""
+    """The `ThreadMapping` of a `#gpu.blocked`, `#gpu.slice`, `#gpu.mma`, `#gpu.dot_op`,
+    `#gpu.amd_mfma`, `#gpu.amd_wmma` or `#gpu.amd_dot_op` layout for a tensor `shape` (the
+    tensor-core ones are in `tilec.layout.mma_mapping` and `tilec.layout.amd_mma_mapping`)."""
     return _thread_mapping(layout, tuple(shape))
 
 
@@ -45,6 +48,10 @@ def _thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
         return mma_mapping(layout, shape)
     if isinstance(layout, DotOperandEncodingAttr):
         return dot_operand_mapping(layout, shape)
+    if isinstance(layout, AmdMatrixLayout):
+        return amd_accumulator_mapping(layout, shape)
+    if isinstance(layout, AmdDotOperandEncodingAttr):
+        return amd_dot_operand_mapping(layout, shape)
     raise TypeError(f"no thread mapping for layout {layout}")
 
 

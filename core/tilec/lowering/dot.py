@@ -1,4 +1,5 @@
-"""`tile.dot` -> LLVM IR with FMAs through shared memory (a `#gpu.mma` result: `lowering.mma`).
+"""`tile.dot` -> LLVM IR with FMAs through shared memory (a `#gpu.mma` result: `lowering.mma`;
+`#gpu.amd_mfma` / `#gpu.amd_wmma`: `lowering.amd_mma`).
 
 `a` (MxK) and `b` (KxN) may have any layouts: every thread writes the elements it holds to
 shared memory, `a` transposed (`[k][m]`) and `b` as it is (`[k][n]`), so that at one `k` the
@@ -19,10 +20,12 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilec.dialects.gpu import layout_of
+from tilec.dialects.gpu_amd import AmdMatrixLayout
 from tilec.dialects.gpu_mma import MmaEncodingAttr
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
+from tilec.lowering.amd_mma import lower_amd_matrix_dot
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
 from tilec.lowering.mma import lower_mma_dot
 from tilec.lowering.reduce import element_bytes, load_slot, store_slot
@@ -35,6 +38,9 @@ UNROLL = 8
 def _dot(ctx: LoweringContext, op: DotOp) -> None:
     if isinstance(layout_of(op.result.type), MmaEncodingAttr):
         lower_mma_dot(ctx, op)  # tensor cores (tilec.lowering.mma)
+        return
+    if isinstance(layout_of(op.result.type), AmdMatrixLayout):
+        lower_amd_matrix_dot(ctx, op)  # AMD matrix cores (tilec.lowering.amd_mma)
         return
     b = ctx.builder
     a, bm, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)

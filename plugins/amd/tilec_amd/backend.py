@@ -1,7 +1,8 @@
 """The AMD backend: tir -> gir -> LLVM IR -> AMDGCN -> hsaco, launched through hip-python.
 
-It differs from the NVIDIA backend in data (targets, lanes a wavefront, LDS size) and in its
-`TargetInfo` and code generation; the layouts and the LLVM lowering are the core's. `hip` is
+It differs from the NVIDIA backend in data (targets, lanes a wavefront, LDS size, the matrix
+instructions of each arch: `tilec_amd.matrix_cores`) and in its `TargetInfo` and code generation;
+the layouts and the LLVM lowering are the core's. `hip` is
 imported inside the driver's methods only (`tilec_amd.launcher.AmdDriver`, through
 `tilec_amd.driver`), so the backend loads, lists and compiles ahead of time on machines without
 ROCm.
@@ -39,6 +40,12 @@ class AmdBackend(GpuBackend):
     options_class = AmdOptions
     archs = ARCHS
     driver_class = "tilec_amd.launcher:AmdDriver"
+
+    def mma_instructions(self, target: str) -> tuple[Any, ...]:
+        # deferred: the table builds on the lowering (llvmlite), which only a compile needs
+        from tilec_amd.matrix_cores import mma_instructions
+
+        return mma_instructions(target)
 
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage

@@ -24,6 +24,7 @@ import math
 import re
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from llvmlite import ir
 
@@ -225,6 +226,23 @@ class AmdTargetInfo(TargetInfo):
 
     def trap(self, builder: ir.IRBuilder) -> None:
         call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
+
+    # Matrix cores ------------------------------------------------------------------------------
+
+    def mma(
+        self,
+        builder: ir.IRBuilder,
+        instruction: Any,
+        a: Sequence[ir.Value],
+        b: Sequence[ir.Value],
+        c: Sequence[ir.Value],
+    ) -> list[ir.Value]:
+        """One MFMA / WMMA (`tilec_amd.matrix_cores`, checked against the arch's table): `a`
+        and `b` are the lane's `kWidth` operand elements (not packed registers), `c` its
+        accumulator elements."""
+        from tilec_amd.matrix_cores import emit  # deferred: only dots on matrix cores need it
+
+        return emit(builder, self.arch, instruction, a, b, c)
 
 
 __all__ = ["DATA_LAYOUT", "TRIPLE", "AmdTargetInfo", "StringFunctionAttributes"]

@@ -1,0 +1,241 @@
+"""AMD matrix-core register layouts of `gpu`: `#gpu.amd_mfma`, `#gpu.amd_wmma`, `#gpu.amd_dot_op`.
+
+- `#gpu.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32], isTransposed =
+  true}>`: the C/D fragment of a CDNA `v_mfma_f32_{32x32,16x16}x*` (wave64; `version` 2:
+  gfx90a, 3: gfx942, 4: gfx950). Not transposed, lane `l` holds 4 consecutive rows at a time:
+  for 32x32, register `4i + r` is element `(8i + 4 (l / 32) + r, l % 32)`; for 16x16, register
+  `r` is `(4 (l / 16) + r, l % 16)`. Transposed, rows and columns trade places (the lowering
+  swaps the operands of the instruction), so a lane holds 4 consecutive columns and stores
+  vectorize along rows.
+- `#gpu.amd_wmma<{version = 1, warpsPerCTA = [2, 2]}>`: the C/D fragment of RDNA's
+  `v_wmma_f32_16x16x16_*` (wave32; `version` 1: gfx11, 2: gfx12). Version 1: register `r` is
+  element `(2r + l / 16, l % 16)`; version 2: `(r + 8 (l / 16), l % 16)`.
+- `#gpu.amd_dot_op<{opIdx, parent, kWidth}>`: the A (`opIdx = 0`, MxK) or B (`opIdx = 1`, KxN)
+  operand of the parent's instruction. Lane `l` holds `kWidth` consecutive K elements of row (A)
+  or column (B) `l % nonK` (`nonK` = the instruction's M = N); the higher lane bits step along K
+  by `kWidth` (MFMA, WMMA version 2), or hold replicas (WMMA version 1, where `kWidth` = K).
+
+In both accumulators the warps are numbered row-major over `warpsPerCTA` and tile the tensor in
+`[instrM * warpsPerCTA[0], instrN * warpsPerCTA[1]]` blocks, which repeat over larger tensors.
+`tilec.layout.amd_mma_mapping` gives the exact thread -> element mappings (the AMD ISA tables).
+A separate operand attribute (rather than `#gpu.dot_op` with an AMD parent) keeps the NVIDIA
+operand paths (ldmatrix, cp.async pipelining) from ever seeing an AMD fragment.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from tilec.dialects.gpu import (
+    LayoutEncodingAttr,
+    _array,
+    _ints,
+    _power_of_two,
+    check_parameter_keys,
+)
+from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
+from tilec.ir.types import i1
+
+MFMA_LANES = 64
+"""MFMA is a wave64 instruction (CDNA)."""
+WMMA_LANES = 32
+"""WMMA as tilec compiles it: wave32 (RDNA)."""
+
+
+def _int(name: str, value: Attribute) -> int:
+    if not isinstance(value, IntegerAttr):
+        raise ValueError(f"'{name}' must be an integer")
+    return value.value
+
+
+def _check_warps(warps: tuple[int, ...]) -> None:
+    if len(warps) != 2 or not all(map(_power_of_two, warps)):
+        raise ValueError(f"'warpsPerCTA' must be two powers of two, got {list(warps)}")
+
+
+class AmdMatrixLayout(LayoutEncodingAttr):
+    """What the AMD accumulator layouts share: a 2-D warp grid over instruction tiles."""
+
+    warps_per_cta: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return 2
+
+    @property
+    def num_warps(self) -> int:
+        return self.warps_per_cta[0] * self.warps_per_cta[1]
+
+    @property
+    def instr_mn(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    @property
+    def k_groups(self) -> int:
+        """How many lane groups split one instruction's K (the operand's higher lane bits)."""
+        raise NotImplementedError
+
+    def tile(self) -> tuple[int, int]:
+        """The extent all warps cover once, before repeating."""
+        m, n = self.instr_mn
+        return m * self.warps_per_cta[0], n * self.warps_per_cta[1]
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class AmdMfmaEncodingAttr(AmdMatrixLayout):
+    """`#gpu.amd_mfma<{version, warpsPerCTA, instrShape, isTransposed}>` (module doc)."""
+
+    name: ClassVar[str] = "gpu.amd_mfma"
+    alias_prefix: ClassVar[str] = "mfma"
+
+    version: int
+    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
+    instr_shape: tuple[int, ...] = attrs.field(converter=tuple, default=(32, 32))
+    is_transposed: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.version not in (2, 3, 4):
+            raise ValueError(
+                f"'version' must be 2 (gfx90a), 3 (gfx942) or 4 (gfx950); got {self.version}"
+            )
+        _check_warps(self.warps_per_cta)
+        if self.instr_shape not in ((32, 32), (16, 16)):
+            raise ValueError(
+                f"'instrShape' must be [32, 32] or [16, 16], got {list(self.instr_shape)}"
+            )
+
+    @property
+    def lanes(self) -> int:
+        return MFMA_LANES
+
+    @property
+    def instr_mn(self) -> tuple[int, int]:
+        return self.instr_shape[0], self.instr_shape[1]
+
+    @property
+    def k_groups(self) -> int:
+        return MFMA_LANES // self.instr_shape[0]
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {
+            "version": IntegerAttr(self.version),
+            "warpsPerCTA": _array(self.warps_per_cta),
+            "instrShape": _array(self.instr_shape),
+            "isTransposed": IntegerAttr(int(self.is_transposed), i1),
+        }
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> AmdMfmaEncodingAttr:
+        check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape", "isTransposed"))
+        transposed = params["isTransposed"]
+        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
+            raise ValueError("'isTransposed' must be true or false")
+        return cls(
+            _int("version", params["version"]),
+            _ints("warpsPerCTA", params["warpsPerCTA"]),
+            _ints("instrShape", params["instrShape"]),
+            bool(transposed.value),
+        )
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class AmdWmmaEncodingAttr(AmdMatrixLayout):
+    """`#gpu.amd_wmma<{version, warpsPerCTA}>`: a 16x16 WMMA accumulator (module doc)."""
+
+    name: ClassVar[str] = "gpu.amd_wmma"
+    alias_prefix: ClassVar[str] = "wmma"
+
+    version: int
+    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if self.version not in (1, 2):
+            raise ValueError(f"'version' must be 1 (gfx11) or 2 (gfx12); got {self.version}")
+        _check_warps(self.warps_per_cta)
+
+    @property
+    def lanes(self) -> int:
+        return WMMA_LANES
+
+    @property
+    def instr_mn(self) -> tuple[int, int]:
+        return 16, 16
+
+    @property
+    def k_groups(self) -> int:
+        return 1 if self.version == 1 else 2
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {"version": IntegerAttr(self.version), "warpsPerCTA": _array(self.warps_per_cta)}
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> AmdWmmaEncodingAttr:
+        check_parameter_keys(params, ("version", "warpsPerCTA"))
+        return cls(_int("version", params["version"]), _ints("warpsPerCTA", params["warpsPerCTA"]))
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class AmdDotOperandEncodingAttr(LayoutEncodingAttr):
+    """`#gpu.amd_dot_op<{opIdx, parent, kWidth}>`: an MFMA/WMMA operand fragment (module doc)."""
+
+    name: ClassVar[str] = "gpu.amd_dot_op"
+    alias_prefix: ClassVar[str] = "amd_dot_op"
+
+    op_idx: int
+    parent: AmdMatrixLayout
+    k_width: int
+
+    def __attrs_post_init__(self) -> None:
+        if self.op_idx not in (0, 1):
+            raise ValueError(f"'opIdx' must be 0 (A) or 1 (B), got {self.op_idx}")
+        if not isinstance(self.parent, AmdMatrixLayout):
+            raise ValueError("'parent' must be a #gpu.amd_mfma or #gpu.amd_wmma layout")
+        if not _power_of_two(self.k_width) or self.k_width > 16:
+            raise ValueError(f"'kWidth' must be a power of two up to 16, got {self.k_width}")
+
+    @property
+    def rank(self) -> int:
+        return 2
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    @property
+    def lanes(self) -> int:
+        return self.parent.lanes
+
+    @property
+    def instr_k(self) -> int:
+        """The K of one instruction: `kWidth` elements in each of the parent's K lane groups."""
+        return self.k_width * self.parent.k_groups
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {
+            "opIdx": IntegerAttr(self.op_idx),
+            "parent": self.parent,
+            "kWidth": IntegerAttr(self.k_width),
+        }
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> AmdDotOperandEncodingAttr:
+        check_parameter_keys(params, ("opIdx", "parent", "kWidth"))
+        parent = params["parent"]
+        if not isinstance(parent, AmdMatrixLayout):
+            raise ValueError("'parent' must be a #gpu.amd_mfma or #gpu.amd_wmma layout")
+        return cls(_int("opIdx", params["opIdx"]), parent, _int("kWidth", params["kWidth"]))
+
+
+__all__ = [
+    "MFMA_LANES",
+    "WMMA_LANES",
+    "AmdDotOperandEncodingAttr",
+    "AmdMatrixLayout",
+    "AmdMfmaEncodingAttr",
+    "AmdWmmaEncodingAttr",
+]

@@ -1,0 +1,174 @@
+"""AMD matrix cores: `tile.dot` with an `#gpu.amd_mfma` / `#gpu.amd_wmma` result, and the
+`gpu.convert_layout`s that give its operands their `#gpu.amd_dot_op` layouts.
+
+**Operands through LDS.** An operand is staged as `[nonK][K]` (A as it is, B transposed), K
+contiguous, rows padded: a row of `R` bytes is stored `R + V` bytes apart when `R` is a larger
+power of two than the lane's read `V` (`kWidth` elements, at most 16 bytes). Every lane then
+reads its `kWidth` K elements of row `lane % nonK` with one `V`-byte vector load
+(`ds_read_b64` / `ds_read_b128`), and the rows of neighbouring lanes are `R + V` bytes apart:
+`(R + V) / 4` is `V / 4` times an odd number of 4-byte banks, so the lanes one LDS cycle serves
+fall in different banks (without the padding every row would start in the same bank). Sources
+store their registers as vectors where their layout holds consecutive K elements, else one by
+one. The conversion uses the block's scratch buffer (`ctx.shared_scratch`), so its LDS counts
+in the kernel's size, which `make_llir` checks against the arch's limit.
+
+**The dot.** The lane's registers are in `tilec.layout.amd_mma_mapping`'s order: per (M
+repetition, K step) `kWidth` A elements, per (N repetition, K step) `kWidth` B elements, per (M,
+N repetition) the instruction's accumulator registers. One instruction (the target's `mma`
+hook, with the `kWidth` A and B elements and the accumulator elements) runs per (K step, M
+repetition, N repetition), K outermost. A transposed MFMA layout computes `D^T = B^T A^T`: its
+operands are passed to the instruction the other way round.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr, AmdMatrixLayout, AmdMfmaEncodingAttr
+from tilec.dialects.tile import DotOp
+from tilec.ir.types import TensorType, element_type
+from tilec.layout.amd_instructions import instruction_of
+from tilec.layout.amd_mma_mapping import instruction_offsets
+from tilec.lowering.context import (
+    I8,
+    I32,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    memory_type,
+)
+from tilec.lowering.memory import byte_size
+
+MAX_ACCESS_BYTES = 16
+
+
+def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
+    a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
+    layout = layout_of(op.result.type)
+    a_layout, b_layout = layout_of(a.type), layout_of(b.type)
+    assert isinstance(layout, AmdMatrixLayout)
+    if not (
+        isinstance(a_layout, AmdDotOperandEncodingAttr)
+        and isinstance(b_layout, AmdDotOperandEncodingAttr)
+        and a_layout.parent == layout == b_layout.parent
+        and (a_layout.op_idx, b_layout.op_idx) == (0, 1)
+        and a_layout.k_width == b_layout.k_width
+    ):
+        raise LoweringError(
+            f"{_where(op)}a tile.dot with a {layout} result needs #gpu.amd_dot_op operands "
+            f"(opIdx 0 and 1, one kWidth) of that layout; got {a.type} and {b.type}"
+        )
+    (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
+    instr_m, instr_n = layout.instr_mn
+    width, instr_k = a_layout.k_width, a_layout.instr_k
+    if m_size % instr_m or n_size % instr_n or k_size % instr_k:
+        raise LoweringError(
+            f"{_where(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"{instr_m}x{instr_n}x{instr_k} matrix instructions"
+        )
+    tile_m, tile_n = layout.tile()
+    reps_m, reps_n = max(1, m_size // tile_m), max(1, n_size // tile_n)
+    reps_k = k_size // instr_k
+    per_acc = len(instruction_offsets(layout))
+    expected = (reps_m * reps_k * width, reps_n * reps_k * width, reps_m * reps_n * per_acc)
+    if (len(a.values), len(b.values), len(acc.values)) != expected:
+        raise LoweringError(f"{_where(op)}tile.dot fragments do not match the {layout} layout")
+    instruction = instruction_of(
+        layout, width, str(element_type(op.a.type)), str(element_type(op.acc.type))
+    )
+    swap = isinstance(layout, AmdMfmaEncodingAttr) and layout.is_transposed
+    results = list(acc.values)
+    for rk in range(reps_k):
+        for rm in range(reps_m):
+            a_regs = a.values[(rm * reps_k + rk) * width :][:width]
+            for rn in range(reps_n):
+                b_regs = b.values[(rn * reps_k + rk) * width :][:width]
+                first, second = (b_regs, a_regs) if swap else (a_regs, b_regs)
+                at = (rm * reps_n + rn) * per_acc
+                results[at : at + per_acc] = ctx.target.mma(
+                    ctx.builder, instruction, first, second, results[at : at + per_acc]
+                )
+    ctx.set(op.result, LTensor(op.result.type, results))
+
+
+def staged_row_bytes(k_size: int, element_bytes: int, k_width: int) -> int:
+    """The padded LDS row pitch of an operand with `k_size` K elements (module doc)."""
+    row = k_size * element_bytes
+    read = min(k_width * element_bytes, MAX_ACCESS_BYTES)
+    return row + read if row > read else row
+
+
+def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
+    """Lower `op` if its result is an `#gpu.amd_dot_op`; False (nothing emitted) otherwise."""
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    layout = result_type.encoding
+    if not isinstance(layout, AmdDotOperandEncodingAttr):
+        return False
+    element = memory_type(result_type.element_type, ctx.target)
+    nbytes = byte_size(element)
+    k_dim = 1 if layout.op_idx == 0 else 0
+    k_size = result_type.shape[k_dim]
+    non_k = result_type.shape[1 - k_dim]
+    pitch = staged_row_bytes(k_size, nbytes, layout.k_width)
+    vector = max(1, min(layout.k_width * nbytes, MAX_ACCESS_BYTES) // nbytes)
+    b = ctx.builder
+
+    def address(coords: list[ir.Value]) -> ir.Value:
+        k, row = coords[k_dim], coords[1 - k_dim]
+        offset = b.add(b.mul(row, I32(pitch)), b.mul(k, I32(nbytes)))
+        return b.gep(base, [offset], source_etype=I8)
+
+    source: LTensor = ctx.get(op.source)
+    ctx.target.barrier(b)
+    base = ctx.shared_scratch(non_k * pitch)
+    mapping = source.mapping
+    store_vector = 1
+    if mapping.contiguous_dim == k_dim:
+        store_vector = max(1, min(mapping.contiguity, vector))
+    _access(ctx, ctx.element_coords(mapping), source.values, store_vector, element, address)
+    ctx.target.barrier(b)
+    mapping = LTensor(result_type, []).mapping
+    values = _access(ctx, ctx.element_coords(mapping), None, vector, element, address)
+    ctx.set(op.result, LTensor(result_type, values))
+    return True
+
+
+def _access(
+    ctx: LoweringContext,
+    coords: list[list[ir.Value]],
+    values: list[ir.Value] | None,
+    vector: int,
+    element: ir.Type,
+    address,
+) -> list[ir.Value]:
+    """Store `values` (or, with None, load) in runs of `vector` consecutive registers, each run
+    at the address of its first register's coordinates."""
+    b = ctx.builder
+    count = len(coords)
+    loaded: list[ir.Value] = []
+    for first in range(0, count, vector):
+        run = min(vector, count - first)
+        pointer = address(coords[first])
+        align = run * byte_size(element)
+        access = ir.VectorType(element, run) if run > 1 else element
+        if values is None:
+            value = b.load(pointer, typ=access, align=align)
+            if run == 1:
+                loaded.append(value)
+            else:
+                loaded.extend(b.extract_element(value, I32(i)) for i in range(run))
+            continue
+        if run == 1:
+            b.store(values[first], pointer, align=align)
+            continue
+        packed: ir.Value = ir.Constant(access, None)
+        for i in range(run):
+            packed = b.insert_element(packed, values[first + i], I32(i))
+        b.store(packed, pointer, align=align)
+    return loaded
+
+
+__all__ = ["lower_amd_matrix_dot", "lower_to_amd_dot_operand", "staged_row_bytes"]
