@@ -238,10 +238,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _say_backends(option: str | None) -> None:
     """Which backend(s) `tilec run`'s script ran on, and why (on stderr)."""
-    from tilec.runtime import compiler  # deferred: as the other commands' runtime imports
-
-    for name, why in compiler.used_backends.items():
-        why = "named by --backend" if name == option else why
+    used = compiler.used_backends
+    for name, why in used.items():
+        if name == option:
+            why = "named by --backend"
+        elif name == "interp" and check.enabled and len(used) > 1:
+            why = "the --check reference"
         print(f"tilec run: backend '{name}' ({why})", file=sys.stderr)
 
 
