@@ -56,10 +56,25 @@ class ParseError(Exception):
         self.source_line = source[line_start : line_end if line_end != -1 else len(source)]
         self.message = message
         self.filename = filename
-        caret = " " * (self.col - 1) + "^"
-        super().__init__(
-            f"{filename}:{self.line}:{self.col}: error: {message}\n{self.source_line}\n{caret}"
-        )
+        shown, at = _window(self.source_line, self.col - 1)
+        caret = " " * at + "^"
+        super().__init__(f"{filename}:{self.line}:{self.col}: error: {message}\n{shown}\n{caret}")
+
+
+SHOWN_LINE = 160
+"""The most characters of the offending line a ParseError shows (around the column)."""
+
+
+def _window(line: str, column: int) -> tuple[str, int]:
+    """`line` cut to `SHOWN_LINE` characters around `column` ('...' where cut), and the
+    column's place in it."""
+    if len(line) <= SHOWN_LINE:
+        return line, column
+    start = max(0, min(column - SHOWN_LINE // 2, len(line) - SHOWN_LINE))
+    shown = line[start : start + SHOWN_LINE]
+    prefix = "..." if start else ""
+    suffix = "..." if start + SHOWN_LINE < len(line) else ""
+    return prefix + shown + suffix, column - start + len(prefix)
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -69,10 +84,34 @@ _RESULT_NAMES = re.compile(r"%[A-Za-z0-9_$.]+(?:\s*,\s*%[A-Za-z0-9_$.]+)*\s*=(?!
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
+MAX_NESTING = 64
+"""How deep types, attributes and regions may nest in IR text (deeper text is a ParseError, not
+a RecursionError of the parser, the verifier or a pass)."""
+MAX_INTEGER_DIGITS = 100
+"""The longest integer literal (a 128-bit value has 39 digits)."""
+
+
+def _nested(method):
+    """Count the nesting of a recursive parser method; past `MAX_NESTING` a located error."""
+
+    def wrapper(self, *args, **kwargs):
+        if self._depth >= MAX_NESTING:
+            raise self.error(f"nesting deeper than {MAX_NESTING} levels")
+        self._depth += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._depth -= 1
+
+    wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
+    return wrapper
+
+
 class Parser:
     def __init__(self, text: str, filename: str = "<input>"):
         self.text = text
         self.pos = 0
+        self._depth = 0
         self.filename = filename
         self.aliases: dict[str, Attribute] = {}
         # Value names by scope, innermost last; a scope is a region. Names are visible in nested
@@ -165,7 +204,7 @@ class Parser:
         if match is None:
             raise self.error(f"expected {what}, got {self._found()}")
         self.pos = match.end()
-        return int(match.group(), 0)
+        return self._int(match.group(), 0, match.start())
 
     def string(self) -> str:
         self.skip_ws()
@@ -234,6 +273,7 @@ class Parser:
 
     # Types -----------------------------------------------------------------------------------
 
+    @_nested
     def type(self) -> Type:
         self.skip_ws()
         start = self.pos
@@ -279,6 +319,7 @@ class Parser:
         self.expect(">")
         return TensorType(tuple(shape), element, encoding)
 
+    @_nested
     def function_type(self) -> FunctionType:
         self.expect("(")
         inputs = self.comma_list(self.type, ")")
@@ -301,6 +342,7 @@ class Parser:
 
     # Attributes ------------------------------------------------------------------------------
 
+    @_nested
     def attribute(self) -> Attribute:
         self.skip_ws()
         start = self.pos
@@ -358,10 +400,18 @@ class Parser:
         self.pos = match.end()
         text = match.group()
         if text.lstrip("+-").startswith("0x"):
-            return int(text, 16)
+            return self._int(text, 16, match.start())
         if any(c in text for c in ".eE"):
             return float(text)
-        return int(text)
+        return self._int(text, 10, match.start())
+
+    def _int(self, text: str, base: int, position: int) -> int:
+        if len(text) > MAX_INTEGER_DIGITS:
+            raise self.error(
+                f"integer literal of {len(text)} characters (at most {MAX_INTEGER_DIGITS})",
+                position,
+            )
+        return int(text, base)
 
     def _typed_number(self, literal: int | float, type_: Type, position: int) -> Attribute:
         if isinstance(type_, FloatType):
@@ -503,6 +553,7 @@ class Parser:
             regions.append(self.region())
         return cls.create(operands, result_types, attributes, regions)
 
+    @_nested
     def region(self, entry_args: list[tuple[str, Type, int]] | None = None) -> Region:
         """`{ [^bb0(%a: T, ...):] ops }`; `entry_args` are arguments declared outside (functions)."""
         self.expect("{", "'{' to start a region")

@@ -1,0 +1,58 @@
+"""The IR parser and verifier under mutation fuzzing (`parser_fuzz.py`; hypothesis drives a slice
+in CI, `python tests/ir/parser_fuzz.py --count N` runs campaigns), and the regressions it found."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from parser_fuzz import check_one, corpus, mutate
+
+from tilec.ir.parser import MAX_INTEGER_DIGITS, MAX_NESTING, ParseError, parse_module
+
+CORPUS = corpus()
+
+
+def test_the_corpus_is_valid_ir():
+    assert len(CORPUS) > 30
+    for text in CORPUS:
+        check_one(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, len(CORPUS) - 1), seed=st.integers(0, 2**32 - 1))
+def test_mutated_ir_gives_a_module_or_a_located_error(index: int, seed: int):
+    check_one(mutate(CORPUS[index], random.Random(seed)))
+
+
+@pytest.mark.parametrize(
+    ("opener", "closer"),
+    [("!tile.ptr<", ">"), ("#gpu.slice<{dim = 0, parent = ", "}>")],
+)
+def test_deep_nesting_is_a_located_error(opener: str, closer: str):
+    if opener.startswith("!"):  # a pointer to a pointer to ... f32
+        argument = f"tensor<4x{opener * 5000}f32{closer * 5000}>"
+    else:  # a slice of a slice of ... layout
+        nested = opener * 5000 + "#gpu.blocked<{sizePerThread = [1]}>" + closer * 5000
+        argument = f"tensor<4xf32, {nested}>"
+    text = f"func.func @k(%a: {argument}) {{\n  tile.return\n}}\n"
+    with pytest.raises(ParseError, match=f"nesting deeper than {MAX_NESTING} levels") as info:
+        parse_module(text, "deep.tir")
+    assert len(str(info.value)) < 600  # the long line is shown cut around the column
+
+
+def test_deep_regions_are_a_located_error():
+    body = "scf.if %c {\n" * 5000
+    text = f"func.func @k(%c: i1) {{\n{body}"
+    with pytest.raises(ParseError, match="nesting deeper than"):
+        parse_module(text, "deep.tir")
+
+
+@pytest.mark.parametrize("literal", ["9" * 5000, "0x" + "f" * 5000])
+def test_huge_integer_literals_are_a_located_error(literal: str):
+    text = f"func.func @k() {{\n  %0 = arith.constant {{value = {literal} : i32}} : i32\n  tile.return\n}}\n"
+    with pytest.raises(ParseError, match=f"at most {MAX_INTEGER_DIGITS}") as info:
+        parse_module(text, "big.tir")
+    assert "big.tir:2:" in str(info.value)
