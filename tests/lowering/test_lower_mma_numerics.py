@@ -2,7 +2,8 @@
 with `cvt.rna.tf32.f32`), 3xTF32 (three mmas per step), int8 (`m16n8k32` into s32), and the FMA
 path for what has no instruction (f32 "ieee", f64). PTX checked and assembled by ptxas for sm_80
 and sm_90a; the lowered kernels run on the CPU emulator (`mma_emulator`: fragments per the PTX
-ISA) against the interpreter, with masks and sizes that are not multiples of the blocks."""
+ISA) against the interpreter, with masks and sizes that are not multiples of the blocks, through
+both operand paths: the `num_stages` pipeline's shared-memory ring and the plain conversion."""
 
 from __future__ import annotations
 
@@ -47,14 +48,14 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: 
 
 
 def compiled(dtype: str, blocks, num_warps: int = 4, precision=None, target="sm_80",
-             backend="nvidia"):  # fmt: skip
+             backend="nvidia", num_stages: int = 3):  # fmt: skip
     acc = "i32" if dtype == "i8" else "fp32"
     signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{acc}", "M": "i32",
                  "N": "i32", "K": "i32"}  # fmt: skip
     block_m, block_n, block_k = blocks
     constexprs = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, PRECISION=precision,
                       INTEGER=dtype == "i8")  # fmt: skip
-    options = {"target": target} if backend == "nvidia" else {}
+    options = {"target": target, "num_stages": num_stages} if backend == "nvidia" else {}
     return tilec.compile(matmul_kernel, signature, constexprs, backend=backend,
                          num_warps=num_warps, **options)  # fmt: skip
 
@@ -130,21 +131,30 @@ def _inputs(dtype: str, m: int, n: int, k: int):
     return a, b, np.full(m * n, np.nan, np.float32)
 
 
-EMULATED = [  # dtype, precision, (BLOCK_M, BLOCK_N, BLOCK_K), num_warps, (M, N, K)
-    ("fp32", "tf32", (32, 32, 16), 4, (40, 48, 40)),
-    ("fp32", "tf32x3", (32, 16, 8), 2, (32, 20, 24)),
-    ("fp32", "tf32", (16, 8, 8), 1, (16, 8, 8)),
-    ("i8", None, (32, 32, 32), 4, (48, 40, 80)),
-    ("fp32", "ieee", (16, 16, 8), 4, (20, 16, 24)),
+EMULATED = [  # dtype, precision, (BLOCK_M, BLOCK_N, BLOCK_K), num_warps, (M, N, K), num_stages
+    ("fp32", "tf32", (32, 32, 16), 4, (40, 48, 40), 3),
+    ("fp32", "tf32", (32, 32, 16), 4, (40, 48, 40), 1),
+    ("fp32", "tf32x3", (32, 16, 8), 2, (32, 20, 24), 3),
+    ("fp32", "tf32", (16, 8, 8), 1, (16, 8, 8), 1),
+    ("i8", None, (32, 32, 32), 4, (48, 40, 80), 3),
+    ("i8", None, (32, 64, 32), 2, (40, 64, 64), 1),
+    ("fp32", "ieee", (16, 16, 8), 4, (20, 16, 24), 3),
 ]
 
 
-@pytest.mark.parametrize(("dtype", "precision", "blocks", "num_warps", "sizes"), EMULATED)
+@pytest.mark.parametrize(
+    ("dtype", "precision", "blocks", "num_warps", "sizes", "num_stages"), EMULATED
+)
 def test_mma_matmul_on_the_cpu_emulator_matches_the_interpreter(
-    dtype, precision, blocks, num_warps, sizes
+    dtype, precision, blocks, num_warps, sizes, num_stages
 ):
-    kernel = compiled(dtype, blocks, num_warps, precision)
-    assert ("#gpu.mma" in kernel.asm["gir"]) == (precision != "ieee")
+    kernel = compiled(dtype, blocks, num_warps, precision, num_stages=num_stages)
+    tensor_cores = precision != "ieee"
+    assert ("#gpu.mma" in kernel.asm["gir"]) == tensor_cores
+    # with num_stages > 1 the operands come through the pipeline's ring (gpu.local_load), else
+    # through the conversion to #gpu.dot_op
+    pipelined = tensor_cores and num_stages > 1
+    assert ("gpu.local_load" in kernel.asm["gir"]) == pipelined
     m, n, k = sizes
     a, b, c = _inputs(dtype, m, n, k)
     grid = (-(-m // blocks[0]), -(-n // blocks[1]))

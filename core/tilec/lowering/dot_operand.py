@@ -15,6 +15,12 @@ elements along that dimension. After a barrier, each warp reads its fragments wi
 
 Elements are numbered as `tilec.layout.mma_mapping` orders them. A target without ldmatrix (the
 hook returns None) reads the same swizzled tile element by element.
+
+32-bit (tf32, `kWidth = 1`) and 8-bit (i8, `kWidth = 4`) operands are staged the same way, but
+ldmatrix moves 16-bit elements only: each lane reads its fragments with `ld.shared`, per register
+the `kWidth` consecutive K elements (`a_r`, `b_r` of the PTX ISA's m16n8k8 / m16n8k32 tables),
+one 32-bit load where they are contiguous (A, K being its rows' dimension), else `kWidth`
+element loads (B, whose K runs down the columns).
 """
 
 from __future__ import annotations
@@ -37,26 +43,18 @@ def lower_to_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     tiles; False (nothing emitted) to leave it to the generic conversion."""
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
-    layout = result_type.encoding
-    if not isinstance(layout, DotOperandEncodingAttr) or layout.k_width != 2:
-        return False
     element = memory_type(result_type.element_type, ctx.target)
-    if byte_size(element) != 2 or not _whole_tiles(layout, result_type.shape):
+    if not reads_as_dot_operand(result_type, byte_size(element)):
         return False
     source: LTensor = ctx.get(op.source)
     rows, cols = result_type.shape
-    tile = SwizzledTile(rows, cols, 2)
+    tile = SwizzledTile(rows, cols, byte_size(element))
     b = ctx.builder
     ctx.target.barrier(b)
     base = ctx.shared_scratch(tile.nbytes)
     _store_tile(ctx, source, tile, base, element)
     ctx.target.barrier(b)
-    mapping = LTensor(result_type, []).mapping
-    if layout.op_idx == 0:
-        values = _read_a(ctx, layout, mapping, tile, base, element)
-    else:
-        values = _read_b(ctx, layout, mapping, tile, base, element)
-    ctx.set(op.result, LTensor(result_type, values))
+    ctx.set(op.result, LTensor(result_type, read_dot_operand(ctx, result_type, tile, base)))
     return True
 
 
@@ -67,9 +65,11 @@ def _whole_tiles(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) -> bool
     return rows % layout.instr_k == 0 and cols % 8 == 0
 
 
-def _address(ctx: LoweringContext, base: ir.Value, offset: ir.Value) -> ir.Value:
+def _address(
+    ctx: LoweringContext, base: ir.Value, offset: ir.Value, element_bytes: int = 2
+) -> ir.Value:
     b = ctx.builder
-    return b.gep(base, [b.mul(offset, I32(2))], source_etype=I8)
+    return b.gep(base, [b.mul(offset, I32(element_bytes))], source_etype=I8)
 
 
 def _store_tile(
@@ -82,9 +82,10 @@ def _store_tile(
     if mapping.contiguous_dim == 1:
         vec = max(1, min(mapping.contiguity, MAX_VECTOR_ELEMENTS, tile.chunk_elements))
     coords = ctx.element_coords(mapping)
+    size = tile.element_bytes
     for first in range(0, len(source.values), vec):
         row, col = coords[first]
-        address = _address(ctx, base, tile.emit_offset(b, row, col))
+        address = _address(ctx, base, tile.emit_offset(b, row, col), size)
         values = source.values[first : first + vec]
         if vec == 1:
             b.store(values[0], address)
@@ -93,7 +94,7 @@ def _store_tile(
         vector: ir.Value = ir.Constant(vector_type, None)
         for i, value in enumerate(values):
             vector = b.insert_element(vector, value, I32(i))
-        b.store(vector, address, align=2 * vec)
+        b.store(vector, address, align=size * vec)
 
 
 def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.Value:
@@ -225,9 +226,46 @@ def read_dot_operand(
     assert isinstance(layout, DotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
     mapping = LTensor(result_type, []).mapping
+    if layout.k_width != 2:
+        return _read_registers(ctx, layout, mapping, tile, base, element)
     if layout.op_idx == 0:
         return _read_a(ctx, layout, mapping, tile, base, element)
     return _read_b(ctx, layout, mapping, tile, base, element)
+
+
+def _read_registers(
+    ctx: LoweringContext,
+    layout: DotOperandEncodingAttr,
+    mapping: ThreadMapping,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+) -> list[ir.Value]:
+    """The fragments of a 32-bit or 8-bit operand, register by register (`kWidth` consecutive
+    K elements each): one vector load where K is the tile's contiguous dimension (A), else
+    element loads. A register's elements share one aligned 4-byte word of a 16-byte chunk, so
+    the swizzle keeps them together."""
+    b = ctx.builder
+    width, size = layout.k_width, tile.element_bytes
+    coords = ctx.element_coords(mapping)
+    values: list[ir.Value] = []
+    for first in range(0, len(coords), width):
+        row, col = coords[first]
+        address = _address(ctx, base, tile.emit_offset(b, row, col), size)
+        if width == 1:
+            values.append(b.load(address, typ=element, align=size))
+        elif layout.op_idx == 0:
+            vector = b.load(address, typ=ir.VectorType(element, width), align=size * width)
+            values.extend(b.extract_element(vector, I32(e)) for e in range(width))
+        else:
+            for row, col in coords[first : first + width]:
+                address = _address(ctx, base, tile.emit_offset(b, row, col), size)
+                values.append(b.load(address, typ=element, align=size))
+    return values
+
+
+K_WIDTH_BYTES = {1: 4, 2: 2, 4: 1}
+"""The element size of each `kWidth` (a 32-bit register's worth of K elements)."""
 
 
 def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
@@ -235,8 +273,7 @@ def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
     layout = result_type.encoding
     return (
         isinstance(layout, DotOperandEncodingAttr)
-        and layout.k_width == 2
-        and element_bytes == 2
+        and K_WIDTH_BYTES.get(layout.k_width) == element_bytes
         and _whole_tiles(layout, result_type.shape)
     )
 
