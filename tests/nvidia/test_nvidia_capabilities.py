@@ -51,6 +51,8 @@ def test_layout_rules_offer_mma_sync_from_sm_80():
     assert [(i.shape, i.operand, i.accumulator) for i in offered] == [
         ((16, 8, 16), "f16", "f32"),
         ((16, 8, 16), "bf16", "f32"),
+        ((16, 8, 8), "tf32", "f32"),
+        ((16, 8, 32), "i8", "i32"),
     ]
     assert mma_instructions("sm_80") == offered
 
@@ -76,3 +78,20 @@ def test_intrinsics_are_checked_before_llvm_sees_them():
             b, MmaInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
         )
     assert len(NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)) == 4
+
+
+@pytest.mark.parametrize(
+    ("shape", "operand", "accumulator"), [((16, 8, 8), "tf32", "f32"), ((16, 8, 32), "i8", "i32")]
+)
+def test_tf32_and_int8_mma_are_checked_before_llvm_sees_them(shape, operand, accumulator):
+    b = _builder()
+    instruction = MmaInstruction(2, shape, operand, accumulator)
+    regs = [I32(0)] * 4
+    acc = [I32(0)] * 4 if accumulator == "i32" else [F32(0.0)] * 4
+    with pytest.raises(LoweringError, match=f"mma.sync.aligned.m16n8k{shape[2]} needs sm_80"):
+        NvidiaTargetInfo("sm_75").mma(b, instruction, regs, regs[:2], acc)
+    results = NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)
+    assert [r.type for r in results] == [acc[0].type] * 4
+    text = str(b.module)
+    assert f"llvm.nvvm.mma.m16n8k{shape[2]}.row.col" in text
+    assert ("llvm.nvvm.f2tf32.rna" in text) == (operand == "tf32")
