@@ -16,11 +16,14 @@ elements along that dimension. After a barrier, each warp reads its fragments wi
 Elements are numbered as `tilec.layout.mma_mapping` orders them. A target without ldmatrix (the
 hook returns None) reads the same swizzled tile element by element.
 
-32-bit (tf32, `kWidth = 1`) and 8-bit (i8, `kWidth = 4`) operands are staged the same way, but
-ldmatrix moves 16-bit elements only: each lane reads its fragments with `ld.shared`, per register
-the `kWidth` consecutive K elements (`a_r`, `b_r` of the PTX ISA's m16n8k8 / m16n8k32 tables),
-one 32-bit load where they are contiguous (A, K being its rows' dimension), else `kWidth`
-element loads (B, whose K runs down the columns).
+32-bit (tf32, `kWidth = 1`) and 8-bit (i8, `kWidth = 4`) operands are staged the same way. A
+tf32 A is read with the same `ldmatrix.x4` (untransposed): an 8x8 matrix of 16-bit halves is an
+8x4 matrix of 32-bit elements, lane `l` receiving element `l % 4` of row `l / 4`, which is the
+m16n8k8 fragment `a0 = A[g][t]` (the four matrices: rows +0/+8, K columns +0/+4). ldmatrix
+cannot transpose 32-bit or split 8-bit elements, so a tf32 B and int8 operands are read with
+`ld.shared`, per register the `kWidth` consecutive K elements (`a_r`, `b_r` of the PTX ISA's
+m16n8k8 / m16n8k32 tables): one 32-bit load where they are contiguous (A, K being its rows'
+dimension), else `kWidth` element loads (B, whose K runs down the columns).
 """
 
 from __future__ import annotations
@@ -106,6 +109,8 @@ def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.V
 
 def _unpack(ctx: LoweringContext, registers: list[ir.Value], element: ir.Type) -> list[ir.Value]:
     b = ctx.builder
+    if byte_size(element) == 4:  # one 32-bit element a register (tf32's A)
+        return [b.bitcast(register, element) for register in registers]
     pair = ir.VectorType(element, 2)
     values = []
     for register in registers:
@@ -134,7 +139,7 @@ def _ldmatrix(
         is_q = b.icmp_unsigned("==", b.urem(lane_group, I32(count)), I32(q))
         row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
     row = b.add(row, lane_row)
-    address = _address(ctx, base, tile.emit_offset(b, row, col))
+    address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
     registers = ctx.target.ldmatrix(b, address, count, transpose)
     if registers is not None:
         return _unpack(ctx, registers, element)
@@ -153,16 +158,17 @@ def _read_elements(
     """What `_ldmatrix` gives, read element by element (lane `l`: row `l / 4`, columns
     `2 (l % 4)` and `+1` of each matrix, or those of its transpose)."""
     b = ctx.builder
+    per_lane = 4 // tile.element_bytes  # the 16-bit halves' elements: 2, or one 32-bit one
     group = b.udiv(ctx.lane_id(), I32(4))
-    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(2))
+    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(per_lane))
     values = []
     for row0, col0 in zip(rows, cols, strict=True):
-        for i in range(2):
+        for i in range(per_lane):
             if transpose:
                 row, col = b.add(row0, b.add(pair, I32(i))), b.add(col0, group)
             else:
                 row, col = b.add(row0, group), b.add(col0, b.add(pair, I32(i)))
-            address = _address(ctx, base, tile.emit_offset(b, row, col))
+            address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
             values.append(b.load(address, typ=element))
     return values
 
@@ -185,7 +191,7 @@ def _read_a(
         start = b.add(warp_row, I32(rm * tile_m))
         rows = [b.urem(b.add(start, I32(8 * (q % 2))), I32(m_size)) for q in range(4)]
         for rk in range(k_size // layout.instr_k):
-            cols = [I32(rk * layout.instr_k + 8 * (q // 2)) for q in range(4)]
+            cols = [I32(rk * layout.instr_k + 4 * layout.k_width * (q // 2)) for q in range(4)]
             values.extend(_ldmatrix(ctx, tile, base, element, rows, cols, transpose=False))
     return values
 
@@ -226,7 +232,7 @@ def read_dot_operand(
     assert isinstance(layout, DotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
     mapping = LTensor(result_type, []).mapping
-    if layout.k_width != 2:
+    if layout.k_width == 4 or (layout.k_width == 1 and layout.op_idx == 1):
         return _read_registers(ctx, layout, mapping, tile, base, element)
     if layout.op_idx == 0:
         return _read_a(ctx, layout, mapping, tile, base, element)
