@@ -80,6 +80,15 @@ DISABLE_PLUGIN_AUTOLOAD = Setting(
     "When on, plugins installed through the `tilec` entry-point group are not loaded; the "
     "built-in plugins still are.",
 )
+F32_DEFAULT = Setting(
+    "TILEC_F32_DEFAULT",
+    "tf32",
+    "The `input_precision` of a `tl.dot` of f32 inputs that gives neither `input_precision` nor "
+    "`allow_tf32`, as Triton's `TRITON_F32_DEFAULT`: `tf32` (inputs rounded to 10 mantissa "
+    "bits), `tf32x3` (three tf32 products, about f32 accuracy) or `ieee` (f32 arithmetic). "
+    "Read when a kernel is compiled (it enters the compile-cache key); a kernel already "
+    "launched in the process keeps the precision it was compiled with.",
+)
 INTERP_HANG_TIMEOUT = Setting(
     "TILEC_INTERP_HANG_TIMEOUT",
     "60",
@@ -119,7 +128,7 @@ TEST_BACKEND = Setting(
 
 SETTINGS: tuple[Setting, ...] = (
     BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD,
-    INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
+    F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
     TEST_BACKEND,
 )  # fmt: skip
 
@@ -177,6 +186,24 @@ def cache_max_bytes() -> int:
             f"e.g., {CACHE_MAX_MB.default}, or unset it"
         )
     return megabytes * 1024 * 1024
+
+
+F32_PRECISIONS = ("tf32", "tf32x3", "ieee")
+"""The values of `TILEC_F32_DEFAULT` (and of `tl.dot`'s `input_precision`)."""
+
+
+def f32_default() -> str:
+    """`TILEC_F32_DEFAULT` (default `tf32`); a value not in `F32_PRECISIONS` is an error naming
+    the variable."""
+    configured = F32_DEFAULT.get()
+    if configured is None:
+        return F32_DEFAULT.default
+    if configured not in F32_PRECISIONS:
+        raise ValueError(
+            f"{F32_DEFAULT.name}={configured!r} is not a tl.dot input precision; set it to one "
+            f"of {', '.join(F32_PRECISIONS)}, or unset it"
+        )
+    return configured
 
 
 def interp_hang_timeout() -> float:

@@ -22,6 +22,7 @@ from compat_kernels import (
 import tilec.language as tl
 from tilec.frontend.control_flow import LOOP_ITERATORS
 from tilec.ir.type_names import SIGNATURE_BY_TORCH
+from tilec_interp.dtypes import tf32_round
 
 
 @pytest.mark.parametrize(("n", "step"), [(20, 7), (10, 1), (9, 3)])
@@ -164,11 +165,15 @@ def test_dot_ieee_on_f32_is_exact_f32(rng):
 
 
 @pytest.mark.parametrize("precision", ["tf32", "tf32x3"])
-def test_dot_tf32_on_f32_is_rejected(precision):
+def test_dot_tf32_on_f32_is_honoured(rng, precision):
+    """tf32 rounds the inputs to 10 mantissa bits; 3xTF32 recovers about f32's accuracy."""
+    a = (1.0 + rng.integers(0, 2**10, (16, 16)) * 2.0**-20).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
-    error = compile_error(dot_kernel, sig, N=16, OUT=tl.float32, PRECISION=precision)
-    assert "does not round f32 inputs to tf32" in error.message
-    assert "ieee" in error.hint
+    run_interp(dot_kernel, sig, [a, np.eye(16, dtype=np.float32), c], N=16, OUT=tl.float32,
+               PRECISION=precision)  # fmt: skip
+    expected = tf32_round(a) if precision == "tf32" else a
+    np.testing.assert_array_equal(c, expected)
 
 
 def test_dot_tf32_on_f16_has_no_effect_as_in_triton():
@@ -182,9 +187,8 @@ def test_dot_tf32_on_f16_has_no_effect_as_in_triton():
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("allow_tf32", "input_precision='tf32') on f32 inputs is not supported"),
         ("imprecise", "max_num_imprecise_acc=32 applies to float8 inputs"),
-        ("bad_precision", "input_precision must be one of 'ieee', 'tf32', 'tf32x3'"),
+        ("bad_precision", "input_precision must be one of 'tf32', 'tf32x3', 'ieee'"),
         ("acc_mismatch", "out_dtype f16 differs from the accumulator's f32"),
     ],
 )
@@ -192,6 +196,15 @@ def test_dot_keywords_tilec_cannot_honour_are_rejected(which, message):
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
     error = compile_error(dot_keywords, sig, N=16, WHICH=which)
     assert message in error.message
+
+
+def test_dot_allow_tf32_true_is_tf32(rng):
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH="allow_tf32")
+    rounded = tf32_round(a).astype(np.float64)
+    np.testing.assert_allclose(c, rounded @ rounded, rtol=1e-5, atol=1e-5)
 
 
 def test_dot_allow_tf32_false_is_ieee(rng):

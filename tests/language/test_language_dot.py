@@ -1,6 +1,6 @@
 """tl.dot in a blocked matmul: a K loop carrying the accumulator, masks for sizes that are not
-multiples of the blocks, f16 and bf16 inputs into f32 (tensor cores on GPUs that have them),
-against NumPy (and, on a GPU backend, against the interpreter as well)."""
+multiples of the blocks, f16, bf16 and f32 (tf32) inputs into f32 (tensor cores on GPUs that have
+them), against NumPy (and, on a GPU backend, against the interpreter as well)."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ from lang_helpers import BACKEND, SIGNATURE, as_float64, random_values
 import tilec
 import tilec.language as tl
 from tilec.runtime import check
+from tilec_interp.dtypes import tf32_round
 
 
 @tilec.jit
@@ -38,7 +39,7 @@ CASES = [  # (M, N, K), (BLOCK_M, BLOCK_N, BLOCK_K), num_warps
 ]
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize(("sizes", "blocks", "num_warps"), CASES)
 def test_matmul_with_masks(rng, dtype, sizes, blocks, num_warps):
     (m, n, k), (block_m, block_n, block_k) = sizes, blocks
@@ -63,6 +64,9 @@ def test_matmul_with_masks(rng, dtype, sizes, blocks, num_warps):
     else:  # also against the interpreter, with --check's tolerances
         check.run_checked(kernel, grid, args, lambda: compiled("interp"))
     a64, b64 = as_float64(a, dtype).reshape(m, k), as_float64(b, dtype).reshape(k, n)
+    if dtype == "float32":  # the default input_precision, "tf32", rounds the inputs
+        a64, b64 = tf32_round(a64.astype(np.float32)), tf32_round(b64.astype(np.float32))
+        a64, b64 = a64.astype(np.float64), b64.astype(np.float64)
     expected = (a64 @ b64) * 2.0 + 1.0
     bound = (k + 2) * 2.0**-22 * (np.abs(a64) @ np.abs(b64) + 1.0)
     assert (np.abs(c.reshape(m, n) - expected) <= bound).all()

@@ -10,6 +10,13 @@
   `a1 = A[g+8][..]`, `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`; B registers
   `b0 = B[2t, 2t+1][g]`, `b1 = B[2t+8, 2t+9][g]`; C and D `c0, c1 = C[g][2t, 2t+1]`,
   `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32.
+- `mma.m16n8k8.row.col...tf32`: one element per register, `a0 = A[g][t]`, `a1 = A[g+8][t]`,
+  `a2 = A[g][t+4]`, `a3 = A[g+8][t+4]`, `b0 = B[t][g]`, `b1 = B[t+4][g]`; C as above. The
+  operands arrive as f32 bits and are rounded as the NVIDIA hook's `cvt.rna.tf32.f32` rounds
+  them (nearest, ties away from zero).
+- `mma.m16n8k32.row.col.s32.s8.s8.s32`: four bytes per register, the lowest first:
+  `a_r = A[g + 8 (r % 2)][4t + 16 (r >= 2) ..+3]`, `b_r = B[4t + 16 r ..+3][g]`; C and D are
+  i32 (wrapping), placed as above.
 - `cp.async` (16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
   each thread queues its copies and performs a group only when a `wait_group` requires it, as
   late as PTX allows, so a read of a slot before its wait (or a barrier missing after it) sees
@@ -72,26 +79,62 @@ def _halves(register: int, kind: int) -> tuple[float, float]:
     return tuple((bits.astype(np.uint32) << 16).view(np.float32))  # type: ignore[return-value]
 
 
+def _rna_tf32(register: int) -> np.float32:
+    """`cvt.rna.tf32.f32` of the f32 whose bits `register` holds (finite values)."""
+    bits = (register & 0xFFFFFFFF) + 0x1000 & 0xFFFFE000
+    return np.array([bits], np.uint32).view(np.float32)[0]
+
+
+def _bytes(register: int) -> list[int]:
+    return [int(v) for v in np.array([register], np.int32).view(np.int8)]
+
+
+KINDS = {"f16": 0, "bf16": 1, "tf32": 2, "i8": 3}
+"""The emulated mma's operand types (`_mma`'s `kind`)."""
+
+
+def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
+    """A and B of one instruction from the 32 lanes' registers (module doc)."""
+    k = {0: 16, 1: 16, 2: 8, 3: 32}[kind]
+    a = np.zeros((16, k), np.int64 if kind == 3 else np.float32)
+    b = np.zeros((k, 8), a.dtype)
+    for lane, regs in enumerate(fragments):
+        g, t = lane // 4, lane % 4
+        for r in range(4):
+            row = g + 8 * (r % 2)
+            if kind == 2:
+                a[row, t + 4 * (r >= 2)] = _rna_tf32(regs[r])
+            elif kind == 3:
+                a[row, 4 * t + 16 * (r >= 2) : 4 * t + 16 * (r >= 2) + 4] = _bytes(regs[r])
+            else:
+                col = 2 * t + 8 * (r >= 2)
+                a[row, col : col + 2] = _halves(regs[r], kind)
+        for r in range(2):
+            if kind == 2:
+                b[t + 4 * r, g] = _rna_tf32(regs[4 + r])
+            elif kind == 3:
+                b[4 * t + 16 * r : 4 * t + 16 * r + 4, g] = _bytes(regs[4 + r])
+            else:
+                b[2 * t + 8 * r : 2 * t + 8 * r + 2, g] = _halves(regs[4 + r], kind)
+    return a, b
+
+
 def _mma(address: int, kind: int) -> None:
     mine = (ctypes.c_int32 * 10).from_address(address)
     fragments = _exchange(list(mine))
-    a = np.zeros((16, 16), np.float32)
-    b = np.zeros((16, 8), np.float32)
-    c = np.zeros((16, 8), np.float32)
+    a, b = _operands(kind, fragments)
+    c = np.zeros((16, 8), a.dtype)
     for lane, regs in enumerate(fragments):
         g, t = lane // 4, lane % 4
-        for i, (row, col) in enumerate(
-            ((g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8), (g + 8, 2 * t + 8))
-        ):
-            a[row, col : col + 2] = _halves(regs[i], kind)
-        for i, k in enumerate((2 * t, 2 * t + 8)):
-            b[k : k + 2, g] = _halves(regs[4 + i], kind)
-        floats = np.array(regs[6:], np.int32).view(np.float32)
-        c[g, 2 * t : 2 * t + 2], c[g + 8, 2 * t : 2 * t + 2] = floats[:2], floats[2:]
+        values = np.array(regs[6:], np.int32)
+        accumulators = values if kind == 3 else values.view(np.float32)
+        c[g, 2 * t : 2 * t + 2], c[g + 8, 2 * t : 2 * t + 2] = accumulators[:2], accumulators[2:]
     d = a @ b + c
+    if kind == 3:
+        d = d.astype(np.int32)  # wraps, as mma without .satfinite does
     lane = cpu_emulator._state[-1].local.tid % 32
     g, t = lane // 4, lane % 4
-    out = np.array([d[g, 2 * t], d[g, 2 * t + 1], d[g + 8, 2 * t], d[g + 8, 2 * t + 1]], np.float32)
+    out = np.array([d[g, 2 * t], d[g, 2 * t + 1], d[g + 8, 2 * t], d[g + 8, 2 * t + 1]], d.dtype)
     for i, bits in enumerate(out.view(np.int32)):
         mine[6 + i] = int(bits)
 
@@ -156,7 +199,7 @@ class MmaHostTargetInfo(HostTargetInfo):
         ]
 
     def mma(self, builder, instruction, a, b, c):
-        kind = {"f16": 0, "bf16": 1}[instruction.operand]
+        kind = KINDS[instruction.operand]
         entry = builder.function.entry_basic_block
         at = ir.IRBuilder(entry)
         if entry.is_terminated:
@@ -166,8 +209,9 @@ class MmaHostTargetInfo(HostTargetInfo):
         for i, value in enumerate(values):
             builder.store(value, builder.gep(slots, [I32(0), I32(i)]))
         _call(builder, "tilec_emu_mma", ir.VoidType(), [builder.ptrtoint(slots, I64), I32(kind)])
+        result = I32 if instruction.accumulator == "i32" else F32
         return [
-            builder.bitcast(builder.load(builder.gep(slots, [I32(0), I32(6 + i)])), F32)
+            builder.bitcast(builder.load(builder.gep(slots, [I32(0), I32(6 + i)])), result)
             for i in range(4)
         ]
 

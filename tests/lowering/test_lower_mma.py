@@ -94,8 +94,8 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.cons
 
 @pytest.mark.parametrize(
     ("a", "c", "sizes"),
-    [("fp64", "fp64", (32, 32, 16)), ("fp32", "fp32", (32, 32, 16)), ("fp16", "fp16", (32, 32, 16)),
-     ("fp16", "fp32", (8, 32, 16)), ("fp16", "fp32", (32, 32, 8)), ("i8", "i32", (32, 32, 32))],
+    [("fp64", "fp64", (32, 32, 16)), ("fp16", "fp16", (32, 32, 16)), ("fp16", "fp32", (8, 32, 16)),
+     ("fp16", "fp32", (32, 32, 8)), ("i8", "i32", (32, 32, 16)), ("i16", "i32", (32, 32, 32))],
 )  # fmt: skip
 def test_dots_without_an_instruction_keep_the_fma_path(a: str, c: str, sizes):
     m, n, k = sizes

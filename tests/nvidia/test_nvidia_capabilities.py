@@ -47,7 +47,12 @@ def test_require_names_the_instruction_and_the_targets():
 def test_layout_rules_offer_mma_sync_from_sm_80_and_wgmma_on_sm_90a():
     backend = NvidiaBackend()
     assert backend.layout_rules("sm_75").mma_instructions == ()
-    mma_sync = [(2, (16, 8, 16), "f16", "f32"), (2, (16, 8, 16), "bf16", "f32")]
+    mma_sync = [
+        (2, (16, 8, 16), "f16", "f32"),
+        (2, (16, 8, 16), "bf16", "f32"),
+        (2, (16, 8, 8), "tf32", "f32"),
+        (2, (16, 8, 32), "i8", "i32"),
+    ]
     wgmma = [(3, (64, 8, 16), "f16", "f32"), (3, (64, 8, 16), "bf16", "f32")]
 
     def offered(arch):
@@ -80,3 +85,20 @@ def test_intrinsics_are_checked_before_llvm_sees_them():
             b, MmaInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
         )
     assert len(NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)) == 4
+
+
+@pytest.mark.parametrize(
+    ("shape", "operand", "accumulator"), [((16, 8, 8), "tf32", "f32"), ((16, 8, 32), "i8", "i32")]
+)
+def test_tf32_and_int8_mma_are_checked_before_llvm_sees_them(shape, operand, accumulator):
+    b = _builder()
+    instruction = MmaInstruction(2, shape, operand, accumulator)
+    regs = [I32(0)] * 4
+    acc = [I32(0)] * 4 if accumulator == "i32" else [F32(0.0)] * 4
+    with pytest.raises(LoweringError, match=f"mma.sync.aligned.m16n8k{shape[2]} needs sm_80"):
+        NvidiaTargetInfo("sm_75").mma(b, instruction, regs, regs[:2], acc)
+    results = NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)
+    assert [r.type for r in results] == [acc[0].type] * 4
+    text = str(b.module)
+    assert f"llvm.nvvm.mma.m16n8k{shape[2]}.row.col" in text
+    assert ("llvm.nvvm.f2tf32.rna" in text) == (operand == "tf32")

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tilec import settings
 from tilec.dialects import arith, math, tile
 from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
 from tilec.frontend.compat_builtins import CompatBuiltinsMixin
@@ -17,7 +18,7 @@ from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.semantics import Semantics, check_atomic_type, computation_type
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
-from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
+from tilec.ir.types import FloatType, IntegerType, TensorType, f32, f64, i1, i32, is_power_of_two
 from tilec.language import PropagateNan, constexpr, dtype
 
 UNARY_MATH: dict[str, type[Operation]] = {
@@ -437,10 +438,9 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         max_num_imprecise_acc: Any = None,
         out_dtype: Any = None,
     ) -> TensorValue:
-        """`a @ b (+ acc)`. f32 inputs are multiplied exactly ("ieee"), also by default (Triton's
-        default is tf32): tf32 would round the inputs, which tilec does not implement, so
-        "tf32"/"tf32x3"/`allow_tf32=True` are rejected for them. `out_dtype` narrower than the
-        f32 (i32) accumulator rounds the f32 (i32) result once, after the dot."""
+        """`a @ b (+ acc)`. f32 inputs are multiplied with the `input_precision` (Triton's
+        meanings, `_dot_precision`), which the op records. `out_dtype` narrower than the f32
+        (i32) accumulator rounds the f32 (i32) result once, after the dot."""
         a, b = self.value(a), self.value(b)
         if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
             raise UserError(
@@ -449,7 +449,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
             )
         if a.dtype != b.dtype:
             raise UserError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
-        _dot_precision(a.dtype, input_precision, allow_tf32, max_num_imprecise_acc)
+        precision = _dot_precision(a.dtype, input_precision, allow_tf32, max_num_imprecise_acc)
         shape = (a.shape[0], b.shape[1])
         out = None if _const(out_dtype, "out_dtype") is None else _ir_type(out_dtype)
         wide = i32 if isinstance(a.dtype, IntegerType) else f32
@@ -466,7 +466,8 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
                     f"tl.dot's out_dtype {out} differs from the accumulator's {acc_value.dtype}",
                     "leave out out_dtype, or give an accumulator of that dtype",
                 )
-        result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type)
+        attributes = {} if precision is None else {"input_precision": StringAttr(precision)}
+        result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type, **attributes)
         return result if out is None else self.sem.cast(result, out)
 
     def tl_trans(self, x: Any, *dims: Any) -> TensorValue:
@@ -619,29 +620,54 @@ def _grid_axis(axis: Any, where: str) -> int:
     return value
 
 
-DOT_PRECISIONS = ("ieee", "tf32", "tf32x3")
-
-
-def _dot_precision(inputs: Any, input_precision: Any, allow_tf32: Any, imprecise: Any) -> None:
-    """Check `tl.dot`'s precision keywords: tilec computes every dot exactly ("ieee"), which is
-    what these keywords mean for non-f32 inputs; tf32 rounding of f32 inputs is not implemented."""
+def _dot_precision(
+    inputs: Any, input_precision: Any, allow_tf32: Any, imprecise: Any
+) -> str | None:
+    """`tl.dot`'s input precision, as Triton resolves it: `input_precision`, else
+    `TILEC_F32_DEFAULT` (Triton's `TRITON_F32_DEFAULT`), else "tf32" unless `allow_tf32=False`.
+    It applies to f32 inputs (the result; None for other inputs): f16, bf16 and integer inputs
+    are exact in every precision, and f64 inputs (multiplied in the accumulator's type) take
+    "ieee" only."""
     precision = _const(input_precision, "input_precision")
     tf32 = _const(allow_tf32, "allow_tf32")
     if precision is not None and tf32 is not None:
-        raise UserError("tl.dot takes input_precision or allow_tf32, not both")
-    if precision is not None and precision not in DOT_PRECISIONS:
         raise UserError(
-            f"tl.dot's input_precision must be one of {', '.join(map(repr, DOT_PRECISIONS))}, "
+            "tl.dot takes input_precision or allow_tf32, not both",
+            "give only input_precision (allow_tf32 is its deprecated spelling)",
+        )
+    if precision is not None and precision not in settings.F32_PRECISIONS:
+        raise UserError(
+            f"tl.dot's input_precision must be one of {', '.join(map(repr, settings.F32_PRECISIONS))}, "
             f"got {precision!r}"
         )
-    if tf32:
-        precision = "tf32"
-    if precision in ("tf32", "tf32x3") and inputs == f32:
+    if tf32 is not None and not isinstance(tf32, bool):
+        raise UserError(f"tl.dot's allow_tf32 must be True or False, got {tf32!r}")
+    explicit = precision if precision is not None else ("tf32" if tf32 else None)
+    if inputs == f64 and explicit in ("tf32", "tf32x3"):
         raise UserError(
-            f"tl.dot(..., input_precision={precision!r}) on f32 inputs is not supported: tilec "
-            "does not round f32 inputs to tf32, it multiplies them exactly",
-            "use input_precision=\"ieee\" (tilec's default for f32, where Triton's is tf32)",
+            f"tl.dot(..., {_precision_keyword(input_precision)}) needs f32 inputs; these are f64",
+            "leave it out (f64 inputs are multiplied in the accumulator's type), or convert "
+            "the inputs with .to(tl.float32)",
         )
+    _check_imprecise_acc(imprecise)
+    if inputs != f32:
+        return None
+    if precision is None and settings.F32_DEFAULT.get() is not None:
+        try:
+            precision = settings.f32_default()
+        except ValueError as error:
+            raise UserError(str(error)) from None
+    if precision is None:
+        precision = "ieee" if tf32 is False else "tf32"
+    return precision
+
+
+def _precision_keyword(input_precision: Any) -> str:
+    value = _const(input_precision, "input_precision")
+    return "allow_tf32=True" if value is None else f"input_precision={value!r}"
+
+
+def _check_imprecise_acc(imprecise: Any) -> None:
     limit = _const(imprecise, "max_num_imprecise_acc")
     if limit not in (None, 0):
         raise UserError(

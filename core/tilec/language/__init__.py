@@ -7,9 +7,10 @@ docs/triton-names.md lists the names of Triton's `tl` that tilec lacks, and why.
 Where tilec differs from Triton (every argument is honoured or rejected with a located error,
 never dropped):
 
-- `tl.dot` on f32 inputs multiplies exactly ("ieee") by default, where Triton's default is tf32;
-  `input_precision="tf32"`/`"tf32x3"` and `allow_tf32=True` on f32 inputs are rejected (tilec
-  does not round inputs to tf32). `out_dtype` rounds the f32 (i32) result once, after the dot.
+- `tl.dot` on f32 inputs takes Triton's `input_precision` ("tf32", the default unless
+  `TILEC_F32_DEFAULT` or `allow_tf32=False` says otherwise, "tf32x3", "ieee"), but rounds tf32
+  inputs to nearest (`cvt.rna.tf32.f32`, as cuBLAS does) where Triton's mma truncates them.
+  `out_dtype` rounds the f32 (i32) result once, after the dot.
 - `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy`, `volatile`, `boundary_check`
   and `padding_option` only at their defaults; `x.to(..., fp_downcast_rounding=)` only "rtne".
 - `tl.range` accepts its hints at the values that describe what tilec does (`num_stages=1`,

@@ -23,8 +23,9 @@ accumulator in `#gpu.mma` version 3, the operands converted to `#gpu.nvmma_share
 memory, which wgmma reads; `pipeline-loops` then fills it with cp.async) or, for an A computed
 in the loop (attention's p), to wgmma's register operand. Other dots fall back to mma.sync.
 
-Dots the target has no instruction for (f64, integers, f32 inputs, an f16 accumulator) or whose
-shapes are smaller than one instruction keep their blocked layouts: the FMA lowering.
+Dots the target has no instruction for (f64, integers other than i8, f32 inputs with
+`input_precision = "ieee"`, an f16 accumulator) or whose shapes are smaller than one instruction
+keep their blocked layouts: the FMA lowering.
 """
 
 from __future__ import annotations
@@ -91,9 +92,10 @@ def choose_instruction(
     if not all(isinstance(t, TensorType) for t in (a, b, acc)):
         return None
     (m, k), n = a.shape, b.shape[1]  # type: ignore[attr-defined]
+    operand = mma_operand(op)
     for instruction in instructions:
         im, in_, ik = instruction.shape
-        if str(a.element_type) != instruction.operand:  # type: ignore[attr-defined]
+        if operand != instruction.operand:
             continue
         if str(acc.element_type) != instruction.accumulator:  # type: ignore[attr-defined]
             continue
@@ -102,6 +104,17 @@ def choose_instruction(
         if m % im == 0 and n % in_ == 0 and k % ik == 0:
             return instruction
     return None
+
+
+def mma_operand(op: DotOp) -> str:
+    """The operand type name an instruction must take to compute `op`: its inputs' element
+    type, but "tf32" for f32 inputs with `input_precision` "tf32" or "tf32x3" (as "ieee", f32
+    inputs have no tensor-core instruction)."""
+    name = str(op.a.type.element_type)  # type: ignore[attr-defined]
+    precision = op.attributes.get("input_precision")
+    if name == "f32" and precision is not None and precision.value in ("tf32", "tf32x3"):  # type: ignore[attr-defined]
+        return "tf32"
+    return name
 
 
 WGMMA_MAX_N = 256
@@ -361,6 +374,7 @@ __all__ = [
     "AccelerateMatmul",
     "choose_instruction",
     "is_wgmma",
+    "mma_operand",
     "warps_per_tile",
     "wgmma_layout",
 ]

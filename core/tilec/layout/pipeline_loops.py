@@ -176,7 +176,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
         return None
     if op.other is not None and not _is_zero(op.other):
         return None
-    if op.result.type.element_type.width != 16 or op.result.type.rank != 2:  # type: ignore[attr-defined]
+    if op.result.type.element_type.width not in (8, 16, 32) or op.result.type.rank != 2:  # type: ignore[attr-defined]
         return None
     users = op.result.users
     if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):

@@ -7,12 +7,15 @@ threads of a warp read neighbouring words. After a barrier each thread computes 
 elements in a loop over K (an LLVM loop, unrolled by `UNROLL`), reading one `a` value per
 distinct row and one `b` value per distinct column it holds at each `k`.
 
-Arithmetic follows the interpreter: inputs are extended to the compute type (f32 for f16, bf16
-and f32 accumulators, f64, or the accumulator's integer type, signed or unsigned as the inputs
-are); float products are fused (`llvm.fma`). f32 and wider accumulate onto `acc`; an f16 or bf16
-accumulator gets `round(sum) + acc` (f16) or `round(sum + acc)` (bf16), as the interpreter's
-`matmul` then add. `input_precision` (`tf32`, `tf32x3`) computes in full f32, as Triton's FMA
-path does.
+Arithmetic follows the interpreter: inputs are converted to the compute type (f32 for f16, bf16
+and f32 accumulators, f64, or the accumulator's integer type; narrower inputs are extended,
+signed or unsigned as they are, wider ones, such as f64 inputs of an f32 accumulator, rounded or
+truncated); float products are fused (`llvm.fma`). f32 and wider accumulate onto `acc`; an f16
+or bf16 accumulator gets `round(sum) + acc` (f16) or `round(sum + acc)` (bf16), as the
+interpreter's `matmul` then add. f32 inputs with `input_precision = "tf32"` are rounded to tf32
+as the interpreter rounds them (`tf32_round`) when they are written to shared memory, so that
+this path and the tensor cores give the same products; "tf32x3" computes in full f32 (Triton's
+FMA path does so for both), which is within the 3xTF32 split's error of the interpreter.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.amd_mma import lower_amd_matrix_dot
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
-from tilec.lowering.mma import lower_mma_dot
+from tilec.lowering.mma import lower_mma_dot, tf32_round
 from tilec.lowering.reduce import element_bytes, load_slot, store_slot
 
 UNROLL = 8
@@ -50,11 +53,12 @@ def _dot(ctx: LoweringContext, op: DotOp) -> None:
     a_mem, acc_ll = ctx.type(in_type), ctx.type(acc_type)
     compute = _compute_type(acc_ll)
 
+    rounding = a_mem == F32 and _precision(op) == "tf32"
     ctx.target.barrier(b)
     a_base = ctx.shared_scratch((m_size * k_size + k_size * n_size) * element_bytes(a_mem))
     b_base = b.gep(a_base, [I32(m_size * k_size)], source_etype=a_mem)
-    _write(ctx, a, lambda m, k: b.add(b.mul(k, I32(m_size)), m), a_base)
-    _write(ctx, bm, lambda k, n: b.add(b.mul(k, I32(n_size)), n), b_base)
+    _write(ctx, a, lambda m, k: b.add(b.mul(k, I32(m_size)), m), a_base, rounding)
+    _write(ctx, bm, lambda k, n: b.add(b.mul(k, I32(n_size)), n), b_base, rounding)
     ctx.target.barrier(b)
 
     mapping = acc.mapping
@@ -66,10 +70,20 @@ def _dot(ctx: LoweringContext, op: DotOp) -> None:
     unsigned = isinstance(in_type, IntegerType) and in_type.unsigned
 
     def extend(value: ir.Value) -> ir.Value:
-        if value.type == compute:
+        """`value` in the compute type, as NumPy's `astype` (the interpreter) converts it."""
+        source = value.type
+        if source == compute:
             return value
-        if isinstance(compute, ir.IntType):
+        if isinstance(source, ir.IntType) and isinstance(compute, ir.IntType):
+            if source.width > compute.width:
+                return b.trunc(value, compute)
             return b.zext(value, compute) if unsigned else b.sext(value, compute)
+        if isinstance(source, ir.IntType):
+            return b.uitofp(value, compute) if unsigned else b.sitofp(value, compute)
+        if isinstance(compute, ir.IntType):
+            return b.fptosi(value, compute)
+        if _FLOAT_BITS[source] > _FLOAT_BITS[compute]:
+            return b.fptrunc(value, compute)
         return b.fpext(value, compute)
 
     fma = _fma(ctx, compute)
@@ -108,6 +122,14 @@ def _dot(ctx: LoweringContext, op: DotOp) -> None:
     ctx.set(op.result, LTensor(op.result.type, results))
 
 
+_FLOAT_BITS = {F16: 16, BF16: 16, F32: 32, F64: 64}
+
+
+def _precision(op: DotOp) -> str:
+    attr = op.attributes.get("input_precision")
+    return "ieee" if attr is None else attr.value  # type: ignore[attr-defined]
+
+
 def _compute_type(acc: ir.Type) -> ir.Type:
     if acc in (F16, BF16):
         return F32
@@ -133,10 +155,14 @@ def _fma(ctx: LoweringContext, compute: ir.Type):
     return lambda x, y, z: b.call(fn, [x, y, z])
 
 
-def _write(ctx: LoweringContext, tensor: LTensor, index, base: ir.Value) -> None:
+def _write(
+    ctx: LoweringContext, tensor: LTensor, index, base: ir.Value, rounding: bool = False
+) -> None:
     """Store every register of a 2-D `tensor` at `index(row, col)` (replicas store the same
-    values as their owners)."""
+    values as their owners), rounded to tf32 where `rounding`."""
     for (row, col), value in zip(ctx.element_coords(tensor.mapping), tensor.values, strict=True):
+        if rounding:
+            value = tf32_round(ctx.builder, value)
         store_slot(ctx, base, index(row, col), value)
 
 

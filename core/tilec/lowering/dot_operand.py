@@ -15,6 +15,15 @@ elements along that dimension. After a barrier, each warp reads its fragments wi
 
 Elements are numbered as `tilec.layout.mma_mapping` orders them. A target without ldmatrix (the
 hook returns None) reads the same swizzled tile element by element.
+
+32-bit (tf32, `kWidth = 1`) and 8-bit (i8, `kWidth = 4`) operands are staged the same way. A
+tf32 A is read with the same `ldmatrix.x4` (untransposed): an 8x8 matrix of 16-bit halves is an
+8x4 matrix of 32-bit elements, lane `l` receiving element `l % 4` of row `l / 4`, which is the
+m16n8k8 fragment `a0 = A[g][t]` (the four matrices: rows +0/+8, K columns +0/+4). ldmatrix
+cannot transpose 32-bit or split 8-bit elements, so a tf32 B and int8 operands are read with
+`ld.shared`, per register the `kWidth` consecutive K elements (`a_r`, `b_r` of the PTX ISA's
+m16n8k8 / m16n8k32 tables): one 32-bit load where they are contiguous (A, K being its rows'
+dimension), else `kWidth` element loads (B, whose K runs down the columns).
 """
 
 from __future__ import annotations
@@ -38,27 +47,20 @@ def lower_to_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
     layout = result_type.encoding
-    if not isinstance(layout, DotOperandEncodingAttr) or layout.k_width != 2:
-        return False
-    if layout.parent.version != 2:  # wgmma's A in registers: register picks or the generic path
-        return False
+    if isinstance(layout, DotOperandEncodingAttr) and layout.parent.version != 2:
+        return False  # wgmma's A in registers: register picks or the generic path
     element = memory_type(result_type.element_type, ctx.target)
-    if byte_size(element) != 2 or not _whole_tiles(layout, result_type.shape):
+    if not reads_as_dot_operand(result_type, byte_size(element)):
         return False
     source: LTensor = ctx.get(op.source)
     rows, cols = result_type.shape
-    tile = SwizzledTile(rows, cols, 2)
+    tile = SwizzledTile(rows, cols, byte_size(element))
     b = ctx.builder
     ctx.target.barrier(b)
     base = ctx.shared_scratch(tile.nbytes)
     _store_tile(ctx, source, tile, base, element)
     ctx.target.barrier(b)
-    mapping = LTensor(result_type, []).mapping
-    if layout.op_idx == 0:
-        values = _read_a(ctx, layout, mapping, tile, base, element)
-    else:
-        values = _read_b(ctx, layout, mapping, tile, base, element)
-    ctx.set(op.result, LTensor(result_type, values))
+    ctx.set(op.result, LTensor(result_type, read_dot_operand(ctx, result_type, tile, base)))
     return True
 
 
@@ -69,9 +71,11 @@ def _whole_tiles(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) -> bool
     return rows % layout.instr_k == 0 and cols % 8 == 0
 
 
-def _address(ctx: LoweringContext, base: ir.Value, offset: ir.Value) -> ir.Value:
+def _address(
+    ctx: LoweringContext, base: ir.Value, offset: ir.Value, element_bytes: int = 2
+) -> ir.Value:
     b = ctx.builder
-    return b.gep(base, [b.mul(offset, I32(2))], source_etype=I8)
+    return b.gep(base, [b.mul(offset, I32(element_bytes))], source_etype=I8)
 
 
 def _store_tile(
@@ -84,9 +88,10 @@ def _store_tile(
     if mapping.contiguous_dim == 1:
         vec = max(1, min(mapping.contiguity, MAX_VECTOR_ELEMENTS, tile.chunk_elements))
     coords = ctx.element_coords(mapping)
+    size = tile.element_bytes
     for first in range(0, len(source.values), vec):
         row, col = coords[first]
-        address = _address(ctx, base, tile.emit_offset(b, row, col))
+        address = _address(ctx, base, tile.emit_offset(b, row, col), size)
         values = source.values[first : first + vec]
         if vec == 1:
             b.store(values[0], address)
@@ -95,7 +100,7 @@ def _store_tile(
         vector: ir.Value = ir.Constant(vector_type, None)
         for i, value in enumerate(values):
             vector = b.insert_element(vector, value, I32(i))
-        b.store(vector, address, align=2 * vec)
+        b.store(vector, address, align=size * vec)
 
 
 def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.Value:
@@ -107,6 +112,8 @@ def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.V
 
 def _unpack(ctx: LoweringContext, registers: list[ir.Value], element: ir.Type) -> list[ir.Value]:
     b = ctx.builder
+    if byte_size(element) == 4:  # one 32-bit element a register (tf32's A)
+        return [b.bitcast(register, element) for register in registers]
     pair = ir.VectorType(element, 2)
     values = []
     for register in registers:
@@ -135,7 +142,7 @@ def _ldmatrix(
         is_q = b.icmp_unsigned("==", b.urem(lane_group, I32(count)), I32(q))
         row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
     row = b.add(row, lane_row)
-    address = _address(ctx, base, tile.emit_offset(b, row, col))
+    address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
     registers = ctx.target.ldmatrix(b, address, count, transpose)
     if registers is not None:
         return _unpack(ctx, registers, element)
@@ -154,16 +161,17 @@ def _read_elements(
     """What `_ldmatrix` gives, read element by element (lane `l`: row `l / 4`, columns
     `2 (l % 4)` and `+1` of each matrix, or those of its transpose)."""
     b = ctx.builder
+    per_lane = 4 // tile.element_bytes  # the 16-bit halves' elements: 2, or one 32-bit one
     group = b.udiv(ctx.lane_id(), I32(4))
-    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(2))
+    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(per_lane))
     values = []
     for row0, col0 in zip(rows, cols, strict=True):
-        for i in range(2):
+        for i in range(per_lane):
             if transpose:
                 row, col = b.add(row0, b.add(pair, I32(i))), b.add(col0, group)
             else:
                 row, col = b.add(row0, group), b.add(col0, b.add(pair, I32(i)))
-            address = _address(ctx, base, tile.emit_offset(b, row, col))
+            address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
             values.append(b.load(address, typ=element))
     return values
 
@@ -186,7 +194,7 @@ def _read_a(
         start = b.add(warp_row, I32(rm * tile_m))
         rows = [b.urem(b.add(start, I32(8 * (q % 2))), I32(m_size)) for q in range(4)]
         for rk in range(k_size // layout.instr_k):
-            cols = [I32(rk * layout.instr_k + 8 * (q // 2)) for q in range(4)]
+            cols = [I32(rk * layout.instr_k + 4 * layout.k_width * (q // 2)) for q in range(4)]
             values.extend(_ldmatrix(ctx, tile, base, element, rows, cols, transpose=False))
     return values
 
@@ -227,9 +235,46 @@ def read_dot_operand(
     assert isinstance(layout, DotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
     mapping = LTensor(result_type, []).mapping
+    if layout.k_width == 4 or (layout.k_width == 1 and layout.op_idx == 1):
+        return _read_registers(ctx, layout, mapping, tile, base, element)
     if layout.op_idx == 0:
         return _read_a(ctx, layout, mapping, tile, base, element)
     return _read_b(ctx, layout, mapping, tile, base, element)
+
+
+def _read_registers(
+    ctx: LoweringContext,
+    layout: DotOperandEncodingAttr,
+    mapping: ThreadMapping,
+    tile: SwizzledTile,
+    base: ir.Value,
+    element: ir.Type,
+) -> list[ir.Value]:
+    """The fragments of a 32-bit or 8-bit operand, register by register (`kWidth` consecutive
+    K elements each): one vector load where K is the tile's contiguous dimension (A), else
+    element loads. A register's elements share one aligned 4-byte word of a 16-byte chunk, so
+    the swizzle keeps them together."""
+    b = ctx.builder
+    width, size = layout.k_width, tile.element_bytes
+    coords = ctx.element_coords(mapping)
+    values: list[ir.Value] = []
+    for first in range(0, len(coords), width):
+        row, col = coords[first]
+        address = _address(ctx, base, tile.emit_offset(b, row, col), size)
+        if width == 1:
+            values.append(b.load(address, typ=element, align=size))
+        elif layout.op_idx == 0:
+            vector = b.load(address, typ=ir.VectorType(element, width), align=size * width)
+            values.extend(b.extract_element(vector, I32(e)) for e in range(width))
+        else:
+            for row, col in coords[first : first + width]:
+                address = _address(ctx, base, tile.emit_offset(b, row, col), size)
+                values.append(b.load(address, typ=element, align=size))
+    return values
+
+
+K_WIDTH_BYTES = {1: 4, 2: 2, 4: 1}
+"""The element size of each `kWidth` (a 32-bit register's worth of K elements)."""
 
 
 def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
@@ -237,8 +282,7 @@ def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
     layout = result_type.encoding
     return (
         isinstance(layout, DotOperandEncodingAttr)
-        and layout.k_width == 2
-        and element_bytes == 2
+        and K_WIDTH_BYTES.get(layout.k_width) == element_bytes
         and _whole_tiles(layout, result_type.shape)
     )
 

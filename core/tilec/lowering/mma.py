@@ -2,10 +2,18 @@
 
 The operands are in `#gpu.dot_op` layouts of the result's `#gpu.mma` (`accelerate-matmul` puts
 them there), so every lane already holds its fragments, in the register order of
-`tilec.layout.mma_mapping`: per (M repetition, K step) 8 A elements (`a0..a3` as pairs), per
-(N repetition, K step) 4 B elements (`b0, b1`), per (M, N repetition) 4 accumulators
-(`c0..c3`). The lowering packs each pair of 16-bit elements into an i32 register and issues one
-instruction per (K step, M repetition, N repetition), K outermost, accumulating in registers.
+`tilec.layout.mma_mapping`: per (M repetition, K step) `4 kWidth` A elements (`a0..a3`), per
+(N repetition, K step) `2 kWidth` B elements (`b0, b1`), per (M, N repetition) 4 accumulators
+(`c0..c3`). The lowering packs each `kWidth` elements into an i32 register (two f16/bf16, four
+i8, or one f32) and issues one instruction per (K step, M repetition, N repetition), K
+outermost, accumulating in registers.
+
+f32 inputs (the instruction's operand "tf32") are passed as their f32 bits: the target rounds
+them to tf32 (NVIDIA: `cvt.rna.tf32.f32`, nearest with ties away from zero, which the
+interpreter's tf32 rounding matches; the mma alone would truncate). With `input_precision =
+"tf32x3"` each input `x` is split into `big = tf32(x)` (`tf32_round`) and `small = x - big`, and
+the dot is Triton's 3xTF32: `small_a big_b + big_a small_b` accumulated from zero over all of K,
+then `big_a big_b` on top, then `acc` added, as the interpreter computes it.
 """
 
 from __future__ import annotations
@@ -16,8 +24,12 @@ from tilec.dialects.gpu import layout_of
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
+from tilec.layout.accelerate_matmul import mma_operand
 from tilec.layout.rules import MmaInstruction
-from tilec.lowering.context import I32, LoweringContext, LoweringError, LTensor, _where
+from tilec.lowering.context import F32, I32, LoweringContext, LoweringError, LTensor, _where
+
+K_WIDTHS = {"f16": 2, "bf16": 2, "tf32": 1, "i8": 4}
+"""The operand elements one 32-bit register holds, by instruction operand type."""
 
 
 def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
@@ -25,16 +37,20 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     layout = layout_of(op.result.type)
     a_layout, b_layout = layout_of(a.type), layout_of(b.type)
     assert isinstance(layout, MmaEncodingAttr)
+    operand = mma_operand(op)
+    k_width = K_WIDTHS.get(operand)
     if not (
-        isinstance(a_layout, DotOperandEncodingAttr)
+        k_width is not None
+        and isinstance(a_layout, DotOperandEncodingAttr)
         and isinstance(b_layout, DotOperandEncodingAttr)
         and a_layout.parent == layout == b_layout.parent
         and (a_layout.op_idx, b_layout.op_idx) == (0, 1)
-        and a_layout.k_width == b_layout.k_width == 2
+        and a_layout.k_width == b_layout.k_width == k_width
     ):
         raise LoweringError(
-            f"{_where(op)}a tile.dot with a {layout} result needs #gpu.dot_op operands "
-            f"(opIdx 0 and 1, kWidth 2) of that layout; got {a.type} and {b.type}"
+            f"{_where(op)}a tile.dot of {operand} operands with a {layout} result needs "
+            f"#gpu.dot_op operands (opIdx 0 and 1, kWidth {k_width}) of that layout; got "
+            f"{a.type} and {b.type}"
         )
     (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
     tile_m, tile_n = layout.tile()
@@ -47,37 +63,71 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
             f"m16n8k{instr_k} instructions"
         )
     instruction = MmaInstruction(
-        layout.version,
-        (16, 8, instr_k),
-        str(element_type(op.a.type)),
-        str(element_type(op.acc.type)),
+        layout.version, (16, 8, instr_k), operand, str(element_type(op.acc.type))
     )
-    expected = (reps_m * reps_k * 8, reps_n * reps_k * 4, reps_m * reps_n * 4)
+    a_step, b_step = 4 * k_width, 2 * k_width
+    expected = (reps_m * reps_k * a_step, reps_n * reps_k * b_step, reps_m * reps_n * 4)
     if (len(a.values), len(b.values), len(acc.values)) != expected:
         raise LoweringError(f"{_where(op)}tile.dot fragments do not match the mma layout")
-    results = list(acc.values)
-    for rk in range(reps_k):
-        for rm in range(reps_m):
-            a_regs = _pack(ctx, a.values[(rm * reps_k + rk) * 8 :][:8])
-            for rn in range(reps_n):
-                b_regs = _pack(ctx, b.values[(rn * reps_k + rk) * 4 :][:4])
-                at = (rm * reps_n + rn) * 4
-                results[at : at + 4] = ctx.target.mma(
-                    ctx.builder, instruction, a_regs, b_regs, results[at : at + 4]
-                )
+
+    def run(a_values: list[ir.Value], b_values: list[ir.Value], start: list[ir.Value]):
+        results = list(start)
+        for rk in range(reps_k):
+            for rm in range(reps_m):
+                a_at = (rm * reps_k + rk) * a_step
+                a_regs = _pack(ctx, a_values[a_at : a_at + a_step], k_width)
+                for rn in range(reps_n):
+                    b_at = (rn * reps_k + rk) * b_step
+                    b_regs = _pack(ctx, b_values[b_at : b_at + b_step], k_width)
+                    at = (rm * reps_n + rn) * 4
+                    results[at : at + 4] = ctx.target.mma(
+                        ctx.builder, instruction, a_regs, b_regs, results[at : at + 4]
+                    )
+        return results
+
+    precision = op.attributes.get("input_precision")
+    if operand == "tf32" and precision.value == "tf32x3":  # type: ignore[union-attr]
+        a_big, a_small = _split(ctx, a.values)
+        b_big, b_small = _split(ctx, b.values)
+        zeros = [ir.Constant(F32, 0.0)] * len(acc.values)
+        results = run(a_big, b_small, run(a_small, b_big, zeros))
+        results = run(a_big, b_big, results)
+        results = [ctx.builder.fadd(r, c) for r, c in zip(results, acc.values, strict=True)]
+    else:
+        results = run(list(a.values), list(b.values), list(acc.values))
     ctx.set(op.result, LTensor(op.result.type, results))
 
 
-def _pack(ctx: LoweringContext, values: list[ir.Value]) -> list[ir.Value]:
-    """Pairs of 16-bit elements as i32 registers, the first of a pair in the low half."""
+def tf32_round(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """An f32 rounded to tf32 (10 mantissa bits), to nearest with ties away from zero, as
+    `cvt.rna.tf32.f32` and the interpreter's `tf32_round`: add half an ulp to the bits and clear
+    the 13 low ones; infinities and NaNs (exponent all ones) stay as they are."""
+    bits = b.bitcast(value, I32)
+    rounded = b.and_(b.add(bits, I32(0x1000)), I32(-0x2000))
+    special = b.icmp_unsigned("==", b.and_(bits, I32(0x7F800000)), I32(0x7F800000))
+    return b.bitcast(b.select(special, bits, rounded), F32)
+
+
+def _split(ctx: LoweringContext, values: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
+    """3xTF32's `big = tf32(x)` and `small = x - big` of each f32 value."""
+    b = ctx.builder
+    big = [tf32_round(b, v) for v in values]
+    return big, [b.fsub(v, h) for v, h in zip(values, big, strict=True)]
+
+
+def _pack(ctx: LoweringContext, values: list[ir.Value], k_width: int) -> list[ir.Value]:
+    """Each `k_width` consecutive elements as one i32 register, the first in the low bits."""
     b = ctx.builder
     registers = []
-    for i in range(0, len(values), 2):
-        pair: ir.Value = ir.Constant(ir.VectorType(values[i].type, 2), None)
-        pair = b.insert_element(pair, values[i], I32(0))
-        pair = b.insert_element(pair, values[i + 1], I32(1))
-        registers.append(b.bitcast(pair, I32))
+    for i in range(0, len(values), k_width):
+        if k_width == 1:
+            registers.append(b.bitcast(values[i], I32))
+            continue
+        vector: ir.Value = ir.Constant(ir.VectorType(values[i].type, k_width), None)
+        for j in range(k_width):
+            vector = b.insert_element(vector, values[i + j], I32(j))
+        registers.append(b.bitcast(vector, I32))
     return registers
 
 
-__all__ = ["lower_mma_dot"]
+__all__ = ["K_WIDTHS", "lower_mma_dot", "tf32_round"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from tilec import settings
+from tilec.dialects.tile import DotOp
 
 TOLERANCES = {
     "fp64": (1e-9, 1e-12),
@@ -23,6 +24,11 @@ TOLERANCES = {
     "bf16": (2e-2, 1e-2),
 }
 """(rtol, atol) by element type; integer and boolean results must match exactly."""
+
+TF32_TOLERANCE = (2e-3, 2e-3)
+"""(rtol, atol) of fp32 results of a kernel with a `tl.dot` in tf32: backends round the inputs
+as the interpreter does, but an input that differs from the interpreter's by one f32 ulp (after
+an `exp`, say) may round to a neighbouring tf32, 2**-11 of its size away."""
 
 
 class CheckError(AssertionError):
@@ -54,9 +60,21 @@ def run_checked(
     interp = reference()
     interp.run(grid, host_args)
     written = compiled.metadata.get("written", pointers)
+    tolerances = tolerances_of(interp.module)
     for i in written:
         actual = _to_host(backend, args[i], params[i])
-        _compare(compiled.name, params[i], compiled.signature[params[i]][1:], actual, host_args[i])
+        elem = compiled.signature[params[i]][1:]
+        _compare(compiled.name, params[i], elem, actual, host_args[i], tolerances)
+
+
+def tolerances_of(module: Any) -> dict[str, tuple[float, float]]:
+    """`TOLERANCES`, with `TF32_TOLERANCE` for fp32 where `module` (the kernel's tir) has a
+    `tl.dot` of f32 inputs in tf32 (3xTF32 is about as accurate as f32)."""
+    for op in module.walk() if module is not None else ():
+        precision = op.attributes.get("input_precision") if isinstance(op, DotOp) else None
+        if precision is not None and precision.value == "tf32":
+            return {**TOLERANCES, "fp32": TF32_TOLERANCE}
+    return TOLERANCES
 
 
 def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
@@ -71,10 +89,17 @@ def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
         ) from None
 
 
-def _compare(kernel: str, param: str, elem: str, actual: np.ndarray, expected: np.ndarray) -> None:
+def _compare(
+    kernel: str,
+    param: str,
+    elem: str,
+    actual: np.ndarray,
+    expected: np.ndarray,
+    tolerances: dict[str, tuple[float, float]] = TOLERANCES,
+) -> None:
     actual, expected = actual.reshape(-1), expected.reshape(-1)
-    if elem in TOLERANCES:
-        rtol, atol = TOLERANCES[elem]
+    if elem in tolerances:
+        rtol, atol = tolerances[elem]
         a, e = _as_float(actual, elem), _as_float(expected, elem)
         bad = ~(np.isclose(a, e, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(e)))
     else:
@@ -88,8 +113,8 @@ def _compare(kernel: str, param: str, elem: str, actual: np.ndarray, expected: n
         f"{position[0] if len(position) == 1 else position}: got {actual[index].item()!r}, "
         f"expected {expected[index].item()!r} ({int(bad.sum())} of {bad.size} elements differ"
         + (
-            f"; rtol={TOLERANCES[elem][0]}, atol={TOLERANCES[elem][1]})"
-            if elem in TOLERANCES
+            f"; rtol={tolerances[elem][0]}, atol={tolerances[elem][1]})"
+            if elem in tolerances
             else ")"
         )
     )

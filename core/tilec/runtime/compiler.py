@@ -200,6 +200,7 @@ def compile_cached(
     )
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
+        settings.F32_DEFAULT.get(),  # the frontend's default tl.dot precision
         code_fingerprint("tilec"), code_fingerprint(type(backend).__module__.split(".")[0]),
         plugin_fingerprint(),
     )  # fmt: skip

@@ -393,11 +393,27 @@ class Interpreter:
         return [np.asarray(env[op.source]).astype(dtypes.value_dtype(op.results[0].type))]
 
     def dot(self, op, env, ctx):
+        """`a @ b + acc`, the inputs converted to the compute type (f32 for an f16 accumulator,
+        else the accumulator's); f32 inputs with `input_precision` "tf32" are rounded to tf32
+        first, with "tf32x3" split into a tf32 `big` and `small = tf32(x - big)` and multiplied
+        as `small_a @ big_b + big_a @ small_b + big_a @ big_b` (Triton's 3xTF32: the term
+        `small_a @ small_b` is left out)."""
         a, b, acc = env[op.a], env[op.b], env[op.acc]
         acc_type = op.acc.type
         dtype = dtypes.value_dtype(acc_type)
         compute = np.float32 if dtype in (np.float16,) else dtype
-        product = np.matmul(a.astype(compute), b.astype(compute))
+        a, b = a.astype(compute), b.astype(compute)
+        precision = op.attributes.get("input_precision")
+        precision = "ieee" if precision is None or compute != np.float32 else precision.value
+        if precision == "tf32":
+            product = np.matmul(dtypes.tf32_round(a), dtypes.tf32_round(b))
+        elif precision == "tf32x3":
+            a_big, b_big = dtypes.tf32_round(a), dtypes.tf32_round(b)
+            a_small, b_small = dtypes.tf32_round(a - a_big), dtypes.tf32_round(b - b_big)
+            product = np.matmul(a_small, b_big) + np.matmul(a_big, b_small)
+            product += np.matmul(a_big, b_big)
+        else:
+            product = np.matmul(a, b)
         if dtypes.is_bf16(acc_type):
             return [dtypes.bf16_round(product.astype(np.float64) + acc)]
         return [(product.astype(dtype) + acc).astype(dtype)]

@@ -9,7 +9,7 @@ such intrinsic against these features before it is emitted.
 | feature     | instruction                                              | archs              |
 |-------------|----------------------------------------------------------|--------------------|
 | `ldmatrix`  | `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`        | sm_75 and later    |
-| `mma_v2`    | `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}...f32` | sm_80 and later    |
+| `mma_v2`    | `mma.sync.aligned.m16n8k{16,8,32}` (f16/bf16, tf32, s8)  | sm_80 and later    |
 | `cp_async`  | `cp.async.{ca,cg}.shared.global`                         | sm_80 and later    |
 | `stmatrix`  | `stmatrix.sync.aligned.m8n8`                             | sm_90 and later    |
 | `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |

@@ -12,11 +12,14 @@ from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import LoweringError
 from tilec_nvidia.arch import ARCH_SPECIFIC_FEATURES, ARCHS, FEATURE_SINCE
 
-MMA_V2 = tuple(
-    MmaInstruction(version=2, shape=(16, 8, 16), operand=dtype, accumulator="f32")
-    for dtype in ("f16", "bf16")
+MMA_V2 = (
+    MmaInstruction(version=2, shape=(16, 8, 16), operand="f16", accumulator="f32"),
+    MmaInstruction(version=2, shape=(16, 8, 16), operand="bf16", accumulator="f32"),
+    MmaInstruction(version=2, shape=(16, 8, 8), operand="tf32", accumulator="f32"),
+    MmaInstruction(version=2, shape=(16, 8, 32), operand="i8", accumulator="i32"),
 )
-"""mma.sync m16n8k16 with f32 accumulators, in the order `accelerate-matmul` prefers them."""
+"""mma.sync on sm_80 and later: m16n8k16 f16/bf16 and m16n8k8 tf32 (the `tl.dot`s of f32
+inputs with `input_precision` "tf32" or "tf32x3") into f32, m16n8k32 s8 into s32."""
 MMA_V3 = tuple(
     MmaInstruction(version=3, shape=(64, 8, 16), operand=dtype, accumulator="f32")
     for dtype in ("f16", "bf16")

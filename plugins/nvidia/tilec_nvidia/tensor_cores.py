@@ -3,8 +3,17 @@
 Each is checked against `tilec_nvidia.capabilities` before it is emitted (LLVM aborts the process
 on an intrinsic the target lacks). The forms are those of the tensor-core note's verified
 snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half>`,
-`llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16` (`.16.s` with a source size for the
-zero-fill of masked elements), `cp.async.commit.group` and `cp.async.wait.group` (an immarg).
+`llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32, `...m16n8k8.row.col.tf32`
+(`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`) one tf32 per i32, `...m16n8k32.row.col.s8`
+(`...m16n8k32.row.col.s32.s8.s8.s32`, wrapping on overflow as the interpreter's i32 does) four
+s8 per i32 with i32 accumulators; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16`
+(`.16.s` with a source size for the zero-fill of masked elements), `cp.async.commit.group` and
+`cp.async.wait.group` (an immarg).
+
+tf32 operands arrive as f32 bits and are rounded here with `cvt.rna.tf32.f32`
+(`llvm.nvvm.f2tf32.rna`): nearest, ties away from zero, as cuBLAS does and the interpreter
+emulates. The mma instruction alone ignores the 13 low mantissa bits (truncation, what Triton
+feeds it), which is biased towards zero.
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ from tilec_nvidia.capabilities import require
 _MMA_NAMES = {
     ((16, 8, 16), "f16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
     ((16, 8, 16), "bf16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+    ((16, 8, 8), "tf32", "f32"): "llvm.nvvm.mma.m16n8k8.row.col.tf32",
+    ((16, 8, 32), "i8", "i32"): "llvm.nvvm.mma.m16n8k32.row.col.s8",
 }
 _V2F16 = ir.VectorType(F16, 2)
 VOID = ir.VoidType()
@@ -37,16 +48,28 @@ def mma(
     name = _MMA_NAMES.get(key)
     if instruction.version != 2 or name is None:
         raise LoweringError(f"no NVVM intrinsic for the tensor-core instruction {instruction}")
-    require(arch, "mma_v2", "mma.sync.aligned.m16n8k16")
+    shape = "m{}n{}k{}".format(*instruction.shape)
+    require(arch, "mma_v2", f"mma.sync.aligned.{shape}")
     if len(a) != 4 or len(b) != 2 or len(c) != 4:
         raise LoweringError(
-            f"mma m16n8k16 takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
+            f"mma {shape} takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
         )
     if instruction.operand == "f16":
         a = [builder.bitcast(r, _V2F16) for r in a]
         b = [builder.bitcast(r, _V2F16) for r in b]
-    result = call_intrinsic(builder, name, ir.LiteralStructType([F32] * 4), [*a, *b, *c])
+    if instruction.operand == "tf32":
+        a = [to_tf32(builder, arch, r) for r in a]
+        b = [to_tf32(builder, arch, r) for r in b]
+    accumulator = I32 if instruction.accumulator == "i32" else F32
+    result = call_intrinsic(builder, name, ir.LiteralStructType([accumulator] * 4), [*a, *b, *c])
     return [builder.extract_value(result, i) for i in range(4)]
+
+
+def to_tf32(builder: ir.IRBuilder, arch: str, register: ir.Value) -> ir.Value:
+    """`cvt.rna.tf32.f32` of the f32 whose bits `register` (i32) holds: the tf32 as i32."""
+    require(arch, "mma_v2", "cvt.rna.tf32.f32")
+    value = builder.bitcast(register, F32)
+    return call_intrinsic(builder, "llvm.nvvm.f2tf32.rna", I32, [value])
 
 
 def ldmatrix(
@@ -83,4 +106,4 @@ def async_wait(builder: ir.IRBuilder, arch: str, pending: int) -> None:
     call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", VOID, [I32(pending)])
 
 
-__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma"]
+__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma", "to_tf32"]
