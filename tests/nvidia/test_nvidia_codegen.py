@@ -204,14 +204,17 @@ def test_cuda_pathfinder_comes_before_path(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "cuda.pathfinder", fake)
     fake.find_nvidia_binary_utility = lambda name: str(toolkit / name)  # type: ignore[attr-defined]
     assert find_ptxas() == str(toolkit / "ptxas")
+    find_ptxas.cache_clear()
     fake.find_nvidia_binary_utility = lambda name: None  # type: ignore[attr-defined]
     assert find_ptxas() == str(on_path / "ptxas")
 
     def broken(name):
         raise RuntimeError("incomplete toolkit")
 
+    find_ptxas.cache_clear()
     fake.find_nvidia_binary_utility = broken  # type: ignore[attr-defined]
     assert find_ptxas() == str(on_path / "ptxas")
+    find_ptxas.cache_clear()
     monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)  # not installed: ImportError
     assert find_ptxas() == str(on_path / "ptxas")
 
