@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device-machine session: install tilec, run the GPU tests, the conformance suite and the
 # benchmarks; logs go to $OUT (the device tool brings them back).
-#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base] [matmul] [autotune]
+#   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base] [matmul] [autotune] [launch]
 # bench-base runs the same benchmark on an older tree ($BASE_TREE, e.g. a `git archive` of the
 # commit to compare with, carried to the device), so that both sides are timed in one session.
 set -uo pipefail
@@ -15,7 +15,7 @@ parts=("${@:-tests conformance bench}")
 for part in ${parts[*]}; do
     case $part in
     tests)
-        python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering \
+        python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering tests/compat \
             2>&1 | tee "$OUT/gpu_tests.log" | tail -25
         # torch interop (streams, graphs, torch.compile): not marked gpu, they skip without CUDA
         python3 -m pytest -q -p no:cacheprovider -rs tests/torch_ops tests/nvidia/test_nvidia_torch.py \
@@ -28,7 +28,10 @@ for part in ${parts[*]}; do
         done
         wait
         cat /tmp/conformance_*.log > "$OUT/conformance.log"
-        tail -n 2 /tmp/conformance_*.log ;;
+        tail -n 2 /tmp/conformance_*.log
+        # the Triton names of tests/compat, each launch on nvidia checked against interp
+        TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider --tb=short tests/compat \
+            -k names 2>&1 | tee "$OUT/compat_names.log" | tail -3 ;;
     bench)
         python3 benchmarks/gpu_vs_triton.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" ;;
     matmul)
@@ -44,13 +47,16 @@ for part in ${parts[*]}; do
     autotune)
         python3 benchmarks/autotune_matmul.py --size 4096 --json "$OUT/autotune.json" 2>&1 |
             tee "$OUT/autotune.log" | tail -15 ;;
+    launch)
+        timeout 300 python3 benchmarks/launch_path.py --rounds 7 --count 20000 2>&1 |
+            tee "$OUT/launch.log" | tail -20 ;;
     bench-base)
         base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}
         PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
             python3 "$base/benchmarks/gpu_vs_triton.py" --json "$OUT/bench_base.json" 2>&1 |
             tee "$OUT/bench_base.log" ;;
     *)
-        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune)" >&2
+        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune launch)" >&2
         exit 2 ;;
     esac
 done
