@@ -15,7 +15,7 @@ parts=("${@:-tests conformance bench}")
 for part in ${parts[*]}; do
     case $part in
     tests)
-        python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering tests/compat \
+        timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu tests/nvidia tests/lowering tests/compat \
             2>&1 | tee "$OUT/gpu_tests.log" | tail -25
         # torch interop (streams, graphs, torch.compile): not marked gpu, they skip without CUDA
         python3 -m pytest -q -p no:cacheprovider -rs tests/torch_ops tests/nvidia/test_nvidia_torch.py \
