@@ -437,13 +437,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UserError("give --count N, --time SECONDS, or both")
     if (args.count is not None and args.count < 1) or (args.time is not None and args.time <= 0):
         raise UserError("--count and --time must be positive")
+    if args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
     if args.mode == "device":
         _require_backend("nvidia")
     out = Path(args.out) if args.out else None
     summary = run_campaign(
         args.mode, args.seed, args.count, args.time,
-        shrink_findings=args.shrink, out_dir=out, log=lambda line: print(line, flush=True),
-        timeout=args.timeout,
+        jobs=args.jobs, shrink_findings=args.shrink, shrink_seconds=args.shrink_time, out_dir=out,
+        log=lambda line: print(line, flush=True), timeout=args.timeout,
     )  # fmt: skip
     print(summary.line())
     return 1 if summary.results else 0
@@ -615,10 +617,17 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
     fuzz.add_argument("--count", type=int, metavar="N", help="stop after N kernels")
     fuzz.add_argument("--time", type=float, metavar="SECONDS", help="stop after SECONDS")
+    fuzz.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="child processes at once (default 1)"
+    )
     fuzz.add_argument("--out", metavar="DIR", help="write a reproducer of each finding to DIR")
     fuzz.add_argument(
         "--no-shrink", dest="shrink", action="store_false", help="report findings unshrunk"
     )
+    fuzz.add_argument(
+        "--shrink-time", type=float, default=120.0, metavar="SECONDS",
+        help="time spent shrinking each new finding (default 120)",
+    )  # fmt: skip
     fuzz.add_argument(
         "--timeout", type=float, default=300.0, metavar="SECONDS",
         help="a kernel that takes longer is a finding (default 300)",

@@ -14,6 +14,7 @@ import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,8 @@ class Worker:
         self.timeout = timeout
         self.process: subprocess.Popen | None = None
         self.stderr: TextIO | None = None
+        self.command = [sys.executable, "-m", "tilec.fuzz.worker", mode]
+        """The child's command line (tests replace it by one that aborts or hangs)."""
         self.cache = tempfile.TemporaryDirectory(prefix="tilec-fuzz-cache-")
         """Every random kernel is new: a cache of their own keeps them out of the user's."""
 
@@ -44,7 +47,7 @@ class Worker:
         self.stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115  (kept while the child runs)
         env = dict(os.environ, PYTHONFAULTHANDLER="1", TILEC_CACHE_DIR=self.cache.name)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tilec.fuzz.worker", self.mode],
+            self.command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -126,7 +129,8 @@ def reproducer(result: Result, mode: str) -> str:
     program = result.program
     comment = [
         f"# tilec fuzz --mode {mode} --seed {result.seed} --count 1 (shrunk)",
-        f"# grid=({program.grid},) n={program.n} m={program.m} BLOCK={program.block}",
+        f"# grid=({program.grid},) n={program.n} m={program.m} BLOCK={program.block} "
+        f"num_warps={program.num_warps}",
         f"# signature={program.signature()}",
         *("# " + line for line in result.finding.message.splitlines()[:12]),
     ]
@@ -139,44 +143,69 @@ def run_campaign(
     count: int | None = None,
     seconds: float | None = None,
     *,
+    jobs: int = 1,
     shrink_findings: bool = True,
+    shrink_seconds: float = 120.0,
     out_dir: Path | None = None,
     log: Callable[[str], None] = lambda _: None,
     timeout: float = 300.0,
 ) -> Summary:
-    """Check the programs of seeds `seed`, `seed + 1`, ... until `count` of them ran or
-    `seconds` passed (one of them is needed); shrink each finding that is new (by key)."""
+    """Check the programs of seeds `seed`, `seed + 1`, ... in `jobs` child processes until
+    `count` of them ran or `seconds` passed (one of them is needed); then shrink the first
+    finding of each key (for at most `shrink_seconds` each) and write the reproducers."""
     if count is None and seconds is None:
         raise ValueError("give a count, a time, or both")
     summary = Summary(mode)
-    worker = Worker(mode, timeout)
     start = time.monotonic()
+    lock = threading.Lock()
+    next_seed = [seed]
+    found: list[Result] = []
+
+    def scan(worker: Worker) -> None:
+        try:
+            while True:
+                with lock:
+                    if (count is not None and next_seed[0] - seed >= count) or (
+                        seconds is not None and time.monotonic() - start >= seconds
+                    ):
+                        return
+                    current = next_seed[0]
+                    next_seed[0] += 1
+                program = generate(current, bf16=mode != "interp")
+                finding = worker.check(program)
+                with lock:
+                    summary.kernels += 1
+                    if finding is not None:
+                        log(f"seed {current}: {finding.kind}: {finding.message.splitlines()[0]}")
+                        found.append(Result(current, finding, program))
+        finally:
+            worker.close()
+
+    threads = [threading.Thread(target=scan, args=(Worker(mode, timeout),)) for _ in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    summary.seconds = time.monotonic() - start
     seen: set[str] = set()
+    worker = Worker(mode, timeout)
     try:
-        current = seed
-        while (count is None or summary.kernels < count) and (
-            seconds is None or time.monotonic() - start < seconds
-        ):
-            program = generate(current, bf16=mode != "interp")
-            finding = worker.check(program)
-            summary.kernels += 1
-            if finding is not None:
-                log(f"seed {current}: {finding.kind}: {finding.message.splitlines()[0]}")
-                if shrink_findings and finding.key not in seen:
-                    program, tries = shrink(
-                        program, lambda p, f=finding: f.same_as(worker.check(p))
-                    )
-                    log(f"seed {current}: shrunk in {tries} tries")
-                seen.add(finding.key)
-                result = Result(current, finding, program)
-                summary.results.append(result)
-                if out_dir is not None:
-                    out_dir.mkdir(parents=True, exist_ok=True)
-                    path = out_dir / f"{mode}-{current}.py"
-                    path.write_text(reproducer(result, mode))
-                    log(f"seed {current}: written to {path}")
-            current += 1
+        for result in sorted(found, key=lambda r: r.seed):
+            if shrink_findings and result.finding.key not in seen:
+                finding = result.finding
+                result.program, tries = shrink(
+                    result.program,
+                    lambda p, f=finding: f.same_as(worker.check(p)),
+                    seconds=shrink_seconds,
+                )
+                log(f"seed {result.seed}: shrunk in {tries} tries")
+            seen.add(result.finding.key)
+            summary.results.append(result)
+            if out_dir is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                path = out_dir / f"{mode}-{result.seed}.py"
+                path.write_text(reproducer(result, mode))
+                log(f"seed {result.seed}: written to {path}")
     finally:
         worker.close()
-        summary.seconds = time.monotonic() - start
     return summary

@@ -69,6 +69,7 @@ def _compile(program: Program, backend: str, target: str | None = None) -> Any:
         constexprs={"BLOCK": program.block},
         backend=backend,
         target=target,
+        num_warps=program.num_warps,
     )
 
 

@@ -22,6 +22,7 @@ from tilec.fuzz.program import (
     Cast,
     Compare,
     Dot,
+    Fma,
     For,
     Full,
     If,
@@ -30,6 +31,7 @@ from tilec.fuzz.program import (
     Program,
     Reduce,
     Store,
+    Trans,
     Unary,
     Var,
     Where,
@@ -52,7 +54,8 @@ CORE_DTYPES = (
     "float64",
 )
 ATOMIC_ADD = ("int32", "int64", "uint32", "uint64", "float32")
-ATOMIC_MINMAX = ("int32", "int64", "uint32")
+ATOMIC_INT = ("int32", "int64", "uint32")
+"""The dtypes of `tl.atomic_max`, `min`, `and`, `or`, `xor` and `xchg` the fuzzer uses."""
 
 
 @attrs.define
@@ -82,13 +85,14 @@ class Generator:
     def build(self) -> Program:
         rng = self.rng
         rank = rng.choice((1, 1, 1, 2))
-        blocks = (1, 2, 4, 16, 32, 64, 128) if rank == 1 else (2, 4, 16, 16, 32)
+        blocks = (1, 2, 4, 16, 32, 64, 128, 256, 1024) if rank == 1 else (2, 4, 16, 16, 32, 64)
         block = rng.choice(blocks)
         grid = rng.randint(1, 3)
         total = grid * block
         n = rng.choice((total, total, rng.randint(0, total)))
         m = rng.choice((block, rng.randint(0, block))) if rank == 2 else 0
         self.program = Program(rank, block, grid, n, m, [], [], [], self.seed)
+        self.program.num_warps = rng.choice((1, 2, 4, 4, 8))
         self.env = [Var("int32", "scalar", name="pid"), Var("int32", "scalar", name="n")]
         body = self.program.body
         for _ in range(rng.randint(1, 3)):
@@ -139,9 +143,11 @@ class Generator:
         return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.8)
 
     def atomic(self) -> Store:
-        op = self.rng.choice(("add", "add", "max", "min"))
-        dtype = self.rng.choice(ATOMIC_ADD if op == "add" else ATOMIC_MINMAX)
-        shape = "tile" if dtype == "float32" else self.rng.choice(("tile", "scalar"))
+        op = self.rng.choice(("add", "add", "max", "min", "and", "or", "xor", "xchg"))
+        dtype = self.rng.choice(ATOMIC_ADD if op == "add" else ATOMIC_INT)
+        # on one address the programs' order decides a float sum and an exchange
+        unordered = dtype == "float32" or op == "xchg"
+        shape = "tile" if unordered else self.rng.choice(("tile", "scalar"))
         value = self.expr(dtype, shape, 2)
         self.program.outputs.append(dtype)
         return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.7, op)
@@ -224,8 +230,12 @@ class Generator:
         if depth <= 0 or self.rng.random() < 0.2:
             return self.leaf(dtype, shape)
         makers = [self.binary, self.binary, self.unary, self.cast, self.where, self.reduce]
-        if shape == "tile" and self.program.rank == 2 and self.program.block >= 16:
-            makers.append(self.dot)
+        if shape == "tile" and self.program.rank == 2:
+            makers.append(self.trans)
+            if self.program.block >= 16:
+                makers.append(self.dot)
+        if is_float(dtype):
+            makers.append(self.fma)
         node = self.rng.choice(makers)(dtype, shape, depth - 1)
         return node if node is not None else self.leaf(dtype, shape)
 
@@ -278,9 +288,12 @@ class Generator:
             bound = math.log(a.bound + 1) + 1
         elif op == "sqrt":
             bound = math.sqrt(a.bound) + 1
+        elif op == "clamp":
+            bound = min(a.bound, 2.0)
         else:
             bound = 1.0
-        return Unary(dtype, shape, bound, a.exact and op in ("neg", "abs"), op, a)
+        exact = a.exact and op in ("neg", "abs", "clamp")
+        return Unary(dtype, shape, bound, exact, op, a)
 
     def cast(self, dtype: str, shape: str, depth: int) -> Node | None:
         source = self.expr(self.rng.choice(self.dtypes), shape, depth)
@@ -346,6 +359,17 @@ class Generator:
             return None
         axis = 0 if self.program.rank == 1 else self.rng.randint(0, 1)
         return Reduce(dtype, "tile", bound, not is_float(dtype), "cumsum", source, axis)
+
+    def trans(self, dtype: str, shape: str, depth: int) -> Node:
+        a = self.expr(dtype, "tile", depth)
+        return Trans(dtype, "tile", a.bound, a.exact, a)
+
+    def fma(self, dtype: str, shape: str, depth: int) -> Node | None:
+        a, b, c = (self.expr(dtype, shape, depth) for _ in range(3))
+        bound = a.bound * b.bound + c.bound
+        if not float_bound_ok(bound, dtype):
+            return None
+        return Fma(dtype, shape, bound, False, a, b, c)
 
     def dot(self, dtype: str, shape: str, depth: int) -> Node | None:
         if dtype not in ("float32", "int32"):

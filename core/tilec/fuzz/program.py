@@ -161,6 +161,7 @@ UNARY_FLOAT = {
     "sqrt": ("tl.sqrt(tl.abs({0}))", lambda x: np.sqrt(np.abs(x))),
     "sin": ("tl.sin({0})", np.sin),
     "cos": ("tl.cos({0})", np.cos),
+    "clamp": ("tl.clamp({0}, -1.5, 2.0)", lambda x: np.clip(x, -1.5, 2.0).astype(x.dtype)),
     "sigmoid": (
         "tl.sigmoid({0})",
         lambda x: (1 / (1 + np.exp(-x.astype(np.float64)))).astype(x.dtype),
@@ -298,6 +299,41 @@ class Where(Node):
 
 
 @attrs.define(eq=False)
+class Trans(Node):
+    """`tl.trans(a)` of a square 2-D tile."""
+
+    a: Node = None  # type: ignore[assignment]
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.a,)
+
+    def src(self, prog: Program) -> str:
+        return f"tl.trans({self.a.src(prog)})"
+
+    def eval(self, env: dict) -> np.ndarray:
+        return np.ascontiguousarray(self.a.eval(env).T)
+
+
+@attrs.define(eq=False)
+class Fma(Node):
+    """`tl.fma(a, b, c)` of floats."""
+
+    a: Node = None  # type: ignore[assignment]
+    b: Node = None  # type: ignore[assignment]
+    c: Node = None  # type: ignore[assignment]
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.a, self.b, self.c)
+
+    def src(self, prog: Program) -> str:
+        return f"tl.fma({self.a.src(prog)}, {self.b.src(prog)}, {self.c.src(prog)})"
+
+    def eval(self, env: dict) -> np.ndarray:
+        a, b, c = (x.eval(env).astype(np.float64) for x in (self.a, self.b, self.c))
+        return np.asarray((a * b + c).astype(np_dtype(self.dtype)))
+
+
+@attrs.define(eq=False)
 class Reduce(Node):
     """`tl.sum|max|min|argmax|cumsum(a, axis)`; a 2-D reduction is expanded back (`[:, None]`)."""
 
@@ -400,9 +436,10 @@ class Program:
     m: int
     inputs: list[str]
     outputs: list[str]
-    """Output dtypes; a scalar store's buffer has `grid` elements, an atomic's starts zeroed."""
+    """Output dtypes; a scalar store's buffer has `grid` elements, a scalar atomic's one."""
     body: list
     seed: int = 0
+    num_warps: int = 4
 
     # Printing ----------------------------------------------------------------------------------
 
@@ -509,8 +546,8 @@ class Program:
         return self.numel()
 
     def make_inputs(self, rng: np.random.Generator) -> tuple[list, list]:
-        """Random input buffers (values within [-4, 4] for floats) and initial outputs (random
-        for stores, zero for atomics), as storage arrays."""
+        """Random input buffers and initial outputs (values within [-4, 4] for floats), as
+        storage arrays."""
         inputs = [random_array(rng, dtype, self.numel()) for dtype in self.inputs]
         outputs = []
         atomics = {
@@ -580,7 +617,11 @@ class Program:
 def _combine(atomic: str | None, current: Any, value: Any) -> Any:
     if atomic is None:
         return value
-    return {"add": np.add, "max": np.maximum, "min": np.minimum}[atomic](current, value)
+    combine = {
+        "add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and,
+        "or": np.bitwise_or, "xor": np.bitwise_xor, "xchg": lambda _, new: new,
+    }  # fmt: skip
+    return combine[atomic](current, value)
 
 
 def random_array(rng: np.random.Generator, dtype: str, size: int) -> np.ndarray:
