@@ -131,3 +131,26 @@ def test_a_runtime_if_whose_branches_both_run_a_static_range(n, expected):
     out = np.zeros(4, np.int32)
     static_range_in_both_branches[(1,)](out, n, BLOCK=4, backend="interp")
     assert (out == expected).all()
+
+
+@tilec.jit
+def mixed_fma(x_ptr, y_ptr, z_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, y, z = tl.load(x_ptr + offs), tl.load(y_ptr + offs), tl.load(z_ptr + offs)
+    tl.store(out_ptr + offs, tl.fma(x, y, z))
+
+
+@pytest.mark.parametrize(("x", "y", "z"), [("fp32", "fp16", "fp16"), ("fp16", "fp16", "fp32")])
+def test_fma_of_mixed_float_types_computes_in_the_wider_type(x, y, z):
+    """Found by `tilec fuzz --mode codegen` (seed 1): `tl.fma` of float16 and float32 operands
+    made a `math.fma` of mixed types, reported as "pass 'inline' produced invalid IR"."""
+    dtypes = {"fp32": np.float32, "fp16": np.float16}
+    values = [np.array([1.5, -2.0, 3.25, 0.5], dtypes[t]) for t in (x, y, z)]
+    out = np.zeros(4, np.float32)
+    signature = {"x_ptr": "*" + x, "y_ptr": "*" + y, "z_ptr": "*" + z, "out_ptr": "*fp32"}
+    compiled = tilec.compile(mixed_fma, signature=signature, constexprs={"BLOCK": 4},
+                             backend="interp")  # fmt: skip
+    compiled.run((1,), [*values, out])
+    expected = values[0].astype(np.float64) * values[1] + values[2]
+    assert np.array_equal(out, expected.astype(np.float32))
+    assert "tensor<4xf32>" in compiled.asm["tir"].split("math.fma")[1].splitlines()[0]

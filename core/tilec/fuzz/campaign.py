@@ -129,7 +129,7 @@ def reproducer(result: Result, mode: str) -> str:
     program = result.program
     comment = [
         f"# tilec fuzz --mode {mode} --seed {result.seed} --count 1 (shrunk)",
-        f"# grid=({program.grid},) n={program.n} m={program.m} BLOCK={program.block} "
+        f"# grid=({program.grid},) n={program.n} m={program.m} {program.constexprs()} "
         f"num_warps={program.num_warps}",
         f"# signature={program.signature()}",
         *("# " + line for line in result.finding.message.splitlines()[:12]),

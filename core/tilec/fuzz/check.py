@@ -53,10 +53,10 @@ def _exception(err: BaseException, where: str) -> Finding:
     frames = traceback.extract_tb(err.__traceback__)
     inner = next((f for f in reversed(frames) if "tilec" in f.filename), None)
     place = f"{inner.filename.rsplit('/', 2)[-1]}:{inner.name}" if inner else ""
-    first = str(err).splitlines()[0] if str(err) else ""
     key = f"{where}: {type(err).__name__} {place}"
-    text = "".join(traceback.format_exception(type(err), err, err.__traceback__)[-6:])
-    return Finding("exception", key, f"{where}: {type(err).__name__}: {first}\n{text}")
+    text = "\n".join(str(err).splitlines()[:20])
+    stack = "".join(traceback.format_list(frames[-3:]))
+    return Finding("exception", key, f"{where}: {type(err).__name__}: {text}\n{stack}")
 
 
 def _compile(program: Program, backend: str, target: str | None = None) -> Any:
@@ -66,7 +66,7 @@ def _compile(program: Program, backend: str, target: str | None = None) -> Any:
     return tilec.compile(
         kernel,
         signature=program.signature(),
-        constexprs={"BLOCK": program.block},
+        constexprs=program.constexprs(),
         backend=backend,
         target=target,
         num_warps=program.num_warps,

@@ -85,13 +85,16 @@ class Generator:
     def build(self) -> Program:
         rng = self.rng
         rank = rng.choice((1, 1, 1, 2))
-        blocks = (1, 2, 4, 16, 32, 64, 128, 256, 1024) if rank == 1 else (2, 4, 16, 16, 32, 64)
+        blocks = (1, 2, 4, 16, 32, 64, 128, 256, 1024) if rank == 1 else (1, 2, 4, 16, 16, 32, 64)
         block = rng.choice(blocks)
+        cols = 1
+        if rank == 2:
+            cols = block if rng.random() < 0.5 else rng.choice((1, 2, 8, 16, 32, 64))
         grid = rng.randint(1, 3)
         total = grid * block
         n = rng.choice((total, total, rng.randint(0, total)))
-        m = rng.choice((block, rng.randint(0, block))) if rank == 2 else 0
-        self.program = Program(rank, block, grid, n, m, [], [], [], self.seed)
+        m = rng.choice((cols, rng.randint(0, cols))) if rank == 2 else 0
+        self.program = Program(rank, block, grid, n, m, [], [], [], self.seed, cols=cols)
         self.program.num_warps = rng.choice((1, 2, 4, 4, 8))
         self.env = [Var("int32", "scalar", name="pid"), Var("int32", "scalar", name="n")]
         body = self.program.body
@@ -110,7 +113,9 @@ class Generator:
         if masked and self.rng.random() < 0.2 and self.vars_of(shape="tile"):
             cond = self.compare("tile", 1)
         other = self.rng.choice((0, 1, -1, 2)) if dtype not in UNSIGNED else 1
-        node = Load(dtype, "tile", 4.0, True, len(self.program.inputs) - 1, masked, other, cond)
+        pattern = self.rng.choice(("", "", "", "stride2", "xor1", "half"))
+        index = len(self.program.inputs) - 1
+        node = Load(dtype, "tile", 4.0, True, index, masked, other, cond, pattern)
         return self.assign(node)
 
     def assign(self, node: Node) -> Assign:
@@ -129,6 +134,11 @@ class Generator:
             return self.store(self.expr(rng.choice(self.dtypes), self.shape(), 3))
         if choice < 0.55:
             return self.atomic()
+        prog = self.program
+        if choice < 0.7 and prog.rank == 2 and prog.block == prog.cols and prog.block >= 16:
+            node = self.dot(rng.choice(("float32", "int32")), "tile", 2)
+            if node is not None:
+                return self.assign(node)
         return self.assign(self.expr(rng.choice(self.dtypes), self.shape(), 3))
 
     def shape(self) -> str:
@@ -140,7 +150,8 @@ class Generator:
             value = Binary(value.dtype, "tile", value.bound, value.exact, "add", value,
                            Full(value.dtype, "tile", 0.0, True, 0))  # fmt: skip
         self.program.outputs.append(value.dtype)
-        return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.8)
+        pattern = self.rng.choice(("", "", "stride2", "xor1"))
+        return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.8, None, pattern)
 
     def atomic(self) -> Store:
         op = self.rng.choice(("add", "add", "max", "min", "and", "or", "xor", "xchg"))
@@ -150,7 +161,8 @@ class Generator:
         shape = "tile" if unordered else self.rng.choice(("tile", "scalar"))
         value = self.expr(dtype, shape, 2)
         self.program.outputs.append(dtype)
-        return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.7, op)
+        pattern = self.rng.choice(("", "", "stride2", "xor1"))
+        return Store(len(self.program.outputs) - 1, value, self.rng.random() < 0.7, op, pattern)
 
     def if_statement(self, depth: int) -> _IfWithInit:
         rng = self.rng
@@ -230,7 +242,8 @@ class Generator:
         if depth <= 0 or self.rng.random() < 0.2:
             return self.leaf(dtype, shape)
         makers = [self.binary, self.binary, self.unary, self.cast, self.where, self.reduce]
-        if shape == "tile" and self.program.rank == 2:
+        square = self.program.rank == 2 and self.program.block == self.program.cols
+        if shape == "tile" and square:
             makers.append(self.trans)
             if self.program.block >= 16:
                 makers.append(self.dot)
@@ -341,7 +354,7 @@ class Generator:
             source_dtype = rng.choice(("int8", "int16") if dtype == "int32" else ("uint8",))
         source = self.expr(source_dtype, "tile", depth)
         if op == "sum":
-            bound = source.bound * self.program.block
+            bound = source.bound * max(self.program.block, self.program.cols)
             if is_float(dtype) and not float_bound_ok(bound, dtype):
                 return None
             return Reduce(dtype, shape, bound, not is_float(dtype), "sum", source, axis)
@@ -354,7 +367,7 @@ class Generator:
         if dtype in ("int32", "uint32") and self.rng.random() < 0.5:
             source_dtype = "int8" if dtype == "int32" else "uint8"
         source = self.expr(source_dtype, "tile", depth)
-        bound = source.bound * self.program.block
+        bound = source.bound * max(self.program.block, self.program.cols)
         if is_float(dtype) and not float_bound_ok(bound, dtype):
             return None
         axis = 0 if self.program.rank == 1 else self.rng.randint(0, 1)

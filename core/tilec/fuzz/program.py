@@ -132,24 +132,35 @@ class Load(Node):
     masked: bool = True
     other: float = 0
     cond: Node | None = None
+    pattern: str = ""
 
     def children(self) -> tuple[Node, ...]:
         return () if self.cond is None else (self.cond,)
 
     def src(self, prog: Program) -> str:
-        text = f"tl.load(in{self.input} + offs"
+        text = f"tl.load(in{self.input} + {ADDRESS[self.pattern][0]}"
         if self.masked:
             mask = "mask" if self.cond is None else f"mask & ({self.cond.src(prog)})"
             text += f", mask={mask}, other={literal(self.other, self.dtype)}"
         return text + ")"
 
     def eval(self, env: dict) -> np.ndarray:
-        offs = env["offs"]
+        offs = ADDRESS[self.pattern][1](env["offs"])
         values = env["__inputs"][self.input][offs].astype(np_dtype(self.dtype))
         if not self.masked:
             return values
         mask = env["mask"] if self.cond is None else env["mask"] & self.cond.eval(env)
         return np.where(mask, values, np.asarray(self.other, np_dtype(self.dtype)))
+
+
+ADDRESS = {
+    "": ("offs", lambda offs: offs),
+    "stride2": ("offs * 2", lambda offs: offs * 2),
+    "xor1": ("(offs ^ 1)", lambda offs: offs ^ 1),
+    "half": ("offs // 2", lambda offs: offs // 2),
+}
+"""Address patterns of tile loads and stores (`half` loads only: it repeats addresses); every
+buffer of tiles has twice the elements of the programs' tiles, so all stay in bounds."""
 
 
 UNARY_FLOAT = {
@@ -346,6 +357,8 @@ class Reduce(Node):
 
     def src(self, prog: Program) -> str:
         text = f"tl.{self.op}({self.a.src(prog)}, axis={self.axis})"
+        if self.dtype == "bfloat16":  # Triton reduces and scans bfloat16 in float32
+            text = f"({text}).to(tl.bfloat16)"
         if self.op == "cumsum" or prog.rank == 1:
             return text
         return text + ("[None, :]" if self.axis == 0 else "[:, None]")
@@ -403,6 +416,7 @@ class Store:
     value: Node
     masked: bool = True
     atomic: str | None = None
+    pattern: str = ""
 
 
 @attrs.define(eq=False)
@@ -440,6 +454,8 @@ class Program:
     body: list
     seed: int = 0
     num_warps: int = 4
+    cols: int = 1
+    """The columns of a 2-D tile (`COLS`); its rows are `BLOCK`."""
 
     # Printing ----------------------------------------------------------------------------------
 
@@ -448,7 +464,7 @@ class Program:
             return "[]"
         if self.rank == 1:
             return "[BLOCK]"
-        return {"tile": "[BLOCK, BLOCK]", "row": "[BLOCK, 1]", "col": "[1, BLOCK]"}[shape]
+        return {"tile": "[BLOCK, COLS]", "row": "[BLOCK, 1]", "col": "[1, COLS]"}[shape]
 
     def used(self) -> tuple[list[int], list[int]]:
         """The inputs and outputs the statements use, in order."""
@@ -485,7 +501,7 @@ class Program:
             "",
             "",
             "@tilec.jit",
-            f"def {name}({', '.join(self.params())}, BLOCK: tl.constexpr):",
+            f"def {name}({', '.join(self.params() + [f'{c}: tl.constexpr' for c in self.constexprs()])}):",
             "    pid = tl.program_id(0)",
         ]
         if self.rank == 1:
@@ -496,8 +512,8 @@ class Program:
         else:
             lines += [
                 "    rows = pid * BLOCK + tl.arange(0, BLOCK)",
-                "    cols = tl.arange(0, BLOCK)",
-                "    offs = rows[:, None] * BLOCK + cols[None, :]",
+                "    cols = tl.arange(0, COLS)",
+                "    offs = rows[:, None] * COLS + cols[None, :]",
                 "    mask = (rows[:, None] < n) & (cols[None, :] < m)",
             ]
         self._emit(self.body, lines, "    ")
@@ -509,7 +525,7 @@ class Program:
                 lines.append(f"{indent}{stmt.name} = {stmt.value.src(self)}")
             elif isinstance(stmt, Store):
                 scalar = stmt.value.shape == "scalar"
-                where = f"out{stmt.output} + " + ("pid" if scalar else "offs")
+                where = f"out{stmt.output} + " + ("pid" if scalar else ADDRESS[stmt.pattern][0])
                 if scalar and stmt.atomic:
                     where = f"out{stmt.output}"
                 mask = ", mask=mask" if stmt.masked and not scalar else ""
@@ -536,29 +552,23 @@ class Program:
 
     # Data and the NumPy model ------------------------------------------------------------------
 
+    def constexprs(self) -> dict[str, int]:
+        return {"BLOCK": self.block} | ({"COLS": self.cols} if self.rank == 2 else {})
+
     def numel(self) -> int:
-        return self.grid * self.block**self.rank
+        return self.grid * self.block * (self.cols if self.rank == 2 else 1)
 
     def output_size(self, index: int) -> int:
         for stmt in walk_statements(self.body):
             if isinstance(stmt, Store) and stmt.output == index and stmt.value.shape == "scalar":
                 return 1 if stmt.atomic else self.grid
-        return self.numel()
+        return 2 * self.numel()
 
     def make_inputs(self, rng: np.random.Generator) -> tuple[list, list]:
         """Random input buffers and initial outputs (values within [-4, 4] for floats), as
         storage arrays."""
-        inputs = [random_array(rng, dtype, self.numel()) for dtype in self.inputs]
-        outputs = []
-        atomics = {
-            s.output for s in walk_statements(self.body) if isinstance(s, Store) and s.atomic
-        }
-        for index, dtype in enumerate(self.outputs):
-            size = self.output_size(index)
-            if index in atomics:
-                outputs.append(np.zeros(size, storage(dtype)))
-            else:
-                outputs.append(random_array(rng, dtype, size))
+        inputs = [random_array(rng, dtype, 2 * self.numel()) for dtype in self.inputs]
+        outputs = [random_array(rng, d, self.output_size(i)) for i, d in enumerate(self.outputs)]
         return inputs, outputs
 
     def arguments(self, inputs: list, outputs: list) -> list:
@@ -568,11 +578,11 @@ class Program:
 
     def evaluate(self, inputs: list, outputs: list) -> None:
         """Run the program on NumPy over every program id, writing `outputs` in place."""
-        b = self.block
+        b, c = self.block, self.cols
         if self.rank == 1:
             shapes = {"tile": (b,), "scalar": ()}
         else:
-            shapes = {"tile": (b, b), "row": (b, 1), "col": (1, b), "scalar": ()}
+            shapes = {"tile": (b, c), "row": (b, 1), "col": (1, c), "scalar": ()}
         with np.errstate(all="ignore"):
             for pid in range(self.grid):
                 env: dict[str, Any] = {"__shapes": shapes, "__inputs": inputs}
@@ -582,8 +592,8 @@ class Program:
                     offs = pid * b + np.arange(b)
                     env["offs"], env["mask"] = offs, offs < self.n
                 else:
-                    rows, cols = pid * b + np.arange(b), np.arange(b)
-                    env["offs"] = rows[:, None] * b + cols[None, :]
+                    rows, cols = pid * b + np.arange(b), np.arange(c)
+                    env["offs"] = rows[:, None] * c + cols[None, :]
                     env["mask"] = (rows[:, None] < self.n) & (cols[None, :] < self.m)
                 self._run(self.body, env, outputs)
 
@@ -608,7 +618,7 @@ class Program:
             current = buffer[index]
             buffer[index] = _combine(stmt.atomic, current, value)
             return
-        offs = env["offs"]
+        offs = ADDRESS[stmt.pattern][1](env["offs"])
         sel = env["mask"] if stmt.masked else np.ones(offs.shape, bool)
         value = np.broadcast_to(value, offs.shape)
         buffer[offs[sel]] = _combine(stmt.atomic, buffer[offs[sel]], value[sel])

@@ -58,15 +58,17 @@ def shrink(
 
 def candidates(program: Program) -> Iterator[Program]:
     if program.grid > 1:
-        yield attrs.evolve(
-            copy.deepcopy(program), grid=1, n=min(program.n, program.block**program.rank)
-        )
-    if program.block > 1 and not (program.rank == 2 and program.block <= 16):
+        yield attrs.evolve(copy.deepcopy(program), grid=1, n=min(program.n, program.block))
+    if program.block > 1:
         smaller = copy.deepcopy(program)
         smaller.block //= 2
         smaller.n = min(smaller.n, smaller.grid * smaller.block)
-        smaller.m = min(smaller.m, smaller.block)
         yield smaller
+    if program.rank == 2 and program.cols > 1:
+        narrower = copy.deepcopy(program)
+        narrower.cols //= 2
+        narrower.m = min(narrower.m, narrower.cols)
+        yield narrower
     count = len(list(_sites(program)))
     for index in range(count):
         candidate = copy.deepcopy(program)
