@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tilec.fuzz.program import RTOL, Program, Store, is_float, walk_statements
+from tilec.fuzz.program import RTOL, Program, Store, is_float, tolerances, walk_statements
 
 MODES = ("interp", "codegen", "device")
 CODEGEN_TARGETS = (("nvidia", "sm_80"), ("nvidia", "sm_90a"), ("amd", "gfx942"), ("amd", "gfx1100"))
@@ -138,6 +138,7 @@ def compare(
     """The first output element where `actual` differs from `expected`: exactly for integers and
     exact floats, within the dtype's tolerance of the stored value's bound otherwise."""
     stores = {s.output: s for s in walk_statements(program.body) if isinstance(s, Store)}
+    rtols = tolerances(program)
     for index, dtype in enumerate(program.outputs):
         if index not in stores:
             continue
@@ -145,7 +146,8 @@ def compare(
         a, e = actual[index], expected[index]
         if is_float(dtype):
             af, ef = _as_float(a, dtype), _as_float(e, dtype)
-            atol = 0.0 if value.exact else RTOL[dtype] * max(value.bound, 1.0)
+            rtol = max(rtols[index], RTOL[dtype]) if rtols[index] else 0.0
+            atol = rtol * max(value.bound, 1.0)
             bad = ~(np.isclose(af, ef, rtol=0.0, atol=atol) | (np.isnan(af) & np.isnan(ef)))
         else:
             bad = a != e

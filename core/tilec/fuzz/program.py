@@ -664,5 +664,35 @@ def statement_nodes(stmt: Any) -> tuple[Node, ...]:
     return ()
 
 
+def tolerances(program: Program) -> dict[int, float]:
+    """The relative tolerance (of the stored value's bound) of each output: the loosest `RTOL`
+    of a float dtype an inexact operation computed in, anywhere upstream of the stored value
+    (a float32 `tl.log` cast to float64 keeps float32's tolerance)."""
+    loosest: dict[str, float] = {}
+    result: dict[int, float] = {}
+
+    def tree(node: Node) -> float:
+        own = RTOL[node.dtype] if is_float(node.dtype) and not node.exact else 0.0
+        if isinstance(node, Var):
+            own = max(own, loosest.get(node.name, 0.0))
+        return max([own, *(tree(child) for child in node.children())])
+
+    def visit(body: list) -> None:
+        for stmt in body:
+            if isinstance(stmt, Assign):
+                loosest[stmt.name] = max(loosest.get(stmt.name, 0.0), tree(stmt.value))
+            elif isinstance(stmt, Store):
+                result[stmt.output] = max(result.get(stmt.output, 0.0), tree(stmt.value))
+            elif isinstance(stmt, If):
+                visit(stmt.then)
+                visit(stmt.orelse)
+            else:
+                visit(stmt.body)
+                visit(stmt.body)  # a loop-carried value's tolerance reaches the next trip
+
+    visit(program.body)
+    return result
+
+
 def float_bound_ok(bound: float, dtype: str) -> bool:
     return math.isfinite(bound) and bound <= LIMIT[dtype]
