@@ -20,6 +20,7 @@ import runpy
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -428,10 +429,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    # deferred: the fuzzer is needed by this command alone
-    from pathlib import Path
-
-    from tilec.fuzz.campaign import run_campaign
+    from tilec.fuzz.campaign import run_campaign  # deferred: needed by this command alone
 
     if args.count is None and args.time is None:
         raise UserError("give --count N, --time SECONDS, or both")

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+import tilec
 from tilec.fuzz.program import RTOL, Program, Store, is_float, tolerances, walk_statements
 
 MODES = ("interp", "codegen", "device")
@@ -60,8 +61,6 @@ def _exception(err: BaseException, where: str) -> Finding:
 
 
 def _compile(program: Program, backend: str, target: str | None = None) -> Any:
-    import tilec
-
     kernel = load_kernel(program)
     return tilec.compile(
         kernel,

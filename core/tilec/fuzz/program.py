@@ -23,6 +23,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tilec.ir.type_names import SIGNATURE_BY_TORCH
+
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -484,8 +486,6 @@ class Program:
         return names + (["m"] if self.rank == 2 else [])
 
     def signature(self) -> dict[str, str]:
-        from tilec.ir.type_names import SIGNATURE_BY_TORCH
-
         inputs, outputs = self.used()
         sig = {f"in{i}": "*" + SIGNATURE_BY_TORCH[self.inputs[i]] for i in inputs}
         sig.update({f"out{i}": "*" + SIGNATURE_BY_TORCH[self.outputs[i]] for i in outputs})

@@ -25,6 +25,7 @@ from tilec.ir.core import Operation
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import FloatType, IntegerType, PointerType
 from tilec.passes.instrumentation import PassInstrumentation
+from tilec.plugin import manager as plugin_host
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,6 @@ class ValidationError(Exception):
 
 
 def _interpreter() -> Any:
-    from tilec.plugin import manager as plugin_host
-
     backend = plugin_host.load_backends().get("interp")
     if backend is None or not hasattr(backend, "execute"):
         raise RuntimeError(
