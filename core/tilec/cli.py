@@ -1,6 +1,7 @@
 """The `tilec` command: `opt` (run passes on textual IR), `passes` (the pipeline), `backends`,
-`run` (a Python script on a chosen backend), `compile` (one kernel ahead of time, printed) and
-`cache` (the autotuning results and the compile cache: shown, cleared).
+`run` (a Python script on a chosen backend), `compile` (one kernel ahead of time, printed),
+`cache` (the autotuning results and the compile cache: shown, cleared) and `fuzz` (random
+kernels against the interpreter, a NumPy model and every backend's code generation).
 
 User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
 cycle) print a message to stderr and return 1; argument errors return 2 (argparse). Anything else
@@ -19,6 +20,7 @@ import runpy
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -39,6 +41,7 @@ from tilec.passes.manager import (
     to_dot,
 )
 from tilec.pipeline import backend_stages, other_backend_origins
+from tilec.pipeline.validation import ValidatePasses, ValidationError
 from tilec.plugin import manager as plugin_host
 from tilec.runtime import check, compiler
 from tilec.runtime.jit import JITFunction
@@ -101,6 +104,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
 
     entries = parse_pipeline(args.passes) if args.passes is not None else []
     print_after = _split_names(args.print_after)
+    if args.validate and not entries:
+        raise UserError("--validate needs --passes: the passes whose results it compares")
     if entries or print_after:
         manager = _pass_manager(verify_each=args.verify)
         names = [name for name, _ in entries]
@@ -113,6 +118,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
                 )
         print_names = None if args.print_after_all else print_after
         instrumentations, timing = _instrumentations(args.timing, print_names, args.locations)
+        if args.validate:
+            instrumentations.insert(0, ValidatePasses(stages=("tir",)))
         options = {name: opts for name, opts in entries if opts}
         manager.run(
             module,
@@ -433,6 +440,27 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from tilec.fuzz.campaign import run_campaign  # deferred: needed by this command alone
+
+    if args.count is None and args.time is None:
+        raise UserError("give --count N, --time SECONDS, or both")
+    if (args.count is not None and args.count < 1) or (args.time is not None and args.time <= 0):
+        raise UserError("--count and --time must be positive")
+    if args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    if args.mode == "device":
+        _require_backend("nvidia")
+    out = Path(args.out) if args.out else None
+    summary = run_campaign(
+        args.mode, args.seed, args.count, args.time,
+        jobs=args.jobs, shrink_findings=args.shrink, shrink_seconds=args.shrink_time, out_dir=out,
+        log=lambda line: print(line, flush=True), timeout=args.timeout,
+    )  # fmt: skip
+    print(summary.line())
+    return 1 if summary.results else 0
+
+
 # Argument parsing -----------------------------------------------------------------------------
 
 
@@ -487,6 +515,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         metavar="NAME",
         help="take the gir passes' layout rules (tensor cores, ...) for --arch from backend NAME",
+    )
+    opt.add_argument(
+        "--validate",
+        action="store_true",
+        help="translation validation: run each function on the interpreter with random inputs "
+        "before the passes and after every tir pass that rewrote it; name the first pass whose "
+        "results differ, with the IR before and after it",
     )
     opt.add_argument("--locations", action="store_true", help="print source locations")
     opt.add_argument("-o", dest="output", metavar="OUT", help="write the result to OUT")
@@ -577,6 +612,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="remove the autotuning results, the compiled kernels, or both",
     )
     cache_.set_defaults(handler=cmd_cache)
+
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="run random kernels and report compiler bugs",
+        description="Generate random kernels from consecutive seeds and check each: 'interp' "
+        "against a NumPy model of the same program, 'codegen' through every GPU backend's code "
+        "generation on the CPU (nvidia sm_80 and sm_90a with ptxas, amd gfx942 and gfx1100), "
+        "'device' on the nvidia device against the interpreter. Kernels run in a child "
+        "process, so an LLVM abort or a hang is reported too. Each new finding is shrunk to a "
+        "small kernel (written under --out). Exits 1 when there are findings.",
+    )
+    fuzz.add_argument("--mode", choices=("interp", "codegen", "device"), default="interp")
+    fuzz.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
+    fuzz.add_argument("--count", type=int, metavar="N", help="stop after N kernels")
+    fuzz.add_argument("--time", type=float, metavar="SECONDS", help="stop after SECONDS")
+    fuzz.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="child processes at once (default 1)"
+    )
+    fuzz.add_argument("--out", metavar="DIR", help="write a reproducer of each finding to DIR")
+    fuzz.add_argument(
+        "--no-shrink", dest="shrink", action="store_false", help="report findings unshrunk"
+    )
+    fuzz.add_argument(
+        "--shrink-time", type=float, default=120.0, metavar="SECONDS",
+        help="time spent shrinking each new finding (default 120)",
+    )  # fmt: skip
+    fuzz.add_argument(
+        "--timeout", type=float, default=300.0, metavar="SECONDS",
+        help="a kernel that takes longer is a finding (default 300)",
+    )  # fmt: skip
+    fuzz.set_defaults(handler=cmd_fuzz)
     return parser
 
 
@@ -605,7 +671,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_usage(sys.stderr)
         print(
-            f"{PROG}: error: a command is required (opt, passes, backends, run, compile, cache)",
+            f"{PROG}: error: a command is required (opt, passes, backends, run, compile, cache, fuzz)",
             file=sys.stderr,
         )
         return 2
@@ -615,7 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.handler(args)
     except (ParseError, Diagnostic) as err:
         print(err, file=sys.stderr)
-    except (UserError, PipelineError, PassVerifyError) as err:
+    except (UserError, PipelineError, PassVerifyError, ValidationError) as err:
         print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
     except BrokenPipeError:
         # The reader (`tilec opt ... | head`) went away; stop quietly, as Unix tools do.

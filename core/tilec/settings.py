@@ -119,6 +119,14 @@ PRINT_AUTOTUNING = Setting(
     "When on, `@tilec.autotune` prints every config's time and the config it chose (to stderr), "
     "and shows compile and timing progress bars on a terminal.",
 )
+VALIDATE_PASSES = Setting(
+    "TILEC_VALIDATE_PASSES",
+    "off",
+    "When on, every compile validates its tir passes: the interpreter runs the kernel on random "
+    "inputs before the passes and after each pass that rewrote the tir, and the first pass whose "
+    "results differ is an error showing the IR before and after it (`tilec opt --validate` "
+    "does the same). Slow; cached kernels are not compiled, so not validated.",
+)
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
     "interp for `tests/language`, nvidia for `tests/gpu`",
@@ -129,7 +137,7 @@ TEST_BACKEND = Setting(
 SETTINGS: tuple[Setting, ...] = (
     BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD,
     F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
-    TEST_BACKEND,
+    TEST_BACKEND, VALIDATE_PASSES,
 )  # fmt: skip
 
 

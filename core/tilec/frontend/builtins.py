@@ -334,7 +334,13 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         return self.sem.binary("/", 1.0, self.sem.binary("+", 1.0, exp))
 
     def tl_fma(self, x: Any, y: Any, z: Any) -> TensorValue:
-        a, b, c = self.sem.broadcast_all(self._float(x), self._float(y), self._float(z))
+        """`x * y + z` rounded once; operands of different float types meet in the type `+`
+        gives them (`fma(f32, f16, f16)` is f32)."""
+        values = [self._float(v) for v in (x, y, z)]
+        target = values[0].dtype
+        for v in values[1:]:
+            target = computation_type(target, v.dtype, False, False, False)
+        a, b, c = self.sem.broadcast_all(*(self.sem.cast(v, target) for v in values))
         return self.sem.create(math.FmaOp, [a, b, c], a.type)
 
     def tl_cdiv(self, x: Any, y: Any) -> Any:

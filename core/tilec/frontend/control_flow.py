@@ -200,7 +200,10 @@ class ControlFlowMixin:
             with self.builder.at(block):
                 values = []
                 for n in names:
-                    other = next(s[n] for _, s in branches if isinstance(s[n], TensorValue))
+                    # the dtype of a branch's tensor, else of the first branch's Python value
+                    # (a `tl.static_range` variable assigned in both branches)
+                    tensors = [s[n] for _, s in branches if isinstance(s[n], TensorValue)]
+                    other = tensors[0] if tensors else self.sem.to_value(branches[0][1][n])
                     values.append(
                         self.sem.cast(self.sem.to_value(scope[n], other.dtype), other.dtype)
                     )

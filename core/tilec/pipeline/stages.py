@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from tilec import settings
 from tilec.backend import Backend, BackendOptions, GpuBackend
 from tilec.ir import print_module
 from tilec.ir.core import Operation
@@ -82,7 +83,12 @@ def core_stages(
     """The core's stages for `backend`, in order: `tir`, and `gir`, `llir` for a GPU backend."""
 
     def tir(module: Operation, metadata: dict[str, Any]) -> Operation:
-        passes.run(module, "tir", target=metadata["target"], instrumentations=instrumentations)
+        tir_instrumentations = list(instrumentations)
+        if settings.VALIDATE_PASSES.enabled():
+            from tilec.pipeline.validation import ValidatePasses  # deferred: needs NumPy
+
+            tir_instrumentations.insert(0, ValidatePasses())
+        passes.run(module, "tir", target=metadata["target"], instrumentations=tir_instrumentations)
         return module
 
     stages: dict[str, Stage] = {"tir": tir}
