@@ -10,7 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from parser_fuzz import check_one, corpus, mutate
 
-from tilec.ir.parser import MAX_INTEGER_DIGITS, MAX_NESTING, ParseError, parse_module
+from tilec.ir.parser import (
+    MAX_INTEGER_DIGITS,
+    MAX_NESTING,
+    MAX_REGION_NESTING,
+    ParseError,
+    parse_module,
+)
 
 CORPUS = corpus()
 
@@ -38,7 +44,7 @@ def test_deep_nesting_is_a_located_error(opener: str, closer: str):
         nested = opener * 5000 + "#gpu.blocked<{sizePerThread = [1]}>" + closer * 5000
         argument = f"tensor<4xf32, {nested}>"
     text = f"func.func @k(%a: {argument}) {{\n  tile.return\n}}\n"
-    with pytest.raises(ParseError, match=f"nesting deeper than {MAX_NESTING} levels") as info:
+    with pytest.raises(ParseError, match=f"nested deeper than {MAX_NESTING} levels") as info:
         parse_module(text, "deep.tir")
     assert len(str(info.value)) < 600  # the long line is shown cut around the column
 
@@ -46,7 +52,7 @@ def test_deep_nesting_is_a_located_error(opener: str, closer: str):
 def test_deep_regions_are_a_located_error():
     body = "scf.if %c {\n" * 5000
     text = f"func.func @k(%c: i1) {{\n{body}"
-    with pytest.raises(ParseError, match="nesting deeper than"):
+    with pytest.raises(ParseError, match=f"regions nested deeper than {MAX_REGION_NESTING}"):
         parse_module(text, "deep.tir")
 
 

@@ -85,33 +85,37 @@ _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
 MAX_NESTING = 64
-"""How deep types, attributes and regions may nest in IR text (deeper text is a ParseError, not
-a RecursionError of the parser, the verifier or a pass)."""
+"""How deep types and attributes may nest in IR text (deeper text is a ParseError, not a
+RecursionError of the parser, the verifier or a pass)."""
+MAX_REGION_NESTING = 220
+"""How deep regions may nest (ops inside ops): deep enough for any kernel, and shallow enough
+for the printer and the passes, which recurse by region, to stay within Python's recursion
+limit."""
 MAX_INTEGER_DIGITS = 100
 """The longest integer literal (a 128-bit value has 39 digits)."""
 
 
-def _nested(method):
-    """Count the nesting of a recursive parser method; past `MAX_NESTING` a located error."""
+class _Nesting:
+    """One level of nesting of `limit` (a context manager; its own counter per kind)."""
 
-    def wrapper(self, *args, **kwargs):
-        if self._depth >= MAX_NESTING:
-            raise self.error(f"nesting deeper than {MAX_NESTING} levels")
-        self._depth += 1
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._depth -= 1
+    def __init__(self, parser: Parser, limit: int, what: str):
+        self.parser, self.limit, self.what = parser, limit, what
 
-    wrapper.__name__, wrapper.__doc__ = method.__name__, method.__doc__
-    return wrapper
+    def __enter__(self) -> None:
+        depth = self.parser._depths.get(self.what, 0)
+        if depth >= self.limit:
+            raise self.parser.error(f"{self.what} nested deeper than {self.limit} levels")
+        self.parser._depths[self.what] = depth + 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.parser._depths[self.what] -= 1
 
 
 class Parser:
     def __init__(self, text: str, filename: str = "<input>"):
         self.text = text
         self.pos = 0
-        self._depth = 0
+        self._depths: dict[str, int] = {}
         self.filename = filename
         self.aliases: dict[str, Attribute] = {}
         # Value names by scope, innermost last; a scope is a region. Names are visible in nested
@@ -273,8 +277,14 @@ class Parser:
 
     # Types -----------------------------------------------------------------------------------
 
-    @_nested
     def type(self) -> Type:
+        with self._nesting(MAX_NESTING, "types"):
+            return self._type()
+
+    def _nesting(self, limit: int, what: str) -> _Nesting:
+        return _Nesting(self, limit, what)
+
+    def _type(self) -> Type:
         self.skip_ws()
         start = self.pos
         if self.accept("!tile.ptr"):
@@ -319,7 +329,6 @@ class Parser:
         self.expect(">")
         return TensorType(tuple(shape), element, encoding)
 
-    @_nested
     def function_type(self) -> FunctionType:
         self.expect("(")
         inputs = self.comma_list(self.type, ")")
@@ -342,8 +351,11 @@ class Parser:
 
     # Attributes ------------------------------------------------------------------------------
 
-    @_nested
     def attribute(self) -> Attribute:
+        with self._nesting(MAX_NESTING, "attributes"):
+            return self._attribute()
+
+    def _attribute(self) -> Attribute:
         self.skip_ws()
         start = self.pos
         if self.peek('"'):
@@ -553,31 +565,36 @@ class Parser:
             regions.append(self.region())
         return cls.create(operands, result_types, attributes, regions)
 
-    @_nested
     def region(self, entry_args: list[tuple[str, Type, int]] | None = None) -> Region:
         """`{ [^bb0(%a: T, ...):] ops }`; `entry_args` are arguments declared outside (functions)."""
-        self.expect("{", "'{' to start a region")
-        self.push_scope(isolated=False)
-        region = Region()
-        block = region.add_block(Block())
-        for name, type_, position in entry_args or []:
-            self.define_value(name, block.add_arg(type_), position)
-        first = True
-        while not self.accept("}"):
-            if self.at_end():
-                raise self.error("expected '}' to close the region")
-            if self.peek("^"):
-                if not first or block.args:
-                    block = region.add_block(Block())
-                self.prefixed_name("^", "block label")
-                if self.accept("("):
-                    for name, type_, position in self.comma_list(self.typed_value_name, ")"):
-                        self.define_value(name, block.add_arg(type_), position)
-                self.expect(":", "':' after block label")
-            first = False
-            block.append(self.operation())
-        self.pop_scope()
-        return region
+        # counted in place (no wrapper frame): regions nest deeply, and every frame counts
+        nesting = self._nesting(MAX_REGION_NESTING, "regions")
+        nesting.__enter__()
+        try:
+            self.expect("{", "'{' to start a region")
+            self.push_scope(isolated=False)
+            region = Region()
+            block = region.add_block(Block())
+            for name, type_, position in entry_args or []:
+                self.define_value(name, block.add_arg(type_), position)
+            first = True
+            while not self.accept("}"):
+                if self.at_end():
+                    raise self.error("expected '}' to close the region")
+                if self.peek("^"):
+                    if not first or block.args:
+                        block = region.add_block(Block())
+                    self.prefixed_name("^", "block label")
+                    if self.accept("("):
+                        for name, type_, position in self.comma_list(self.typed_value_name, ")"):
+                            self.define_value(name, block.add_arg(type_), position)
+                    self.expect(":", "':' after block label")
+                first = False
+                block.append(self.operation())
+            self.pop_scope()
+            return region
+        finally:
+            nesting.__exit__()
 
     def typed_value_name(self) -> tuple[str, Type, int]:
         name, position = self.value_name()
