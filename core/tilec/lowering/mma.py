@@ -75,10 +75,10 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
         for rk in range(reps_k):
             for rm in range(reps_m):
                 a_at = (rm * reps_k + rk) * a_step
-                a_regs = _pack(ctx, a_values[a_at : a_at + a_step], k_width)
+                a_regs = pack_registers(ctx, a_values[a_at : a_at + a_step], k_width)
                 for rn in range(reps_n):
                     b_at = (rn * reps_k + rk) * b_step
-                    b_regs = _pack(ctx, b_values[b_at : b_at + b_step], k_width)
+                    b_regs = pack_registers(ctx, b_values[b_at : b_at + b_step], k_width)
                     at = (rm * reps_n + rn) * 4
                     results[at : at + 4] = ctx.target.mma(
                         ctx.builder, instruction, a_regs, b_regs, results[at : at + 4]
@@ -115,7 +115,7 @@ def _split(ctx: LoweringContext, values: list[ir.Value]) -> tuple[list[ir.Value]
     return big, [b.fsub(v, h) for v, h in zip(values, big, strict=True)]
 
 
-def _pack(ctx: LoweringContext, values: list[ir.Value], k_width: int) -> list[ir.Value]:
+def pack_registers(ctx: LoweringContext, values: list[ir.Value], k_width: int) -> list[ir.Value]:
     """Each `k_width` consecutive elements as one i32 register, the first in the low bits."""
     b = ctx.builder
     registers = []
@@ -130,4 +130,4 @@ def _pack(ctx: LoweringContext, values: list[ir.Value], k_width: int) -> list[ir
     return registers
 
 
-__all__ = ["K_WIDTHS", "lower_mma_dot", "tf32_round"]
+__all__ = ["K_WIDTHS", "lower_mma_dot", "pack_registers", "tf32_round"]

@@ -47,6 +47,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.memory import byte_size
+from tilec.lowering.mma import pack_registers
 from tilec.lowering.shared_memory import NVMMA_ALIGNMENT
 from tilec.lowering.swizzle import NvmmaTile, SharedView
 
@@ -252,7 +253,7 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
                 k = step * INSTR_K
                 if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
                     at_a = (rm * reps_k + step) * 8
-                    desc_a = _pack_pairs(b, a.values[at_a : at_a + 8])  # type: ignore[union-attr]
+                    desc_a = pack_registers(ctx, a.values[at_a : at_a + 8], 2)  # type: ignore[union-attr]
                 else:
                     desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
                 desc_b = b_operand.descriptor(ctx, k, rn * tile_n)
@@ -262,17 +263,6 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     pendings = op.pendings.value  # type: ignore[attr-defined]
     values = ctx.target.wgmma_wait(b, values, pendings)
     ctx.set(op.result, LTensor(op.result.type, values))
-
-
-def _pack_pairs(b: ir.IRBuilder, values: list[ir.Value]) -> list[ir.Value]:
-    """Pairs of 16-bit elements as i32 registers, the first of a pair in the low half."""
-    registers = []
-    for i in range(0, len(values), 2):
-        pair: ir.Value = ir.Constant(ir.VectorType(values[i].type, 2), None)
-        pair = b.insert_element(pair, values[i], I32(0))
-        pair = b.insert_element(pair, values[i + 1], I32(1))
-        registers.append(b.bitcast(pair, I32))
-    return registers
 
 
 @lowers(WarpGroupDotWaitOp)
