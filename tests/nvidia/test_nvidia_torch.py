@@ -192,3 +192,22 @@ def test_set_device_and_torch_set_device_on_one_gpu():
             tilec.to_device(x.cpu().numpy(), backend="nvidia")
     finally:
         tilec.set_device(None)
+
+
+def test_do_bench_cudagraph_times_tilec_launches():
+    """`tilec.testing.do_bench_cudagraph` captures tilec launches in a CUDA graph (on torch's
+    side stream) and replays them: the time is positive, every replay wrote the output, and it
+    is no longer than `do_bench`'s per-launch time (the graph removes the launch gaps)."""
+    import tilec.testing
+
+    x = torch.rand(N, device="cuda")
+    out = torch.full((N,), -1.0, device="cuda")
+    scale(x, out, 2.0)  # warm-up: compile and load before the capture
+    torch.cuda.synchronize()
+    out.fill_(-1.0)
+    graph_ms = tilec.testing.do_bench_cudagraph(lambda: scale(x, out, 3.0), rep=20)
+    torch.cuda.synchronize()
+    assert graph_ms > 0
+    torch.testing.assert_close(out, x * 3.0)
+    plain_ms = tilec.testing.do_bench(lambda: scale(x, out, 3.0), warmup=5, rep=20)
+    assert graph_ms < 2 * plain_ms
