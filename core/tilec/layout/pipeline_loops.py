@@ -273,9 +273,10 @@ def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodi
 
 def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
     """The `gpu.warp_group_dot`s of the loop that may stay in flight across iterations, with
-        their iter-arg index: both operands from the pipelined loads or converted to shared memory
-    before the loop (`_invariant_shared`), the accumulator an iter-arg
-        only they use, the result only yielded back into it."""
+    their iter-arg index: B (and A, unless A is in registers) from the pipelined loads or
+    converted to shared memory before the loop (`_invariant_shared`), the result only yielded,
+    and the accumulator that iter-arg, or computed from it in the body by pure ops (attention
+    rescales it by `alpha`: `_wait_for_carried` then waits before that)."""
     from_rings = {convert.results[0] for group in plan.converts for convert in group}
     from_rings |= {  # views of a ring slot: tile.trans of one
         user.results[0]
@@ -284,21 +285,59 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
         if isinstance(user, TransOp)
     }
     terminator = block.last_op
+    iv = block.args[0]
     found = []
     for op in block.ops:
         if not isinstance(op, WarpGroupDotOp):
             continue
-        if not all(v in from_rings or _invariant_shared(v, block) for v in (op.a, op.b)):
+        a_in_registers = isinstance(op.a.type.encoding, DotOperandEncodingAttr)  # type: ignore[attr-defined]
+        if not (a_in_registers or op.a in from_rings or _invariant_shared(op.a, block)):
             continue
-        acc = op.acc
-        if not _is_arg(acc, block, block.args[0]):
+        if not (op.b in from_rings or _invariant_shared(op.b, block)):
             continue
-        index = acc.index - 1  # type: ignore[attr-defined]
-        uses = op.result.uses
-        if [u for u, _ in acc.uses] != [op] or [(u, i) for u, i in uses] != [(terminator, index)]:
+        uses = [(u, i) for u, i in op.result.uses]
+        if len(uses) != 1 or uses[0][0] is not terminator:
+            continue
+        index = uses[0][1]
+        arg = block.args[1 + index]
+        if arg is iv or not _computed_from(op.acc, arg, block):
+            continue
+        if op.acc is arg and [u for u, _ in arg.uses] != [op]:
             continue
         found.append((op, index))
     return found
+
+
+def _computed_from(value: Value, arg: Value, block: Block, depth: int = 0) -> bool:
+    """Whether `value` is `arg` or computed from it by pure, region-free ops of `block`."""
+    if value is arg:
+        return True
+    producer = getattr(value, "op", None)
+    if depth > 16 or producer is None or producer.parent is not block:
+        return False
+    if not producer.has_trait(Pure) or producer.regions:
+        return False
+    return any(_computed_from(v, arg, block, depth + 1) for v in producer.operands)
+
+
+def _wait_for_carried(block: Block, dots: list[tuple[WarpGroupDotOp, int]]) -> None:
+    """An asynchronous dot whose accumulator is computed from its iter-arg: the iter-arg's
+    registers are final only after a `gpu.warp_group_dot_wait {pendings = 0}`, placed before
+    the iter-arg's first use in the body (wgmma groups retire in order, so a synchronous wgmma
+    issued before that use has already retired it; the wait threads the registers through)."""
+    order = block.index_map()
+    for dot, index in dots:
+        arg = block.args[1 + index]
+        if dot.acc is arg:
+            continue  # only the next wgmma reads it: the hardware orders them
+        users = sorted({u for u, _ in arg.uses}, key=order.__getitem__)
+        wait = WarpGroupDotWaitOp(
+            operands=[arg], result_types=[arg.type], attributes={"pendings": IntegerAttr(0, i32)}
+        )
+        block.insert_before(wait, users[0])
+        for user, at in list(arg.uses):
+            if user is not wait:
+                user.set_operand(at, wait.results[0])
 
 
 def _invariant_shared(value: Value, block: Block) -> bool:
@@ -381,6 +420,7 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     inits = [*loop.init_args, *carried.values(), outside.const(0, i32)]
     for dot, _ in async_dots:
         dot.attributes["pendings"] = IntegerAttr(1, i32)
+    _wait_for_carried(block, async_dots)
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
     waits: list[Operation] = []

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from llvmlite import ir
 
-from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr, layout_of
 from tilec.dialects.gpu_mma import MmaEncodingAttr
 from tilec.dialects.tile import (
     BroadcastOp,
@@ -98,9 +98,11 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     src_type = source.type
     weights = _weights(op, src_type, result_type)
     picks = None
-    if not isinstance(op, ConvertLayoutOp) or isinstance(layout_of(src_type), MmaEncodingAttr):
+    if not isinstance(op, ConvertLayoutOp) or _is_mma(layout_of(src_type)):
         # An `#gpu.mma` result holds, in each thread, the elements its `#gpu.dot_op` operand
-        # fragment needs when the warps tile only M (attention's p): no data moves.
+        # fragment needs when the warps tile only M (attention's p): no data moves. Likewise
+        # its row vectors (slices) between two `#gpu.mma` of other instruction widths
+        # (attention's alpha when the head dim differs from BLOCK_N).
         picks = register_picks(
             (layout_of(src_type), src_type.shape),
             (layout_of(result_type), result_type.shape),
@@ -117,6 +119,13 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     else:
         values = _through_shared(ctx, source, result_type, weights)
     ctx.set(op.result, LTensor(result_type, values))
+
+
+def _is_mma(layout: object) -> bool:
+    """A `#gpu.mma` layout, or a slice of one."""
+    while isinstance(layout, SliceEncodingAttr):
+        layout = layout.parent
+    return isinstance(layout, MmaEncodingAttr)
 
 
 @lru_cache(maxsize=1024)
