@@ -62,3 +62,27 @@ def test_a_bound_that_is_not_a_positive_integer_is_an_error(monkeypatch, value):
     monkeypatch.setenv("TILEC_CACHE_MAX_MB", value)
     with pytest.raises(ValueError, match=f"TILEC_CACHE_MAX_MB='{value}' is not a positive"):
         cache.write(key("a"), "body")
+
+
+def test_small_writes_scan_the_folder_at_most_once_a_minute(monkeypatch):
+    """A large cache is not scanned on every write (each scan stats every entry): small writes
+    scan when the folder was last scanned a minute ago or more (by any process), or when this
+    process has written a tenth of the bound since its own scan."""
+    monkeypatch.setenv("TILEC_CACHE_MAX_MB", "1")
+    scans = []
+    real_evict = cache.evict
+    monkeypatch.setattr(
+        cache, "evict", lambda folder, limit: scans.append(folder) or real_evict(folder, limit)
+    )
+    cache.write(key("a"), "small")
+    assert len(scans) == 1  # no scan marker yet
+    for letter in "bcd":
+        cache.write(key(letter), "small")
+    assert len(scans) == 1
+    marker = cache.cache_dir() / cache.SCAN_MARKER
+    then = marker.stat().st_mtime - cache.SCAN_INTERVAL_S
+    os.utime(marker, (then, then))
+    cache.write(key("e"), "small")
+    assert len(scans) == 2  # the last scan is a minute old
+    cache.write(key("f"), "x" * (1024 * 1024 // 10))
+    assert len(scans) == 3  # a tenth of the bound written
