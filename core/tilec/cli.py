@@ -413,6 +413,12 @@ def cmd_cache(args: argparse.Namespace) -> int:
     # deferred: the autotuner's store is needed by this command alone
     from tilec.runtime.autotune import store
 
+    if args.action == "clear" and args.clear:
+        raise UserError("give what to clear once: `tilec cache clear WHAT` or `--clear WHAT`")
+    if args.action != "clear" and args.what is not None:
+        raise UserError(f"`tilec cache {args.action or 'info'}` takes no '{args.what}'")
+    if args.action == "clear":
+        args.clear = args.what or "all"
     root = settings.cache_dir()
     compiled = sorted(root.glob("*.json")) if root.is_dir() else []
     results = store.entries()
@@ -427,7 +433,11 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.clear:
         return 0
     size = sum(path.stat().st_size for path in compiled)
-    print(f"compile cache: {root}: {len(compiled)} kernels, {size / 1e6:.2f} MB")
+    bound = settings.cache_max_bytes() / 1e6
+    print(
+        f"compile cache: {root}: {len(compiled)} kernels, {size / 1e6:.2f} MB "
+        f"(bound {bound:.0f} MB, {settings.CACHE_MAX_MB.name})"
+    )
     print(f"autotuning results: {store.folder()}: {len(results)}")
     for path, about in results:
         if about is None:
@@ -604,12 +614,26 @@ def build_parser() -> argparse.ArgumentParser:
         "cache",
         help="show or clear the autotuning results and the compile cache",
         description="Show the compile cache's size and the stored autotuning results (under "
-        "TILEC_CACHE_DIR), or clear them.",
+        "TILEC_CACHE_DIR): `tilec cache info`; or clear them: `tilec cache clear "
+        "[autotune|compile|all]`.",
+    )
+    cache_.add_argument(
+        "action",
+        nargs="?",
+        choices=("info", "clear"),
+        help="info (the default): what the caches hold; clear: remove it",
+    )
+    cache_.add_argument(
+        "what",
+        nargs="?",
+        choices=("autotune", "compile", "all"),
+        help="what `clear` removes: the autotuning results, the compiled kernels, or both "
+        "(the default)",
     )
     cache_.add_argument(
         "--clear",
         choices=("autotune", "compile", "all"),
-        help="remove the autotuning results, the compiled kernels, or both",
+        help="the same as `tilec cache clear WHAT`",
     )
     cache_.set_defaults(handler=cmd_cache)
 

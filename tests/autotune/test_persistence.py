@@ -116,3 +116,20 @@ def test_stored_results_are_read_like_cache_entries(tmp_path):
     forged = tmp_path / "forged.json"
     forged.write_text('// tilec-cache v1\n{"timings": {"a": [1.0, 1.0, 1.0]}}')
     assert store.load(forged) == {}
+
+
+def test_cache_info_and_clear_subcommands(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / ("a" * 64 + ".json")).write_text("{}")
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "1 kernels" in out and "bound" in out and "TILEC_CACHE_MAX_MB" in out
+    assert main(["cache", "clear", "compile"]) == 0
+    assert "removed 1 compiled kernels" in capsys.readouterr().out
+    assert not list((tmp_path / "cache").glob("*.json"))
+    assert main(["cache", "clear"]) == 0  # everything
+    assert "autotuning results" in capsys.readouterr().out
+    assert main(["cache", "info", "compile"]) == 1
+    assert "takes no 'compile'" in capsys.readouterr().err
+    assert main(["cache", "clear", "all", "--clear", "all"]) == 1
