@@ -1,4 +1,5 @@
-"""The distributions ship `py.typed` (PEP 561), so type checkers read tilec's annotations."""
+"""The distributions ship `py.typed` (PEP 561), so type checkers read tilec's annotations; the
+README's first-use commands are the ones CI runs."""
 
 from __future__ import annotations
 
@@ -22,3 +23,17 @@ def test_each_distribution_ships_py_typed(pyproject: str, package: str, name: st
     assert (ROOT / package / "py.typed").is_file()
     config = tomllib.loads((ROOT / pyproject).read_text())
     assert "py.typed" in config["tool"]["setuptools"]["package-data"][name]
+
+
+def test_readme_first_use_commands_are_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    first_use = readme[readme.index("## First use") :]
+    block = first_use[
+        first_use.index("```sh") : first_use.index("```", first_use.index("```sh") + 5)
+    ]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()[1:] if line.strip()]
+    assert commands == ["bash .ci/example", "bash .ci/run"]
+    assert readme.index("## First use") < readme.index("## Launching in PyTorch programs")
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "\nbash .ci/example\n" in run  # CI runs the first command as well
+    assert (ROOT / ".ci" / "example").is_file() and (ROOT / ".ci" / "setup").is_file()
