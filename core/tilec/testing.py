@@ -114,13 +114,60 @@ class _CudaTimer:
         self.runtime.mem_free(self.flush_address)
 
 
+class _HipTimer(_CudaTimer):
+    """HIP events on the null stream (hip-python's names for the CUDA timer's calls); the L2
+    flush is a hipMemsetAsync of 256 MB."""
+
+    def __init__(self, runtime: Any):
+        self.runtime = runtime
+        self.flush_address = runtime.mem_alloc(L2_FLUSH_BYTES)
+        self.events = []
+        self.unused = []
+
+    def reserve(self, count: int) -> None:
+        for _ in range(count):
+            self.unused.append(self.runtime.call("hipEventCreate"))
+        self.events.extend(self.unused)
+
+    def flush(self) -> None:
+        self.runtime.call("hipMemsetAsync", self.flush_address, 0, L2_FLUSH_BYTES, None)
+
+    def mark(self) -> Any:
+        if self.unused:
+            event = self.unused.pop()
+        else:
+            event = self.runtime.call("hipEventCreate")
+            self.events.append(event)
+        self.runtime.call("hipEventRecord", event, None)
+        return event
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        self.runtime.call("hipEventSynchronize", end)
+        return float(self.runtime.call("hipEventElapsedTime", start, end))
+
+    def close(self) -> None:
+        self.sync()
+        for event in self.events:
+            self.runtime.call("hipEventDestroy", event)
+        self.runtime.mem_free(self.flush_address)
+
+
 def _timer(backend: str | None) -> Any:
     chosen = get_backend(backend)
     runtime_of = getattr(chosen.driver, "runtime", None)
     if runtime_of is None:
         return _CpuTimer()
-    runtime = runtime_of()
-    return _CudaTimer(runtime) if hasattr(runtime, "cu") else _CpuTimer(runtime)
+    return timer_for(runtime_of())
+
+
+def timer_for(runtime: Any) -> Any:
+    """The device timer of a GPU driver's runtime: CUDA or HIP events (the host clock with a
+    device synchronization for another driver)."""
+    if hasattr(runtime, "cu"):
+        return _CudaTimer(runtime)
+    if hasattr(runtime, "hip"):
+        return _HipTimer(runtime)
+    return _CpuTimer(runtime)
 
 
 def summarize(times: Sequence[float], quantiles: Sequence[float] | None, return_mode: str) -> Any:

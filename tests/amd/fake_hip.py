@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import struct
+import time
 from types import SimpleNamespace
 
 
@@ -53,6 +54,9 @@ class FakeHip:
         self.hipDeviceProp_t = FakeDeviceProp
         self.capturing: set[int] = set()
         self.synchronized: list = []
+        self.events: list[float | None] = []
+        self.destroyed: list[int] = []
+        self.memsets: list[tuple[int, int, int]] = []
 
     def hipGetDeviceCount(self):
         return hipError_t.hipSuccess, self.device_count
@@ -117,6 +121,30 @@ class FakeHip:
 
     def hipStreamSynchronize(self, stream):
         self.synchronized.append(stream)
+        return (hipError_t.hipSuccess,)
+
+    def hipEventCreate(self):
+        self.events.append(None)
+        return hipError_t.hipSuccess, len(self.events) - 1
+
+    def hipEventRecord(self, event, stream):
+        self.events[event] = time.perf_counter()
+        return (hipError_t.hipSuccess,)
+
+    def hipEventSynchronize(self, event):
+        if self.events[event] is None:
+            return (hipError_t.hipErrorInvalidValue,)
+        return (hipError_t.hipSuccess,)
+
+    def hipEventElapsedTime(self, start, end):
+        return hipError_t.hipSuccess, (self.events[end] - self.events[start]) * 1000.0
+
+    def hipEventDestroy(self, event):
+        self.destroyed.append(event)
+        return (hipError_t.hipSuccess,)
+
+    def hipMemsetAsync(self, address, value, nbytes, stream):
+        self.memsets.append((address, value, nbytes))
         return (hipError_t.hipSuccess,)
 
     def hipStreamIsCapturing(self, stream):
