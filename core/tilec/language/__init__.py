@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from tilec.ir.types import FloatType, IntegerType, PointerType, Type
+from tilec.language.docs import DOCS
 
 
 @attrs.frozen
@@ -208,6 +209,7 @@ def _builtin(name: str) -> Callable[..., Any]:
     outside_kernel.__name__ = name
     outside_kernel.__qualname__ = name
     outside_kernel.__tilec_builtin__ = name  # type: ignore[attr-defined]
+    outside_kernel.__doc__ = DOCS.get(name)
     return outside_kernel
 
 

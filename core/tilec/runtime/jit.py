@@ -43,5 +43,14 @@ class JITFunction(KernelFunction):
 
 
 def jit(fn: Callable[..., Any]) -> JITFunction:
-    """Mark `fn` as a kernel written in `tilec.language`."""
+    """jit(fn)
+
+    Mark `fn` as a kernel written in `tilec.language` (`import tilec.language as tl`); parameters
+    annotated `tl.constexpr` are compile-time constants. `kernel[grid](*args, **meta)` launches
+    it: `grid` is an int, a tuple or a callable of the meta dict; `meta` holds constexpr values
+    and launch options (`num_warps`, `num_stages`, ...), plus tilec's `backend=`, `check=` and
+    `stream=`. `kernel.warmup(*args, grid=grid, **meta)` compiles without launching. Only the
+    bare `@tilec.jit` form is taken: Triton's decorator keywords (`do_not_specialize`, `debug`,
+    `noinline`, ...) are not.
+    """
     return JITFunction(fn)

@@ -40,6 +40,7 @@ fast_dividef = tl.fdiv
 
 @_inlined
 def trunc(x):
+    """Round toward zero to an integer value."""
     return tl.where(x < 0, tl.ceil(x), tl.floor(x))
 
 
@@ -58,6 +59,7 @@ def rint(x):
 
 @_inlined
 def nearbyint(x):
+    """Round to the nearest integer, ties to even (as `rint`)."""
     return rint(x)
 
 
@@ -71,6 +73,7 @@ def round(x):
 
 @_inlined
 def copysign(x, y):
+    """`x`'s magnitude with `y`'s sign bit."""
     if x.dtype == tl.float64:
         bits, sign = tl.uint64, 0x8000000000000000
     else:
@@ -82,6 +85,7 @@ def copysign(x, y):
 
 @_inlined
 def signbit(x):
+    """1 (int32) where `x`'s sign bit is set (-0.0 and NaNs with the bit included), else 0."""
     if x.dtype == tl.float64:
         return (x.to(tl.int64, bitcast=True) < 0).to(tl.int32)
     return (x.to(tl.int32, bitcast=True) < 0).to(tl.int32)
@@ -89,21 +93,25 @@ def signbit(x):
 
 @_inlined
 def isnan(x):
+    """1 (int32) where `x` is NaN, else 0."""
     return (x != x).to(tl.int32)
 
 
 @_inlined
 def isinf(x):
+    """1 (int32) where `x` is +inf or -inf, else 0."""
     return (tl.abs(x) == float("inf")).to(tl.int32)
 
 
 @_inlined
 def finitef(x):
+    """1 (int32) where the float32 `x` is finite (neither inf nor NaN), else 0."""
     return (tl.abs(x) < float("inf")).to(tl.int32)
 
 
 @_inlined
 def isfinited(x):
+    """1 (int32) where the float64 `x` is finite (neither inf nor NaN), else 0."""
     return (tl.abs(x) < float("inf")).to(tl.int32)
 
 
@@ -115,136 +123,163 @@ def saturatef(x):
 
 @_inlined
 def rcp_rn(x):
+    """`1 / x` rounded to nearest even."""
     return 1.0 / x
 
 
 @_inlined
 def add_rn(x, y):
+    """`x + y` rounded to nearest even."""
     return x + y
 
 
 @_inlined
 def sub_rn(x, y):
+    """`x - y` rounded to nearest even."""
     return x - y
 
 
 @_inlined
 def mul_rn(x, y):
+    """`x * y` rounded to nearest even."""
     return x * y
 
 
 @_inlined
 def float_as_int(x):
+    """The bits of float32 `x` as an int32."""
     return x.to(tl.int32, bitcast=True)
 
 
 @_inlined
 def int_as_float(x):
+    """The bits of int32 `x` as a float32."""
     return x.to(tl.float32, bitcast=True)
 
 
 @_inlined
 def float_as_uint(x):
+    """The bits of float32 `x` as a uint32."""
     return x.to(tl.uint32, bitcast=True)
 
 
 @_inlined
 def uint_as_float(x):
+    """The bits of uint32 `x` as a float32."""
     return x.to(tl.float32, bitcast=True)
 
 
 @_inlined
 def double_as_longlong(x):
+    """The bits of float64 `x` as an int64."""
     return x.to(tl.int64, bitcast=True)
 
 
 @_inlined
 def longlong_as_double(x):
+    """The bits of int64 `x` as a float64."""
     return x.to(tl.float64, bitcast=True)
 
 
 @_inlined
 def float2int_rz(x):
+    """float32 `x` to int32, rounded toward zero."""
     return x.to(tl.int32)
 
 
 @_inlined
 def float2uint_rz(x):
+    """float32 `x` to uint32, rounded toward zero."""
     return x.to(tl.uint32)
 
 
 @_inlined
 def float2ll_rz(x):
+    """float32 `x` to int64, rounded toward zero."""
     return x.to(tl.int64)
 
 
 @_inlined
 def float2ull_rz(x):
+    """float32 `x` to uint64, rounded toward zero."""
     return x.to(tl.uint64)
 
 
 @_inlined
 def double2int_rz(x):
+    """float64 `x` to int32, rounded toward zero."""
     return x.to(tl.int32)
 
 
 @_inlined
 def double2uint_rz(x):
+    """float64 `x` to uint32, rounded toward zero."""
     return x.to(tl.uint32)
 
 
 @_inlined
 def double2ll_rz(x):
+    """float64 `x` to int64, rounded toward zero."""
     return x.to(tl.int64)
 
 
 @_inlined
 def double2ull_rz(x):
+    """float64 `x` to uint64, rounded toward zero."""
     return x.to(tl.uint64)
 
 
 @_inlined
 def double2float_rn(x):
+    """float64 `x` to float32, rounded to nearest even."""
     return x.to(tl.float32)
 
 
 @_inlined
 def int2float_rn(x):
+    """int32 `x` to float32, rounded to nearest even."""
     return x.to(tl.float32)
 
 
 @_inlined
 def uint2float_rn(x):
+    """uint32 `x` to float32, rounded to nearest even."""
     return x.to(tl.float32)
 
 
 @_inlined
 def ll2float_rn(x):
+    """int64 `x` to float32, rounded to nearest even."""
     return x.to(tl.float32)
 
 
 @_inlined
 def ull2float_rn(x):
+    """uint64 `x` to float32, rounded to nearest even."""
     return x.to(tl.float32)
 
 
 @_inlined
 def int2double_rn(x):
+    """int32 `x` to float64, rounded to nearest even."""
     return x.to(tl.float64)
 
 
 @_inlined
 def uint2double_rn(x):
+    """uint32 `x` to float64, rounded to nearest even."""
     return x.to(tl.float64)
 
 
 @_inlined
 def ll2double_rn(x):
+    """int64 `x` to float64, rounded to nearest even."""
     return x.to(tl.float64)
 
 
 @_inlined
 def ull2double_rn(x):
+    """uint64 `x` to float64, rounded to nearest even."""
     return x.to(tl.float64)
 
 
