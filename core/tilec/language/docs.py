@@ -21,8 +21,8 @@ _RANDOM = "See Triton's `tl.random`; tilec produces the same Philox streams."
 DOCS: dict[str, str] = {
     "program_id": """program_id(axis)
 
-The index of this program along grid axis `axis` (0, 1 or 2), as int32. tilec also takes
-`axis` as a keyword and defaults it to 0.""",
+The index of this program along grid axis `axis` (0, 1 or 2), as int32. tilec defaults
+`axis` to 0.""",
     "num_programs": """num_programs(axis)
 
 The number of programs launched along grid axis `axis` (0, 1 or 2), as int32. tilec defaults
