@@ -243,8 +243,11 @@ def run_kernels(quick: bool) -> list[dict]:
 ATTENTION_CONFIGS = [
     (64, (128, 64, 8, 3)),
     (64, (128, 32, 8, 2)),
+    (64, (64, 64, 4, 3)),
     (128, (128, 64, 8, 3)),
     (128, (128, 32, 8, 3)),
+    (128, (64, 64, 4, 3)),
+    (128, (64, 32, 4, 3)),
 ]
 """Head dim, then BLOCK_M, BLOCK_N, num_warps, num_stages (configurations of Triton's tutorial
 autotuning list), given to both compilers. tilec's registers (ptxas -v, sm_90a) for these: 206,
