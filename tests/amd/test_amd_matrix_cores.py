@@ -99,12 +99,15 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: 
     tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=c_mask)
 
 
-def compiled(arch: str, dtype: str, blocks: tuple[int, int, int], num_warps: int = 4):
+def compiled(
+    arch: str, dtype: str, blocks: tuple[int, int, int], num_warps: int = 4, num_stages: int = 2
+):
     signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "M": "i32",
                  "N": "i32", "K": "i32"}  # fmt: skip
     block_m, block_n, block_k = blocks
     return tilec.compile(matmul_kernel, signature, dict(BLOCK_M=block_m, BLOCK_N=block_n,
-                         BLOCK_K=block_k), backend="amd", target=arch, num_warps=num_warps)  # fmt: skip
+                         BLOCK_K=block_k), backend="amd", target=arch, num_warps=num_warps,
+                         num_stages=num_stages)  # fmt: skip
 
 
 ASSEMBLY = [  # arch, dtype, blocks, accumulator layout, mnemonic, instructions per K step
@@ -137,9 +140,11 @@ def test_matmul_uses_the_matrix_instruction(arch, dtype, blocks, layout, mnemoni
     assert re.search(r"ds_(read|load)(2)?(st64)?_b(64|128)", assembly)
     m, n, k = blocks
     lds = staged_row_bytes(k, 2, 4) * max(m, n)
+    ring = 2 * (m * k + k * n) * 2 + 256  # the 2-stage pipeline's slots (128-byte aligned)
+    assert "gpu.local_alloc : !gpu.memdesc<2x" in gir  # the loop is pipelined
     assert (
         kernel.metadata["shared_bytes"]
-        <= max(lds, 4 * m * n)
+        <= max(lds, 4 * m * n, ring)
         <= ARCHS.check(arch).shared_memory_bytes
     )
 
@@ -237,10 +242,26 @@ EMULATED = [  # arch, dtype, blocks, num_warps, (M, N, K)
 ]
 
 
+@pytest.mark.parametrize("num_stages", [1, 2, 3])
+@pytest.mark.parametrize(("arch", "dtype", "blocks", "num_warps", "sizes"), EMULATED[:3])
+def test_the_ring_pipeline_on_the_cpu_emulator(arch, dtype, blocks, num_warps, sizes, num_stages):
+    """gfx9 has no cp.async: a pipelined loop loads the next tiles into registers and stores
+    them to the LDS ring before the current tile's MFMAs (global -> registers -> LDS)."""
+    kernel = compiled(arch, dtype, blocks, num_warps, num_stages)
+    gir = kernel.asm["gir"]
+    assert (f"gpu.local_alloc : !gpu.memdesc<{num_stages}x" in gir) == (num_stages > 1)
+    assert "cp.async" not in kernel.asm["amdgcn"]
+    _run_on_the_emulator(kernel, arch, dtype, blocks, num_warps, sizes)
+
+
 @pytest.mark.parametrize(("arch", "dtype", "blocks", "num_warps", "sizes"), EMULATED)
 def test_matmul_on_the_cpu_emulator(arch, dtype, blocks, num_warps, sizes):
     kernel = compiled(arch, dtype, blocks, num_warps)
     assert "amd_dot_op" in kernel.asm["gir"]
+    _run_on_the_emulator(kernel, arch, dtype, blocks, num_warps, sizes)
+
+
+def _run_on_the_emulator(kernel, arch, dtype, blocks, num_warps, sizes):
     lanes = ARCHS.check(arch).lanes
     module = parse_module(kernel.asm["gir"], "matmul.gir")
     lowered = lower_module(module, AmdMmaHostTargetInfo(lanes), kernel.metadata["kernel"])

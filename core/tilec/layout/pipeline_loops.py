@@ -32,6 +32,11 @@ the dot's wait has retired in each warpgroup, and the barrier in all of them), a
 `gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final (the loop and the
 waits inside an `scf.if` on the loop running at all: `_guard` says why).
 
+Loads that feed AMD's matrix cores (`#gpu.amd_dot_op`) are pipelined the same way: gfx9 has no
+cp.async, so there the copies load into registers and store to the ring where they stand
+(`tilec.lowering.shared_memory.has_async_copies`), the next tile's loads still issued before the
+current tile's MFMAs (global -> registers -> LDS, double-buffered with AMD's default 2 stages).
+
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
 """
@@ -42,6 +47,7 @@ import attrs
 
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
 from tilec.dialects.gpu import ConvertLayoutOp
+from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
@@ -182,7 +188,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):
         return None
     encodings = {u.results[0].type.encoding for u in users}  # type: ignore[attr-defined]
-    operand_layouts = DotOperandEncodingAttr | NvmmaSharedEncodingAttr
+    operand_layouts = DotOperandEncodingAttr | NvmmaSharedEncodingAttr | AmdDotOperandEncodingAttr
     if len(encodings) != 1 or not isinstance(next(iter(encodings)), operand_layouts):
         return None
     if any(u.parent is not block for u in users):

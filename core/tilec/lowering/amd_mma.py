@@ -40,6 +40,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.memory import byte_size
+from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
 
 MAX_ACCESS_BYTES = 16
 
@@ -136,6 +137,31 @@ def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     return True
 
 
+def read_amd_operand(
+    ctx: LoweringContext, result_type: TensorType, tile: SwizzledTile, base: ir.Value
+) -> list[ir.Value]:
+    """The registers of `result_type` (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
+    at `base`, a row-major `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
+    vector access where K is the tile's contiguous dimension (A), element by element where it
+    is not (B stored K x N)."""
+    layout = result_type.encoding
+    assert isinstance(layout, AmdDotOperandEncodingAttr)
+    element = memory_type(result_type.element_type, ctx.target)
+    nbytes = byte_size(element)
+    k_dim = 1 if layout.op_idx == 0 else 0
+    vector = 1
+    if k_dim == 1:  # runs of k_width elements start at multiples of k_width: one 16-byte chunk
+        vector = max(1, min(layout.k_width * nbytes, MAX_ACCESS_BYTES, CHUNK_BYTES) // nbytes)
+    b = ctx.builder
+
+    def address(coords: list[ir.Value]) -> ir.Value:
+        offset = b.mul(tile.emit_offset(b, coords[0], coords[1]), I32(nbytes))
+        return b.gep(base, [offset], source_etype=I8)
+
+    mapping = LTensor(result_type, []).mapping
+    return _access(ctx, ctx.element_coords(mapping), None, vector, element, address)
+
+
 def _access(
     ctx: LoweringContext,
     coords: list[list[ir.Value]],
@@ -171,4 +197,9 @@ def _access(
     return loaded
 
 
-__all__ = ["lower_amd_matrix_dot", "lower_to_amd_dot_operand", "staged_row_bytes"]
+__all__ = [
+    "lower_amd_matrix_dot",
+    "lower_to_amd_dot_operand",
+    "read_amd_operand",
+    "staged_row_bytes",
+]

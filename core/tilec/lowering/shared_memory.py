@@ -20,6 +20,7 @@ from __future__ import annotations
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
 from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
@@ -30,6 +31,7 @@ from tilec.dialects.gpu_shared import (
     LocalLoadOp,
 )
 from tilec.ir.types import MemDescType, TensorType
+from tilec.lowering.amd_mma import read_amd_operand
 from tilec.lowering.context import (
     I8,
     I32,
@@ -44,6 +46,7 @@ from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
 from tilec.lowering.swizzle import CHUNK_BYTES, NvmmaTile, SharedView, SwizzledTile
+from tilec.lowering.target import TargetInfo
 
 ALIGNMENT = 128
 NVMMA_ALIGNMENT = 1024
@@ -114,11 +117,12 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     if mapping.contiguous_dim != getattr(buffer.tile, "contiguous_dim", 1):
         vec = 1
     coords = ctx.element_coords(mapping)
+    asynchronous = has_async_copies(ctx.target)
     for first in range(0, len(ptrs.values), vec):
         row, col = coords[first]
         dst = buffer.address(b, slot, row, col)
         mask = None if masks is None else masks[first]
-        if vec * element_bytes == CHUNK_BYTES:
+        if asynchronous and vec * element_bytes == CHUNK_BYTES:
             size = None if mask is None else b.select(mask, I32(CHUNK_BYTES), I32(0))
             ctx.target.async_copy(b, dst, ptrs.values[first], size)
             continue
@@ -147,14 +151,25 @@ def _copy_now(
     b.store(loaded, dst, align=align)
 
 
+def has_async_copies(target: TargetInfo) -> bool:
+    """Whether `target` has asynchronous global -> shared copies (its `async_copy` hook): on a
+    target without (AMD's gfx9: no cp.async), `gpu.async_copy_global_to_local` loads into
+    registers and stores to shared memory where it stands, and the group ops are nothing (the
+    barrier after a wait orders the stores before the reads): a ring still double-buffers, with
+    the next tile's loads issued before the current tile's math."""
+    return type(target).async_copy is not TargetInfo.async_copy
+
+
 @lowers(AsyncCommitGroupOp)
 def _commit(ctx: LoweringContext, op: AsyncCommitGroupOp) -> None:
-    ctx.target.async_commit(ctx.builder)
+    if has_async_copies(ctx.target):
+        ctx.target.async_commit(ctx.builder)
 
 
 @lowers(AsyncWaitOp)
 def _wait(ctx: LoweringContext, op: AsyncWaitOp) -> None:
-    ctx.target.async_wait(ctx.builder, op.num.value)  # type: ignore[attr-defined]
+    if has_async_copies(ctx.target):
+        ctx.target.async_wait(ctx.builder, op.num.value)  # type: ignore[attr-defined]
 
 
 @lowers(LocalLoadOp)
@@ -165,6 +180,11 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
     if isinstance(result_type.encoding, NvmmaSharedEncodingAttr):
         slot = buffer.slot(ctx.builder, ctx.get(op.slot))
         ctx.set(op.result, SharedView(slot, buffer.tile))  # type: ignore[arg-type]
+        return
+    if isinstance(result_type.encoding, AmdDotOperandEncodingAttr):
+        slot = buffer.slot(ctx.builder, ctx.get(op.slot))
+        values = read_amd_operand(ctx, result_type, buffer.tile, slot)  # type: ignore[arg-type]
+        ctx.set(op.result, LTensor(result_type, values))
         return
     if not reads_as_dot_operand(result_type, buffer.tile.element_bytes):
         raise LoweringError(
