@@ -5,36 +5,20 @@ tight enough to tell tf32 inputs rounded to nearest from truncated ones."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tilec
-import tilec.language as tl
 from tilec.runtime import check
 from tilec_interp.dtypes import tf32_round
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
+from numerics_kernels import matmul_kernel
+
 pytestmark = pytest.mark.gpu
-
-
-@tilec.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr, PRECISION: tl.constexpr, INTEGER: tl.constexpr):  # fmt: skip
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    if INTEGER:
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
-    else:
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        rk = k + offs_k
-        a_mask = (offs_m[:, None] < M) & (rk[None, :] < K)
-        b_mask = (rk[:, None] < K) & (offs_n[None, :] < N)
-        a = tl.load(a_ptr + offs_m[:, None] * K + rk[None, :], mask=a_mask)
-        b = tl.load(b_ptr + rk[:, None] * N + offs_n[None, :], mask=b_mask)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
-    c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=c_mask)
 
 
 CASES = [  # dtype, precision, (BLOCK_M, BLOCK_N, BLOCK_K), num_warps, (M, N, K)
