@@ -35,6 +35,7 @@ from tilec.dialects.gpu import (
     _power_of_two,
     check_parameter_keys,
 )
+from tilec.dialects.gpu_mma import OperandEncodingAttr
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
 from tilec.ir.types import i1
 
@@ -180,55 +181,23 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
 
 @register_attribute
 @attrs.frozen(repr=False)
-class AmdDotOperandEncodingAttr(LayoutEncodingAttr):
+class AmdDotOperandEncodingAttr(OperandEncodingAttr):
     """`#gpu.amd_dot_op<{opIdx, parent, kWidth}>`: an MFMA/WMMA operand fragment (module doc)."""
 
     name: ClassVar[str] = "gpu.amd_dot_op"
     alias_prefix: ClassVar[str] = "amd_dot_op"
-
-    op_idx: int
-    parent: AmdMatrixLayout
-    k_width: int
+    parent_class: ClassVar[type] = AmdMatrixLayout
+    parent_description: ClassVar[str] = "#gpu.amd_mfma or #gpu.amd_wmma"
 
     def __attrs_post_init__(self) -> None:
-        if self.op_idx not in (0, 1):
-            raise ValueError(f"'opIdx' must be 0 (A) or 1 (B), got {self.op_idx}")
-        if not isinstance(self.parent, AmdMatrixLayout):
-            raise ValueError("'parent' must be a #gpu.amd_mfma or #gpu.amd_wmma layout")
+        self._check_operand()
         if not _power_of_two(self.k_width) or self.k_width > 16:
             raise ValueError(f"'kWidth' must be a power of two up to 16, got {self.k_width}")
-
-    @property
-    def rank(self) -> int:
-        return 2
-
-    @property
-    def num_warps(self) -> int:
-        return self.parent.num_warps
-
-    @property
-    def lanes(self) -> int:
-        return self.parent.lanes
 
     @property
     def instr_k(self) -> int:
         """The K of one instruction: `kWidth` elements in each of the parent's K lane groups."""
         return self.k_width * self.parent.k_groups
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "opIdx": IntegerAttr(self.op_idx),
-            "parent": self.parent,
-            "kWidth": IntegerAttr(self.k_width),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> AmdDotOperandEncodingAttr:
-        check_parameter_keys(params, ("opIdx", "parent", "kWidth"))
-        parent = params["parent"]
-        if not isinstance(parent, AmdMatrixLayout):
-            raise ValueError("'parent' must be a #gpu.amd_mfma or #gpu.amd_wmma layout")
-        return cls(_int("opIdx", params["opIdx"]), parent, _int("kWidth", params["kWidth"]))
 
 
 __all__ = [

@@ -28,7 +28,7 @@ each XOR-swizzled in 16-byte chunks by row as the 32/64/128-byte swizzle modes d
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
@@ -127,30 +127,24 @@ class MmaEncodingAttr(LayoutEncodingAttr):
         )
 
 
-@register_attribute
 @attrs.frozen(repr=False)
-class DotOperandEncodingAttr(LayoutEncodingAttr):
-    """`#gpu.dot_op<{opIdx, parent, kWidth}>`: an mma operand fragment (module doc)."""
+class OperandEncodingAttr(LayoutEncodingAttr):
+    """What the operand layouts of the matrix-instruction families share: `{opIdx, parent,
+    kWidth}` parameters, rank 2, and the parent's warps and lanes. A subclass names its
+    `parent_class` (and `parent_description` for errors) and checks `kWidth` its way."""
 
-    name: ClassVar[str] = "gpu.dot_op"
-    alias_prefix: ClassVar[str] = "dot_op"
+    parent_class: ClassVar[type] = LayoutEncodingAttr
+    parent_description: ClassVar[str] = ""
 
     op_idx: int
-    parent: MmaEncodingAttr
+    parent: Any
     k_width: int
 
-    def __attrs_post_init__(self) -> None:
+    def _check_operand(self, found: str = "") -> None:
         if self.op_idx not in (0, 1):
             raise ValueError(f"'opIdx' must be 0 (A) or 1 (B), got {self.op_idx}")
-        if not isinstance(self.parent, MmaEncodingAttr):
-            raise ValueError(f"'parent' must be a #gpu.mma layout, got {self.parent}")
-        if self.k_width not in (1, 2, 4):
-            raise ValueError(f"'kWidth' must be 1, 2 or 4, got {self.k_width}")
-        if self.parent.version == 3 and (self.op_idx, self.k_width) != (0, 2):
-            raise ValueError(
-                "a #gpu.mma version 3 (wgmma) operand in registers is A (opIdx 0) of 16-bit "
-                "elements (kWidth 2); B is read from shared memory"
-            )
+        if not isinstance(self.parent, self.parent_class):
+            raise ValueError(f"'parent' must be a {self.parent_description} layout{found}")
 
     @property
     def rank(self) -> int:
@@ -164,11 +158,6 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
     def lanes(self) -> int:
         return self.parent.lanes
 
-    @property
-    def instr_k(self) -> int:
-        """The K of one instruction: 8 registers' worth of `kWidth` elements."""
-        return 8 * self.k_width
-
     def parameters(self) -> dict[str, Attribute]:
         return {
             "opIdx": IntegerAttr(self.op_idx),
@@ -177,12 +166,38 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
         }
 
     @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> DotOperandEncodingAttr:
+    def from_parameters(cls, params: dict[str, Attribute]) -> Any:
         check_parameter_keys(params, ("opIdx", "parent", "kWidth"))
         parent = params["parent"]
-        if not isinstance(parent, MmaEncodingAttr):
-            raise ValueError("'parent' must be a #gpu.mma layout")
+        if not isinstance(parent, cls.parent_class):
+            raise ValueError(f"'parent' must be a {cls.parent_description} layout")
         return cls(_int("opIdx", params["opIdx"]), parent, _int("kWidth", params["kWidth"]))
+
+
+@register_attribute
+@attrs.frozen(repr=False)
+class DotOperandEncodingAttr(OperandEncodingAttr):
+    """`#gpu.dot_op<{opIdx, parent, kWidth}>`: an mma operand fragment (module doc)."""
+
+    name: ClassVar[str] = "gpu.dot_op"
+    alias_prefix: ClassVar[str] = "dot_op"
+    parent_class: ClassVar[type] = MmaEncodingAttr
+    parent_description: ClassVar[str] = "#gpu.mma"
+
+    def __attrs_post_init__(self) -> None:
+        self._check_operand(f", got {self.parent}")
+        if self.k_width not in (1, 2, 4):
+            raise ValueError(f"'kWidth' must be 1, 2 or 4, got {self.k_width}")
+        if self.parent.version == 3 and (self.op_idx, self.k_width) != (0, 2):
+            raise ValueError(
+                "a #gpu.mma version 3 (wgmma) operand in registers is A (opIdx 0) of 16-bit "
+                "elements (kWidth 2); B is read from shared memory"
+            )
+
+    @property
+    def instr_k(self) -> int:
+        """The K of one instruction: 8 registers' worth of `kWidth` elements."""
+        return 8 * self.k_width
 
 
 SWIZZLE_BYTES = (32, 64, 128)
@@ -226,4 +241,5 @@ __all__ = [
     "DotOperandEncodingAttr",
     "MmaEncodingAttr",
     "NvmmaSharedEncodingAttr",
+    "OperandEncodingAttr",
 ]
