@@ -368,11 +368,14 @@ class Reduce(Node):
     def eval(self, env: dict) -> np.ndarray:
         a = self.a.eval(env)
         out = np_dtype(self.dtype)
+        # float16 sums accumulate in float32 and round once, as the interpreter does (a GPU
+        # rounds every step, in a tree whose error stays within the tolerance)
+        acc = np.dtype(np.float32) if self.dtype == "float16" else out
         if self.op == "cumsum":
-            return np.cumsum(a, axis=self.axis, dtype=out)
+            return np.cumsum(a, axis=self.axis, dtype=acc).astype(out)
         keep = a.ndim == 2
         if self.op == "sum":
-            return np.asarray(np.sum(a, axis=self.axis, dtype=out, keepdims=keep))
+            return np.asarray(np.sum(a, axis=self.axis, dtype=acc, keepdims=keep)).astype(out)
         if self.op == "argmax":
             return np.asarray(np.argmax(a, axis=self.axis, keepdims=keep), out)
         fn = np.max if self.op == "max" else np.min

@@ -28,7 +28,8 @@ or the other.
 Exact: integer ops (wrapping), f16/f32/f64 + - * / and casts, bf16 rounding, compares, min/max
 NaN rules, memory and atomics (program-major, then element order; old values returned). Defined
 where LLVM says poison: see `tilec_interp.ops`. Approximate (not bit-matched to any GPU): float
-sums in `tile.reduce` (NumPy pairwise order), `tile.dot` (BLAS order; an f16 accumulator is
+sums in `tile.reduce` (NumPy pairwise order; f16/bf16 sums and scans accumulate in f32 and round
+once, `tilec_interp.reductions`), `tile.dot` (BLAS order; an f16 accumulator is
 computed in f32 and rounded), transcendentals (libm; erf from `tilec_interp.special`), `fma`
 (float64 with an exact product, then one rounding; see `tilec_interp.special.fma`). Stores of
 several lanes to one address: the last in program-major, element order wins.

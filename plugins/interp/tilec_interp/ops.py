@@ -96,6 +96,12 @@ for _class, _fn in _FLOAT_FUNCTIONS.items():
     _float(_class, _fn)
 
 
+def float_function(op_class: type[Operation]) -> Callable[..., np.ndarray]:
+    """What a float op computes, without the rounding to its result type (f16/bf16 reductions
+    accumulate in float32 with it, `tilec_interp.reductions`)."""
+    return _FLOAT_FUNCTIONS[op_class]
+
+
 def _int_binary(op_class: type[Operation], fn: Callable, view: str) -> None:
     def handler(op: Operation, args: list) -> np.ndarray:
         t = op.results[0].type
