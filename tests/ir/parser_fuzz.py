@@ -127,7 +127,6 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    sys.setrecursionlimit(10000)
     start = time.perf_counter()
     findings = campaign(args.count, args.seed)
     kinds: dict[str, int] = {}
