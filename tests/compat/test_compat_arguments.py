@@ -43,6 +43,7 @@ def test_range_takes_its_arguments_by_keyword():
     [
         ("num_stages", None),
         ("num_stages", 1),
+        ("num_stages", 3),
         ("loop_unroll_factor", 1),
         ("flatten", False),
         ("warp_specialize", False),
@@ -60,7 +61,8 @@ def test_range_hints_that_describe_tilec_are_accepted(hint, value):
 @pytest.mark.parametrize(
     ("hint", "value", "message"),
     [
-        ("num_stages", 3, "tl.range(num_stages=3) is not supported: tilec does not software"),
+        ("num_stages", 0, "tl.range's num_stages must be a positive int, got 0"),
+        ("num_stages", 2.5, "tl.range's num_stages must be a positive int, got 2.5"),
         ("loop_unroll_factor", 4, "tl.range(loop_unroll_factor=4) is not supported"),
         ("flatten", True, "tl.range(flatten=True) is not supported"),
         ("warp_specialize", True, "tl.range(warp_specialize=True) is not supported"),

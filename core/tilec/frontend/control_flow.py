@@ -8,6 +8,7 @@ from typing import Any
 from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
+from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block, Region
 from tilec.ir.types import IntegerType, i1, i32, i64
 from tilec.language import constexpr
@@ -34,7 +35,6 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
 
 
 RANGE_HINTS: dict[str, tuple[Any, str]] = {
-    "num_stages": (1, "tilec does not software-pipeline loops (1 stage is what it does)"),
     "loop_unroll_factor": (
         1,
         "tilec does not unroll runtime loops (a factor of 1 is what it does)",
@@ -45,7 +45,12 @@ RANGE_HINTS: dict[str, tuple[Any, str]] = {
 }
 """`tl.range`'s performance hints: the value that describes what tilec does (accepted, as is
 None) and why any other value is rejected. `disallow_acc_multi_buffer` takes any bool: tilec
-never multi-buffers an accumulator, which honours both."""
+never multi-buffers an accumulator, which honours both. `num_stages` is honoured: it becomes the
+loop's `num_stages` attribute, which `pipeline-loops` takes instead of the launch's
+`num_stages` for that loop (the interpreter pipelines nothing, as for the launch option)."""
+
+NUM_STAGES_ATTR = "num_stages"
+"""The `scf.for` attribute holding `tl.range(num_stages=...)`."""
 
 
 def _range(arg1: Any, arg2: Any = None, step: Any = None) -> list[Any]:
@@ -66,12 +71,14 @@ def _python_range(*args: Any) -> list[Any]:
 def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
     """`[start, stop, step]` of `range(...)` (`iterator` None), `tl.range(...)` or
     `tl.static_range(...)`, every keyword checked: unknown ones and hint values tilec cannot
-    honour are rejected by name."""
+    honour are rejected by name (`loop_stages` reads the honoured `num_stages`)."""
     name = {None: "range", "range": "tl.range", "static_range": "tl.static_range"}[iterator]
     if iterator is None and kwargs:
         raise UserError(f"range() takes no keyword arguments, got {', '.join(kwargs)}")
     hints = {
-        k: v for k, v in kwargs.items() if k in RANGE_HINTS or k == "disallow_acc_multi_buffer"
+        k: v
+        for k, v in kwargs.items()
+        if k in RANGE_HINTS or k in ("disallow_acc_multi_buffer", NUM_STAGES_ATTR)
     }
     if iterator != "range" and hints:
         raise UserError(f"{name} takes no {', '.join(hints)}", "use tl.range for loop hints")
@@ -92,6 +99,13 @@ def _check_range_hint(hint: str, value: Any) -> None:
     if hint == "disallow_acc_multi_buffer":
         if not isinstance(value, bool):
             raise UserError(f"tl.range's disallow_acc_multi_buffer must be a bool, got {value!r}")
+        return
+    if hint == NUM_STAGES_ATTR:
+        if value is not None and (type(value) is not int or value < 1):
+            raise UserError(
+                f"tl.range's num_stages must be a positive int, got {value!r}",
+                "give the number of stages to pipeline the loop's loads in (1: none)",
+            )
         return
     honoured, reason = RANGE_HINTS[hint]
     if value is None or (value == honoured and type(value) is type(honoured)):
@@ -116,6 +130,8 @@ class ControlFlowMixin:
         if len(kwargs) != len(node.iter.keywords):
             raise UserError("**kwargs cannot be passed to a loop iterator", "name each keyword")
         bounds = loop_bounds(iterator, args, kwargs)
+        stages = kwargs.get(NUM_STAGES_ATTR)
+        stages = stages.value if isinstance(stages, constexpr) else stages
         if not isinstance(node.target, ast.Name):
             raise UserError("the loop variable must be a single name")
         static = all(not isinstance(b, TensorValue) for b in bounds)
@@ -131,9 +147,9 @@ class ControlFlowMixin:
                 f"loop step must be positive, got {bounds[2]}",
                 "count upwards, e.g. range(0, n, 1), and compute the index from the counter",
             )
-        self.emit_for(node, bounds)
+        self.emit_for(node, bounds, stages)
 
-    def emit_for(self, node: ast.For, bounds: list[Any]) -> None:
+    def emit_for(self, node: ast.For, bounds: list[Any], stages: int | None = None) -> None:
         widest = i64 if any(isinstance(b, TensorValue) and b.dtype == i64 for b in bounds) else i32
         values = []
         for bound in bounds:
@@ -154,6 +170,8 @@ class ControlFlowMixin:
             [v.type for v in inits],
             regions=[Region([body])],
         )
+        if stages is not None:
+            op.attributes[NUM_STAGES_ATTR] = IntegerAttr(stages, i32)
         outer = self.scope
         self.scope = self.bind_carried(outer, carried, body.args[1:])
         self.scope[node.target.id] = TensorValue(body.args[0])  # type: ignore[attr-defined]

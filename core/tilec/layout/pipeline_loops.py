@@ -84,16 +84,22 @@ class PipelineLoops(ModulePass):
         )
 
     def run(self, module: Operation, context: PassContext) -> bool:
-        stages = self.options.num_stages or getattr(context.target, "num_stages", 1)
-        if stages < 2:
-            return False
+        default = self.options.num_stages or getattr(context.target, "num_stages", 1)
         changed = False
         for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
-            plan = plan_loop(loop)
+            stages = loop_stages(loop, default)
+            plan = plan_loop(loop) if stages >= 2 else None
             if plan is not None:
                 _pipeline(loop, plan, stages)
                 changed = True
         return changed
+
+
+def loop_stages(loop: ForOp, default: int) -> int:
+    """The stages of `loop`: its `num_stages` attribute (`tl.range(num_stages=...)`, which, as in
+    Triton, overrides the kernel's `num_stages` for that loop), else `default`."""
+    hint = loop.attributes.get("num_stages")
+    return default if hint is None else hint.value  # type: ignore[attr-defined]
 
 
 @attrs.frozen
