@@ -87,3 +87,17 @@ def test_nvidia_maxnreg_is_maxnreg_in_the_ptx():
     result = subprocess.run([sys.executable, "-c", MAXNREG_PTX], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert ".maxnreg 40" in result.stdout, result.stdout
+
+
+def test_warmup_handles_and_compiled_launch_on_interp():
+    """The fused-softmax tutorial's steps on the interpreter: `warmup`, `_init_handles()`, the
+    resources (none: it runs on the host), then `compiled[grid](*every_argument)`."""
+    x = np.zeros(8, np.float32)
+    compiled = add_one.warmup(x, N=8, backend="interp", grid=(1,))
+    compiled._init_handles()
+    assert (compiled.n_regs, compiled.n_spills, compiled.metadata.shared) == (0, 0, 0)
+    assert compiled[(1, 1, 1)](x, 8) is compiled
+    np.testing.assert_array_equal(x, np.ones(8))
+    with pytest.raises(ValueError, match="compiled with N=8, got 4"):
+        compiled[(1,)](x, 4)
+    np.testing.assert_array_equal(x, np.ones(8))

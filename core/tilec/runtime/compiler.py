@@ -132,8 +132,10 @@ class CompiledKernel:
     signature: dict[str, str]
     constexprs: dict[str, Any]
     key: str
-    metadata: dict[str, Any] = attrs.field(factory=dict)
+    metadata: dict[str, Any] = attrs.field(factory=dict, converter=lambda d: Metadata(d))
     runtime: dict[str, Any] = attrs.field(factory=dict)
+    arg_names: tuple[str, ...] = ()
+    """Every parameter of the kernel, constexprs included, in order (for `compiled[grid]`)."""
 
     @property
     def runtime_params(self) -> list[str]:
@@ -143,6 +145,70 @@ class CompiledKernel:
     def run(self, grid: tuple[int, ...], args: list[Any], stream: Any = None) -> None:
         """Launch on `grid` with the runtime `args` on `stream` (see `tilec.driver`)."""
         self.backend.driver.run(self, grid, args, stream)
+
+    def __getitem__(self, grid: Any) -> Any:
+        """Triton's `compiled[grid](*args, stream=None)`: a launch with every argument of the
+        kernel in order, constexprs included; a constexpr must have the value compiled in."""
+        grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+
+        def launch(*args: Any, stream: Any = None) -> CompiledKernel:
+            if len(args) != len(self.arg_names):
+                raise TypeError(
+                    f"{self.name}[grid]() takes the kernel's {len(self.arg_names)} arguments "
+                    f"({', '.join(self.arg_names)}), got {len(args)}"
+                )
+            runtime = []
+            for name, value in zip(self.arg_names, args, strict=True):
+                if name in self.signature:
+                    runtime.append(value)
+                elif self.constexprs.get(name) != value:
+                    raise ValueError(
+                        f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
+                        f"got {value!r}: compile it again (kernel.warmup) for another value"
+                    )
+            self.run(grid, runtime, stream)
+            return self
+
+        return launch
+
+    def _init_handles(self) -> None:
+        """Triton's: load the kernel where it will run, so that `n_regs`, `n_spills` and
+        `metadata.shared` are known before a launch. A backend that runs kernels on the host
+        (interp) loads nothing, and its kernels use no registers or shared memory (0)."""
+        if self.backend.driver.load(self) is None:
+            for name in ("num_regs", "n_spills", "shared"):
+                self.metadata.setdefault(name, 0)
+
+    @property
+    def n_regs(self) -> int:
+        """Registers a thread of the loaded kernel uses (Triton's `n_regs`)."""
+        self._init_handles()
+        return self.metadata["num_regs"]
+
+    @property
+    def n_spills(self) -> int:
+        """Registers the loaded kernel spills (Triton's `n_spills`)."""
+        self._init_handles()
+        return self.metadata["n_spills"]
+
+
+class Metadata(dict):
+    """A compiled kernel's metadata: a dict (JSON in the cache) whose keys also read as
+    attributes, as Triton's `compiled.metadata.shared` does."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(
+                f"the kernel's metadata has no '{name}' (it has {', '.join(sorted(self))}"
+                + (
+                    "; a GPU kernel's resource use is known once loaded: call _init_handles()"
+                    if name in ("shared", "num_regs", "n_spills")
+                    else ""
+                )
+                + ")"
+            ) from None
 
 
 def compile(
@@ -238,8 +304,9 @@ def compile_cached(
         # locations (for its error messages). GPU backends run their binaries.
         module = parse_module(located) if "gir" not in asm else None
         compiled = CompiledKernel(
-            kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata
-        )
+            kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata,
+            arg_names=tuple(kernel.arg_names),
+        )  # fmt: skip
         cache.memory[key] = compiled
     return compiled
 
