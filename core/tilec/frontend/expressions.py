@@ -11,6 +11,7 @@ import attrs
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
+from tilec.ir.types import i1
 from tilec.language import block_type, constexpr, dtype, dtype_of
 
 BINARY_SYMBOLS = {
@@ -150,10 +151,21 @@ class ExpressionsMixin:
             for v in values[1:]:
                 result = (result and v) if isinstance(node.op, ast.And) else (result or v)
             return result
-        raise UserError(
-            "'and'/'or' on tensors is not supported",
-            "use '&' or '|' on boolean tensors instead",
-        )
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        if len(values) != 2:
+            raise UserError(
+                f"chained '{word}' on runtime values is not supported (nor in Triton)",
+                f"group pairs with parentheses: (a {word} b) {word} c",
+            )
+        for value in values:
+            dtype = value.dtype if isinstance(value, TensorValue) else type(value)
+            if dtype not in (i1, bool):
+                raise UserError(
+                    f"'{word}' on runtime values needs booleans (int1), got {dtype}",
+                    "compare first (x != 0), or use '&' / '|' on integers",
+                )
+        # Both sides are evaluated, as in Triton (logical_and / logical_or, no short circuit).
+        return self.sem.binary("&" if word == "and" else "|", *values)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         condition = self.visit(node.test)
