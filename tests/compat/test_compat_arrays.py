@@ -80,3 +80,16 @@ def test_strided_cpu_torch_tensor_is_addressed_with_its_strides():
     expected[:4, ::2][:, :4] *= 2
     strided_double[(1,)](view, view.stride(0), view.stride(1), R=4, C=4, backend="interp")
     assert torch.equal(base, expected)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed: pip install torch")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_cpu_torch_tensor_that_requires_grad_is_written_in_place(dtype):
+    """As Triton's kernels take the leaves of an autograd graph (the layer-norm tutorial's
+    weight): by address, the kernel's writes bypassing autograd."""
+    import torch
+
+    tensor = torch.zeros(8, dtype=getattr(torch, dtype), requires_grad=True)
+    add_one[(1,)](tensor, N=8, backend="interp")
+    assert tensor.requires_grad
+    assert torch.equal(tensor.detach(), torch.ones(8, dtype=getattr(torch, dtype)))

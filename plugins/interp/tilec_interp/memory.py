@@ -46,9 +46,12 @@ class Buffer:
 def as_host_array(value: object) -> np.ndarray:
     """A pointer argument as a NumPy array over the same memory: NumPy arrays as they are; CPU
     torch tensors and other DLPack producers (`__dlpack__`) as zero-copy views, so writes land
-    in them (a bf16 torch tensor as its uint16 bit patterns)."""
+    in them (a bf16 torch tensor as its uint16 bit patterns; one that requires grad through
+    `detach()`, which shares its memory)."""
     if isinstance(value, np.ndarray):
         return value
+    if getattr(value, "requires_grad", False) and callable(getattr(value, "detach", None)):
+        value = value.detach()  # the same memory; a kernel's writes bypass autograd, as in Triton
     if str(getattr(value, "dtype", "")) == "torch.bfloat16" and callable(
         getattr(value, "numpy", None)
     ):
