@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import tilec.language as tl
+from tilec.language.extra import libdevice
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "docs" / "triton-names.md"
@@ -45,3 +46,10 @@ def test_the_count_in_the_table_is_current():
     match = re.search(r"\*\*(\d+) of the (\d+)\*\*", TABLE.read_text())
     assert match, "the table states how many names exist"
     assert (int(match[1]), int(match[2])) == (present, len(triton_names()))
+
+
+def test_the_libdevice_count_in_the_table_is_current():
+    match = re.search(r"provide (\d+) libdevice functions", TABLE.read_text())
+    assert match, "the table states how many libdevice functions exist"
+    assert int(match[1]) == len(libdevice.NAMES)
+    assert "asin" in libdevice.NAMES and "_asin_small" not in libdevice.NAMES

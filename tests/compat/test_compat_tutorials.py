@@ -1,6 +1,6 @@
 """Programs in the shape of Triton's tutorials that the other tests do not cover, written here:
 low-memory dropout (tutorial 04: the mask regenerated from a seed, not stored) and extern
-functions (tutorial 07: `tl.extra.libdevice` inside a kernel). Each checked against NumPy, on
+functions (tutorial 07: `tl.extra.libdevice` inside a kernel, its `asin` among them). Each checked against NumPy, on
 interp in CI and on a GPU backend with `TILEC_TEST_BACKEND=nvidia pytest tests/compat -k
 tutorials` (every launch then also compared with the interpreter)."""
 
@@ -67,6 +67,10 @@ def extern_kernel(x_ptr, y_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexp
         out = libdevice.fma_rn(x, y, x)
     elif FN == "isnan":
         out = tl.where(libdevice.isnan(x), 1.0, 0.0)
+    elif FN == "asin":
+        out = libdevice.asin(x)
+    elif FN == "acos":
+        out = libdevice.acos(x)
     else:
         out = libdevice.rsqrt(tl.abs(x) + 1.0)
     tl.store(out_ptr + offsets, out, mask=mask)
@@ -93,3 +97,30 @@ def test_libdevice_functions_in_a_kernel(fn, reference, rng):
     signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     run(extern_kernel, signature, [x, y, out, n], grid=(tilec.cdiv(n, 128),), FN=fn, BLOCK=128)
     np.testing.assert_allclose(out, reference(x, y).astype(np.float32), rtol=1e-5, equal_nan=True)
+
+
+ARC_INPUTS = np.concatenate([
+    np.linspace(-1, 1, 4001), [-1, 1, 0.5, -0.5, np.nextafter(0.5, 1), np.nextafter(-0.5, -1),
+    0.0, -0.0, 1e-30, -1e-30, 1e-8, 0.999999, -0.999999, 1.5, -1.0001, np.nan, np.inf],
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("fn", "reference"), [("asin", np.arcsin), ("acos", np.arccos)])
+def test_libdevice_arc_functions_are_accurate(fn, reference, dtype):
+    """Within 2 float32 ulps (float32) and 4 float64 ulps (float64) of the correctly rounded
+    value on [-1, 1] (the reductions at |x| = 0.5 and the ends included), NaN outside."""
+    x = ARC_INPUTS.astype(dtype)
+    out = np.zeros_like(x)
+    bits = "fp32" if dtype == np.float32 else "fp64"
+    signature = {"x_ptr": f"*{bits}", "y_ptr": f"*{bits}", "out_ptr": f"*{bits}", "n": "i32"}
+    run(extern_kernel, signature, [x, x, out, x.size], grid=(tilec.cdiv(x.size, 512),), FN=fn,
+        BLOCK=512)  # fmt: skip
+    with np.errstate(invalid="ignore"):
+        expected = reference(x.astype(np.float64))
+    ulps = np.abs(out.astype(np.float64) - expected) / np.spacing(np.abs(expected).astype(dtype))
+    finite = np.isfinite(expected)
+    assert ulps[finite].max() <= (2 if dtype == np.float32 else 4), ulps[finite].max()
+    assert np.isnan(out[~finite]).all()
+    if fn == "asin":
+        assert np.signbit(out[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()  # asin(-0) = -0

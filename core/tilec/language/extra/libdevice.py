@@ -283,9 +283,69 @@ def ull2double_rn(x):
     return x.to(tl.float64)
 
 
+@_inlined
+def _asin_small(t):
+    """asin of float32 `t` in [0, 0.5]: Cephes' `asinf` polynomial (relative error < 2.5e-7)."""
+    z = t * t
+    p = 4.2163199048e-2 * z + 2.4181311049e-2
+    p = p * z + 4.5470025998e-2
+    p = p * z + 7.4953002686e-2
+    p = p * z + 1.6666752422e-1
+    return p * z * t + t
+
+
+@_inlined
+def _asin_reduced(t):
+    """asin of `t` in [0, 0.5] in `t`'s dtype: the float32 polynomial, refined for float64 by
+    two Newton steps on sin(y) = t (cos(y) > 0.86 there, so each step doubles the digits)."""
+    if t.dtype == tl.float64:
+        y = _asin_small(t.to(tl.float32)).to(tl.float64)
+        y = y - (tl.sin(y) - t) / tl.cos(y)
+        y = y - (tl.sin(y) - t) / tl.cos(y)
+    else:
+        y = _asin_small(t)
+    return y
+
+
+@_inlined
+def asin(x):
+    """Arc sine of float32 or float64 `x` (libdevice's `asinf` / `asin`), NaN outside [-1, 1]:
+    |x| > 0.5 is reduced by asin(a) = pi/2 - 2 asin(sqrt((1 - a) / 2))."""
+    tl.static_assert(
+        x.dtype == tl.float32 or x.dtype == tl.float64,
+        "libdevice.asin takes float32 or float64 (libdevice's asinf and asin)",
+    )
+    a = tl.abs(x)
+    big = a > 0.5
+    y = _asin_reduced(tl.where(big, tl.sqrt(0.5 * (1.0 - a)), a))
+    if x.dtype == tl.float32:  # pi/2 as float32 plus the rest, so the difference rounds once
+        reduced = (1.5707963705062866 - 2.0 * y) - 4.371139000186243e-08
+    else:
+        reduced = 1.5707963267948966 - 2.0 * y
+    return copysign(tl.where(big, reduced, y), x)
+
+
+@_inlined
+def acos(x):
+    """Arc cosine of float32 or float64 `x` (libdevice's `acosf` / `acos`), NaN outside
+    [-1, 1]: pi/2 - asin(x) for |x| <= 0.5, else 2 asin(sqrt((1 - |x|) / 2)), from pi for
+    negative x (no cancellation near x = 1)."""
+    tl.static_assert(
+        x.dtype == tl.float32 or x.dtype == tl.float64,
+        "libdevice.acos takes float32 or float64 (libdevice's acosf and acos)",
+    )
+    a = tl.abs(x)
+    big = a > 0.5
+    y = _asin_reduced(tl.where(big, tl.sqrt(0.5 * (1.0 - a)), a))
+    small = 1.5707963267948966 - copysign(y, x)
+    large = tl.where(x < 0, 3.141592653589793 - 2.0 * y, 2.0 * y)
+    return tl.where(big, large, small)
+
+
 NAMES = sorted(
     name
     for name, value in globals().items()
-    if hasattr(value, "__tilec_builtin__") or isinstance(value, _inlined)
+    if (hasattr(value, "__tilec_builtin__") or isinstance(value, _inlined))
+    and not name.startswith("_")
 )
 """The libdevice names this module provides."""
