@@ -1,8 +1,10 @@
 """The interpreter's memory: registered NumPy buffers at disjoint fake addresses.
 
-Buffer k lives at byte address `(k + 1) << 40`; a pointer is an int64 byte address. An address is
-attributed to the buffer whose base is nearest, so an offset within +-2**39 bytes of a buffer is
-reported relative to that buffer. Every access is bounds-checked and alignment-checked.
+Buffer k lives at byte address `(k + 1) << 48`, above the user address space; a pointer is an
+int64 byte address. An address is attributed to the buffer whose base is nearest, so an offset
+within +-2**47 bytes of a buffer is reported relative to that buffer. An address below every
+buffer is host memory the kernel computed the address of (`host_memory`: taken only inside a
+writable mapping of this process). Every access is bounds-checked and alignment-checked.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from collections.abc import Callable
 import numpy as np
 
 from tilec.interop.host_span import host_span
+from tilec_interp import host_memory
 
-SHIFT = 40
+SHIFT = 48
 HALF = 1 << (SHIFT - 1)
 
 
@@ -81,6 +84,9 @@ def as_host_array(value: object) -> np.ndarray:
 class Memory:
     def __init__(self) -> None:
         self.buffers: list[Buffer] = []
+        self.host: dict[int, Buffer] = {}
+        """Buffers over host mappings reached through computed addresses, by start address."""
+        self._mappings: list[tuple[int, int]] | None = None
 
     def register(self, array: object) -> int:
         """Register `array` (read and written in place); returns the address of its first
@@ -154,8 +160,12 @@ class Memory:
             aa = a if where is None else a[where]
             pos = positions if where is None else (where if positions is None else positions[where])
             if not 0 <= kk < len(self.buffers):
-                first = 0 if pos is None else int(pos[0])
-                fail(first, "to an address that belongs to no buffer")
+                host = self.host_parts(aa, pos, itemsize) if kk < 0 else None
+                if host is None:
+                    first = 0 if pos is None else int(pos[0])
+                    fail(first, "to an address that belongs to no buffer")
+                out.extend(host)  # type: ignore[arg-type]
+                continue
             buf = self.buffers[kk]
             off = aa - buf.base
             bad = (off < 0) | (off + itemsize > buf.nbytes) | (off % itemsize != 0)
@@ -171,3 +181,30 @@ class Memory:
                 )
             out.append((buf, off // itemsize, pos))
         return out
+
+    def host_parts(
+        self, addr: np.ndarray, pos: np.ndarray | None, itemsize: int
+    ) -> list[tuple[Buffer, np.ndarray, np.ndarray | None]] | None:
+        """(buffer, element indices, positions) of computed host addresses, one part per
+        writable mapping of this process they fall in; None when any access is not wholly
+        inside one (or is misaligned), which the caller reports."""
+        if self._mappings is None:
+            self._mappings = host_memory.writable_mappings()
+        if not self._mappings:
+            return None
+        starts = np.array([start for start, _ in self._mappings], np.int64)
+        which = np.searchsorted(starts, addr, side="right") - 1
+        parts = []
+        for m in np.unique(which):
+            if m < 0:
+                return None
+            start, end = self._mappings[int(m)]
+            where = np.flatnonzero(which == m)
+            off = addr[where] - start
+            if bool(((off + itemsize > end - start) | (off % itemsize != 0)).any()):
+                return None
+            buf = self.host.get(start)
+            if buf is None:
+                buf = self.host[start] = Buffer(host_memory.mapping_array(start, end), start)
+            parts.append((buf, off // itemsize, where if pos is None else pos[where]))
+        return parts
