@@ -17,9 +17,10 @@ import tilec
 from tilec.runtime.compiler import get_backend
 
 
-def _configs(target, blocks):
+def _configs(target, blocks, head_dims=(1, 256)):
+    """(target, (lowest, highest) HEAD_DIM the configs are for, config) rows."""
     return [
-        (target, tilec.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=s))
+        (target, head_dims, tilec.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=s))
         for m, n, w, s in blocks
     ]
 
@@ -30,19 +31,30 @@ TARGETS = [
         (128, 64, 8, 3), (128, 32, 8, 2), (128, 32, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3),
         (64, 32, 4, 2),
     ]),
-    # AMD CDNA (gfx90a/gfx942): 64-lane wavefronts, 4 waves, 2 stages.
-    *_configs("amd", [(128, 64, 4, 2), (128, 32, 4, 2), (64, 64, 4, 2), (64, 32, 4, 2)]),
+    # AMD CDNA (gfx90a/gfx942): 64-lane wavefronts. Within the 64 KB LDS and without spilling
+    # registers (tests/autotune/test_example_configs.py compiles each for gfx942), a head dim
+    # of 128 takes smaller blocks or a single stage.
+    *_configs("amd", [(128, 64, 8, 1), (128, 32, 8, 1), (128, 32, 4, 2), (64, 64, 4, 2),
+                      (64, 32, 4, 2)], head_dims=(1, 64)),
+    *_configs("amd", [(64, 32, 4, 1), (64, 32, 8, 1), (128, 16, 8, 1), (64, 16, 4, 2)],
+              head_dims=(65, 256)),
     # The interpreter: small blocks keep the example quick.
     *_configs("interp", [(32, 32, 4, 1), (64, 32, 4, 1)]),
 ]  # fmt: skip
-CONFIGS = [config for _, config in TARGETS]
+CONFIGS = [config for _, _, config in TARGETS]
 
 
 def for_this_launch(configs, named_args, **kwargs):
-    """The configs written for the backend this launch runs on (and, when causal, those whose
-    BLOCK_M is a multiple of BLOCK_N, which the causal split of the key range needs)."""
+    """The configs written for the backend this launch runs on and its head dim (and, when
+    causal, those whose BLOCK_M is a multiple of BLOCK_N, which the causal split of the key
+    range needs)."""
     name = get_backend(kwargs.get("backend")).name
-    mine = {id(config) for target, config in TARGETS if target == name}
+    head_dim = kwargs.get("HEAD_DIM", named_args.get("HEAD_DIM"))
+    mine = {
+        id(config)
+        for target, (lowest, highest), config in TARGETS
+        if target == name and lowest <= head_dim <= highest
+    }
     causal = kwargs.get("CAUSAL", named_args.get("CAUSAL"))
     return [
         config
