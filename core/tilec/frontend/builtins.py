@@ -9,6 +9,7 @@ from typing import Any
 from tilec import settings
 from tilec.dialects import arith, math, tile
 from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
+from tilec.frontend.batched_dot import batched_dot
 from tilec.frontend.compat_builtins import CompatBuiltinsMixin
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
@@ -444,10 +445,14 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         max_num_imprecise_acc: Any = None,
         out_dtype: Any = None,
     ) -> TensorValue:
-        """`a @ b (+ acc)`. f32 inputs are multiplied with the `input_precision` (Triton's
-        meanings, `_dot_precision`), which the op records. `out_dtype` narrower than the f32
+        """`a @ b (+ acc)`, batched for 3-D operands (`batched_dot`). f32 inputs are multiplied
+        with the `input_precision` (Triton's meanings, `_dot_precision`), which the op records. `out_dtype` narrower than the f32
         (i32) accumulator rounds the f32 (i32) result once, after the dot."""
         a, b = self.value(a), self.value(b)
+        if len(a.shape) == 3 or len(b.shape) == 3:
+            return batched_dot(self, a, b, acc, input_precision=input_precision,
+                               allow_tf32=allow_tf32, max_num_imprecise_acc=max_num_imprecise_acc,
+                               out_dtype=out_dtype)  # fmt: skip
         if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
             raise UserError(
                 f"tl.dot needs [M, K] x [K, N] operands, got {list(a.shape)} x {list(b.shape)}",
