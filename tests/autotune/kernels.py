@@ -26,3 +26,11 @@ def limited(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def grid(n):
     return lambda meta: (tilec.cdiv(n, meta["BLOCK"]),)
+
+
+@tilec.jit
+def divided(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out = x; fails at run time (a device assertion) where BLOCK does not divide n."""
+    tl.device_assert(n % BLOCK == 0, "BLOCK must divide n")
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets))

@@ -53,6 +53,36 @@ def test_no_parallelism_for_one_job_or_one_core():
     assert parallel.compile_parallel(_jobs(accumulate, (16, 32)), workers=1) is None
 
 
+class _SerialPool:
+    """A stand-in for a worker pool that records its size and runs the jobs in this process."""
+
+    sizes: list[int] = []
+
+    def __init__(self, processes, initializer=None):
+        self.sizes.append(processes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def imap(self, fn, items):
+        return map(fn, items)
+
+
+@needs_fork
+@pytest.mark.parametrize(("cores", "jobs", "workers"), [(2, 4, 2), (8, 3, 3), (1, 3, None)])
+def test_workers_are_bounded_by_the_cores(monkeypatch, cores, jobs, workers):
+    monkeypatch.setattr(parallel, "cores", lambda: cores)
+    monkeypatch.setattr(_SerialPool, "sizes", [])
+    context = type("Context", (), {"Pool": _SerialPool})
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", lambda method: context)
+    results = parallel.compile_parallel(_jobs(accumulate, (16, 32, 64, 128)[:jobs]))
+    assert _SerialPool.sizes == ([] if workers is None else [workers])
+    assert (results is None) == (workers is None)
+
+
 class _Stream(io.StringIO):
     def __init__(self, tty: bool):
         super().__init__()

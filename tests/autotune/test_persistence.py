@@ -104,6 +104,13 @@ def test_results_keyed_by_device_and_key():
     assert first != store.path_for("kernel2", ("interp", (100,), ()), "interp")
 
 
+def test_results_keyed_by_tilec_version(monkeypatch):
+    """Another tilec version (a changed compiler) times the configs again."""
+    first = store.path_for("kernel", ("interp", (100,), ()), "interp")
+    monkeypatch.setattr(store, "__version__", store.__version__ + ".post1")
+    assert first != store.path_for("kernel", ("interp", (100,), ()), "interp")
+
+
 def test_stored_results_are_read_like_cache_entries(tmp_path):
     """A FIFO or a symlink where a result should be is refused (never read, never blocks), and a
     file not written with the user's key is not trusted."""

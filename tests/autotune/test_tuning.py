@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from kernels import accumulate, grid, limited
+from kernels import accumulate, divided, grid, limited
 
 import tilec
 import tilec.testing
@@ -170,6 +170,53 @@ def test_failing_configs_skipped_with_reasons(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "BLOCK: 128, num_warps: 4, num_stages: 3: skipped" in err
     assert "chose BLOCK: 32" in err
+
+
+def test_config_failing_at_run_time_is_skipped():
+    """A config that compiles but fails when run (here a device assertion) is skipped too."""
+    configs = [tilec.Config({"BLOCK": b}) for b in (64, 32)]
+    kernel = tilec.autotune(configs, key=["n"], warmup=1, rep=2)(divided)
+    x, out = np.arange(96, dtype=np.float32), np.zeros(96, np.float32)
+    kernel[grid(96)](x, out, 96)
+    np.testing.assert_array_equal(out, x)
+    assert kernel.best_config is configs[1]
+    assert list(kernel.failures) == [configs[0]]
+    assert "BLOCK must divide n" in kernel.failures[configs[0]]
+
+
+def test_hooks_around_each_timing_run():
+    """A Config's pre_hook runs before each of its timing runs and before the launch with it;
+    the autotuner's pre_hook/post_hook(named, exception=None) around each timing run only."""
+    log = []
+    configs = [
+        tilec.Config({"BLOCK": b}, pre_hook=lambda named, b=b: log.append(("config", b)))
+        for b in (16, 32)
+    ]
+    kernel = tilec.autotune(
+        configs, key=["n"], warmup=1, rep=2,
+        pre_hook=lambda named: log.append(("pre", named["BLOCK"])),
+        post_hook=lambda named, exception: log.append(("post", named["BLOCK"], exception)),
+    )(accumulate)  # fmt: skip
+    x, out = _arrays(100, 0.0)
+    kernel[grid(100)](x, out, 100)
+    best = kernel.best_config.kwargs["BLOCK"]
+    assert log[-1] == ("config", best), "the launch runs the chosen config's pre_hook"
+    timing = log[:-1]
+    for block in (16, 32):
+        runs = timing.count(("pre", block))
+        assert runs > 1
+        assert timing.count(("config", block)) == runs
+        assert timing.count(("post", block, None)) == runs
+    assert timing[:3] == [("config", 16), ("pre", 16), ("post", 16, None)]
+
+
+def test_cache_results_false_writes_no_file(tmp_path):
+    cache = tmp_path / "cache" / "autotune"
+    kernel = tilec.autotune(CONFIGS, key=["n"], warmup=1, rep=2, cache_results=False)
+    kernel(accumulate)[grid(100)](*_arrays(), 100)
+    assert not cache.exists() or not list(cache.iterdir())
+    tilec.autotune(CONFIGS, key=["n"], warmup=1, rep=2)(accumulate)[grid(100)](*_arrays(), 100)
+    assert len(list(cache.glob("*.json"))) == 1
 
 
 def test_invalid_option_value_is_a_failing_config():
