@@ -159,8 +159,8 @@ max_num_imprecise_acc=None, out_dtype=float32)
 
 The matrix product of [M, K] and [K, N] blocks of one dtype, plus `acc` if given. f32 inputs
 take `input_precision` "tf32" (rounded to nearest, where Triton truncates), "tf32x3" or "ieee";
-`allow_tf32` is its deprecated spelling. tilec supports 2-D operands only (no batched 3-D
-dot) and `max_num_imprecise_acc` only as None or 0; `out_dtype` rounds the result once.""",
+`allow_tf32` is its deprecated spelling; [B, M, K] x [B, K, N] blocks are B batched dots.
+tilec takes `max_num_imprecise_acc` only as None or 0; `out_dtype` rounds the result once.""",
     "trans": """trans(input, *dims)
 
 `input` with its dimensions permuted by `dims` (reversed if none are given).""",
@@ -232,9 +232,10 @@ hints.""",
     "range": """range(arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, \
 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False)
 
-A `for` loop iterator, like Python's `range`. tilec accepts the hints only at the values that
-describe what it does (`num_stages=1`, `loop_unroll_factor=1`, `flatten`, `warp_specialize`,
-`disable_licm` False, `disallow_acc_multi_buffer` either way) and rejects others by name.""",
+A `for` loop iterator, like Python's `range`. `num_stages` pipelines the loop on GPU backends
+(overriding the launch's); the other hints are accepted only at the values that describe what
+tilec does (`loop_unroll_factor=1`, `flatten`, `warp_specialize`, `disable_licm` False,
+`disallow_acc_multi_buffer` either way) and rejected by name otherwise.""",
     "static_assert": """static_assert(cond, msg="")
 
 Fail compilation with `msg` unless the compile-time constant `cond` is true.""",
