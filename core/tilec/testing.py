@@ -2,9 +2,9 @@
 `assert_close`, `Benchmark` and `perf_report`.
 
 `do_bench` times with CUDA events on the nvidia backend (through the driver, cuda.bindings), with
-the host clock around a device synchronization on other GPU backends, and with the CPU clock on
-the interpreter. On GPUs a 256 MB buffer is cleared before every run so that no run finds its
-inputs in L2. Warm-up and repetitions are given in milliseconds and turned into counts from an
+HIP events on amd (hip-python), with the host clock around a device synchronization on another
+GPU backend, and with the CPU clock on the interpreter. On GPUs a 256 MB buffer is cleared
+(cuMemsetD8Async / hipMemsetAsync) before every run so that no run finds its inputs in L2. Warm-up and repetitions are given in milliseconds and turned into counts from an
 estimate of one run, as Triton's are.
 """
 
