@@ -19,6 +19,22 @@ def to_device(array, backend: str | None = None):
     return get_backend(backend).driver.to_device(array)
 
 
+_allocator = None
+
+
+def set_allocator(allocator) -> None:
+    """Triton's `triton.set_allocator(fn)`: the function that gives a kernel scratch memory,
+    `fn(size, alignment, stream)`. tilec's tensor descriptors (`tl.make_tensor_descriptor`) are
+    masked loads and stores that need no scratch memory, so no tilec kernel calls it; it is
+    kept (None: none) for code that reads it back."""
+    global _allocator
+    if allocator is not None and not callable(allocator):
+        raise TypeError(
+            f"set_allocator takes a function (size, alignment, stream), got {allocator!r}"
+        )
+    _allocator = allocator
+
+
 _LAZY = {
     "Config": ("tilec.runtime.autotune", "Config"),
     "autotune": ("tilec.runtime.autotune", "autotune"),
@@ -46,6 +62,7 @@ __all__ = [
     "heuristics",
     "jit",
     "next_power_of_2",
+    "set_allocator",
     "set_backend",
     "set_device",
     "testing",

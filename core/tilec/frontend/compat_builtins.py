@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilec.dialects import arith, math, tile
+from tilec.frontend import descriptors
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.semantics import computation_type, literal_type
@@ -45,6 +46,33 @@ class CompatBuiltinsMixin:
     `tl_minimum`, `keep_dims`, `_axis` and `_combiner_op`)."""
 
     sem: Any
+
+    # Tensor descriptors (`tilec.frontend.descriptors`) ----------------------------------------
+
+    def tl_make_tensor_descriptor(
+        self, base: Any, shape: Any, strides: Any, block_shape: Any, padding_option: Any = "zero"
+    ) -> Any:
+        return descriptors.make(self, base, shape, strides, block_shape, padding_option)
+
+    def tl_load_tensor_descriptor(self, desc: Any, offsets: Any) -> TensorValue:
+        pointers, mask = descriptors.block_access(self, desc, offsets)
+        pointee = pointers.dtype.pointee  # type: ignore[attr-defined]
+        if desc.padding == "nan" and not isinstance(pointee, FloatType):
+            raise UserError(
+                f"padding_option 'nan' needs a float tensor, the descriptor's is {pointee}"
+            )
+        other = float("nan") if desc.padding == "nan" else 0
+        return self.tl_load(pointers, mask, other)  # type: ignore[attr-defined]
+
+    def tl_store_tensor_descriptor(self, desc: Any, offsets: Any, value: Any) -> None:
+        pointers, mask = descriptors.block_access(self, desc, offsets)
+        block = self.value(value)  # type: ignore[attr-defined]
+        if tuple(block.shape) != tuple(desc.block_shape):
+            raise UserError(
+                f"the descriptor's block is {list(desc.block_shape)}, the value stored is "
+                f"{list(block.shape)}"
+            )
+        self.tl_store(pointers, block, mask)  # type: ignore[attr-defined]
 
     # Casts ----------------------------------------------------------------------------------
 

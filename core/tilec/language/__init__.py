@@ -178,6 +178,11 @@ class tensor(abc.ABC):  # noqa: B024 - a marker: the frontend registers its tens
     """What `isinstance(x, tl.tensor)` tests inside a kernel: every runtime value is one."""
 
 
+class tensor_descriptor(abc.ABC):  # noqa: B024 - a marker: the frontend's descriptors derive
+    """What `isinstance(d, tl.tensor_descriptor)` tests inside a kernel: a descriptor made by
+    `tl.make_tensor_descriptor` (tilec has no host-side descriptor arguments)."""
+
+
 class constexpr:
     """Annotation for a kernel parameter whose value is known at compile time."""
 
@@ -314,6 +319,9 @@ BUILTIN_NAMES += [
     "pair_uniform_to_normal",
     "pointer_type",
     "bitonic_merge",
+    "make_tensor_descriptor",
+    "load_tensor_descriptor",
+    "store_tensor_descriptor",
 ]
 
 program_id = _builtin("program_id")
@@ -412,6 +420,9 @@ randn = _builtin("randn")
 randn4x = _builtin("randn4x")
 uint_to_uniform_float = _builtin("uint_to_uniform_float")
 pair_uniform_to_normal = _builtin("pair_uniform_to_normal")
+make_tensor_descriptor = _builtin("make_tensor_descriptor")
+load_tensor_descriptor = _builtin("load_tensor_descriptor")
+store_tensor_descriptor = _builtin("store_tensor_descriptor")
 
 
 def cdiv(a: int, b: int) -> int:

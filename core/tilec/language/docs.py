@@ -271,6 +271,20 @@ bitonic network, so NaN and -0.0 land where Triton puts them.""",
     "topk": """topk(x, k, dim=None)
 
 The `k` largest elements along the last dimension, largest first (Triton's bitonic top-k).""",
+    "make_tensor_descriptor": """make_tensor_descriptor(base, shape, strides, block_shape, \
+padding_option="zero")
+
+A descriptor of the tensor at pointer `base` for block accesses (`desc.load(offsets)`,
+`desc.store(offsets, value)`): masked loads and stores of the block's pointers, elements outside
+`shape` read as the padding and never written. The last stride must be 1.""",
+    "load_tensor_descriptor": """load_tensor_descriptor(desc, offsets)
+
+`desc.load(offsets)`: the block of `desc.block_shape` at `offsets`, elements outside the
+descriptor's shape read as its padding (0 or NaN).""",
+    "store_tensor_descriptor": """store_tensor_descriptor(desc, offsets, value)
+
+`desc.store(offsets, value)`: writes the block `value` at `offsets`, except its elements outside
+the descriptor's shape.""",
     "bitonic_merge": """bitonic_merge(x, dim=None, descending=False)
 
 Triton's bitonic merge along the last dimension: sorts a bitonic sequence (any other input gets

@@ -5,9 +5,9 @@
 diagonal, then the diagonal block, masked), and keeps the softmax in base 2; the backward
 recomputes the probabilities per block from the saved log-sum-exp (`M`) and `delta`.
 
-Triton 3.6's tutorial reads its blocks through tensor descriptors (`tl.make_tensor_descriptor`),
-which tilec lacks (docs/triton-names.md); these kernels address the same blocks of the same
-flattened [Z * H * N_CTX, HEAD_DIM] layout with pointer arithmetic instead."""
+The forward reads its blocks through tensor descriptors made in the kernel
+(`tl.make_tensor_descriptor`, the path Triton 3.6's tutorial takes where the GPU has no host-side
+descriptors); host-side descriptors (`triton.tools.tensor_descriptor`) tilec does not have."""
 
 import torch
 
@@ -22,7 +22,7 @@ def is_interp():
 
 
 @triton.jit
-def _attn_fwd_inner(acc, l_i, m_i, q, K, V, offset_y, dtype: tl.constexpr, start_m, qk_scale,
+def _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_y, dtype: tl.constexpr, start_m, qk_scale,
                     BLOCK_M: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
                     STAGE: tl.constexpr, offs_m: tl.constexpr, offs_n: tl.constexpr,
                     N_CTX: tl.constexpr, warp_specialize: tl.constexpr):  # fmt: skip
@@ -33,11 +33,11 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, offset_y, dtype: tl.constexpr, start
         lo = tl.multiple_of(lo, BLOCK_M)
     else:
         lo, hi = 0, N_CTX
-    offs_d = tl.arange(0, HEAD_DIM)
+    offsetk_y = offset_y + lo
+    offsetv_y = offset_y + lo
     for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=warp_specialize):
         start_n = tl.multiple_of(start_n, BLOCK_N)
-        rows = offset_y + start_n + offs_n
-        k = tl.load(K + rows[:, None] * HEAD_DIM + offs_d[None, :]).T
+        k = desc_k.load([offsetk_y, 0]).T
         qk = tl.dot(q, k)
         if STAGE == 2:
             mask = offs_m[:, None] >= (start_n + offs_n[None, :])
@@ -51,12 +51,22 @@ def _attn_fwd_inner(acc, l_i, m_i, q, K, V, offset_y, dtype: tl.constexpr, start
         alpha = tl.math.exp2(m_i - m_ij)
         l_ij = tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = tl.load(V + rows[:, None] * HEAD_DIM + offs_d[None, :])
+        v = desc_v.load([offsetv_y, 0])
         p = p.to(dtype)
         acc = tl.dot(p, v, acc)
         l_i = l_i * alpha + l_ij
         m_i = m_ij
+        offsetk_y += BLOCK_N
+        offsetv_y += BLOCK_N
     return acc, l_i, m_i
+
+
+@triton.jit
+def _maybe_make_tensor_desc(desc_or_ptr, shape, strides, block_shape):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    else:
+        return tl.make_tensor_descriptor(desc_or_ptr, shape, strides, block_shape)
 
 
 def keep(conf):
@@ -90,41 +100,52 @@ configs = list(filter(keep, configs))
 @triton.autotune(configs=configs, key=["N_CTX", "HEAD_DIM", "FP8_OUTPUT", "warp_specialize"],
                  prune_configs_by={"early_config_prune": prune_invalid_configs})  # fmt: skip
 @triton.jit
-def _attn_fwd(sm_scale, M, Z, H, Q, K, V, Out, N_CTX,
+def _attn_fwd(sm_scale, M, Z, H, desc_q, desc_k, desc_v, desc_o, N_CTX,
               HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
               FP8_OUTPUT: tl.constexpr, STAGE: tl.constexpr, warp_specialize: tl.constexpr):  # fmt: skip
     dtype = tl.float8e5 if FP8_OUTPUT else tl.float16
     tl.static_assert(BLOCK_N <= HEAD_DIM)
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
+    y_dim = Z * H * N_CTX
+    desc_q = _maybe_make_tensor_desc(
+        desc_q, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM]
+    )
+    desc_v = _maybe_make_tensor_desc(
+        desc_v, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM]
+    )
+    desc_k = _maybe_make_tensor_desc(
+        desc_k, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM]
+    )
+    desc_o = _maybe_make_tensor_desc(
+        desc_o, shape=[y_dim, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM]
+    )
     off_z = off_hz // H
     off_h = off_hz % H
     offset_y = off_z * (N_CTX * H) + off_h * N_CTX
     qo_offset_y = offset_y + start_m * BLOCK_M
     offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
     m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     qk_scale = sm_scale
     qk_scale *= 1.44269504  # 1/log(2)
-    q_rows = qo_offset_y + tl.arange(0, BLOCK_M)
-    q = tl.load(Q + q_rows[:, None] * HEAD_DIM + offs_d[None, :])
+    q = desc_q.load([qo_offset_y, 0])
     # stage 1: off-band, stage 2: on-band (4 - STAGE: 3 for causal, 1 otherwise)
     if STAGE & 1:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K, V, offset_y, dtype, start_m,
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_y, dtype, start_m,
                                         qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N, 4 - STAGE, offs_m,
                                         offs_n, N_CTX, warp_specialize)  # fmt: skip
     if STAGE & 2:
-        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, K, V, offset_y, dtype, start_m,
+        acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, desc_k, desc_v, offset_y, dtype, start_m,
                                         qk_scale, BLOCK_M, HEAD_DIM, BLOCK_N, 2, offs_m, offs_n,
                                         N_CTX, warp_specialize)  # fmt: skip
     m_i += tl.math.log2(l_i)
     acc = acc / l_i[:, None]
     m_ptrs = M + off_hz * N_CTX + offs_m
     tl.store(m_ptrs, m_i)
-    tl.store(Out + q_rows[:, None] * HEAD_DIM + offs_d[None, :], acc.to(dtype))
+    desc_o.store([qo_offset_y, 0], acc.to(dtype))
 
 
 @triton.jit
@@ -294,6 +315,12 @@ class _attention(torch.autograd.Function):
             return (triton.cdiv(q.shape[2], META["BLOCK_M"]), q.shape[0] * q.shape[1], 1)
 
         ctx.grid = grid
+
+        # descriptors made in the kernel (Triton would allocate their scratch memory with this)
+        def alloc_fn(size: int, align: int, _):
+            return torch.empty(size, dtype=torch.int8, device=q.device)
+
+        triton.set_allocator(alloc_fn)
         _attn_fwd[grid](
             sm_scale, M, q.shape[0], q.shape[1], q, k, v, o,
             N_CTX=q.shape[2], HEAD_DIM=HEAD_DIM_K, FP8_OUTPUT=q.dtype == torch.float8_e5m2,

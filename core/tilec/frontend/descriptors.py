@@ -1,0 +1,122 @@
+"""Triton's tensor descriptors (`tl.make_tensor_descriptor`, `desc.load`, `desc.store`,
+`tl.load_tensor_descriptor`, `tl.store_tensor_descriptor`), composed from what every backend
+has: a descriptor is a value of the frontend (a base pointer, the global shape and strides, the
+block shape), and a block access is a masked `tl.load` / `tl.store` of the block's pointers,
+elements outside the global shape read as the padding (0, or NaN with `padding_option="nan"`)
+and never written, as TMA does. tilec needs no scratch memory for them, so an allocator given
+to `tilec.set_allocator` is never called."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.frontend.context import TensorValue
+from tilec.frontend.errors import UserError
+from tilec.frontend.expressions import TensorMethod
+from tilec.ir.types import i1, i64, is_power_of_two
+from tilec.language import block_type, dtype_of
+from tilec.language import tensor_descriptor as tl_tensor_descriptor
+
+PADDINGS = ("zero", "nan")
+
+
+class TensorDescriptorValue(tl_tensor_descriptor):
+    """A tensor descriptor in a kernel: `base` (a pointer), `shape` and `strides` (one value or
+    int a dimension), `block_shape` (ints), `padding` ("zero" or "nan")."""
+
+    def __init__(self, base: TensorValue, shape: list, strides: list, block_shape: tuple,
+                 padding: str):  # fmt: skip
+        self.base, self.shape, self.strides = base, shape, strides
+        self.block_shape, self.padding = block_shape, padding
+
+    @property
+    def dtype(self) -> Any:
+        return dtype_of(self.base.dtype.pointee)  # type: ignore[attr-defined]
+
+    @property
+    def block_type(self) -> Any:
+        return block_type(self.dtype, list(self.block_shape))
+
+    @property
+    def load(self) -> TensorMethod:
+        return TensorMethod(self, "load_tensor_descriptor")  # type: ignore[arg-type]
+
+    @property
+    def store(self) -> TensorMethod:
+        return TensorMethod(self, "store_tensor_descriptor")  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"tensor_descriptor<{self.dtype!r}, block {list(self.block_shape)}>"
+
+
+def make(builtins: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
+         padding_option: Any) -> TensorDescriptorValue:  # fmt: skip
+    ptr = builtins.value(base)
+    if ptr.is_tensor or not ptr.is_pointer:
+        raise UserError(
+            f"tl.make_tensor_descriptor's base must be a pointer scalar, got {ptr.type}",
+            "pass the tensor's pointer argument",
+        )
+    dims = [_int_list(v, what) for v, what in ((shape, "shape"), (strides, "strides"))]
+    block = _int_list(block_shape, "block_shape")
+    if not len(dims[0]) == len(dims[1]) == len(block) >= 1:
+        raise UserError(
+            f"tl.make_tensor_descriptor needs shape, strides and block_shape of one rank, got "
+            f"{len(dims[0])}, {len(dims[1])} and {len(block)}"
+        )
+    if any(not isinstance(b, int) or not is_power_of_two(b) for b in block):
+        raise UserError(f"block_shape {list(block)} must be compile-time powers of two")
+    last = dims[1][-1]
+    if not (isinstance(last, int) and last == 1):
+        raise UserError(
+            "tl.make_tensor_descriptor needs a last stride of 1 (the last dimension "
+            f"contiguous), got {last if isinstance(last, int) else 'a runtime value'}",
+            "pass 1 as the last stride",
+        )
+    padding = padding_option.value if hasattr(padding_option, "value") else padding_option
+    if padding not in PADDINGS:
+        raise UserError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
+    return TensorDescriptorValue(ptr, dims[0], dims[1], tuple(block), padding)
+
+
+def block_access(builtins: Any, desc: Any, offsets: Any) -> tuple[TensorValue, TensorValue]:
+    """The pointers of the block at `offsets` and the mask of its elements inside the shape."""
+    if not isinstance(desc, TensorDescriptorValue):
+        raise UserError(f"expected a tensor descriptor, got {desc!r}")
+    offs = _int_list(offsets, "offsets")
+    rank = len(desc.block_shape)
+    if len(offs) != rank:
+        raise UserError(f"the descriptor has {rank} dimensions, got {len(offs)} offsets")
+    sem = builtins.sem
+    shape = tuple(desc.block_shape)
+    pointers = sem.broadcast_to(desc.base, shape)
+    mask = None
+    for axis, (offset, size, stride, extent) in enumerate(
+        zip(offs, shape, desc.strides, desc.shape, strict=True)
+    ):
+        index = sem.binary("+", builtins.iota(size, axis, shape), _scalar(sem, offset))
+        inside = sem.binary("&", sem.binary(">=", index, 0),
+                            sem.binary("<", index, _scalar(sem, extent)))  # fmt: skip
+        mask = inside if mask is None else sem.binary("&", mask, inside)
+        step = sem.binary("*", sem.cast(index, i64), sem.cast(_scalar(sem, stride), i64))
+        pointers = sem.binary("+", pointers, step)
+    assert mask is not None
+    return pointers, sem.cast(mask, i1)
+
+
+def _scalar(sem: Any, value: Any) -> Any:
+    return value if isinstance(value, TensorValue) else sem.constant(value, i64)
+
+
+def _int_list(value: Any, what: str) -> list:
+    value = value.value if hasattr(value, "value") and not isinstance(value, TensorValue) else value
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    out = []
+    for item in items:
+        item = item.value if hasattr(item, "value") and not isinstance(item, TensorValue) else item
+        if isinstance(item, TensorValue) and (item.is_tensor or item.dtype.width == 1):  # type: ignore[attr-defined]
+            raise UserError(f"{what} takes integer scalars, got {item.type}")
+        if not isinstance(item, (int, TensorValue)) or isinstance(item, bool):
+            raise UserError(f"{what} takes integers, got {item!r}")
+        out.append(item)
+    return out
