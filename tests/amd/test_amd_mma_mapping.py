@@ -62,7 +62,7 @@ def transpose(cells: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 MFMA_CASES = [(3, 32, 4, mfma32_c), (3, 16, 4, mfma16_c), (4, 32, 8, mfma32_c),
-              (4, 16, 8, mfma16_c), (2, 32, 4, mfma32_c)]  # fmt: skip
+              (4, 16, 8, mfma16_c), (2, 32, 4, mfma32_c), (2, 16, 4, mfma16_c)]  # fmt: skip
 
 
 @pytest.mark.parametrize(("version", "size", "k_width", "table"), MFMA_CASES)
