@@ -186,6 +186,52 @@ class ControlFlowMixin:
             result.name_hint = name
             self.scope[name] = TensorValue(result)
 
+    def emit_returning_if(self, condition: TensorValue, blocks: list[Block], returns: list) -> Any:
+        """The `scf.if` of an `if` whose branches end in `return` (`lift_returns` moved the
+        statements after it into the branch that falls through): it yields what each branch
+        returns; that is what the function returns."""
+        # a branch that reaches the end of the function returns nothing, as `return` does
+        returns = [() if r is None else r for r in returns]
+        if sum(isinstance(r, tuple) and not r for r in returns) == 1:
+            raise UserError(
+                "one path through this 'if' returns a value and another returns nothing",
+                "return a value on every path",
+            )
+        then, other = ([*r] if isinstance(r, tuple) else [r] for r in returns)
+        if isinstance(returns[0], tuple) != isinstance(returns[1], tuple) or len(then) != len(
+            other
+        ):
+            raise UserError("the branches of this 'if' return different numbers of values")
+        yields: list[list[TensorValue]] = [[], []]
+        constants: dict[int, Any] = {}
+        for k, pair in enumerate(zip(then, other, strict=True)):
+            if not any(isinstance(v, TensorValue) for v in pair) and pair[0] == pair[1]:
+                constants[k] = pair[0]  # the same compile-time value on both paths
+                continue
+            tensors = [v for v in pair if isinstance(v, TensorValue)]
+            like = tensors[0] if tensors else self.sem.to_value(pair[0])
+            for side, (block, value) in enumerate(zip(blocks, pair, strict=True)):
+                with self.builder.at(block):  # Python numbers take the other side's dtype
+                    if not isinstance(value, TensorValue):
+                        value = self.sem.cast(self.sem.to_value(value, like.dtype), like.dtype)
+                    yields[side].append(value)
+            if yields[0][-1].type != yields[1][-1].type:
+                raise UserError(
+                    f"this 'if' returns {yields[0][-1].type} from one branch and "
+                    f"{yields[1][-1].type} from the other",
+                    "return one type from both, e.g. with .to(tl.float32)",
+                )
+        for block, values in zip(blocks, yields, strict=True):
+            with self.builder.at(block):
+                self.builder.create(YieldOp, [v.value for v in values])
+        op = self.builder.create(
+            IfOp, [condition.value], [v.type for v in yields[0]],
+            regions=[Region([blocks[0]]), Region([blocks[1]])],
+        )  # fmt: skip
+        results = iter(TensorValue(r) for r in op.results)
+        merged = [constants[k] if k in constants else next(results) for k in range(len(then))]
+        return tuple(merged) if isinstance(returns[0], tuple) else merged[0]
+
     def visit_If(self, node: ast.If) -> None:
         condition = self.visit(node.test)
         if not isinstance(condition, TensorValue):
@@ -199,14 +245,19 @@ class ControlFlowMixin:
         condition = self.sem.cast(condition, i1)
         outer = self.scope
         branches = []
+        returns = []
         for statements in (node.body, node.orelse):
             block = Block()
             self.scope = outer.copy()
             with self.builder.at(block):
                 self.visit_body(statements)
-            self.check_no_return("an 'if' on a runtime value")
+            returns.append(self.returned)
+            self.returned = None
             branches.append((block, self.scope))
         self.scope = outer
+        if any(r is not None for r in returns):
+            self.returned = self.emit_returning_if(condition, [b for b, _ in branches], returns)
+            return
         names = [
             n
             for n in assigned_names(node.body + node.orelse)

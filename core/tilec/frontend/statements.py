@@ -23,9 +23,37 @@ UNSUPPORTED = {
 }
 
 
+def lift_returns(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """`statements` with the ones after an `if` that may return moved into each of its branches
+    that does not always return (as Python runs them), so that every `return` ends its block and
+    an `if` on a runtime value can yield what its branches return."""
+    for i, statement in enumerate(statements):
+        if isinstance(statement, ast.If) and any(
+            isinstance(n, ast.Return) for n in ast.walk(statement)
+        ):
+            rest = statements[i + 1 :]
+            body, orelse = (
+                lift_returns(block if _always_returns(block) else block + rest)
+                for block in (statement.body, statement.orelse)
+            )
+            lifted = ast.copy_location(
+                ast.If(test=statement.test, body=body, orelse=orelse), statement
+            )
+            return [*statements[:i], lifted]
+    return statements
+
+
+def _always_returns(statements: list[ast.stmt]) -> bool:
+    return any(
+        isinstance(s, ast.Return)
+        or (isinstance(s, ast.If) and _always_returns(s.body) and _always_returns(s.orelse))
+        for s in statements
+    )
+
+
 class StatementsMixin:
     def visit_body(self, statements: list[ast.stmt]) -> None:
-        for statement in statements:
+        for statement in lift_returns(statements):
             if self.returned is not None:
                 return  # the rest is dead code, as in Python
             self.visit(statement)
