@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -49,10 +51,27 @@ def _const(value: Any, what: str) -> Any:
     return value
 
 
+def _int(value: Any, what: str) -> int:
+    """A compile-time integer; a bool (`BLOCK=True`) or a float is a user error."""
+    value = _const(value, what)
+    if not isinstance(value, bool):
+        with contextlib.suppress(TypeError):
+            return operator.index(value)  # int, NumPy integers
+    raise UserError(
+        f"{what} must be an int, got {value!r} ({type(value).__name__})",
+        "pass an integer constexpr, e.g. BLOCK=1024",
+    )
+
+
 def _shape(value: Any) -> tuple[int, ...]:
     value = _const(value, "a shape")
     shape = (value,) if isinstance(value, int) else tuple(_const(d, "a shape") for d in value)
     for d in shape:
+        if isinstance(d, bool):
+            raise UserError(
+                f"shape {list(shape)} has a bool dimension; dimensions are ints",
+                "pass an integer constexpr, e.g. BLOCK=1024",
+            )
         if not isinstance(d, int) or not is_power_of_two(d):
             raise UserError(
                 f"shape {list(shape)} has a dimension that is not a power of two",
@@ -99,7 +118,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         return self.sem.create(tile.NumProgramsOp, [], i32, axis=axis_attr)
 
     def tl_arange(self, start: Any, end: Any) -> TensorValue:
-        start, end = _const(start, "tl.arange's start"), _const(end, "tl.arange's end")
+        start, end = _int(start, "tl.arange's start"), _int(end, "tl.arange's end")
         if not is_power_of_two(end - start):
             raise UserError(
                 f"tl.arange({start}, {end}) has {end - start} elements, not a power of two",

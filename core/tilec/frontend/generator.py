@@ -23,13 +23,22 @@ from tilec.ir.core import Block, Region
 from tilec.ir.module import ModuleOp
 from tilec.ir.type_names import parse_signature_type
 from tilec.ir.types import FunctionType
+from tilec.ir.verifier import Diagnostic, verify
+
+MAX_INLINE_DEPTH = 24
+"""How deep calls of @jit functions may nest. The frontend inlines every call, so a recursion
+must end at compile time (on constexpr arguments); deeper nesting would exhaust Python's stack."""
 
 
 class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.NodeVisitor):
     """Walks one kernel's AST, emitting tile IR at `builder` with the node's location."""
 
-    def __init__(self, fn: KernelFunction, builder: Builder, scope: Scope):
+    def __init__(
+        self, fn: KernelFunction, builder: Builder, scope: Scope, calls: tuple[str, ...] = ()
+    ):
         self.fn, self.builder, self.scope = fn, builder, scope
+        self.calls = calls
+        """The @jit functions being inlined around this one, outermost first."""
         self.sem = Semantics(builder)
         self.builtins = Builtins(self.sem, self.inline_call)
         self.returned: Any = None
@@ -53,6 +62,14 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
 
     def inline_call(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Calls to other @jit functions are inlined, so constexpr arguments stay constant."""
+        chain = (*self.calls, self.fn.__name__, callee.__name__)
+        if len(chain) > MAX_INLINE_DEPTH:
+            shown = " -> ".join((*chain[:3], "...", *chain[-2:]))
+            raise UserError(
+                f"calls of @jit functions nest deeper than {MAX_INLINE_DEPTH} levels ({shown}); "
+                "tilec inlines every call, so a recursion must end at compile time",
+                "end the recursion on a tl.constexpr argument, or rewrite it as a loop",
+            )
         tree = ast.parse(callee.src).body[0]
         assert isinstance(tree, ast.FunctionDef)
         params = [a.arg for a in tree.args.args]
@@ -62,7 +79,7 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
         defaults = dict(
             zip(params[len(params) - len(tree.args.defaults) :], tree.args.defaults, strict=True)
         )
-        inner = CodeGenerator(callee, self.builder, Scope())
+        inner = CodeGenerator(callee, self.builder, Scope(), (*self.calls, self.fn.__name__))
         for name in params:
             if name in bound:
                 inner.scope[name] = bound[name]
@@ -123,9 +140,44 @@ def compile_to_tir(
     builder = Builder.at_end(entry)
     generator = CodeGenerator(fn, builder, scope)
     func.location = generator.location(tree)
-    generator.visit_body(tree.body)
+    try:
+        generator.visit_body(tree.body)
+    except RecursionError:
+        loc = func.location
+        raise CompilationError(
+            f"kernel {fn.__name__} nests too deeply for tilec's frontend (inlined calls, "
+            "expressions or blocks within each other)",
+            loc.file,
+            loc.line,
+            loc.col,
+            linecache.getline(loc.file, loc.line).rstrip(),
+            "split the deepest expression into statements, or the work into helper functions",
+        ) from None
     if generator.returned not in (None, ()):
         raise TypeError(f"kernel {fn.__name__} must not return a value")
     with builder.loc(generator.location(tree)):
         builder.create(ReturnOp)
+    _verify_frontend_output(module, func)
     return module
+
+
+def _verify_frontend_output(module: ModuleOp, func: FuncOp) -> None:
+    """Verify the frontend's IR before any pass runs: an op it built wrongly is reported at the
+    kernel line that made it, instead of being blamed on the first pass ("pass 'inline' produced
+    invalid IR")."""
+    try:
+        verify(module)
+    except Diagnostic as diagnostic:
+        loc = diagnostic.op.location if diagnostic.op is not None else None
+        if not isinstance(loc, FileLineColLoc):
+            loc = func.location
+        message = str(diagnostic).splitlines()[0].split(": error: ", 1)[-1]
+        raise CompilationError(
+            message,
+            loc.file,
+            loc.line,
+            loc.col,
+            linecache.getline(loc.file, loc.line).rstrip(),
+            "tilec accepted this line but built invalid IR for it, which is a tilec bug: "
+            "please report it with this message (writing the line differently may avoid it)",
+        ) from None

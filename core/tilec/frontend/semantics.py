@@ -192,7 +192,17 @@ class Semantics:
         return [self.broadcast_to(v, shape) for v in values]
 
     def trans(self, x: TensorValue, order: tuple[int, ...] | None = None) -> TensorValue:
+        if not x.is_tensor:
+            raise UserError(
+                f"tl.trans needs a tensor, got a scalar of type {x.type}",
+                "a scalar has no dimensions to permute: use it as it is",
+            )
         order = tuple(order) if order else tuple(reversed(range(len(x.shape))))
+        if sorted(order) != list(range(len(x.shape))):
+            raise UserError(
+                f"tl.trans's dims {list(order)} are not a permutation of the {len(x.shape)} "
+                f"dimensions of shape {list(x.shape)}"
+            )
         shape = tuple(x.shape[i] for i in order)
         return self.create(tile.TransOp, [x], TensorType(shape, x.dtype), order=int_array(order))
 
@@ -200,6 +210,14 @@ class Semantics:
         numel = 1
         for d in shape:
             numel *= d
+        if not x.is_tensor:  # a scalar is one element: it fills a shape of one element
+            if numel != 1:
+                raise UserError(
+                    f"cannot reshape a scalar to {list(shape)}: sizes differ",
+                    "to fill a tensor with it, use tl.full(shape, x, dtype) or "
+                    "tl.broadcast_to(x, shape)",
+                )
+            return self.splat(x, tuple(shape))
         if x.type.numel != numel:  # type: ignore[attr-defined]
             raise UserError(f"cannot reshape {list(x.shape)} to {list(shape)}: sizes differ")
         return self.create(tile.ReshapeOp, [x], TensorType(tuple(shape), x.dtype))

@@ -17,6 +17,8 @@ alignment guard, so `data_ptr()` is called once a tensor.
 
 from __future__ import annotations
 
+import contextlib
+import operator
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,16 +41,44 @@ FastLaunch = Callable[[Any, tuple, dict], Any]
 """`fast(grid, args, meta)`: the compiled kernel it launched, or MISS."""
 
 
-def launch_grid(grid: Any, names: Sequence[str], defaults: dict, args: tuple, meta: dict) -> tuple:
-    """The grid of a launch as a tuple: `grid` itself, or a callable's result for the bound
-    arguments and meta-parameters (the reserved launch options left out)."""
+def launch_grid(
+    grid: Any, names: Sequence[str], defaults: dict, args: tuple, meta: dict, kernel_name: str
+) -> tuple:
+    """The grid of a launch as a tuple of 1 to 3 non-negative ints: `grid` itself, or a
+    callable's result for the bound arguments and meta-parameters (the reserved launch options
+    left out). Anything else is an error naming the kernel."""
+    made_by = ""
     if callable(grid):
         bound = {**defaults, **dict(zip(names, args, strict=False))}
         bound.update((k, v) for k, v in meta.items() if k not in RESERVED)
         grid = grid(bound)
-    if type(grid) is not tuple:
-        grid = (grid,) if isinstance(grid, int) else tuple(grid)
-    return grid
+        made_by = " (returned by the grid function)"
+    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(d) is int and d >= 0 for d in grid):
+        return grid
+    return _checked_grid(grid, kernel_name, made_by)
+
+
+def _checked_grid(grid: Any, kernel_name: str, made_by: str) -> tuple[int, ...]:
+    what = f"the grid of kernel '{kernel_name}'{made_by}"
+    dims = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+    checked = []
+    for d in dims:
+        size = None
+        if not isinstance(d, bool):
+            with contextlib.suppress(TypeError):
+                size = operator.index(d)  # int, NumPy integers
+        if size is None:
+            hint = "; for a size computed by division, use tilec.cdiv(n, BLOCK)"
+            raise TypeError(
+                f"{what} must be an int or a tuple of 1 to 3 ints, got {grid!r}"
+                + (hint if isinstance(d, float) else "")
+            )
+        checked.append(size)
+    if not 1 <= len(checked) <= 3:
+        raise ValueError(f"{what} must have 1 to 3 dimensions, got {grid!r}")
+    if min(checked) < 0:
+        raise ValueError(f"{what} has a negative size: {grid!r}")
+    return tuple(checked)
 
 
 def make_fast_launch(
@@ -181,7 +211,7 @@ def fast(grid, args, meta):
     except Exception:
         return MISS
     if type(grid) is not tuple:
-        grid = launch_grid(grid, names, defaults, args, meta)
+        grid = launch_grid(grid, names, defaults, args, meta, kernel.__name__)
     runner(grid, ({values}), stream)
     return compiled
 """

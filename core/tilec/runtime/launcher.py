@@ -165,7 +165,7 @@ class Launcher:
             if key is not None and len(args) <= len(info.constexpr):
                 info.launches[key] = hot
         compiled, runner = hot
-        grid = launch_grid(self.grid, info.names, info.defaults, args, meta)
+        grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
         if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
             runtime_args = args  # every runtime argument given by position, in order
         else:

@@ -89,9 +89,17 @@ def _type_token(value: Any) -> Any:
 _TOKENS: dict[type, Any] = {int: _int_token, float: _type_token, bool: _type_token}
 
 
+def _subclass_token(value: np.ndarray) -> Any:
+    # an ndarray subclass (numpy.ma.MaskedArray, np.matrix) keys apart from plain arrays, so
+    # that its first launch goes through `arg_type`, which may refuse it
+    return (type(value), value.dtype, value.__array_interface__["data"][0] & 15 == 0)
+
+
 def _token_function(kind: type) -> Any:
-    if issubclass(kind, np.ndarray):
+    if kind is np.ndarray:
         return _ndarray_token
+    if issubclass(kind, np.ndarray):
+        return _subclass_token
     if issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_)):
         return _int_token
     if callable(getattr(kind, "data_ptr", None)) and callable(getattr(kind, "get_device", None)):
@@ -119,6 +127,23 @@ def spec_token(value: Any) -> Any:
     return token(value)
 
 
+def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
+    """NumPy arrays whose memory a kernel would misread: big-endian bytes (a kernel reads the
+    machine's order), masked arrays (a kernel sees the data under the mask)."""
+    if not value.dtype.isnative:
+        raise TypeError(
+            f"argument '{param}' of {kernel_name}: the array's elements are in non-native byte "
+            f"order ({value.dtype.str}), which a kernel would misread; pass "
+            "array.astype(array.dtype.newbyteorder('='))"
+        )
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(
+            f"argument '{param}' of {kernel_name}: a masked array (numpy.ma), whose mask a "
+            "kernel cannot see; pass its data (array.data, or array.filled(value)) and the mask "
+            "as an array of its own"
+        )
+
+
 def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     """The signature type of `value` for `param`, and whether it is divisible by 16.
 
@@ -130,6 +155,7 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
             raise TypeError(
                 f"argument '{param}' of {kernel_name}: unsupported array dtype {value.dtype}"
             )
+        _check_host_array(kernel_name, param, value)
         return "*" + elem, value.__array_interface__["data"][0] % 16 == 0
     if isinstance(value, (bool, np.bool_)):
         return "i1", False

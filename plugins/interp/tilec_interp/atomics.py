@@ -38,7 +38,7 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
     old_all = np.zeros(n, dtypes.value_dtype(vtype))
     for buf, idx, pos in parts:
         positions = np.arange(n) if pos is None else pos
-        memory = buf.view(dtype)
+        memory = interp.writable(op, buf, dtype)
         # Apply in order: the r-th access to an address happens in round r.
         order = np.argsort(idx, kind="stable")
         sorted_idx = idx[order]

@@ -38,6 +38,7 @@ several lanes to one address: the last in program-major, element order wins.
 from __future__ import annotations
 
 import math
+import operator
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -212,7 +213,8 @@ class Interpreter:
             buf, index = fast
             if flat_sel is not None:
                 index, value = index[flat_sel], value[flat_sel]
-            buf.view(dtype)[index] = value
+            if index.size:  # a store masked off everywhere writes nothing, also to read-only
+                self.writable(op, buf, dtype)[index] = value
             return
         addr = np.ascontiguousarray(ptr).reshape(-1)
         if flat_sel is not None:
@@ -220,12 +222,22 @@ class Interpreter:
         fast = self.memory.resolve_fast(addr, dtype.itemsize)
         if fast is not None:
             buf, index = fast
-            buf.view(dtype)[index] = value
+            self.writable(op, buf, dtype)[index] = value
             return
         parts, dtype, _, _ = self.resolve(op, ctx, ptr, flat_sel, pointee)
         full = np.broadcast_to(dtypes.to_storage(env[op.value], pointee), ptr.shape).reshape(-1)
         for buf, idx, pos in parts:
-            buf.view(dtype)[idx] = full if pos is None else full[pos]
+            self.writable(op, buf, dtype)[idx] = full if pos is None else full[pos]
+
+    def writable(self, op: Operation, buf, dtype: np.dtype) -> np.ndarray:
+        """`buf` viewed as `dtype` for a write by `op`; a read-only array (a NumPy array with
+        `writeable` off) is an error at `op`, not NumPy's."""
+        if not buf.writeable:
+            raise InterpreterError(
+                f"{location_text(op)}: {op.name} writes to argument '{buf.name}', a read-only "
+                "array; pass a writeable array (array.copy())"
+            )
+        return buf.view(dtype)
 
     # Control flow ----------------------------------------------------------------------------
 
@@ -552,17 +564,23 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     function = module.lookup(function_name)  # type: ignore[attr-defined]
     if function is None:
         raise InterpreterError(f"no function @{function_name} in the module")
-    grid = tuple(int(g) for g in grid)
+    try:
+        grid = tuple(operator.index(g) for g in grid)  # ints and NumPy integers, not 2.9
+    except TypeError:
+        raise TypeError(f"the grid of @{function_name} must hold ints, got {grid!r}") from None
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise ValueError(f"grid must have 1 to 3 non-negative sizes, got {grid}")
+        raise ValueError(
+            f"the grid of @{function_name} must have 1 to 3 non-negative sizes, got {grid}"
+        )
     inputs = list(function.signature.inputs)
     if len(args) != len(inputs):
         raise TypeError(f"@{function_name} takes {len(inputs)} arguments, got {len(args)}")
     memory = Memory()
     scalars = []
-    for t, arg in zip(inputs, args, strict=True):
+    parameters = function.entry_block.args
+    for t, arg, parameter in zip(inputs, args, parameters, strict=True):
         if isinstance(t, PointerType):
-            scalars.append((t, memory.register(arg)))
+            scalars.append((t, memory.register(arg, parameter.name_hint)))
         else:
             scalars.append((t, arg))
     total = math.prod(grid)

@@ -30,8 +30,11 @@ class Buffer:
     its lowest to its highest element (the gaps between its elements included, as on a GPU), so
     that a kernel addressing it with its real strides reads and writes the right elements."""
 
-    def __init__(self, array: np.ndarray, base: int):
+    def __init__(self, array: np.ndarray, base: int, name: str | None = None):
         self.original = array
+        self.name = name
+        """The kernel parameter it was passed for, for error messages."""
+        self.writeable = bool(array.flags.writeable)
         self.array, self.start = host_span(array)
         self.base = base
         self.bytes = self.array.reshape(-1).view(np.uint8)
@@ -88,12 +91,12 @@ class Memory:
         """Buffers over host mappings reached through computed addresses, by start address."""
         self._mappings: list[tuple[int, int]] | None = None
 
-    def register(self, array: object) -> int:
-        """Register `array` (read and written in place); returns the address of its first
-        element."""
+    def register(self, array: object, name: str | None = None) -> int:
+        """Register `array`, passed for parameter `name` (read and written in place); returns the
+        address of its first element."""
         host = as_host_array(array)
         base = (len(self.buffers) + 1) << SHIFT
-        buffer = Buffer(host, base)
+        buffer = Buffer(host, base, name)
         self.buffers.append(buffer)
         return base + buffer.start
 
