@@ -3,7 +3,9 @@
 
 Inputs are mutations of valid IR (the `.tir`/`.gir` golden files of `tests/filecheck`): spans
 deleted, duplicated, moved or replaced by tokens of the IR grammar, numbers changed to extremes,
-nesting deepened, the text cut short. A parsed and verified module is printed and parsed again.
+nesting deepened, the text cut short. A parsed and verified module is printed and parsed again,
+and a verified tir module (no gpu types or layouts) goes through the tir passes, which must not
+crash or produce invalid IR on what the verifier accepted.
 
     python tests/ir/parser_fuzz.py --count 100000 [--seed 0]   # a campaign
 """
@@ -20,6 +22,8 @@ from pathlib import Path
 from tilec.ir.parser import ParseError, parse_module
 from tilec.ir.printer import print_module
 from tilec.ir.verifier import Diagnostic, verify
+from tilec.passes.manager import PassManager
+from tilec.plugin.manager import load_pass_classes
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = [
@@ -36,6 +40,14 @@ TOKENS = [
 ]  # fmt: skip
 ALLOWED = (ParseError, Diagnostic)
 """What a bad input may raise: located, user-facing errors."""
+TIR_PASSES = ["inline", "canonicalize", "licm", "cse", "dce"]
+_managers: list[PassManager] = []
+
+
+def _pass_manager() -> PassManager:
+    if not _managers:
+        _managers.append(PassManager.from_classes(load_pass_classes(), verify_each=True))
+    return _managers[0]
 
 
 def corpus() -> list[str]:
@@ -98,6 +110,8 @@ def check_one(text: str, limit_s: float = 5.0) -> None:
         verify(module)
         printed = print_module(module)
         verify(parse_module(printed, "fuzz-printed.tir"))
+        if "gpu" not in printed and "#" not in printed:  # tir: the tir passes take it
+            _pass_manager().run(module, TIR_PASSES)
     except ALLOWED:
         pass
     except Exception as error:  # the finding

@@ -17,6 +17,7 @@ from tilec.ir.parser import (
     ParseError,
     parse_module,
 )
+from tilec.ir.verifier import Diagnostic, verify
 
 CORPUS = corpus()
 
@@ -62,3 +63,47 @@ def test_huge_integer_literals_are_a_located_error(literal: str):
     with pytest.raises(ParseError, match=f"at most {MAX_INTEGER_DIGITS}") as info:
         parse_module(text, "big.tir")
     assert "big.tir:2:" in str(info.value)
+
+
+REDUCE_ROWS = """func.func @k(%x: tensor<32x64xf32, {encoding}>) {{
+  %r = tile.reduce %x {{axis = 1 : i32}} : tensor<32xf32> {{
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    tile.reduce.return %s
+  }}
+  tile.return
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("encoding", "message"),
+    [
+        # found by the pass-pipeline campaign (seed 3): an integer in the layout's place
+        ("-9223372036854775809", "a tensor's encoding must be a layout attribute"),
+        ('"abc"', "a tensor's encoding must be a layout attribute"),
+        ("[1, 2]", "a tensor's encoding must be a layout attribute"),
+        (
+            "#gpu.nvmma_shared<{swizzle = 128, transposed = true}>",
+            "reduces a tensor of encoding #gpu.nvmma_shared",
+        ),
+        (
+            "#gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], "
+            "order = [0]}>",
+            "cannot slice the operand's layout: 'dim' must be in",
+        ),
+    ],
+)
+def test_a_reduction_of_a_tensor_without_a_register_layout_is_a_located_error(encoding, message):
+    """These raised ValueError from `SliceEncodingAttr` inside the verifier."""
+    text = REDUCE_ROWS.format(encoding=encoding)
+    check_one(text)
+    with pytest.raises(Diagnostic, match=message) as info:
+        verify(parse_module(text, "reduce.tir"))
+    assert str(info.value).startswith("reduce.tir:")
+
+
+def test_function_typed_values_are_a_located_error():
+    text = "func.func @k(%f: (i32) -> i32, %p: !tile.ptr<i32>) {\n  tile.return\n}\n"
+    with pytest.raises(Diagnostic, match=r"a value cannot have a function type, got \(i32\)"):
+        verify(parse_module(text, "f.tir"))

@@ -202,3 +202,16 @@ def test_opt_takes_the_gir_target(tmp_path, capsys):
     assert "threadsPerWarp = [64], warpsPerCTA = [4]" in capsys.readouterr().out
     assert cli.main(["opt", str(path), "--passes", "assign-layouts", "--num-warps", "6"]) == 1
     assert "--num-warps must be a power of two, got 6" in capsys.readouterr().err
+
+
+def test_a_kernel_with_a_tensor_argument_is_a_located_error(tmp_path, capsys):
+    """Before, layout assignment gave the argument a layout its signature lacked and the
+    verifier reported "pass 'assign-layouts' produced invalid IR"."""
+    from tilec import cli
+
+    path = tmp_path / "k.tir"
+    path.write_text("func.func @k(%a: tensor<4xf32>, %p: !tile.ptr<f32>) {\n  tile.return\n}\n")
+    assert cli.main(["opt", str(path), "--passes", "assign-layouts"]) == 1
+    err = capsys.readouterr().err
+    assert "k.tir:1:1: error: 'func.func' op argument #0 is a tensor (tensor<4xf32>)" in err
+    assert "produced invalid IR" not in err

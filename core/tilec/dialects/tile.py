@@ -7,7 +7,7 @@ by each op's `verify_()` with messages that give both shapes.
 from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
-from tilec.dialects.gpu import SliceEncodingAttr
+from tilec.dialects.gpu import LayoutEncodingAttr, SliceEncodingAttr
 from tilec.ir.attributes import (
     ArrayAttr,
     DenseAttr,
@@ -568,8 +568,17 @@ class ReduceOp(Operation):
         element_types = _check_combiner(self, ReduceReturnOp)
         reduced = shape[:axis] + shape[axis + 1 :]
         layout = _encoding(self.operands[0].type)
+        if layout is not None and not isinstance(layout, LayoutEncodingAttr):
+            raise VerifyError(
+                f"reduces a tensor of encoding {layout}, which is no register layout; convert "
+                "it to one (gpu.convert_layout) first",
+                self,
+            )
         if reduced and layout is not None:
-            layout = SliceEncodingAttr(axis, layout)  # type: ignore[arg-type]
+            try:
+                layout = SliceEncodingAttr(axis, layout)
+            except ValueError as error:  # a layout of another rank than the tensor's
+                raise VerifyError(f"cannot slice the operand's layout: {error}", self) from None
         else:
             layout = None
         expected = [TensorType(reduced, t, layout) if reduced else t for t in element_types]  # type: ignore[arg-type]

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import linecache
 
-from tilec.ir.attributes import FileLineColLoc, Location
+from tilec.ir.attributes import DialectAttr, FileLineColLoc, Location
 from tilec.ir.core import Block, BlockArgument, Operation, Value, VerifyError
 from tilec.ir.printer import Printer, print_op
 from tilec.ir.traits import IsolatedFromAbove, IsTerminator
-from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type, is_power_of_two
+from tilec.ir.types import (
+    FloatType,
+    FunctionType,
+    IntegerType,
+    PointerType,
+    TensorType,
+    Type,
+    is_power_of_two,
+)
 
 
 def format_location(loc: Location) -> str:
@@ -90,13 +98,26 @@ def _verify(root: Operation) -> None:
 
 
 def _check_type(op: Operation, t: Type) -> None:
+    if isinstance(t, FunctionType):
+        raise VerifyError(f"a value cannot have a function type, got {t}", op)
     if isinstance(t, TensorType):
         if not all(is_power_of_two(d) for d in t.shape):
             raise VerifyError(f"tensor dimensions must be powers of two, got {t}", op)
         if not isinstance(t.element_type, (IntegerType, FloatType, PointerType)):
             raise VerifyError(f"tensor elements must be integers, floats or pointers, got {t}", op)
+        _check_encoding(op, t)
     if isinstance(t, PointerType):
         _check_type(op, t.pointee)
+
+
+def _check_encoding(op: Operation, t: TensorType) -> None:
+    """A tensor's encoding is a dialect attribute: a register layout such as `#gpu.blocked`, or
+    a shared-memory encoding of a tensor-core operand (ops derive layouts from it)."""
+    if t.encoding is not None and not isinstance(t.encoding, DialectAttr):
+        raise VerifyError(
+            f"a tensor's encoding must be a layout attribute such as #gpu.blocked<...>, got {t}",
+            op,
+        )
 
 
 def _check_terminator(op: Operation, block: Block) -> None:

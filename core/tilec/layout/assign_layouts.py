@@ -31,6 +31,7 @@ from tilec.ir.attributes import DenseAttr, IntegerAttr
 from tilec.ir.core import BlockArgument, Operation, OpResult, Value
 from tilec.ir.traits import Elementwise, MemoryRead, MemoryWrite
 from tilec.ir.types import TensorType, i32, shape_of
+from tilec.ir.verifier import Diagnostic, format_diagnostic
 from tilec.layout.axis_info import AxisInfoResult
 from tilec.layout.blocked import coalesced_layout, default_layout
 from tilec.layout.rules import GpuTarget, LayoutRules
@@ -99,8 +100,28 @@ class AssignLayouts(ModulePass):
         info = context.get_analysis("axis-info")
         funcs = [op for op in module.walk() if isinstance(op, FuncOp)]
         for func in funcs:
+            _check_kernel_signature(func)
             _Assigner(func, target, info).run()
         return bool(funcs)
+
+
+def _check_kernel_signature(func: FuncOp) -> None:
+    """A function that reaches layout assignment is a kernel (inline has removed the helpers):
+    its arguments and results are scalars and pointers. A tensor argument would get a layout that
+    its signature does not have, which the verifier then blames on this pass."""
+    signature = func.signature
+    for what, types in (("argument", signature.inputs), ("result", signature.results)):
+        for index, t in enumerate(types):
+            if isinstance(t, TensorType) and t.encoding is None:
+                raise Diagnostic(
+                    format_diagnostic(
+                        func,
+                        f"{what} #{index} is a tensor ({t}); a kernel takes and returns scalars "
+                        "and pointers: pass a pointer and tl.load the tensor, or mark the "
+                        "function private so that inline removes it",
+                    ),
+                    func,
+                )
 
 
 class _Assigner:
