@@ -84,8 +84,8 @@ F32_DEFAULT = Setting(
     "TILEC_F32_DEFAULT",
     "tf32",
     "The `input_precision` of a `tl.dot` of f32 inputs that gives neither `input_precision` nor "
-    "`allow_tf32`, as Triton's `TRITON_F32_DEFAULT`: `tf32` (inputs rounded to 10 mantissa "
-    "bits), `tf32x3` (three tf32 products, about f32 accuracy) or `ieee` (f32 arithmetic). "
+    "`allow_tf32`, as Triton's `TRITON_F32_DEFAULT`: `tf32` (inputs cut to 10 mantissa bits, as "
+    "the tensor cores read f32), `tf32x3` (three tf32 products, about f32 accuracy) or `ieee` (f32 arithmetic). "
     "Read when a kernel is compiled (it enters the compile-cache key); a kernel already "
     "launched in the process keeps the precision it was compiled with.",
 )

@@ -22,7 +22,7 @@ from compat_kernels import (
 import tilec.language as tl
 from tilec.frontend.control_flow import LOOP_ITERATORS
 from tilec.ir.type_names import SIGNATURE_BY_TORCH
-from tilec_interp.dtypes import tf32_round
+from tilec_interp.dtypes import tf32_truncate
 
 
 @pytest.mark.parametrize(("n", "step"), [(20, 7), (10, 1), (9, 3)])
@@ -174,7 +174,7 @@ def test_dot_tf32_on_f32_is_honoured(rng, precision):
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
     run_interp(dot_kernel, sig, [a, np.eye(16, dtype=np.float32), c], N=16, OUT=tl.float32,
                PRECISION=precision)  # fmt: skip
-    expected = tf32_round(a) if precision == "tf32" else a
+    expected = tf32_truncate(a) if precision == "tf32" else a
     np.testing.assert_array_equal(c, expected)
 
 
@@ -205,7 +205,7 @@ def test_dot_allow_tf32_true_is_tf32(rng):
     c = np.zeros((16, 16), np.float32)
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
     run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH="allow_tf32")
-    rounded = tf32_round(a).astype(np.float64)
+    rounded = tf32_truncate(a).astype(np.float64)
     np.testing.assert_allclose(c, rounded @ rounded, rtol=1e-5, atol=1e-5)
 
 

@@ -1,6 +1,6 @@
 """`tl.dot`'s numerics and options with Triton's meanings, on the interpreter (the reference):
 `input_precision` ("tf32", "tf32x3", "ieee"), `allow_tf32`, `TILEC_F32_DEFAULT`, `out_dtype`,
-the tf32 rounding (`cvt.rna.tf32.f32`: nearest, ties away from zero) and the errors."""
+the tf32 conversion (the tensor cores' truncation toward zero) and the errors."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import tilec
 import tilec.language as tl
 from tilec.frontend import CompilationError
 from tilec.runtime import check
-from tilec_interp.dtypes import tf32_round
+from tilec_interp.dtypes import tf32_truncate
 
 RNG = np.random.default_rng(5)
 
 
-def rna_reference(x: np.ndarray) -> np.ndarray:
-    """tf32 rounding written apart from `tf32_round`: through float64, the 10-bit mantissa
-    rounded to nearest with halfway cases away from zero."""
+def tf32_reference(x: np.ndarray) -> np.ndarray:
+    """tf32 conversion written apart from `tf32_truncate`: through float64, the 10-bit mantissa
+    rounded toward zero."""
     out = []
     for value in np.asarray(x, np.float64).reshape(-1):
         if not np.isfinite(value) or value == 0:
@@ -28,28 +28,30 @@ def rna_reference(x: np.ndarray) -> np.ndarray:
         # 11 significant bits (the implicit one and 10 stored); subnormals (exponent below
         # -125) keep f32's fixed quantum with the 13 low bits gone
         quantum = 2.0 ** (max(int(exponent), -125) - 11)
-        rounded = np.floor(abs(value) / quantum + 0.5)  # halfway rounds up in magnitude
+        rounded = np.floor(abs(value) / quantum)  # toward zero
         out.append(np.copysign(rounded * quantum, value))
     return np.array(out).astype(np.float32).reshape(np.shape(x))
 
 
-def test_tf32_round_is_nearest_with_ties_away_from_zero():
+def test_tf32_truncates_toward_zero():
     one = np.float32(1.0)
     ulp = np.float32(2.0**-10)
     values = np.array(
-        [one + ulp / 2, -(one + ulp / 2), one + ulp * 1.5, one + ulp / 2 - 2.0**-23,
+        [one + ulp / 2, -(one + ulp / 2), one + ulp * 1.5, one + ulp - 2.0**-23,
          one + ulp * 0.75, 3.0e38, -np.inf, np.inf, 0.0, -0.0, 1.0e-40, 1.17e-38],
         np.float32,
     )  # fmt: skip
-    rounded = tf32_round(values)
-    assert rounded[0] == one + ulp and rounded[1] == -(one + ulp)  # ties away, not to even
-    assert rounded[2] == one + 2 * ulp and rounded[3] == one and rounded[4] == one + ulp
-    assert np.isinf(tf32_round(np.array([3.4028235e38], np.float32)))[0]  # past the largest tf32
-    np.testing.assert_array_equal(rounded, rna_reference(values))
-    assert np.isnan(tf32_round(np.array([np.nan], np.float32)))[0]
+    cut = tf32_truncate(values)
+    assert cut[0] == one and cut[1] == -one  # toward zero, whatever the sign
+    assert cut[2] == one + ulp and cut[3] == one and cut[4] == one
+    big = np.array([3.4028235e38], np.float32)
+    assert np.isfinite(tf32_truncate(big))[0] and tf32_truncate(big)[0] <= big[0]  # no overflow
+    np.testing.assert_array_equal(cut, tf32_reference(values))
+    assert np.isnan(tf32_truncate(np.array([np.nan], np.float32)))[0]
     randoms = (RNG.standard_normal(2000) * 10.0 ** RNG.integers(-30, 30, 2000)).astype(np.float32)
-    np.testing.assert_array_equal(tf32_round(randoms), rna_reference(randoms))
-    assert (tf32_round(randoms).view(np.uint32) & 0x1FFF == 0).all()
+    np.testing.assert_array_equal(tf32_truncate(randoms), tf32_reference(randoms))
+    assert (tf32_truncate(randoms).view(np.uint32) & 0x1FFF == 0).all()
+    assert (np.abs(tf32_truncate(randoms)) <= np.abs(randoms)).all()
 
 
 @tilec.jit
@@ -84,11 +86,11 @@ def exact(a, b, c):
     return a.astype(np.float64) @ b.astype(np.float64) + c
 
 
-def test_tf32_multiplies_the_rounded_inputs():
+def test_tf32_multiplies_the_truncated_inputs():
     a, b, c = operands()
     got, kernel = run_dot(a, b, c, "tf32")
-    rounded = rna_reference(a).astype(np.float64) @ rna_reference(b).astype(np.float64) + c
-    np.testing.assert_allclose(got, rounded, rtol=1e-6, atol=1e-5)
+    cut = tf32_reference(a).astype(np.float64) @ tf32_reference(b).astype(np.float64) + c
+    np.testing.assert_allclose(got, cut, rtol=1e-6, atol=1e-5)
     assert np.abs(got - exact(a, b, c)).max() > 1e-3  # tf32 loses what ieee keeps
     assert 'input_precision = "tf32"' in kernel.asm["tir"]
 
@@ -104,8 +106,8 @@ def test_tf32x3_is_about_as_accurate_as_f32():
     a, b, c = operands()
     got, _ = run_dot(a, b, c, "tf32x3")
     np.testing.assert_allclose(got, exact(a, b, c), rtol=1e-5, atol=1e-4)
-    big_a, big_b = rna_reference(a), rna_reference(b)
-    small_a, small_b = rna_reference(a - big_a), rna_reference(b - big_b)
+    big_a, big_b = tf32_reference(a), tf32_reference(b)
+    small_a, small_b = tf32_reference(a - big_a), tf32_reference(b - big_b)
     d = lambda x, y: x.astype(np.float64) @ y.astype(np.float64)  # noqa: E731
     three = d(small_a, big_b) + d(big_a, small_b) + d(big_a, big_b) + c
     np.testing.assert_allclose(got, three, rtol=1e-6, atol=1e-5)

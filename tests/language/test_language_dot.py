@@ -9,7 +9,7 @@ from lang_helpers import BACKEND, SIGNATURE, as_float64, random_values
 import tilec
 import tilec.language as tl
 from tilec.runtime import check
-from tilec_interp.dtypes import tf32_round
+from tilec_interp.dtypes import tf32_truncate
 
 
 @tilec.jit
@@ -64,8 +64,8 @@ def test_matmul_with_masks(rng, dtype, sizes, blocks, num_warps):
     else:  # also against the interpreter, with --check's tolerances
         check.run_checked(kernel, grid, args, lambda: compiled("interp"))
     a64, b64 = as_float64(a, dtype).reshape(m, k), as_float64(b, dtype).reshape(k, n)
-    if dtype == "float32":  # the default input_precision, "tf32", rounds the inputs
-        a64, b64 = tf32_round(a64.astype(np.float32)), tf32_round(b64.astype(np.float32))
+    if dtype == "float32":  # the default input_precision, "tf32", cuts the inputs
+        a64, b64 = tf32_truncate(a64.astype(np.float32)), tf32_truncate(b64.astype(np.float32))
         a64, b64 = a64.astype(np.float64), b64.astype(np.float64)
     expected = (a64 @ b64) * 2.0 + 1.0
     bound = (k + 2) * 2.0**-22 * (np.abs(a64) @ np.abs(b64) + 1.0)

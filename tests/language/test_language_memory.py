@@ -23,7 +23,7 @@ from language_kernels import (
     shape_kernel,
 )
 
-from tilec_interp.dtypes import tf32_round
+from tilec_interp.dtypes import tf32_truncate
 
 M, N = 8, 16
 DTYPES = INTS + UINTS + FLOATS
@@ -99,8 +99,8 @@ def test_dot(rng, dtype, acc_dtype, with_acc):
         np.testing.assert_array_equal(c, expected.astype(np.int32))
         return
     a64, b64 = as_float64(a, dtype), as_float64(b, dtype)
-    if dtype == "float32":  # the default input_precision, "tf32", rounds the inputs
-        a64, b64 = tf32_round(a).astype(np.float64), tf32_round(b).astype(np.float64)
+    if dtype == "float32":  # the default input_precision, "tf32", cuts the inputs
+        a64, b64 = tf32_truncate(a).astype(np.float64), tf32_truncate(b).astype(np.float64)
     expected = a64 @ b64 + (c_in.astype(np.float64) if with_acc else 0)
     eps = 2.0**-52 if acc_dtype == "float64" else 2.0**-23
     bound = (k + 2) * eps * (np.abs(a64) @ np.abs(b64) + np.abs(c_in))

@@ -23,7 +23,9 @@ from tilec.lowering.context import F32, I32
 from tilec.lowering.target import TargetInfo
 from tilec_interp.dtypes import bf16_round, bf16_to_bits
 
-SHARED_BYTES = 1 << 16
+SHARED_BYTES = 1 << 18
+"""The emulated shared memory: as much as a Hopper block may have (227 KiB) and more, aligned to
+its own size so that the low 18 bits of an address are its offset (what wgmma descriptors keep)."""
 
 _I32_FN = ctypes.CFUNCTYPE(ctypes.c_int32)
 _I32_I32_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)
@@ -145,7 +147,9 @@ def _engine_setup() -> tuple[dict[str, object], np.ndarray]:
     callbacks = _callbacks()
     for name, fn in callbacks.items():
         llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
-    shared = np.zeros(SHARED_BYTES, np.uint8)
+    backing = np.zeros(2 * SHARED_BYTES, np.uint8)
+    skip = -backing.ctypes.data % SHARED_BYTES
+    shared = backing[skip : skip + SHARED_BYTES]
     llvm.add_symbol("global_smem", shared.ctypes.data)
     return callbacks, shared
 

@@ -12,12 +12,12 @@
   `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32.
 - `mma.m16n8k8.row.col...tf32`: one element per register, `a0 = A[g][t]`, `a1 = A[g+8][t]`,
   `a2 = A[g][t+4]`, `a3 = A[g+8][t+4]`, `b0 = B[t][g]`, `b1 = B[t+4][g]`; C as above. The
-  operands arrive as f32 bits and are rounded as the NVIDIA hook's `cvt.rna.tf32.f32` rounds
-  them (nearest, ties away from zero).
+  operands arrive as f32 bits, of which the instruction reads the tf32 part (the 13 low
+  mantissa bits ignored: truncation toward zero).
 - `mma.m16n8k32.row.col.s32.s8.s8.s32`: four bytes per register, the lowest first:
   `a_r = A[g + 8 (r % 2)][4t + 16 (r >= 2) ..+3]`, `b_r = B[4t + 16 r ..+3][g]`; C and D are
   i32 (wrapping), placed as above.
-- `cp.async` (16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
+- `cp.async` (4, 8 or 16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
   each thread queues its copies and performs a group only when a `wait_group` requires it, as
   late as PTX allows, so a read of a slot before its wait (or a barrier missing after it) sees
   stale data.
@@ -39,7 +39,7 @@ from tilec.lowering.context import F32, I32, I64
 _LDMATRIX_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32)
 _MMA_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32)
 _FRAGMENT = ir.ArrayType(I32, 10)
-_COPY_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32)
+_COPY_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32)
 _COMMIT_FN = ctypes.CFUNCTYPE(None)
 _WAIT_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32)
 CHUNK = 16
@@ -79,9 +79,10 @@ def _halves(register: int, kind: int) -> tuple[float, float]:
     return tuple((bits.astype(np.uint32) << 16).view(np.float32))  # type: ignore[return-value]
 
 
-def _rna_tf32(register: int) -> np.float32:
-    """`cvt.rna.tf32.f32` of the f32 whose bits `register` holds (finite values)."""
-    bits = (register & 0xFFFFFFFF) + 0x1000 & 0xFFFFE000
+def _tf32(register: int) -> np.float32:
+    """The f32 whose bits `register` holds as the tensor core reads it as tf32: the 13 low
+    mantissa bits ignored (finite values)."""
+    bits = register & 0xFFFFE000
     return np.array([bits], np.uint32).view(np.float32)[0]
 
 
@@ -103,7 +104,7 @@ def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
         for r in range(4):
             row = g + 8 * (r % 2)
             if kind == 2:
-                a[row, t + 4 * (r >= 2)] = _rna_tf32(regs[r])
+                a[row, t + 4 * (r >= 2)] = _tf32(regs[r])
             elif kind == 3:
                 a[row, 4 * t + 16 * (r >= 2) : 4 * t + 16 * (r >= 2) + 4] = _bytes(regs[r])
             else:
@@ -111,7 +112,7 @@ def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
                 a[row, col : col + 2] = _halves(regs[r], kind)
         for r in range(2):
             if kind == 2:
-                b[t + 4 * r, g] = _rna_tf32(regs[4 + r])
+                b[t + 4 * r, g] = _tf32(regs[4 + r])
             elif kind == 3:
                 b[4 * t + 16 * r : 4 * t + 16 * r + 4, g] = _bytes(regs[4 + r])
             else:
@@ -147,8 +148,9 @@ def _copies() -> tuple[list, list]:
     return local.open_copies, local.groups
 
 
-def _cp_async(dst: int, src: int, size: int) -> None:
-    _copies()[0].append((dst, src, size))
+def _cp_async(dst: int, src: int, size: int, nbytes: int) -> None:
+    assert nbytes in (4, 8, 16) and 0 <= size <= nbytes and dst % nbytes == 0 == src % nbytes
+    _copies()[0].append((dst, src, size, nbytes))
 
 
 def _cp_commit() -> None:
@@ -160,9 +162,9 @@ def _cp_commit() -> None:
 def _cp_wait(pending: int) -> None:
     _, groups = _copies()
     while len(groups) > pending:
-        for dst, src, size in groups.pop(0):
+        for dst, src, size, nbytes in groups.pop(0):
             data = ctypes.string_at(src, size) if size else b""
-            ctypes.memmove(dst, data + bytes(CHUNK - size), CHUNK)
+            ctypes.memmove(dst, data + bytes(nbytes - size), nbytes)
 
 
 @functools.cache
@@ -215,10 +217,10 @@ class MmaHostTargetInfo(HostTargetInfo):
             for i in range(4)
         ]
 
-    def async_copy(self, builder, dst, src, src_size):
-        size = I32(CHUNK) if src_size is None else src_size
+    def async_copy(self, builder, dst, src, src_size, nbytes=CHUNK):
+        size = I32(nbytes) if src_size is None else src_size
         where = [builder.ptrtoint(dst, I64), builder.ptrtoint(src, I64)]
-        _call(builder, "tilec_emu_cp_async", ir.VoidType(), [*where, size])
+        _call(builder, "tilec_emu_cp_async", ir.VoidType(), [*where, size, I32(nbytes)])
 
     def async_commit(self, builder):
         _call(builder, "tilec_emu_cp_commit", ir.VoidType(), [])

@@ -1,5 +1,5 @@
-"""`tl.dot` beyond f16/bf16 on the tensor cores: f32 inputs as tf32 (`m16n8k8`, operands rounded
-with `cvt.rna.tf32.f32`), 3xTF32 (three mmas per step), int8 (`m16n8k32` into s32), and the FMA
+"""`tl.dot` beyond f16/bf16 on the tensor cores: f32 inputs as tf32 (`m16n8k8`, the f32 bits
+passed as they are: the tensor cores truncate them, as the interpreter does), 3xTF32 (three mmas per step), int8 (`m16n8k32` into s32), and the FMA
 path for what has no instruction (f32 "ieee", f64). PTX checked and assembled by ptxas for sm_80
 and sm_90a; the lowered kernels run on the CPU emulator (`mma_emulator`: fragments per the PTX
 ISA) against the interpreter, with masks and sizes that are not multiples of the blocks, through
@@ -54,8 +54,8 @@ def test_f32_dot_is_tf32_mma_by_default():
     found = counts(kernel.asm["ptx"])
     # 4 warps on 2x2: each warp 32x32 of C = 2x4 instructions per K step of 8, 4 steps
     assert found[TF32_MMA] == 2 * 4 * 4
-    # every A (2 reps x 4 regs) and B (4 reps x 2 regs) register of each K step, once
-    assert found["cvt.rna.tf32.f32"] == (2 * 4 + 4 * 2) * 4
+    # the f32 bits go to the mma as they are (the tensor cores truncate them): no conversion
+    assert "cvt.rna.tf32.f32" not in found
 
 
 def test_tf32x3_is_three_mmas_a_step():
@@ -90,6 +90,8 @@ def test_sm75_keeps_the_fma_dot_for_tf32_and_int8():
 def test_mma_ptx_assembles(target: str, dtype: str, precision, instruction: str):
     needs_ptxas()
     ptx = compiled(dtype, (128, 64, 64), 8, precision, target).asm["ptx"]
+    if target == "sm_90a" and precision == "tf32":  # a warpgroup shape: wgmma (test_lower_wgmma)
+        instruction = "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"
     assert instruction in ptx
     assert ptx_to_cubin(ptx, target)
 
@@ -153,16 +155,19 @@ def test_mma_matmul_on_the_cpu_emulator_matches_the_interpreter(
     assert (np.abs(c.reshape(m, n) - expected.reshape(m, n)) <= bound).all()
 
 
-def test_tf32_rounds_the_inputs_on_the_fma_path_too():
-    """A dot smaller than one instruction (M = 8) stays on FMAs: its tf32 inputs are rounded as
-    the interpreter rounds them, so both give the same products."""
+def test_tf32_truncates_the_inputs_on_the_fma_path_too():
+    """A dot smaller than one instruction (M = 8) stays on FMAs: its tf32 inputs are cut as the
+    tensor cores and the interpreter cut them, so all give the same products."""
     kernel = compiled("fp32", (8, 16, 16), 1, "tf32")
     assert "#gpu.mma" not in kernel.asm["gir"]
-    a = np.float32(1.0) + np.float32(2.0**-11) * np.ones((8, 16), np.float32)  # a tie: rounds up
+    # 1 + 0.75 ulp of tf32 and -(1 + 0.5 ulp): truncated toward zero to 1 and -1
+    a = np.full((8, 16), 1.0 + 0.75 * 2.0**-10, np.float32)
+    a[:, 1::2] = -(1.0 + 0.5 * 2.0**-10)
     b = np.ones((16, 16), np.float32)
+    b[::2] = 3.0 + 2.0**-12  # also cut, to 3
     c = np.full(8 * 16, np.nan, np.float32)
     _run_on_emulator(kernel, [a.reshape(-1), b.reshape(-1), c, 8, 16, 16], (1, 1))
-    np.testing.assert_array_equal(c, np.full(8 * 16, 16 * (1.0 + 2.0**-10), np.float32))
+    np.testing.assert_array_equal(c, np.full(8 * 16, 8 * 3.0 - 8 * 1.0, np.float32))
 
 
 @tilec.jit

@@ -225,6 +225,74 @@ def test_a_computed_in_the_loop_stays_in_registers(tmp_path):
     assert "0 bytes spill stores" in report
 
 
+TF32_CASES = [  # blocks, warps, the instruction, A's and B's swizzle
+    ((128, 128, 32), 8, "m64n128k8", 128),
+    ((128, 256, 32), 8, "m64n256k8", 128),
+    ((64, 128, 16), 4, "m64n128k8", 64),
+]
+
+
+@pytest.mark.parametrize(("blocks", "warps", "instr", "swizzle"), TF32_CASES)
+def test_tf32_is_wgmma_on_k_major_operands(blocks, warps, instr, swizzle, tmp_path):
+    """f32 inputs in tf32: `m64nNk8` (K = 8 tf32, 32 bytes), both operands K-major in shared
+    memory (wgmma has no transpose bits for tf32): A's ring as loaded, B's stored transposed,
+    filled by 4-byte cp.async (Triton's arrangement), no transpose immediates in the PTX."""
+    needs_ptxas()
+    kernel = _sm90a(3, blocks, warps, dtype="fp32")
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    n = int(instr[4:-2])
+    assert f"instrShape = [16, {n}, 8]" in gir and "{pendings = 1 : i32}" in gir
+    block_m, block_n, block_k = blocks
+    a_ring = re.search(rf"!gpu\.memdesc<3x{block_m}x{block_k}xf32, (#shared\d*)>", gir)
+    b_ring = re.search(rf"!gpu\.memdesc<3x{block_k}x{block_n}xf32, (#shared\d*)>", gir)
+    assert a_ring and b_ring
+    encodings = dict(re.findall(r"^(#shared\d*) = (#gpu\.nvmma_shared<[^\n]*>)$", gir, re.M))
+    assert encodings[a_ring[1]] == f"#gpu.nvmma_shared<{{swizzle = {swizzle}, transposed = false}}>"
+    assert encodings[b_ring[1]] == f"#gpu.nvmma_shared<{{swizzle = {swizzle}, transposed = true}}>"
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.{instr}\.f32\.tf32\.tf32 \{{[^}}]*\}}, "
+                     r"%rd\d+, %rd\d+, p, 1, 1;", ptx)  # fmt: skip
+    assert re.search(r"cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 16", ptx)  # A
+    assert re.search(r"cp\.async\.ca\.shared\.global \[[^]]*\], \[[^]]*\], 4", ptx)  # B
+    assert "mma.sync" not in ptx and "cvt.rna" not in ptx
+    registers, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores" in report and "serialized" not in report
+    assert registers <= 255
+
+
+def test_tf32x3_stays_on_mma_sync():
+    """3xTF32 splits each operand into two tf32 in registers: mma.sync, not wgmma."""
+    ptx = _sm90a(3, (128, 128, 32), 8, dtype="fp32", kernel=tf32x3_kernel).asm["ptx"]
+    assert "wgmma" not in ptx and "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
+
+
+@tilec.jit
+def tf32x3_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in range(0, K, BLOCK_K):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc, input_precision="tf32x3")
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+def test_unpipelined_tf32_operands_are_stored_k_major(tmp_path):
+    """Without the pipeline (1 stage) the dot stores its register operands itself: B, held along
+    N, is written K-major (transposed) for the tf32 wgmma."""
+    needs_ptxas()
+    kernel = _sm90a(1, (64, 64, 32), 4, dtype="fp32")
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    assert "gpu.local_alloc" not in gir and "transposed = true" in gir
+    assert "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32" in ptx
+    _, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores" in report
+
+
 def test_sm80_keeps_mma_sync_and_ldmatrix():
     ptx = compiled(tutorial_kernel, 3, (128, 128, 32), 4, "sm_80").asm["ptx"]
     assert "mma.sync.aligned.m16n8k16" in ptx and "ldmatrix.sync.aligned" in ptx
@@ -307,7 +375,8 @@ def test_memdesc_with_nvmma_encoding_round_trips():
     [
         (dict(version=3, warps_per_cta=(2, 2), instr_shape=(16, 64, 16)), "multiple of 4"),
         (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 12, 16)), "multiple of 8"),
-        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 8)), r"\[16, N, 16\]"),
+        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 8)), r"\[16, N, K\]"),
+        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 64, 32)), "8 \\(tf32\\)"),
     ],
 )
 def test_bad_version_3_layouts_are_rejected(params, message):

@@ -1,7 +1,8 @@
-"""On the GPU: `tl.dot` of f32 inputs (tf32 and 3xTF32 on mma.sync m16n8k8, ieee on FMAs) and of
-int8 inputs (mma.sync m16n8k32 into i32), with sizes that are not multiples of the blocks,
-against the interpreter (`check.run_checked`, --check's path) and against NumPy with bounds
-tight enough to tell tf32 inputs rounded to nearest from truncated ones."""
+"""On the GPU: `tl.dot` of f32 inputs (tf32 on wgmma m64nNk8 where the shape fits a warpgroup on
+sm_90a, else mma.sync m16n8k8; 3xTF32 on mma.sync; ieee on FMAs) and of int8 inputs (mma.sync
+m16n8k32 into i32), with sizes that are not multiples of the blocks, against the interpreter
+(`check.run_checked`, --check's path) and against NumPy with bounds tight enough to tell tf32
+inputs truncated (what the tensor cores read of f32 bits) from rounded ones."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 import tilec
 from tilec.runtime import check
-from tilec_interp.dtypes import tf32_round
+from tilec_interp.dtypes import tf32_truncate
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
 from numerics_kernels import matmul_kernel
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.gpu
 CASES = [  # dtype, precision, (BLOCK_M, BLOCK_N, BLOCK_K), num_warps, (M, N, K)
     ("fp32", "tf32", (64, 64, 32), 4, (100, 72, 80)),
     ("fp32", "tf32", (128, 128, 32), 8, (200, 150, 100)),
+    ("fp32", "tf32", (128, 256, 32), 8, (300, 260, 72)),  # wgmma m64n256k8 on sm_90a
+    ("fp32", "tf32", (64, 128, 16), 4, (70, 130, 50)),  # K blocks of 16: 64-byte swizzle
     ("fp32", "tf32x3", (64, 64, 32), 4, (100, 72, 80)),
     ("fp32", "ieee", (64, 64, 32), 4, (100, 72, 80)),
     ("fp32", "tf32", (16, 16, 16), 4, (16, 24, 40)),
@@ -54,8 +57,8 @@ def test_dot_on_the_gpu_matches_the_interpreter(rng, dtype, precision, blocks, n
                              num_warps=num_warps)  # fmt: skip
 
     kernel = compiled("nvidia")
-    expected_mma = precision != "ieee"
-    assert ("mma.sync" in kernel.asm["ptx"]) == expected_mma
+    ptx = kernel.asm["ptx"]
+    assert ("mma.sync" in ptx or "wgmma.mma_async" in ptx) == (precision != "ieee")
     grid = (-(-m // block_m), -(-n // block_n))
     args = [a.reshape(-1), b.reshape(-1), c, m, n, k]
     check.run_checked(kernel, grid, args, lambda: compiled("interp"))
@@ -64,8 +67,8 @@ def test_dot_on_the_gpu_matches_the_interpreter(rng, dtype, precision, blocks, n
         expected = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
         np.testing.assert_array_equal(result, expected)
         return
-    if precision == "tf32":  # rounded to nearest: truncated inputs would miss this bound
-        a64, b64 = tf32_round(a).astype(np.float64), tf32_round(b).astype(np.float64)
+    if precision == "tf32":  # truncated: inputs rounded to nearest would miss this bound
+        a64, b64 = tf32_truncate(a).astype(np.float64), tf32_truncate(b).astype(np.float64)
     else:
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
     bound = (k + 2) * 2.0**-22 * (np.abs(a64) @ np.abs(b64) + 1.0)

@@ -7,7 +7,7 @@
   `[16 * warpsPerCTA[0], 8 * warpsPerCTA[1]]` blocks, which repeat over larger tensors (and a
   tensor smaller than one block is replicated across the extra warps).
 - `#gpu.mma<{version = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>`: the D fragment of
-  Hopper's `wgmma.mma_async.m64nNk16` (sm_90a). Inside a warp the same as version 2, repeated over
+  Hopper's `wgmma.mma_async.m64nNkK` (sm_90a; K 16 for f16/bf16, 8 for tf32: 32 bytes either way). Inside a warp the same as version 2, repeated over
   the instruction's `N / 8` column blocks; the warps are numbered column-major over `warpsPerCTA`
   (the 4 warps of a warpgroup stack along M, 16 rows each: one warpgroup computes 64 rows), so the
   warps cover `[16 * warpsPerCTA[0], N * warpsPerCTA[1]]` before repeating. Its operands are read
@@ -45,6 +45,8 @@ from tilec.ir.types import i1
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
+WGMMA_K = (8, 16)
+"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32 or 16 f16/bf16 elements, 32 bytes."""
 
 
 def _int(name: str, value: Attribute) -> int:
@@ -74,8 +76,11 @@ class MmaEncodingAttr(LayoutEncodingAttr):
             raise ValueError(f"'instrShape' must be [16, 8] for version 2, got {self.instr_shape}")
         if self.version == 3:
             shape = self.instr_shape
-            if len(shape) != 3 or shape[0] != 16 or shape[2] != 16:
-                raise ValueError(f"'instrShape' must be [16, N, 16] for version 3, got {shape}")
+            if len(shape) != 3 or shape[0] != 16 or shape[2] not in WGMMA_K:
+                raise ValueError(
+                    f"'instrShape' must be [16, N, K] with K 8 (tf32) or 16 (f16, bf16) for "
+                    f"version 3, got {shape}"
+                )
             if not 8 <= shape[1] <= 256 or shape[1] % 8:
                 raise ValueError(
                     f"the N of 'instrShape' must be a multiple of 8 up to 256, got {shape[1]}"

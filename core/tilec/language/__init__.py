@@ -8,8 +8,9 @@ Where tilec differs from Triton (every argument is honoured or rejected with a l
 never dropped):
 
 - `tl.dot` on f32 inputs takes Triton's `input_precision` ("tf32", the default unless
-  `TILEC_F32_DEFAULT` or `allow_tf32=False` says otherwise, "tf32x3", "ieee"), but rounds tf32
-  inputs to nearest (`cvt.rna.tf32.f32`, as cuBLAS does) where Triton's mma truncates them.
+  `TILEC_F32_DEFAULT` or `allow_tf32=False` says otherwise, "tf32x3", "ieee"), with Triton's
+  numerics: tf32 inputs are what the tensor cores read of the f32 bits (truncated toward zero to
+  10 mantissa bits, on every backend, the interpreter and the FMA fallback included).
   `out_dtype` rounds the f32 (i32) result once, after the dot.
 - `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy`, `volatile`, `boundary_check`
   and `padding_option` only at their defaults; `x.to(..., fp_downcast_rounding=)` only "rtne".

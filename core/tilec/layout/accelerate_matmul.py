@@ -99,8 +99,10 @@ def choose_instruction(
             continue
         if str(acc.element_type) != instruction.accumulator:  # type: ignore[attr-defined]
             continue
-        if is_wgmma(instruction) and wgmma_layout(op, num_warps) is None:
-            continue
+        if is_wgmma(instruction) and (
+            wgmma_layout(op, num_warps) is None or _precision(op) == "tf32x3"
+        ):
+            continue  # 3xTF32 splits its operands in registers: mma.sync
         if m % im == 0 and n % in_ == 0 and k % ik == 0:
             return instruction
     return None
@@ -111,10 +113,14 @@ def mma_operand(op: DotOp) -> str:
     type, but "tf32" for f32 inputs with `input_precision` "tf32" or "tf32x3" (as "ieee", f32
     inputs have no tensor-core instruction)."""
     name = str(op.a.type.element_type)  # type: ignore[attr-defined]
-    precision = op.attributes.get("input_precision")
-    if name == "f32" and precision is not None and precision.value in ("tf32", "tf32x3"):  # type: ignore[attr-defined]
+    if name == "f32" and _precision(op) in ("tf32", "tf32x3"):
         return "tf32"
     return name
+
+
+def _precision(op: DotOp) -> str | None:
+    precision = op.attributes.get("input_precision")
+    return None if precision is None else precision.value  # type: ignore[attr-defined]
 
 
 WGMMA_MAX_N = 256
@@ -125,11 +131,13 @@ def wgmma_layout(op: DotOp, num_warps: int) -> MmaEncodingAttr | None:
 
     Triton's `warpsPerTileV3`: 4 warps (a warpgroup) along M, doubled while M has more rows
     than they cover and warps are left; the rest along N. Each warp's instruction is
-    `m64nNk16` with N = the columns per warp along N, halved while above 256. The operands'
-    swizzle must fit: A's K and each warpgroup's N span at least 32 bytes (`_swizzle`)."""
+    `m64nNkK` with N = the columns per warp along N, halved while above 256, and K = 32 bytes of
+    elements (16 f16/bf16, 8 tf32). The operands' swizzle must fit: A's K and each warpgroup's N
+    span at least 32 bytes (`_swizzle`; tf32 operands are K-major, so N is free there)."""
     (m, k), n = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
     element_bytes = _element_bytes(op.a.type)  # type: ignore[arg-type]
-    if num_warps % 4 or m < 64 or k % 16:
+    instr_k = WGMMA_K_BYTES // element_bytes
+    if num_warps % 4 or m < 64 or k % instr_k:
         return None
     wm = 4
     while wm < num_warps and m > 16 * wm:
@@ -140,9 +148,20 @@ def wgmma_layout(op: DotOp, num_warps: int) -> MmaEncodingAttr | None:
     instr_n = n // wn
     while instr_n > WGMMA_MAX_N:
         instr_n //= 2
-    if instr_n % 8 or instr_n * element_bytes < 32 or k * element_bytes < 32:
+    mn_major_b = not _k_major_only(element_bytes)
+    if instr_n % 8 or (mn_major_b and instr_n * element_bytes < 32) or k * element_bytes < 32:
         return None
-    return MmaEncodingAttr(3, (wm, wn), (16, instr_n, 16))
+    return MmaEncodingAttr(3, (wm, wn), (16, instr_n, instr_k))
+
+
+WGMMA_K_BYTES = 32
+"""One wgmma instruction's K, in bytes of its operands' elements."""
+
+
+def _k_major_only(element_bytes: int) -> bool:
+    """Whether wgmma reads operands of this size only K-major: its transpose bits exist for
+    16-bit types alone (tf32 operands are stored with K contiguous)."""
+    return element_bytes != 2
 
 
 def _swizzle(contiguous_bytes: int) -> int:
@@ -176,6 +195,8 @@ def _to_shared(op: DotOp, value: Value, k_dim: int, instr_extent: int) -> Value:
     through = isinstance(producer, TransOp) and len(value.uses) == 1
     source = producer.source if through else value  # type: ignore[union-attr]
     contiguous = _contiguous_dim(source)
+    if _k_major_only(element_bytes):  # stored K-major, whatever the load's order
+        contiguous = 1 - k_dim if through else k_dim
     operand_contiguous = 1 - contiguous if through else contiguous
     width = k_size if operand_contiguous == k_dim else instr_extent
     swizzle = _swizzle(width * element_bytes)
@@ -233,7 +254,8 @@ def _accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
     back for its uses."""
     a, b, acc = op.a, op.b, op.acc
-    if _computed_in_loop(op, a):  # attention's P: in registers, as wgmma can read A
+    if _computed_in_loop(op, a) and _element_bytes(a.type) == 2:  # type: ignore[arg-type]
+        # attention's P: in registers, as wgmma can read A (16-bit fragments here)
         a_shared = _convert_before(op, a, DotOperandEncodingAttr(0, mma, 2))
     else:
         a_shared = _to_shared(op, a, 1, WARPGROUP_ROWS)

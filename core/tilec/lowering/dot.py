@@ -12,8 +12,9 @@ and f32 accumulators, f64, or the accumulator's integer type; narrower inputs ar
 signed or unsigned as they are, wider ones, such as f64 inputs of an f32 accumulator, rounded or
 truncated); float products are fused (`llvm.fma`). f32 and wider accumulate onto `acc`; an f16
 or bf16 accumulator gets `round(sum) + acc` (f16) or `round(sum + acc)` (bf16), as the
-interpreter's `matmul` then add. f32 inputs with `input_precision = "tf32"` are rounded to tf32
-as the interpreter rounds them (`tf32_round`) when they are written to shared memory, so that
+interpreter's `matmul` then add. f32 inputs with `input_precision = "tf32"` are cut to tf32 as
+the tensor cores and the interpreter cut them (`tf32_truncate`) when they are written to shared
+memory, so that
 this path and the tensor cores give the same products; "tf32x3" computes in full f32 (Triton's
 FMA path does so for both), which is within the 3xTF32 split's error of the interpreter.
 """
@@ -30,7 +31,7 @@ from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.amd_mma import lower_amd_matrix_dot
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
-from tilec.lowering.mma import lower_mma_dot, tf32_round
+from tilec.lowering.mma import lower_mma_dot, tf32_truncate
 from tilec.lowering.reduce import element_bytes, load_slot, store_slot
 
 UNROLL = 8
@@ -159,10 +160,10 @@ def _write(
     ctx: LoweringContext, tensor: LTensor, index, base: ir.Value, rounding: bool = False
 ) -> None:
     """Store every register of a 2-D `tensor` at `index(row, col)` (replicas store the same
-    values as their owners), rounded to tf32 where `rounding`."""
+    values as their owners), cut to tf32 where `rounding`."""
     for (row, col), value in zip(ctx.element_coords(tensor.mapping), tensor.values, strict=True):
         if rounding:
-            value = tf32_round(ctx.builder, value)
+            value = tf32_truncate(ctx.builder, value)
         store_slot(ctx, base, index(row, col), value)
 
 

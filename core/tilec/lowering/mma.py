@@ -8,10 +8,11 @@ them there), so every lane already holds its fragments, in the register order of
 i8, or one f32) and issues one instruction per (K step, M repetition, N repetition), K
 outermost, accumulating in registers.
 
-f32 inputs (the instruction's operand "tf32") are passed as their f32 bits: the target rounds
-them to tf32 (NVIDIA: `cvt.rna.tf32.f32`, nearest with ties away from zero, which the
-interpreter's tf32 rounding matches; the mma alone would truncate). With `input_precision =
-"tf32x3"` each input `x` is split into `big = tf32(x)` (`tf32_round`) and `small = x - big`, and
+f32 inputs (the instruction's operand "tf32") are passed as their f32 bits: the tensor cores
+read them as tf32, dropping the 13 low mantissa bits (truncation toward zero, what Triton's
+kernels get and the interpreter's `tf32_truncate` emulates). With `input_precision =
+"tf32x3"` each input `x` is split into `big = tf32(x)` (`tf32_truncate`) and `small = x - big`
+(exact; the tensor cores truncate it in turn), and
 the dot is Triton's 3xTF32: `small_a big_b + big_a small_b` accumulated from zero over all of K,
 then `big_a big_b` on top, then `acc` added, as the interpreter computes it.
 """
@@ -98,20 +99,20 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     ctx.set(op.result, LTensor(op.result.type, results))
 
 
-def tf32_round(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """An f32 rounded to tf32 (10 mantissa bits), to nearest with ties away from zero, as
-    `cvt.rna.tf32.f32` and the interpreter's `tf32_round`: add half an ulp to the bits and clear
-    the 13 low ones; infinities and NaNs (exponent all ones) stay as they are."""
+def tf32_truncate(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """An f32 as the tensor cores read it as tf32 (10 mantissa bits): the 13 low mantissa bits
+    cleared (truncation toward zero), as the interpreter's `tf32_truncate`; infinities and NaNs
+    (exponent all ones) stay as they are."""
     bits = b.bitcast(value, I32)
-    rounded = b.and_(b.add(bits, I32(0x1000)), I32(-0x2000))
+    truncated = b.and_(bits, I32(-0x2000))
     special = b.icmp_unsigned("==", b.and_(bits, I32(0x7F800000)), I32(0x7F800000))
-    return b.bitcast(b.select(special, bits, rounded), F32)
+    return b.bitcast(b.select(special, bits, truncated), F32)
 
 
 def _split(ctx: LoweringContext, values: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
     """3xTF32's `big = tf32(x)` and `small = x - big` of each f32 value."""
     b = ctx.builder
-    big = [tf32_round(b, v) for v in values]
+    big = [tf32_truncate(b, v) for v in values]
     return big, [b.fsub(v, h) for v, h in zip(values, big, strict=True)]
 
 
@@ -130,4 +131,4 @@ def pack_registers(ctx: LoweringContext, values: list[ir.Value], k_width: int) -
     return registers
 
 
-__all__ = ["K_WIDTHS", "lower_mma_dot", "pack_registers", "tf32_round"]
+__all__ = ["K_WIDTHS", "lower_mma_dot", "pack_registers", "tf32_truncate"]

@@ -9,10 +9,12 @@ them around its loop), and the scratch buffer of layout conversions lies above e
 
 Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row), the layout `ldmatrix` reads
 of `#gpu.dot_op` expect, or for a `#gpu.nvmma_shared` buffer an `NvmmaTile` (wgmma's swizzle
-modes, 1024-byte aligned), which `gpu.local_load` gives as a `SharedView` of the slot. `gpu.async_copy_global_to_local` copies each thread's 16-byte vectors
-with the target's `async_copy` (`cp.async.cg` on NVIDIA; a masked-off vector is read with source
-size 0, so its bytes are zeros); where axis info cannot prove 16-byte vectors it loads and stores
-synchronously (correct, without the overlap).
+modes, 1024-byte aligned), which `gpu.local_load` gives as a `SharedView` of the slot.
+`gpu.async_copy_global_to_local` copies each thread's vectors with the target's `async_copy`
+(`cp.async` on NVIDIA: 16 bytes where axis info proves them, else 8 or 4, down to one 4-byte
+element, as a tf32 operand stored transposed needs; a masked-off vector is read with source size
+0, so its bytes are zeros); a vector of fewer than 4 bytes is loaded and stored synchronously
+(correct, without the overlap).
 """
 
 from __future__ import annotations
@@ -45,10 +47,13 @@ from tilec.lowering.context import (
 from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
-from tilec.lowering.swizzle import CHUNK_BYTES, NvmmaTile, SharedView, SwizzledTile
+from tilec.lowering.swizzle import NvmmaTile, SharedView, SwizzledTile
 from tilec.lowering.target import TargetInfo
 
 ALIGNMENT = 128
+ASYNC_COPY_BYTES = (4, 8, 16)
+"""The sizes of one asynchronous copy (`cp.async`): a vector of fewer bytes (a 2-byte element
+alone) is loaded and stored synchronously."""
 NVMMA_ALIGNMENT = 1024
 """wgmma's swizzle modes repeat every 1024 bytes of the address: its tiles start there."""
 
@@ -118,13 +123,14 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
         vec = 1
     coords = ctx.element_coords(mapping)
     asynchronous = has_async_copies(ctx.target)
+    nbytes = vec * element_bytes
     for first in range(0, len(ptrs.values), vec):
         row, col = coords[first]
         dst = buffer.address(b, slot, row, col)
         mask = None if masks is None else masks[first]
-        if asynchronous and vec * element_bytes == CHUNK_BYTES:
-            size = None if mask is None else b.select(mask, I32(CHUNK_BYTES), I32(0))
-            ctx.target.async_copy(b, dst, ptrs.values[first], size)
+        if asynchronous and nbytes in ASYNC_COPY_BYTES:
+            size = None if mask is None else b.select(mask, I32(nbytes), I32(0))
+            ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes)
             continue
         _copy_now(ctx, buffer, ptrs.values[first : first + vec], dst, masks, first)
 

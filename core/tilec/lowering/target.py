@@ -125,11 +125,16 @@ class TargetInfo:
         return None
 
     def async_copy(
-        self, builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+        self,
+        builder: ir.IRBuilder,
+        dst: ir.Value,
+        src: ir.Value,
+        src_size: ir.Value | None,
+        nbytes: int = 16,
     ) -> None:
-        """Start copying 16 bytes from global `src` to shared `dst` (both 16-byte aligned), of
-        which only the first `src_size` (an i32; None: all) are read, the rest written as
-        zeros (`gpu.async_copy_global_to_local`)."""
+        """Start copying `nbytes` (4, 8 or 16) from global `src` to shared `dst` (both aligned
+        to `nbytes`), of which only the first `src_size` (an i32; None: all) are read, the rest
+        written as zeros (`gpu.async_copy_global_to_local`)."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
 
     def async_commit(self, builder: ir.IRBuilder) -> None:
@@ -153,7 +158,8 @@ class TargetInfo:
         transpose_a: bool,
         transpose_b: bool,
     ) -> list[ir.Value]:
-        """Issue one asynchronous warpgroup `m64n{n}k16` (`dtype` inputs, f32 accumulators) on
+        """Issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs: "f16" or "bf16" with
+        K = 16, "tf32" with K = 8, always K-major; f32 accumulators) on
         shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
         of A, mma.sync's A fragment) and B (K-major, or MN-major with
         `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in

@@ -11,9 +11,11 @@
 - A may also be in registers (`#gpu.dot_op` of the version 3 layout, mma.sync's A fragment per
   warp): the instruction then takes 4 registers of A a K step instead of a descriptor.
 - `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
-  `#gpu.mma` version 3: per repetition of the warps' tile and per 16-element K step, one
-  `wgmma.mma_async.m64nNk16` on two shared-memory matrix descriptors; an operand whose
-  contiguous dimension is K is K-major, else MN-major (the instruction's transpose bits). The wgmmas of the op form
+  `#gpu.mma` version 3: per repetition of the warps' tile and per 32-byte K step, one
+  `wgmma.mma_async.m64nNkK` on two shared-memory matrix descriptors (K 16 for f16/bf16, 8 for
+  f32 operands, which wgmma reads as tf32); an operand whose contiguous dimension is K is
+  K-major, else MN-major (the instruction's transpose bits, which exist for 16-bit types only:
+  tf32 operands must be K-major). The wgmmas of the op form
   one group, after a `wgmma.fence`; the op then waits until at most `pendings` groups are in
   flight, threading the accumulators through the wait.
 
@@ -22,7 +24,7 @@ bits 0-13 the start address / 16, 16-29 the leading-dimension byte offset / 16, 
 stride-dimension byte offset / 16, 62-63 the swizzle mode (1: 128 bytes, 2: 64, 3: 32). With
 `W` the tile's swizzle bytes, both operands use SBO = 8 W (the next 8 stored rows); an MN-major
 operand uses LBO = R W (the next column block of `NvmmaTile`, R its stored rows); a K-major one
-never crosses a column block within one instruction (16 elements are 32 bytes), so its LBO is
+never crosses a column block within one instruction (its K is 32 bytes), so its LBO is
 unused (1).
 """
 
@@ -52,7 +54,10 @@ from tilec.lowering.shared_memory import NVMMA_ALIGNMENT
 from tilec.lowering.swizzle import NvmmaTile, SharedView
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
-INSTR_K = 16
+INSTR_K_BYTES = 32
+"""One instruction's K in bytes: `m64nNk16` of f16/bf16, `m64nNk8` of tf32."""
+WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32"}
+"""The wgmma operand type of each element type (f32 tensors are read as tf32)."""
 WARPGROUP_WARPS = 4
 WARPGROUP_ROWS = 64
 
@@ -223,14 +228,20 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     acc: LTensor = ctx.get(op.acc)
     (m_size, k_size), n_size = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
     wm = layout.warps_per_cta[0]
-    instr_n = layout.instr_n
+    instr_n, instr_k = layout.instr_n, layout.instr_shape[2]
     tile_m, tile_n = layout.tile()
-    if m_size % tile_m or n_size % tile_n or k_size % INSTR_K:
+    if m_size % tile_m or n_size % tile_n or k_size % instr_k:
         raise LoweringError(
             f"{_where(op)}gpu.warp_group_dot {m_size}x{n_size}x{k_size} is not made of whole "
-            f"m64n{instr_n}k16 instructions of {layout}"
+            f"m64n{instr_n}k{instr_k} instructions of {layout}"
         )
-    dtype = str(element_type(op.a.type))
+    element = element_type(op.a.type)
+    dtype = WGMMA_OPERANDS.get(str(element))
+    if dtype is None or INSTR_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
+        raise LoweringError(
+            f"{_where(op)}gpu.warp_group_dot has no wgmma for {element_type(op.a.type)} operands "
+            f"with K = {instr_k} ({layout})"
+        )
     reps_m, reps_n = m_size // tile_m, n_size // tile_n
     regs = instr_n // 2
     if len(acc.values) != reps_m * reps_n * regs:
@@ -242,15 +253,20 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     b_operand = _operand(ctx, bv, 0, group_col)
     a_operand = None if a_registers else _operand(ctx, a, 1, group_row)  # type: ignore[arg-type]
     transpose = (a_operand is not None and not a_operand.k_major, not b_operand.k_major)
-    reps_k = k_size // INSTR_K
+    if dtype == "tf32" and (a_registers or any(transpose)):
+        raise LoweringError(
+            f"{_where(op)}wgmma reads tf32 operands K-major from shared memory only (A and B "
+            f"stored with K contiguous; accelerate-matmul places them so)"
+        )
+    reps_k = k_size // instr_k
     values = list(acc.values)
     ctx.target.wgmma_fence(b)
     for rm in range(reps_m):
         for rn in range(reps_n):
             at = (rm * reps_n + rn) * regs
             chunk = values[at : at + regs]
-            for step in range(k_size // INSTR_K):
-                k = step * INSTR_K
+            for step in range(reps_k):
+                k = step * instr_k
                 if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
                     at_a = (rm * reps_k + step) * 8
                     desc_a = pack_registers(ctx, a.values[at_a : at_a + 8], 2)  # type: ignore[union-attr]

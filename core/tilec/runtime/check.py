@@ -26,9 +26,9 @@ TOLERANCES = {
 """(rtol, atol) by element type; integer and boolean results must match exactly."""
 
 TF32_TOLERANCE = (2e-3, 2e-3)
-"""(rtol, atol) of fp32 results of a kernel with a `tl.dot` in tf32: backends round the inputs
-as the interpreter does, but an input that differs from the interpreter's by one f32 ulp (after
-an `exp`, say) may round to a neighbouring tf32, 2**-11 of its size away."""
+"""(rtol, atol) of fp32 results of a kernel with a `tl.dot` in tf32: backends cut the inputs to
+tf32 as the interpreter does, but an input that differs from the interpreter's by one f32 ulp
+(after an `exp`, say) may be cut to a neighbouring tf32, 2**-10 of its size away."""
 
 
 class CheckError(AssertionError):

@@ -50,16 +50,13 @@ def is_bf16(t: Type) -> bool:
     return isinstance(t, FloatType) and t.name == "bf16"
 
 
-def tf32_round(x: np.ndarray) -> np.ndarray:
-    """Round float32 values to tf32 (10 mantissa bits), to nearest with ties away from zero, as
-    NVIDIA's `cvt.rna.tf32.f32` does before a tensor-core `mma` (the mma itself ignores the 13
-    low mantissa bits, i.e. truncates); returns float32 with those bits zero. Add half an ulp
-    to the magnitude bits, then clear the low 13 bits: a carry moves into the exponent (up to
-    infinity, as `cvt` without `.satfinite`). Infinities stay; NaNs stay NaNs."""
+def tf32_truncate(x: np.ndarray) -> np.ndarray:
+    """float32 values as NVIDIA's tensor cores read them as tf32 (10 mantissa bits): the 13 low
+    mantissa bits cleared, i.e. truncated toward zero (what Triton's `tl.dot` in tf32 computes
+    with, on `mma.sync` and `wgmma` alike); returns float32. Infinities stay; NaNs stay NaNs."""
     x = np.asarray(x, np.float32)
-    bits = x.view(np.uint32)
-    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
-    return np.where(np.isfinite(x), rounded, x)
+    truncated = (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(x), truncated, x)
 
 
 def bf16_round(x: np.ndarray) -> np.ndarray:

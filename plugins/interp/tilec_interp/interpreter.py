@@ -407,8 +407,9 @@ class Interpreter:
 
     def dot(self, op, env, ctx):
         """`a @ b + acc`, the inputs converted to the compute type (f32 for an f16 accumulator,
-        else the accumulator's); f32 inputs with `input_precision` "tf32" are rounded to tf32
-        first, with "tf32x3" split into a tf32 `big` and `small = tf32(x - big)` and multiplied
+        else the accumulator's); f32 inputs with `input_precision` "tf32" are cut to tf32 first
+        (`tf32_truncate`, as the tensor cores read them), with "tf32x3" split into a tf32 `big`
+        and `small = tf32(x - big)` and multiplied
         as `small_a @ big_b + big_a @ small_b + big_a @ big_b` (Triton's 3xTF32: the term
         `small_a @ small_b` is left out)."""
         a, b, acc = env[op.a], env[op.b], env[op.acc]
@@ -419,10 +420,10 @@ class Interpreter:
         precision = op.attributes.get("input_precision")
         precision = "ieee" if precision is None or compute != np.float32 else precision.value
         if precision == "tf32":
-            product = np.matmul(dtypes.tf32_round(a), dtypes.tf32_round(b))
+            product = np.matmul(dtypes.tf32_truncate(a), dtypes.tf32_truncate(b))
         elif precision == "tf32x3":
-            a_big, b_big = dtypes.tf32_round(a), dtypes.tf32_round(b)
-            a_small, b_small = dtypes.tf32_round(a - a_big), dtypes.tf32_round(b - b_big)
+            a_big, b_big = dtypes.tf32_truncate(a), dtypes.tf32_truncate(b)
+            a_small, b_small = dtypes.tf32_truncate(a - a_big), dtypes.tf32_truncate(b - b_big)
             product = np.matmul(a_small, b_big) + np.matmul(a_big, b_small)
             product += np.matmul(a_big, b_big)
         else:

@@ -20,11 +20,13 @@ MMA_V2 = (
 )
 """mma.sync on sm_80 and later: m16n8k16 f16/bf16 and m16n8k8 tf32 (the `tl.dot`s of f32
 inputs with `input_precision` "tf32" or "tf32x3") into f32, m16n8k32 s8 into s32."""
-MMA_V3 = tuple(
-    MmaInstruction(version=3, shape=(64, 8, 16), operand=dtype, accumulator="f32")
-    for dtype in ("f16", "bf16")
+MMA_V3 = (
+    MmaInstruction(version=3, shape=(64, 8, 16), operand="f16", accumulator="f32"),
+    MmaInstruction(version=3, shape=(64, 8, 16), operand="bf16", accumulator="f32"),
+    MmaInstruction(version=3, shape=(64, 8, 8), operand="tf32", accumulator="f32"),
 )
-"""wgmma m64nNk16 (N a multiple of 8 up to 256) with f32 accumulators (sm_90a)."""
+"""wgmma m64nNk16 (f16, bf16) and m64nNk8 (tf32: f32 inputs with `input_precision` "tf32"),
+N a multiple of 8 up to 256, with f32 accumulators (sm_90a). 3xTF32 stays on mma.sync."""
 
 
 def features(arch: str) -> frozenset[str]:

@@ -216,11 +216,16 @@ class NvidiaTargetInfo(TargetInfo):
         return ldmatrix(builder, self.arch, address, count, transpose)
 
     def async_copy(
-        self, builder: ir.IRBuilder, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+        self,
+        builder: ir.IRBuilder,
+        dst: ir.Value,
+        src: ir.Value,
+        src_size: ir.Value | None,
+        nbytes: int = 16,
     ) -> None:
         from tilec_nvidia.tensor_cores import async_copy  # deferred: as mma above
 
-        async_copy(builder, self.arch, dst, src, src_size)
+        async_copy(builder, self.arch, dst, src, src_size, nbytes)
 
     def async_commit(self, builder: ir.IRBuilder) -> None:
         from tilec_nvidia.tensor_cores import async_commit  # deferred: as mma above

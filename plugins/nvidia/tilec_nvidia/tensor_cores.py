@@ -7,13 +7,14 @@ snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half
 (`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`) one tf32 per i32, `...m16n8k32.row.col.s8`
 (`...m16n8k32.row.col.s32.s8.s8.s32`, wrapping on overflow as the interpreter's i32 does) four
 s8 per i32 with i32 accumulators; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16`
-(`.16.s` with a source size for the zero-fill of masked elements), `cp.async.commit.group` and
+and `cp.async.ca.shared.global.{4,8}` (`.s` with a source size for the zero-fill of masked
+elements), `cp.async.commit.group` and
 `cp.async.wait.group` (an immarg).
 
-tf32 operands arrive as f32 bits and are rounded here with `cvt.rna.tf32.f32`
-(`llvm.nvvm.f2tf32.rna`): nearest, ties away from zero, as cuBLAS does and the interpreter
-emulates. The mma instruction alone ignores the 13 low mantissa bits (truncation, what Triton
-feeds it), which is biased towards zero.
+tf32 operands are passed as their f32 bits, as Triton passes them: the tensor cores ignore the 13
+low mantissa bits (truncation toward zero), which the interpreter emulates. wgmma reads its
+operands from shared memory, where no rounding instruction can reach them; mma.sync does the same
+so that both paths, and the FMA fallback, compute the same products.
 """
 
 from __future__ import annotations
@@ -57,19 +58,9 @@ def mma(
     if instruction.operand == "f16":
         a = [builder.bitcast(r, _V2F16) for r in a]
         b = [builder.bitcast(r, _V2F16) for r in b]
-    if instruction.operand == "tf32":
-        a = [to_tf32(builder, arch, r) for r in a]
-        b = [to_tf32(builder, arch, r) for r in b]
     accumulator = I32 if instruction.accumulator == "i32" else F32
     result = call_intrinsic(builder, name, ir.LiteralStructType([accumulator] * 4), [*a, *b, *c])
     return [builder.extract_value(result, i) for i in range(4)]
-
-
-def to_tf32(builder: ir.IRBuilder, arch: str, register: ir.Value) -> ir.Value:
-    """`cvt.rna.tf32.f32` of the f32 whose bits `register` (i32) holds: the tf32 as i32."""
-    require(arch, "mma_v2", "cvt.rna.tf32.f32")
-    value = builder.bitcast(register, F32)
-    return call_intrinsic(builder, "llvm.nvvm.f2tf32.rna", I32, [value])
 
 
 def ldmatrix(
@@ -86,14 +77,24 @@ def ldmatrix(
 
 
 def async_copy(
-    builder: ir.IRBuilder, arch: str, dst: ir.Value, src: ir.Value, src_size: ir.Value | None
+    builder: ir.IRBuilder,
+    arch: str,
+    dst: ir.Value,
+    src: ir.Value,
+    src_size: ir.Value | None,
+    nbytes: int = 16,
 ) -> None:
-    require(arch, "cp_async", "cp.async.cg.shared.global")
+    """`cp.async` of `nbytes`: 16 bytes bypass L1 (`.cg`, as Triton's); 4 and 8 bytes exist
+    only as `.ca` (cached in L1)."""
+    if nbytes not in (4, 8, 16):
+        raise LoweringError(f"cp.async copies 4, 8 or 16 bytes, not {nbytes}")
+    cache = "cg" if nbytes == 16 else "ca"
+    require(arch, "cp_async", f"cp.async.{cache}.shared.global")
+    name = f"llvm.nvvm.cp.async.{cache}.shared.global.{nbytes}"
     if src_size is None:
-        call_intrinsic(builder, "llvm.nvvm.cp.async.cg.shared.global.16", VOID, [dst, src])
+        call_intrinsic(builder, name, VOID, [dst, src])
         return
-    name = "llvm.nvvm.cp.async.cg.shared.global.16.s"
-    call_intrinsic(builder, name, VOID, [dst, src, src_size])
+    call_intrinsic(builder, f"{name}.s", VOID, [dst, src, src_size])
 
 
 def async_commit(builder: ir.IRBuilder, arch: str) -> None:
@@ -106,4 +107,4 @@ def async_wait(builder: ir.IRBuilder, arch: str, pending: int) -> None:
     call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", VOID, [I32(pending)])
 
 
-__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma", "to_tf32"]
+__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma"]

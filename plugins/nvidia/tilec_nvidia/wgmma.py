@@ -2,7 +2,9 @@
 
 `wgmma.mma_async` has no LLVM 22 intrinsic: it is inline PTX, in the form the tensor-core note
 verified with ptxas (`m64nNk16`, f32 accumulators tied to the outputs, A and B as shared-memory
-matrix descriptors, scale-d as a predicate set from a register). The wait is inline PTX too, with
+matrix descriptors, scale-d as a predicate set from a register), and `m64nNk8.f32.tf32.tf32` for
+f32 operands, which has no transpose immediates (its operands are K-major) and reads the f32
+bits as tf32 (the tensor cores drop the 13 low mantissa bits). The wait is inline PTX too, with
 the accumulators threaded through it (as Triton's `warp_group_dot_wait`), so that LLVM cannot move
 a read of them above it; the fence and the commit are intrinsics. Every form is checked against
 `tilec_nvidia.capabilities` first: LLVM aborts the process on a wgmma for any arch but sm_90a.
@@ -18,7 +20,9 @@ from tilec.lowering.context import F32, I32, I64, LoweringError, call_intrinsic
 from tilec_nvidia.capabilities import require
 
 VOID = ir.VoidType()
-WGMMA_DTYPES = ("f16", "bf16")
+WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8}
+"""The instruction's K for each operand type (32 bytes of operands)."""
+WGMMA_DTYPES = tuple(WGMMA_K)
 
 
 def wgmma(
@@ -33,26 +37,31 @@ def wgmma(
     transpose_b: bool,
 ) -> list[ir.Value]:
     require(arch, "wgmma", "wgmma.mma_async")
-    if dtype not in WGMMA_DTYPES:
-        raise LoweringError(f"wgmma takes f16 or bf16 operands here, not {dtype}")
+    if dtype not in WGMMA_K:
+        raise LoweringError(f"wgmma takes f16, bf16 or tf32 operands here, not {dtype}")
+    k = WGMMA_K[dtype]
     if not 8 <= n <= 256 or n % 8:
-        raise LoweringError(f"wgmma m64nNk16 needs N a multiple of 8 up to 256, got {n}")
+        raise LoweringError(f"wgmma m64nNk{k} needs N a multiple of 8 up to 256, got {n}")
     regs = n // 2
     if len(acc) != regs:
-        raise LoweringError(f"wgmma m64n{n}k16 has {regs} accumulators per thread, got {len(acc)}")
-    outs = ",".join(f"${i}" for i in range(regs))
+        raise LoweringError(f"wgmma m64n{n}k{k} has {regs} accumulators per thread, got {len(acc)}")
     registers = isinstance(desc_a, list | tuple)  # A from registers: 4 i32, no transpose bit
+    transposable = dtype in ("f16", "bf16")  # the PTX ISA's imm-trans-a/b: 16-bit types only
+    if not transposable and (transpose_a or transpose_b or registers):
+        raise LoweringError(f"wgmma reads {dtype} operands K-major from shared memory only")
+    outs = ",".join(f"${i}" for i in range(regs))
     a_count = 4 if registers else 1
     first = regs * 2  # operands count outputs first
     a = ",".join(f"${first + i}" for i in range(a_count))
     b, scale = first + a_count, first + a_count + 1
     a_text = f"{{{a}}}" if registers else a
     bits = f"{int(transpose_b)}" if registers else f"{int(transpose_a)}, {int(transpose_b)}"
+    immediates = f"1, 1, {bits}" if transposable else "1, 1"
     text = (
         "{\n.reg .pred p;\n"
         f"setp.ne.b32 p, ${scale}, 0;\n"
-        f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
-        f"{{{outs}}}, {a_text}, ${b}, p, 1, 1, {bits};\n}}"
+        f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} "
+        f"{{{outs}}}, {a_text}, ${b}, p, {immediates};\n}}"
     )
     a_constraints = ["r"] * 4 if registers else ["l"]
     constraints = ",".join(
