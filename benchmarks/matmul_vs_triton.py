@@ -1,4 +1,4 @@
-"""fp16 (or bf16) matmul: tilec's nvidia backend against Triton on the same kernel source.
+"""fp16 (bf16, or fp32 in tf32) matmul: tilec's nvidia backend against Triton on the same source.
 
     python benchmarks/matmul_vs_triton.py [--size 4096] [--dtype float16] [--quick] [--target sm_80]
 
@@ -7,7 +7,8 @@ tutorial 03 matmul (grouped program order, masks, f32 accumulation), written onc
 under `tilec` and under `triton`. Each configuration (BLOCK_M, BLOCK_N, BLOCK_K, num_warps,
 num_stages) runs on both; times are `do_bench` means (`tilec.testing`'s for tilec,
 Triton's for Triton), TFLOP/s = 2 M N K / time.
-Triton's tutorial configuration for fp16 on Hopper is the first row.
+Triton's tutorial configuration for fp16 on Hopper is the first row. With `--dtype float32` the
+dot runs in tf32 on both (the default `input_precision` of each), with `CONFIGS_F32`.
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ CONFIGS = [  # BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages
 ]
 
 
+CONFIGS_F32 = [  # f32 operands take twice the shared memory: K blocks of 32
+    (128, 128, 32, 8, 3),
+    (128, 256, 32, 8, 3),
+    (128, 128, 64, 8, 3),
+    (128, 128, 32, 4, 4),
+    (64, 128, 32, 4, 4),
+]
+
+
 def load_kernel(flavour: str):
     if flavour == "tilec":
         import tilec as front
@@ -77,7 +87,7 @@ def load_kernel(flavour: str):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096, help="M = N = K")
-    parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16"))
+    parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"))
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--stages", default="", help="num_stages values to try, like 1,2,3,4")
     parser.add_argument("--configs", type=int, default=len(CONFIGS), help="the first N configs")
@@ -87,7 +97,7 @@ def main() -> int:
         help="tilec's arch (sm_80: the mma.sync path); default: the device's",
     )
     args = parser.parse_args()
-    configs = CONFIGS[: args.configs]
+    configs = (CONFIGS_F32 if args.dtype == "float32" else CONFIGS)[: args.configs]
     if args.stages:
         stage_list = [int(s) for s in args.stages.split(",")]
         configs = [(*c[:4], s) for c in configs for s in stage_list]
