@@ -41,6 +41,9 @@ for part in ${parts[*]}; do
             python3 benchmarks/matmul_vs_triton.py --quick --configs 1 --size 8192 --dtype $dtype \
                 2>&1 | tee -a "$OUT/matmul.log" | tail -3
         done
+        # f32 inputs in tf32 (wgmma m64nNk8 on sm_90a)
+        python3 benchmarks/matmul_vs_triton.py --quick --dtype float32 \
+            2>&1 | tee -a "$OUT/matmul.log" | tail -7
         # sm_90 (not sm_90a): no wgmma, the mma.sync + ldmatrix path on the same H100
         python3 benchmarks/matmul_vs_triton.py --quick --configs 3 --target sm_90 \
             2>&1 | tee -a "$OUT/matmul.log" | tail -5 ;;
