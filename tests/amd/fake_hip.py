@@ -3,7 +3,9 @@
 `FakeHip` answers the calls `HipDriver` makes, with an MI300X's (gfx942) limits. Its "device
 memory" is host memory (ctypes buffers), so copies in and out run for real, and each launch is
 recorded with the argument values the kernel would receive; a test may register a Python
-function per kernel name that plays the kernel on that memory.
+function per kernel name that plays the kernel on that memory. With `device_count` > 1 it keeps
+a current device (`hipSetDevice`), records the device of every module, function, buffer and
+launch, and refuses to launch a function on another device than its module's, as HIP does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from types import SimpleNamespace
 class hipError_t(enum.IntEnum):
     hipSuccess = 0
     hipErrorInvalidValue = 1
+    hipErrorInvalidDevice = 101
     hipErrorInvalidImage = 200
     hipErrorNotFound = 500
 
@@ -57,12 +60,22 @@ class FakeHip:
         self.events: list[float | None] = []
         self.destroyed: list[int] = []
         self.memsets: list[tuple[int, int, int]] = []
+        self.current = 0
+        self.module_devices: list[int] = []
+        self.function_devices: dict[int, int] = {}
+        self.buffer_devices: dict[int, int] = {}
 
     def hipGetDeviceCount(self):
         return hipError_t.hipSuccess, self.device_count
 
     def hipGetDevice(self):
-        return hipError_t.hipSuccess, 0
+        return hipError_t.hipSuccess, self.current
+
+    def hipSetDevice(self, ordinal):
+        if not 0 <= ordinal < self.device_count:
+            return (hipError_t.hipErrorInvalidDevice,)
+        self.current = ordinal
+        return (hipError_t.hipSuccess,)
 
     def hipGetDeviceProperties(self, props, ordinal):
         return (hipError_t.hipSuccess,)
@@ -71,6 +84,7 @@ class FakeHip:
         if not image.startswith(b"\x7fELF"):
             return hipError_t.hipErrorInvalidImage, None
         self.images.append(image)
+        self.module_devices.append(self.current)
         return hipError_t.hipSuccess, len(self.images)
 
     def hipModuleGetFunction(self, module, name):
@@ -78,9 +92,12 @@ class FakeHip:
             return hipError_t.hipErrorNotFound, None
         handle = 1000 + len(self.functions)
         self.functions[handle] = name.decode()
+        self.function_devices[handle] = self.module_devices[module - 1]
         return hipError_t.hipSuccess, handle
 
     def hipModuleLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        if self.function_devices[f] != self.current:
+            return (hipError_t.hipErrorInvalidDevice,)
         name = self.functions[f]
         signature = self.signatures.get(name)
         values = None
@@ -92,7 +109,7 @@ class FakeHip:
             ]
         launch = SimpleNamespace(
             name=name, grid=(gx, gy, gz), block=(bx, by, bz), shared=shared, stream=stream,
-            params=params, extra=extra, values=values,
+            params=params, extra=extra, values=values, device=self.current,
         )  # fmt: skip
         self.launches.append(launch)
         play = self.kernels.get(name)
@@ -104,6 +121,7 @@ class FakeHip:
         buffer = (ctypes.c_uint8 * nbytes)()
         address = ctypes.addressof(buffer)
         self.buffers[address] = buffer
+        self.buffer_devices[address] = self.current
         return hipError_t.hipSuccess, address
 
     def hipFree(self, address):

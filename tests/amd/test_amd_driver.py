@@ -202,12 +202,38 @@ def test_numpy_arguments_during_a_hip_graph_capture_are_an_error(fake_hip, priva
     assert not fake_hip.buffers and not fake_hip.launches
 
 
-def test_another_device_than_the_current_hip_device_is_refused(fake_hip, private_cache):
+def test_a_launch_runs_on_the_device_of_set_device(private_cache):
+    """Two HIP devices: `tilec.set_device(1)` loads the kernel on rocm:1 and launches it there,
+    its NumPy copies are allocated there, and the thread's current device (torch's) is rocm:0
+    again after the launch; rocm:0 keeps its own module."""
+    hip = FakeHip(kernels={"add_kernel": play_vector_add}, device_count=2)
+    hip.signatures["add_kernel"] = ("<Q", "<Q", "<Q", "<i")
+    driver.reset_driver(HipDriver(hip))
     x = np.arange(64, dtype=np.float32)
-    tilec.set_device(1)
+    out = np.zeros(64, np.float32)
     try:
-        with pytest.raises(HipError, match=r"launches on rocm:0 .* asks for rocm:1"):
-            add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(AmdBackend, "is_available", lambda self: runtime_availability(hip))
+            patch.setattr(compiler, "_availability", {})
+            tilec.set_device(1)
+            try:
+                add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+            finally:
+                tilec.set_device(None)
+            assert [launch.device for launch in hip.launches] == [1]
+            assert hip.module_devices == [1] and set(hip.buffer_devices.values()) == {1}
+            assert hip.current == 0  # restored
+            np.testing.assert_array_equal(out, 2 * x)
+            add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+            assert [launch.device for launch in hip.launches] == [1, 0]
+            assert hip.module_devices == [1, 0] and hip.current == 0
+            tilec.set_device(5)
+            try:
+                with pytest.raises(HipError, match=r"no rocm:5: this machine has 2 HIP device"):
+                    add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+            finally:
+                tilec.set_device(None)
     finally:
-        tilec.set_device(None)
-    add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd")
+        driver.reset_driver(None)
+
+

@@ -8,11 +8,19 @@ libamdhip64.so is missing: every call goes through `HipDriver.call`, which turns
 `HipError` saying "no ROCm runtime (libamdhip64.so not found)", never a hip traceback.
 Every hip call returns `(hipError_t, *values)`; `HipError` names the call, the error and, where
 there is one, the kernel. Tests pass a fake `hip` module to `HipDriver`.
+
+HIP has one current device per host thread, and modules, launches, allocations and copies act on
+it. The process has one `HipDriver` per device (`get_driver(ordinal)`); where it has several
+(`MULTI_DEVICE`), every call of a driver runs with its device current (`active`: `hipSetDevice`
+for the call, the thread's device restored after it), so that a launch on rocm:1 never runs on
+rocm:0 and torch's current device is left as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -100,19 +108,47 @@ class HipProperties(DeviceProperties):
 
 
 class HipDriver:
-    """One HIP device (the current one) and its modules."""
+    """One HIP device (`ordinal`; None: the thread's current one) and its modules."""
 
     kind = ROCM
 
     def __init__(self, hip: Any = None, ordinal: int | None = None):
         self.hip = hip or import_hip()
         if ordinal is None:
-            ordinal = int(self.call("hipGetDevice"))
+            ordinal = int(self._raw("hipGetDevice"))
+        else:
+            count = int(self._raw("hipGetDeviceCount"))
+            if not 0 <= ordinal < count:
+                raise HipError(
+                    f"there is no rocm:{ordinal}: this machine has {count} HIP device(s) "
+                    f"(rocm:0 to rocm:{count - 1})"
+                )
         self.ordinal = ordinal
         self.properties = self._read_properties()
 
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        """This driver's device current on the calling thread for the block; the thread's
+        current device is restored after it."""
+        current = int(self._raw("hipGetDevice"))
+        if current == self.ordinal:
+            yield
+            return
+        self._raw("hipSetDevice", self.ordinal)
+        try:
+            yield
+        finally:
+            self._raw("hipSetDevice", current)
+
     def call(self, name: str, *args: Any, kernel: str | None = None) -> Any:
-        """`hip.<name>(*args)`'s values, or HipError naming the call (and the kernel)."""
+        """`hip.<name>(*args)`'s values, or HipError naming the call (and the kernel); on this
+        driver's device where the process has drivers of several (`MULTI_DEVICE`)."""
+        if MULTI_DEVICE[0]:
+            with self.active():
+                return self._raw(name, *args, kernel=kernel)
+        return self._raw(name, *args, kernel=kernel)
+
+    def _raw(self, name: str, *args: Any, kernel: str | None = None) -> Any:
         try:
             error, *values = getattr(self.hip, name)(*args)
         except RuntimeError as error:  # hip-python without libamdhip64.so
@@ -188,7 +224,7 @@ class HipDriver:
         handle = stream_handle(stream) or None
         with kernel.packer.lock:  # the parameter buffer is the kernel's: one launch at a time
             params = kernel.packer.pack(args)
-            self.call(
+            self.call(  # on this device (`call`), where the process has several
                 "hipModuleLaunchKernel", kernel.function, x, y, z, threads, 1, 1,
                 kernel.shared_bytes, handle, params, None, kernel=kernel.name,
             )  # fmt: skip
@@ -224,8 +260,35 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+MULTI_DEVICE = [False]
+"""Whether the process has HipDrivers of several devices (each call then sets its device)."""
 _runtime: ProcessRuntime[HipDriver] = ProcessRuntime(HipDriver)
-get_driver = _runtime.get
-"""The process's HipDriver, created on first use (HipError where ROCm is missing)."""
-reset_driver = _runtime.reset
-"""Replace the process's HipDriver (tests install fakes with this)."""
+_by_device: dict[int, HipDriver] = {}
+_lock = threading.Lock()
+
+
+def get_driver(ordinal: int | None = None) -> HipDriver:
+    """The HipDriver of device `ordinal`, created on first use (HipError where ROCm is missing
+    or there is no such device); None: the process's first one (the current HIP device)."""
+    first = _runtime.get()
+    if ordinal is None or ordinal == first.ordinal:
+        return first
+    driver = _by_device.get(ordinal)
+    if driver is not None:
+        return driver
+    with _lock:
+        driver = _by_device.get(ordinal)
+        if driver is None:
+            driver = HipDriver(first.hip, ordinal)
+            MULTI_DEVICE[0] = True
+            _by_device[ordinal] = driver
+    return driver
+
+
+def reset_driver(value: HipDriver | None = None, *others: HipDriver) -> None:
+    """Replace the process's HipDrivers by `value` (None: made on the next `get_driver`) and
+    `others`, drivers of other devices (tests install fakes with this)."""
+    _runtime.reset(value)
+    _by_device.clear()
+    _by_device.update({driver.ordinal: driver for driver in others})
+    MULTI_DEVICE[0] = bool(others)

@@ -19,17 +19,9 @@ class AmdDriver(GpuDriver):
         return hip_driver.runtime_availability()
 
     def runtime(self, ordinal: int | None = None) -> hip_driver.HipDriver:
-        """The process's HipDriver: the AMD backend launches on the current HIP device only;
-        asked for another device (arrays there, `tilec.set_device`), it says so."""
-        driver = hip_driver.get_driver()
-        if ordinal is not None and ordinal != driver.ordinal:
-            raise hip_driver.HipError(
-                f"the amd backend launches on rocm:{driver.ordinal} (the current HIP device) "
-                f"only; this launch asks for rocm:{ordinal}. Move the arrays there, or make "
-                f"rocm:{ordinal} current (hipSetDevice / HIP_VISIBLE_DEVICES) before tilec "
-                "first launches."
-            )
-        return driver
+        """The HipDriver of device `ordinal` (that of the launch's arrays, `tilec.set_device`,
+        torch's current device); None: the current HIP device's."""
+        return hip_driver.get_driver(ordinal)
 
     def load_binary(self, runtime: hip_driver.HipDriver, compiled: Any) -> LoadedKernel:
         md = compiled.metadata
