@@ -235,5 +235,3 @@ def test_a_launch_runs_on_the_device_of_set_device(private_cache):
                 tilec.set_device(None)
     finally:
         driver.reset_driver(None)
-
-
