@@ -136,3 +136,41 @@ class ProcessRuntime(Generic[T]):
     def reset(self, value: T | None = None) -> None:
         """Replace the runtime (None: make a new one on the next `get`)."""
         self._value = value
+
+
+class DeviceRuntimes(Generic[T]):
+    """The process's vendor runtimes, one a device: the first made on first use (`make`: the
+    current device's), another made from it when a launch first asks for its device
+    (`make_other(first, ordinal)`). `multi_device[0]` says whether there are several: drivers
+    then make their device current around each call."""
+
+    def __init__(self, make: Callable[[], T], make_other: Callable[[T, int], T]):
+        self._first: ProcessRuntime[T] = ProcessRuntime(make)
+        self._make_other = make_other
+        self._by_device: dict[int, T] = {}
+        self._lock = threading.Lock()
+        self.multi_device = [False]
+
+    def get(self, ordinal: int | None = None) -> T:
+        """The runtime of device `ordinal`; None: the first one."""
+        first = self._first.get()
+        if ordinal is None or ordinal == first.properties.ordinal:  # type: ignore[attr-defined]
+            return first
+        runtime = self._by_device.get(ordinal)
+        if runtime is not None:
+            return runtime
+        with self._lock:
+            runtime = self._by_device.get(ordinal)
+            if runtime is None:
+                runtime = self._make_other(first, ordinal)
+                self.multi_device[0] = True
+                self._by_device[ordinal] = runtime
+        return runtime
+
+    def reset(self, value: T | None = None, *others: T) -> None:
+        """Replace the runtimes by `value` (None: made on the next `get`) and `others`, runtimes
+        of other devices (tests install fakes with this)."""
+        self._first.reset(value)
+        self._by_device.clear()
+        self._by_device.update({o.properties.ordinal: o for o in others})  # type: ignore[attr-defined]
+        self.multi_device[0] = bool(others)

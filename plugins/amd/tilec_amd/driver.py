@@ -19,7 +19,6 @@ rocm:0 and torch's current device is left as it was.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -29,8 +28,8 @@ from tilec.driver import Availability
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
+    DeviceRuntimes,
     LoadedKernel,
-    ProcessRuntime,
     stream_handle,
 )
 from tilec.interop.dlpack import KDL_ROCM
@@ -260,35 +259,14 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-MULTI_DEVICE = [False]
+_drivers: DeviceRuntimes[HipDriver] = DeviceRuntimes(
+    HipDriver, lambda first, ordinal: HipDriver(first.hip, ordinal)
+)
+MULTI_DEVICE = _drivers.multi_device
 """Whether the process has HipDrivers of several devices (each call then sets its device)."""
-_runtime: ProcessRuntime[HipDriver] = ProcessRuntime(HipDriver)
-_by_device: dict[int, HipDriver] = {}
-_lock = threading.Lock()
-
-
-def get_driver(ordinal: int | None = None) -> HipDriver:
-    """The HipDriver of device `ordinal`, created on first use (HipError where ROCm is missing
-    or there is no such device); None: the process's first one (the current HIP device)."""
-    first = _runtime.get()
-    if ordinal is None or ordinal == first.ordinal:
-        return first
-    driver = _by_device.get(ordinal)
-    if driver is not None:
-        return driver
-    with _lock:
-        driver = _by_device.get(ordinal)
-        if driver is None:
-            driver = HipDriver(first.hip, ordinal)
-            MULTI_DEVICE[0] = True
-            _by_device[ordinal] = driver
-    return driver
-
-
-def reset_driver(value: HipDriver | None = None, *others: HipDriver) -> None:
-    """Replace the process's HipDrivers by `value` (None: made on the next `get_driver`) and
-    `others`, drivers of other devices (tests install fakes with this)."""
-    _runtime.reset(value)
-    _by_device.clear()
-    _by_device.update({driver.ordinal: driver for driver in others})
-    MULTI_DEVICE[0] = bool(others)
+get_driver = _drivers.get
+"""The HipDriver of device `ordinal`, created on first use (HipError where ROCm is missing or
+there is no such device); None: the process's first one (the current HIP device)."""
+reset_driver = _drivers.reset
+"""Replace the process's HipDrivers by a driver (None: made on the next `get_driver`) and
+drivers of other devices (tests install fakes with this)."""

@@ -13,7 +13,6 @@ buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunch
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,8 +22,8 @@ from tilec.driver import Availability
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
+    DeviceRuntimes,
     LoadedKernel,
-    ProcessRuntime,
     stream_handle,
 )
 from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
@@ -464,36 +463,14 @@ class CudaDriver:
         self.synchronize(stream)
 
 
-MULTI_DEVICE = [False]
+_drivers: DeviceRuntimes[CudaDriver] = DeviceRuntimes(
+    CudaDriver, lambda first, ordinal: CudaDriver(first.cu, ordinal)
+)
+MULTI_DEVICE = _drivers.multi_device
 """Whether the process has CudaDrivers of several devices (then calls switch contexts)."""
-
-_runtime: ProcessRuntime[CudaDriver] = ProcessRuntime(CudaDriver)
-_by_device: dict[int, CudaDriver] = {}
-_lock = threading.Lock()
-
-
-def get_driver(ordinal: int | None = None) -> CudaDriver:
-    """The CudaDriver of device `ordinal`, created (cuInit, context) on first use; None: the
-    process's first one (the current context's device, else device 0)."""
-    first = _runtime.get()
-    if ordinal is None or ordinal == first.properties.ordinal:
-        return first
-    driver = _by_device.get(ordinal)
-    if driver is not None:
-        return driver
-    with _lock:
-        driver = _by_device.get(ordinal)
-        if driver is None:
-            driver = CudaDriver(first.cu, ordinal)
-            MULTI_DEVICE[0] = True
-            _by_device[ordinal] = driver
-    return driver
-
-
-def reset_driver(value: CudaDriver | None = None, *others: CudaDriver) -> None:
-    """Replace the process's CudaDrivers by `value` (None: made on the next `get_driver`) and
-    `others`, drivers of other devices (tests install fakes with this)."""
-    _runtime.reset(value)
-    _by_device.clear()
-    _by_device.update({driver.properties.ordinal: driver for driver in others})
-    MULTI_DEVICE[0] = bool(others)
+get_driver = _drivers.get
+"""The CudaDriver of device `ordinal`, created (cuInit, context) on first use; None: the
+process's first one (the current context's device, else device 0)."""
+reset_driver = _drivers.reset
+"""Replace the process's CudaDrivers by a driver (None: made on the next `get_driver`) and
+drivers of other devices (tests install fakes with this)."""
