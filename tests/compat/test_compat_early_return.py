@@ -95,3 +95,24 @@ def test_returns_that_do_not_agree_are_located_errors(kernel, which, message):
     sig = {"x_ptr": "*i32"} if which is not None else {"x_ptr": "*i32", "n": "i32"}
     error = compile_error(kernel, sig, **constexprs)
     assert message in error.message, error.message
+
+
+@tilec.jit
+def branch_types(x_ptr, n, WHICH: tl.constexpr):
+    x = tl.load(x_ptr)  # i32
+    if n > 0:
+        if WHICH == "tensor":
+            x = x.to(tl.float32) * 2
+        else:
+            x = x * 2
+    tl.store(x_ptr, x)
+
+
+def test_a_variable_of_two_tensor_types_after_a_runtime_if_is_an_error():
+    """As Triton ('Mismatched type ... between then block and else block'), rather than
+    converting the then branch's float32 to the else branch's int32."""
+    error = compile_error(branch_types, {"x_ptr": "*i32", "n": "i32"}, WHICH="tensor")
+    assert "'x' has type f32 in the then branch and i32 in the else branch" in error.message
+    x = np.array([21], np.int32)
+    run_interp(branch_types, {"x_ptr": "*i32", "n": "i32"}, [x, 1], WHICH="same")
+    assert x[0] == 42

@@ -269,8 +269,12 @@ class ControlFlowMixin:
             with self.builder.at(block):
                 values = []
                 for n in names:
-                    # the dtype of a branch's tensor, else of the first branch's Python value
-                    # (a `tl.static_range` variable assigned in both branches)
+                    # a Python value takes the dtype of the other branch's tensor, else of the
+                    # first branch's Python value (a `tl.static_range` variable assigned in both
+                    # branches); tensors keep theirs: two that differ are an error, as in Triton
+                    if isinstance(scope[n], TensorValue):
+                        values.append(scope[n])
+                        continue
                     tensors = [s[n] for _, s in branches if isinstance(s[n], TensorValue)]
                     other = tensors[0] if tensors else self.sem.to_value(branches[0][1][n])
                     values.append(
