@@ -11,7 +11,9 @@ from typing import Any
 from tilec import settings
 from tilec.dialects import arith, math, tile
 from tilec.dialects.tile import MEMORY_SCOPES, MEMORY_SEMANTICS
+from tilec.frontend import block_pointers
 from tilec.frontend.batched_dot import batched_dot
+from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.compat_builtins import CompatBuiltinsMixin
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
@@ -150,13 +152,18 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         eviction_policy: Any = "",
         volatile: Any = False,
     ) -> TensorValue:
+        hints = dict(cache_modifier=cache_modifier, eviction_policy=eviction_policy)
+        if isinstance(pointer, BlockPointerValue):
+            hints["volatile"] = volatile
+            return block_pointers.load(
+                self, pointer, mask, other, boundary_check, padding_option, hints
+            )
         _memory_hints(
             "tl.load",
             boundary_check=boundary_check,
             padding_option=padding_option,
-            cache_modifier=cache_modifier,
-            eviction_policy=eviction_policy,
             volatile=volatile,
+            **hints,
         )
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
@@ -179,12 +186,10 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         cache_modifier: Any = "",
         eviction_policy: Any = "",
     ) -> None:
-        _memory_hints(
-            "tl.store",
-            boundary_check=boundary_check,
-            cache_modifier=cache_modifier,
-            eviction_policy=eviction_policy,
-        )
+        hints = dict(cache_modifier=cache_modifier, eviction_policy=eviction_policy)
+        if isinstance(pointer, BlockPointerValue):
+            return block_pointers.store(self, pointer, value, mask, boundary_check, hints)
+        _memory_hints("tl.store", boundary_check=boundary_check, **hints)
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         stored = self.sem.cast(self.sem.to_value(value, pointee), pointee)
@@ -621,8 +626,10 @@ MEMORY_HINT_DEFAULTS: dict[str, Any] = {
 """Triton's `tl.load`/`tl.store` keywords besides `mask`/`other`, with their default values."""
 
 MEMORY_HINT_REASONS: dict[str, str] = {
-    "boundary_check": "it applies to block pointers (tl.make_block_ptr), which tilec lacks yet",
-    "padding_option": "it applies to block pointers (tl.make_block_ptr), which tilec lacks yet",
+    "boundary_check": "it applies to block pointers (tl.make_block_ptr); the bounds of a "
+    "pointer or a block of pointers are unknown to the compiler",
+    "padding_option": "it applies to block pointers (tl.make_block_ptr); the bounds of a "
+    "pointer or a block of pointers are unknown to the compiler",
     "cache_modifier": "tilec does not emit cache modifiers yet (they change speed, not results)",
     "eviction_policy": "tilec does not emit eviction hints yet (they change speed, not results)",
     "volatile": "tilec does not emit volatile loads yet",

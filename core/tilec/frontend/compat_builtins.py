@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilec.dialects import arith, math, tile
-from tilec.frontend import descriptors
+from tilec.frontend import block_pointers, descriptors
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.semantics import computation_type, literal_type
@@ -73,6 +73,16 @@ class CompatBuiltinsMixin:
                 f"{list(block.shape)}"
             )
         self.tl_store(pointers, block, mask)  # type: ignore[attr-defined]
+
+    # Block pointers (`tilec.frontend.block_pointers`) ----------------------------------------
+
+    def tl_make_block_ptr(
+        self, base: Any, shape: Any, strides: Any, offsets: Any, block_shape: Any, order: Any
+    ) -> Any:
+        return block_pointers.make(self, base, shape, strides, offsets, block_shape, order)
+
+    def tl_advance(self, base: Any, offsets: Any) -> Any:
+        return block_pointers.advance(self, base, offsets)
 
     # Casts ----------------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ import ast
 from typing import Any
 
 from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
+from tilec.frontend import block_pointers
+from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.ir.attributes import IntegerAttr
@@ -162,7 +164,7 @@ class ControlFlowMixin:
             for n in assigned_names(node.body)
             if n in self.scope and n != node.target.id  # type: ignore[attr-defined]
         ]
-        inits = [self.sem.to_value(self.scope[n]) for n in carried]
+        inits = self.carried_inits(carried)
         body = Block([widest, *(v.type for v in inits)])
         op = self.builder.create(
             ForOp,
@@ -179,12 +181,9 @@ class ControlFlowMixin:
         with self.builder.at(body):
             self.visit_body(node.body)
             self.check_no_return("a loop")
-            yielded = self.carried_values(carried, inits, "loop")
+            yielded = self.carried_values(outer, carried, inits, "loop")
             self.builder.create(YieldOp, [v.value for v in yielded])
-        self.scope = outer
-        for name, result in zip(carried, op.results, strict=True):
-            result.name_hint = name
-            self.scope[name] = TensorValue(result)
+        self.scope = self.bind_carried(outer, carried, op.results)
 
     def emit_returning_if(self, condition: TensorValue, blocks: list[Block], returns: list) -> Any:
         """The `scf.if` of an `if` whose branches end in `return` (`lift_returns` moved the
@@ -208,6 +207,11 @@ class ControlFlowMixin:
             if not any(isinstance(v, TensorValue) for v in pair) and pair[0] == pair[1]:
                 constants[k] = pair[0]  # the same compile-time value on both paths
                 continue
+            if any(isinstance(v, BlockPointerValue) for v in pair):
+                raise UserError(
+                    "returning a block pointer from an 'if' on a runtime value is not supported",
+                    "assign it to a variable in both branches and return that after the 'if'",
+                )
             tensors = [v for v in pair if isinstance(v, TensorValue)]
             like = tensors[0] if tensors else self.sem.to_value(pair[0])
             for side, (block, value) in enumerate(zip(blocks, pair, strict=True)):
@@ -264,6 +268,10 @@ class ControlFlowMixin:
             if all(n in s for _, s in branches)
             and any(s[n] is not outer.names.get(n) for _, s in branches)
         ]
+        pointers = [
+            n for n in names if any(isinstance(s[n], BlockPointerValue) for _, s in branches)
+        ]
+        names = [n for n in names if n not in pointers]
         results = []
         for block, scope in branches:
             with self.builder.at(block):
@@ -287,6 +295,7 @@ class ControlFlowMixin:
                     f"'{n}' has type {a.type} in the then branch and {b.type} in the else branch",
                     "give it one type in both branches, e.g. with .to(tl.float32)",
                 )
+        merged = self.yield_block_pointers(pointers, branches, results)
         for (block, _), values in zip(branches, results, strict=True):
             with self.builder.at(block):
                 self.builder.create(YieldOp, [v.value for v in values])
@@ -297,15 +306,49 @@ class ControlFlowMixin:
             types,
             regions=[Region([branches[0][0]]), Region([branches[1][0]])],
         )
-        for n, result in zip(names, op.results, strict=True):
+        remaining = iter(op.results)
+        for n in names:
+            result = next(remaining)
             result.name_hint = n
             self.scope[n] = TensorValue(result)
+        for n, (template, parts) in merged.items():
+            for k, hint in enumerate(part_names(n, template.rank)):
+                if parts[k] is None:
+                    parts[k] = TensorValue(next(remaining))
+                    parts[k].value.name_hint = hint
+            self.scope[n] = template.with_parts(parts)
+
+    def yield_block_pointers(self, names: list[str], branches: list, results: list) -> dict:
+        """For the block pointers `names` an `if` assigns: append to each branch's `results`
+        the parts that differ between the branches (as values of the parts' types); returns
+        each name's pointer and its parts, None where the `if` yields it."""
+        merged = {}
+        for n in names:
+            pair = [scope[n] for _, scope in branches]
+            if not (isinstance(pair[0], BlockPointerValue) and pair[0].same_kind(pair[1])):
+                raise UserError(
+                    f"'{n}' is {describe(pair[0])} in the then branch and {describe(pair[1])} "
+                    "in the else branch",
+                    "give it a block pointer of one element type, block shape and order in "
+                    "both branches",
+                )
+            parts = pair[0].parts()
+            types = pair[0].part_types()
+            for k, (a, b) in enumerate(zip(parts, pair[1].parts(), strict=True)):
+                if same_part(a, b):
+                    continue
+                parts[k] = None
+                for (block, _), part, values in zip(branches, (a, b), results, strict=True):
+                    with self.builder.at(block):
+                        values.append(self.sem.cast(self.sem.to_value(part, types[k]), types[k]))
+            merged[n] = (pair[0], parts)
+        return merged
 
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise UserError("while/else is not supported in kernels", "remove the else clause")
         carried = [n for n in assigned_names(node.body) if n in self.scope]
-        inits = [self.sem.to_value(self.scope[n]) for n in carried]
+        inits = self.carried_inits(carried)
         types = [v.type for v in inits]
         before, after = Block(types), Block(types)
         op = self.builder.create(
@@ -329,25 +372,62 @@ class ControlFlowMixin:
         with self.builder.at(after):
             self.visit_body(node.body)
             self.check_no_return("a loop")
-            yielded = self.carried_values(carried, inits, "while loop")
+            yielded = self.carried_values(outer, carried, inits, "while loop")
             self.builder.create(YieldOp, [v.value for v in yielded])
-        self.scope = outer
-        for name, result in zip(carried, op.results, strict=True):
-            result.name_hint = name
-            self.scope[name] = TensorValue(result)
+        self.scope = self.bind_carried(outer, carried, op.results)
+
+    def carried_inits(self, carried: list[str]) -> list[TensorValue]:
+        """The initial values of the loop-carried names, a block pointer as its parts."""
+        inits = []
+        for name in carried:
+            value = self.scope[name]
+            if isinstance(value, BlockPointerValue):
+                inits.extend(block_pointers.materialize(self.sem, value))
+            else:
+                inits.append(self.sem.to_value(value))
+        return inits
 
     def bind_carried(self, outer: Any, carried: list[str], args: list[Any]) -> Any:
+        """`outer` with the carried names bound to `args` (block arguments or results), a block
+        pointer rebuilt from as many of them as it has parts."""
         scope = outer.copy()
-        for name, arg in zip(carried, args, strict=True):
+        remaining = iter(args)
+        for name in carried:
+            template = outer[name]
+            if isinstance(template, BlockPointerValue):
+                parts = [next(remaining) for _ in template.parts()]
+                for part, hint in zip(parts, part_names(name, template.rank), strict=True):
+                    part.name_hint = hint
+                scope[name] = template.with_parts([TensorValue(p) for p in parts])
+                continue
+            arg = next(remaining)
             arg.name_hint = name
             scope[name] = TensorValue(arg)
         return scope
 
-    def carried_values(self, carried: list[str], inits: list[TensorValue], what: str) -> list:
+    def carried_values(
+        self, outer: Any, carried: list[str], inits: list[TensorValue], what: str
+    ) -> list:
         """The values of the loop-carried names at the end of the body, checked against inits."""
         values = []
-        for name, init in zip(carried, inits, strict=True):
-            value = self.sem.to_value(self.scope[name], init.dtype)
+        remaining = iter(inits)
+        for name in carried:
+            template, value = outer[name], self.scope[name]
+            if isinstance(template, BlockPointerValue) or isinstance(value, BlockPointerValue):
+                if not isinstance(template, BlockPointerValue) or not template.same_kind(value):
+                    raise UserError(
+                        f"loop-carried variable '{name}' changes from {describe(template)} to "
+                        f"{describe(value)} in the {what} body",
+                        "a loop carries a block pointer of one element type, block shape and "
+                        "order: move it with tl.advance",
+                    )
+                parts = block_pointers.materialize(self.sem, value)
+                values.extend(parts)
+                for _ in parts:
+                    next(remaining)
+                continue
+            init = next(remaining)
+            value = self.sem.to_value(value, init.dtype)
             if value.type != init.type:
                 raise UserError(
                     f"loop-carried variable '{name}' changes type from {init.type} to "
@@ -357,3 +437,21 @@ class ControlFlowMixin:
                 )
             values.append(value)
         return values
+
+
+def part_names(name: str, rank: int) -> list[str]:
+    """Name hints of the parts of block pointer `name` (`BlockPointerValue.parts`)."""
+    dims = range(rank)
+    return [f"{name}_base", *(f"{name}_shape{d}" for d in dims),
+            *(f"{name}_stride{d}" for d in dims), *(f"{name}_offset{d}" for d in dims)]  # fmt: skip
+
+
+def describe(value: Any) -> str:
+    return str(value.type) if isinstance(value, TensorValue) else repr(value)
+
+
+def same_part(a: Any, b: Any) -> bool:
+    """Whether two parts of block pointers are one value (then an `if` need not yield it)."""
+    if isinstance(a, TensorValue) and isinstance(b, TensorValue):
+        return a.value is b.value
+    return not isinstance(a, TensorValue) and not isinstance(b, TensorValue) and a == b

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
@@ -82,6 +83,13 @@ class ExpressionsMixin:
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
+        if isinstance(base, BlockPointerValue):
+            if node.attr != "advance":
+                raise UserError(
+                    f"block pointers have no attribute '{node.attr}' in tilec",
+                    "move one with p.advance(offsets), read its block with tl.load(p)",
+                )
+            return TensorMethod(base, "advance")  # type: ignore[arg-type]
         if isinstance(base, TensorValue):
             if node.attr == "dtype":
                 return dtype_of(base.dtype)
@@ -109,6 +117,11 @@ class ExpressionsMixin:
         return self.apply_binary(symbol, lhs, rhs)
 
     def apply_binary(self, symbol: str, lhs: Any, rhs: Any) -> Any:
+        if isinstance(lhs, BlockPointerValue) or isinstance(rhs, BlockPointerValue):
+            raise UserError(
+                f"operator {symbol} is not defined on block pointers",
+                "move a block pointer with tl.advance(p, offsets); load its block to compute",
+            )
         if not isinstance(lhs, TensorValue) and not isinstance(rhs, TensorValue):
             return PYTHON_OPERATORS[symbol](lhs, rhs)
         if symbol == "**":
@@ -132,6 +145,11 @@ class ExpressionsMixin:
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.visit(node.operand)
+        if isinstance(operand, BlockPointerValue):
+            raise UserError(
+                f"operator {type(node.op).__name__} is not defined on block pointers",
+                "move a block pointer with tl.advance(p, offsets); load its block to compute",
+            )
         if not isinstance(operand, TensorValue):
             ops = {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x}
             ops[ast.Invert] = lambda x: ~x

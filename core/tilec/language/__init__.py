@@ -12,8 +12,9 @@ never dropped):
   numerics: tf32 inputs are what the tensor cores read of the f32 bits (truncated toward zero to
   10 mantissa bits, on every backend, the interpreter and the FMA fallback included).
   `out_dtype` rounds the f32 (i32) result once, after the dot.
-- `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy`, `volatile`, `boundary_check`
-  and `padding_option` only at their defaults; `x.to(..., fp_downcast_rounding=)` only "rtne".
+- `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy` and `volatile` only at their
+  defaults, `boundary_check` and `padding_option` only with block pointers (as Triton);
+  `x.to(..., fp_downcast_rounding=)` only "rtne".
 - `tl.range` accepts its hints at the values that describe what tilec does (`num_stages=1`,
   `loop_unroll_factor=1`, `flatten`/`warp_specialize`/`disable_licm` False,
   `disallow_acc_multi_buffer` either way) and rejects other values by name.
@@ -323,6 +324,8 @@ BUILTIN_NAMES += [
     "make_tensor_descriptor",
     "load_tensor_descriptor",
     "store_tensor_descriptor",
+    "make_block_ptr",
+    "advance",
 ]
 
 program_id = _builtin("program_id")
@@ -424,6 +427,8 @@ pair_uniform_to_normal = _builtin("pair_uniform_to_normal")
 make_tensor_descriptor = _builtin("make_tensor_descriptor")
 load_tensor_descriptor = _builtin("load_tensor_descriptor")
 store_tensor_descriptor = _builtin("store_tensor_descriptor")
+make_block_ptr = _builtin("make_block_ptr")
+advance = _builtin("advance")
 
 
 def cdiv(a: int, b: int) -> int:

@@ -41,14 +41,15 @@ A block of `shape` filled with `value` converted to `dtype`; `shape=()` gives a 
 cache_modifier="", eviction_policy="", volatile=False)
 
 Load the values at `pointer` (a pointer or a block of pointers); where `mask` is false the
-result is `other` (undefined if `other` is None). tilec accepts `boundary_check`,
-`padding_option`, `cache_modifier`, `eviction_policy` and `volatile` only at their defaults
-and rejects other values by name.""",
+result is `other` (undefined if `other` is None). A block pointer takes `boundary_check` and
+`padding_option` ("", "zero", "nan") instead of `mask`/`other`. `cache_modifier`,
+`eviction_policy` and `volatile` only at their defaults; other values are rejected by name.""",
     "store": """store(pointer, value, mask=None, boundary_check=(), cache_modifier="", \
 eviction_policy="")
 
-Store `value` (converted to the pointee type and broadcast) at `pointer` where `mask` holds.
-tilec accepts `boundary_check`, `cache_modifier` and `eviction_policy` only at their defaults.""",
+Store `value` (converted to the pointee type and broadcast) at `pointer` where `mask` holds; a
+block pointer takes `boundary_check` instead of `mask`. `cache_modifier` and `eviction_policy`
+only at their defaults.""",
     "where": """where(condition, x, y)
 
 Elementwise `x` where `condition` is true, else `y`, broadcast to one shape. Both `x` and `y`
@@ -285,6 +286,15 @@ descriptor's shape read as its padding (0 or NaN).""",
 
 `desc.store(offsets, value)`: writes the block `value` at `offsets`, except its elements outside
 the descriptor's shape.""",
+    "make_block_ptr": """make_block_ptr(base, shape, strides, offsets, block_shape, order)
+
+A pointer to the block of `block_shape` at `offsets` of the tensor at `base` (`shape`,
+`strides`) for `tl.load`/`tl.store` with `boundary_check`; `order` (a permutation, fastest
+dimension first) describes the memory layout. Loops and ifs carry it.""",
+    "advance": """advance(base, offsets)
+
+The block pointer `base` moved by `offsets` (one per dimension, added to its offsets); also
+`base.advance(offsets)`.""",
     "bitonic_merge": """bitonic_merge(x, dim=None, descending=False)
 
 Triton's bitonic merge along the last dimension: sorts a bitonic sequence (any other input gets
