@@ -30,8 +30,7 @@ for part in ${parts[*]}; do
         cat /tmp/conformance_*.log > "$OUT/conformance.log"
         tail -n 2 /tmp/conformance_*.log
         # the Triton names of tests/compat (block pointers too), each launch on nvidia checked
-        # against interp, and
-        # Triton's tutorials with CUDA torch tensors against torch
+        # against interp, and Triton's tutorials with CUDA torch tensors against torch
         TILEC_TEST_BACKEND=nvidia python3 -m pytest -q -p no:cacheprovider --tb=short tests/compat \
             -k "names or tutorials or descriptors or block_pointers or batched_dot" 2>&1 \
             | tee "$OUT/compat_names.log" | tail -3 ;;
