@@ -205,6 +205,53 @@ def test_an_if_can_pick_the_base(rng, use_y):
 
 
 @tilec.jit
+def _down(p, rows: tl.constexpr):
+    return tl.advance(p, (rows, 0))
+
+
+@tilec.jit
+def nested_and_3d(x_ptr, y_ptr, M, N, WHICH: tl.constexpr):
+    """ "nested": y = the sum of x's 8 x 8 blocks, through a block pointer an inner loop copies
+    and advances and an outer one moves down by a @jit helper. "3d": y = a 2 x 8 x 8 block of x
+    (2 x M x N), checked along its last two dimensions. "scalar": y's block = 3."""
+    y_bp = tl.make_block_ptr(y_ptr, (8, 8), (8, 1), (0, 0), (8, 8), (1, 0))
+    if WHICH == "nested":
+        acc = tl.zeros((8, 8), tl.float32)
+        p = tl.make_block_ptr(x_ptr, (M, N), (N, 1), (0, 0), (8, 8), (1, 0))
+        for _ in range(0, M, 8):
+            q = p
+            for _ in tl.range(0, N, 8, num_stages=2):
+                acc += tl.load(q, boundary_check=(0, 1), padding_option="zero")
+                q = q.advance((0, 8))
+            p = _down(p, 8)
+        tl.store(y_bp, acc)
+    elif WHICH == "3d":
+        p = tl.make_block_ptr(x_ptr, (2, M, N), (M * N, N, 1), (0, 0, 0), (2, 8, 8), (2, 1, 0))
+        q = tl.make_block_ptr(y_ptr, (2, 8, 8), (64, 8, 1), (0, 0, 0), (2, 8, 8), (2, 1, 0))
+        tl.store(q, tl.load(p, boundary_check=(1, 2), padding_option="zero"))
+    else:
+        tl.store(y_bp, 3)  # a Python number takes the block's element type
+
+
+@pytest.mark.parametrize("which", ["nested", "3d", "scalar"])
+def test_nested_loops_helpers_3d_blocks_and_scalars(rng, which):
+    m, n = 20, 13
+    x = rng.standard_normal((2, m, n)).astype(np.float32)
+    y = np.zeros((2, 8, 8), np.float32)
+    run(nested_and_3d, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32"},
+        [x, y, m, n], WHICH=which)  # fmt: skip
+    if which == "nested":
+        padded = np.zeros((24, 16))
+        padded[:m, :n] = x[0]
+        expected = padded.reshape(3, 8, 2, 8).sum(axis=(0, 2))
+        np.testing.assert_allclose(y[0], expected, rtol=1e-5, atol=1e-5)
+    elif which == "3d":
+        np.testing.assert_array_equal(y, x[:, :8, :8])
+    else:
+        assert (y[0] == 3).all() and (y[1] == 0).all()
+
+
+@tilec.jit
 def bad_block_pointer(x_ptr, i_ptr, n, WHICH: tl.constexpr):
     offs = tl.arange(0, 16)
     p = tl.make_block_ptr(x_ptr, (n, n), (n, 1), (0, 0), (16, 16), (1, 0))
@@ -251,6 +298,8 @@ def bad_block_pointer(x_ptr, i_ptr, n, WHICH: tl.constexpr):
         tl.load(p, boundary_check=(1, 1))
     elif WHICH == "store shape":
         tl.store(p, tl.zeros((16, 8), tl.float32), boundary_check=(0, 1))
+    elif WHICH == "store float in ints":
+        tl.store(tl.make_block_ptr(i_ptr, (n,), (1,), (0,), (16,), (0,)), 1.5)
     elif WHICH == "store dtype":
         tl.store(p, tl.zeros((16, 16), tl.float16), boundary_check=(0, 1))
     elif WHICH == "advance count":
@@ -306,6 +355,7 @@ def _pick(p, n):
         ("boundary twice", "boundary_check (1, 1) names a dimension twice"),
         ("store shape", "the block pointer's block is [16, 16], the value stored is [16, 8]"),
         ("store dtype", "the block pointer's element type is f32, the value stored is f16"),
+        ("store float in ints", "the block pointer's element type is i32, the value stored is f32"),
         ("advance count", "the block pointer has 2 dimensions, tl.advance got 1 offsets"),
         ("advance plain", "tl.advance takes a block pointer (tl.make_block_ptr), got !tile.ptr"),
         ("attribute", "block pointers have no attribute 'shape' in tilec"),

@@ -189,8 +189,9 @@ def store(builtins: Any, pointer: BlockPointerValue, value: Any, mask: Any,
         raise UserError("a block pointer cannot be stored", "store the block it loads")
     element = pointer.element_type
     stored = builtins.value(value)
-    if not isinstance(value, TensorValue):  # a Python number takes the block's element type
-        stored = builtins.sem.cast(builtins.sem.to_value(value, element), element)
+    if not isinstance(value, TensorValue) and _kind(stored.dtype) <= _kind(element):
+        # a Python number takes the block's element type (an int a float type too)
+        stored = builtins.sem.cast(stored, element)
     if not stored.is_tensor:
         stored = builtins.sem.splat(stored, pointer.block_shape)
     if tuple(stored.shape) != pointer.block_shape:
@@ -260,6 +261,11 @@ def _placed_range(sem: Any, size: int, axis: int, rank: int) -> TensorValue:
         if d != axis:
             index = sem.expand_dims(index, d)
     return index
+
+
+def _kind(t: Type) -> int:
+    """0 for integers (bool included), 1 for floats: a Python number converts upwards only."""
+    return 0 if isinstance(t, IntegerType) else 1
 
 
 def _add(sem: Any, offset: Any, step: Any) -> Any:
