@@ -375,6 +375,25 @@ def test_block_pointer_mistakes_are_located_errors(which, message):
     assert message in error.message, error.message
 
 
+SIGNATURE_1D = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+COMPILED_FOR_GPUS = [
+    (matmul_kernel, MATMUL_SIGNATURE, dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, A_ORDER=(0, 1))),
+    (chunk_sums, {**SIGNATURE_1D, "start": "i32"}, dict(BLOCK=16, PAD="nan")),
+    (block_copy, COPY_SIGNATURE, dict(BM=16, BN=8, LOAD_CHECK=(0, 1), STORE_CHECK=(1, 0))),
+    (while_and_if, {**SIGNATURE_1D, "skip": "i32"}, dict(BLOCK=16)),
+    (nested_and_3d, {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32"},
+     dict(WHICH="nested")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kernel", "signature", "constants"), COMPILED_FOR_GPUS,
+                         ids=lambda case: getattr(case, "__name__", ""))  # fmt: skip
+def test_block_pointer_kernels_compile_for_nvidia(kernel, signature, constants):
+    """Block pointers carried through for, while and if lower to PTX (sm_80)."""
+    ptx = tilec.compile(kernel, signature, constants, backend="nvidia", target="sm_80").asm["ptx"]
+    assert "ld.global" in ptx and "st.global" in ptx
+
+
 def _compile_matmul(target, column_major_a=False):
     """The block-pointer matmul as a launch specializes it: pointers, sizes and leading strides
     divisible by 16, the unit strides compiled in."""
