@@ -284,6 +284,13 @@ def bad_block_pointer(x_ptr, i_ptr, n, WHICH: tl.constexpr):
         tl.load(p * n)
     elif WHICH == "negation":
         tl.load(-p)
+    elif WHICH == "truth":
+        if p:
+            tl.store(x_ptr, 1.0)
+    elif WHICH == "stored as a value":
+        tl.store(x_ptr, p)
+    elif WHICH == "indexed":
+        tl.static_print(p[0])
     elif WHICH == "in tl.where":
         tl.where(n > 0, p, p)
     elif WHICH == "mask":
@@ -348,6 +355,9 @@ def _pick(p, n):
         ("arithmetic on values", "operator * is not defined on block pointers"),
         ("negation", "operator USub is not defined on block pointers"),
         ("in tl.where", "cannot be used as a kernel value"),
+        ("truth", "has no truth value, number, length or elements"),
+        ("stored as a value", "has no truth value, number, length or elements"),
+        ("indexed", "has no truth value, number, length or elements"),
         ("mask", "mask and other cannot be given for loading through a block pointer"),
         ("other", "mask and other cannot be given for loading through a block pointer"),
         ("store mask", "mask cannot be given for storing through a block pointer"),

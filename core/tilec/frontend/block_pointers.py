@@ -68,6 +68,14 @@ class BlockPointerValue:
             and (other.block_shape, other.order) == (self.block_shape, self.order)
         )
 
+    def _refuse(self, *_: Any) -> Any:
+        raise UserError(
+            f"a block pointer ({self!r}) has no truth value, number, length or elements",
+            "load its block with tl.load(p, boundary_check=...) and compute with that",
+        )
+
+    __bool__ = __float__ = __int__ = __index__ = __len__ = __getitem__ = __iter__ = _refuse
+
     def __repr__(self) -> str:
         element = dtype_of(self.element_type)
         return (
