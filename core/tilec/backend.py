@@ -210,6 +210,10 @@ class GpuBackend(Backend):
         """The `tilec.layout.rules.MmaInstruction`s `target` has (none by default)."""
         return ()
 
+    def async_copies(self, target: str) -> bool:
+        """Whether `target` copies global to shared memory asynchronously (`LayoutRules`)."""
+        return True
+
     def target_info(self, target: str, options: BackendOptions) -> Any:
         """The `tilec.lowering.target.TargetInfo` for `target` and `options`."""
         raise NotImplementedError
@@ -228,6 +232,7 @@ class GpuBackend(Backend):
             shared_memory_bytes=arch.shared_memory_bytes,
             default_num_warps=4,
             mma_instructions=self.mma_instructions(target),
+            async_copies=self.async_copies(target),
         )
 
     def resolve_target(self, options: Any) -> str:

@@ -245,12 +245,16 @@ EMULATED = [  # arch, dtype, blocks, num_warps, (M, N, K)
 @pytest.mark.parametrize("num_stages", [1, 2, 3])
 @pytest.mark.parametrize(("arch", "dtype", "blocks", "num_warps", "sizes"), EMULATED[:3])
 def test_the_ring_pipeline_on_the_cpu_emulator(arch, dtype, blocks, num_warps, sizes, num_stages):
-    """gfx9 has no cp.async: a pipelined loop loads the next tiles into registers and stores
-    them to the LDS ring before the current tile's MFMAs (global -> registers -> LDS)."""
+    """gfx9 has no cp.async: a pipelined loop loads the next tiles into registers before the
+    current tile's MFMAs and stores them to the LDS ring after them (global -> registers -> LDS);
+    no asynchronous-copy ops."""
     kernel = compiled(arch, dtype, blocks, num_warps, num_stages)
     gir = kernel.asm["gir"]
     assert (f"gpu.local_alloc : !gpu.memdesc<{num_stages}x" in gir) == (num_stages > 1)
-    assert "cp.async" not in kernel.asm["amdgcn"]
+    assert "cp.async" not in kernel.asm["amdgcn"] and "gpu.async" not in gir
+    if num_stages > 1:
+        body = gir[gir.index("scf.for") : gir.index("scf.yield")]
+        assert body.index("tile.load") < body.index("tile.dot") < body.index("gpu.local_store")
     _run_on_the_emulator(kernel, arch, dtype, blocks, num_warps, sizes)
 
 

@@ -346,13 +346,15 @@ SAMPLES["gpu.local_alloc"] = (
         "  gpu.async_commit_group\n"
         "  gpu.async_wait {num = 1 : i32}\n"
         "  %a = gpu.local_load %buf, %s : tensor<64x32xf16, #dot_op>\n"
+        "  gpu.local_store %t, %buf, %s\n"
         "  gpu.local_dealloc %buf\n"
         "  tile.return",
-        "%p: tensor<64x32x!tile.ptr<f16>, #blocked>, %m: tensor<64x32xi1, #blocked>, %s: i32",
+        "%p: tensor<64x32x!tile.ptr<f16>, #blocked>, %m: tensor<64x32xi1, #blocked>, %s: i32, "
+        "%t: tensor<64x32xf16, #blocked>",
     )
 )
 for _name in ("local_dealloc", "async_copy_global_to_local", "async_commit_group",
-              "async_wait", "local_load"):  # fmt: skip
+              "async_wait", "local_load", "local_store"):  # fmt: skip
     SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.local_alloc"]
 SAMPLES["gpu.warp_group_dot"] = (
     "#mma = #gpu.mma<{version = 3, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>\n"

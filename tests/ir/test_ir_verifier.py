@@ -636,6 +636,22 @@ CASES = [
         "tile.store %p, %v, %m, %m",
     ),
     (
+        "local-store-tile",
+        "#blocked = #gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], "
+        "warpsPerCTA = [4, 1], order = [1, 0]}>\n"
+        + _func(
+            "  %buf = gpu.local_alloc : !gpu.memdesc<2x64x32xf16>\n"
+            "  gpu.local_store %t, %buf, %s\n  tile.return",
+            "%t: tensor<32x64xf16, #blocked>, %s: i32",
+        ),
+        "gpu.local_store",
+        "gpu.local_store",
+        "value tensor<32x64xf16, #gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], "
+        "warpsPerCTA = [4, 1], order = [1, 0]}>> does not match a slot of "
+        "!gpu.memdesc<2x64x32xf16> (64x32 of f16)",
+        "gpu.local_store %t, %buf, %s",
+    ),
+    (
         "region-count",
         _func("  tile.barrier {\n    tile.return\n  }\n  tile.return"),
         "tile.barrier",

@@ -12,6 +12,10 @@
 - `gpu.async_commit_group` closes the copies issued since the last one into a group;
   `gpu.async_wait {num = 1 : i32}` waits until at most `num` groups are pending (each thread its
   own: a `tile.barrier` after it makes all threads' copies visible);
+- `gpu.local_store %t, %buf, %slot`: each thread writes the elements its layout holds of the
+  register tensor `%t` into slot `%slot` (how `pipeline-loops` fills a ring on a target without
+  asynchronous copies: the tile loaded into registers early, stored after the current tile's
+  math);
 - `%a = gpu.local_load %buf, %slot : tensor<64x32xf16, #dot_op>`: slot `%slot` read into a
   register layout (`ldmatrix` for `#gpu.dot_op`); with the buffer's shared encoding
   (`#gpu.nvmma_shared`) instead, the slot itself as a tensor in shared memory (no copy), which
@@ -34,7 +38,7 @@ from tilec.ir.core import (
     register_op,
     result_def,
 )
-from tilec.ir.traits import BOOL_LIKE, INT_SCALAR, PTR_LIKE, TENSOR, MemoryRead
+from tilec.ir.traits import BOOL_LIKE, INT_SCALAR, PTR_LIKE, TENSOR, MemoryRead, MemoryWrite
 from tilec.ir.types import MemDescType, PointerType, TensorType
 
 MEMDESC = Constraint("shared-memory buffer (!gpu.memdesc)", lambda t: isinstance(t, MemDescType))
@@ -114,6 +118,23 @@ class AsyncWaitOp(Operation):
     def verify_(self) -> None:
         if self.num.value < 0:  # type: ignore[attr-defined]
             raise VerifyError(f"num must be at least 0, got {self.num.value}", self)  # type: ignore[attr-defined]
+
+
+@register_op
+class LocalStoreOp(Operation):
+    """`gpu.local_store %t, %buf, %slot`: a register tensor written into a slot."""
+
+    name = "gpu.local_store"
+    value = operand_def(TENSOR)
+    buffer = operand_def(MEMDESC)
+    slot = operand_def(INT_SCALAR)
+    traits = (MemoryWrite(),)
+
+    def verify_(self) -> None:
+        value = self.value.type
+        if layout_of(value) is None:
+            raise VerifyError(f"the value {value} must have a register layout", self)
+        _check_tile(self, self.buffer.type, value, "value")  # type: ignore[arg-type]
 
 
 @register_op

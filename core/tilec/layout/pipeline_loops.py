@@ -32,10 +32,16 @@ the dot's wait has retired in each warpgroup, and the barrier in all of them), a
 `gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final (the loop and the
 waits inside an `scf.if` on the loop running at all: `_guard` says why).
 
-Loads that feed AMD's matrix cores (`#gpu.amd_dot_op`) are pipelined the same way: gfx9 has no
-cp.async, so there the copies load into registers and store to the ring where they stand
-(`tilec.lowering.shared_memory.has_async_copies`), the next tile's loads still issued before the
-current tile's MFMAs (global -> registers -> LDS, double-buffered with AMD's default 2 stages).
+Loads that feed AMD's matrix cores (`#gpu.amd_dot_op`) are pipelined too. A target without
+asynchronous copies (`LayoutRules.async_copies` false: AMD, which has no cp.async) stages the
+ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
+0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
+iteration the loads of iteration i + D are issued after the barrier, before the current tile's
+`gpu.local_load`s and matrix instructions, and their `gpu.local_store`s into slot (i + D) mod S
+come at the end of the body, so the global loads' latency overlaps the math (global -> registers
+-> LDS). The slot they overwrite was read in iteration i - 1, which every thread has left at the
+barrier; the barrier of the next iteration orders the stores before their reads. No group or
+wait ops are emitted there.
 
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
@@ -56,6 +62,7 @@ from tilec.dialects.gpu_shared import (
     LocalAllocOp,
     LocalDeallocOp,
     LocalLoadOp,
+    LocalStoreOp,
     WarpGroupDotOp,
     WarpGroupDotWaitOp,
 )
@@ -85,12 +92,14 @@ class PipelineLoops(ModulePass):
 
     def run(self, module: Operation, context: PassContext) -> bool:
         default = self.options.num_stages or getattr(context.target, "num_stages", 1)
+        rules = getattr(context.target, "rules", None)
+        registers = not getattr(rules, "async_copies", True)
         changed = False
         for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
             stages = loop_stages(loop, default)
             plan = plan_loop(loop) if stages >= 2 else None
             if plan is not None:
-                _pipeline(loop, plan, stages)
+                _pipeline(loop, plan, stages, registers)
                 changed = True
         return changed
 
@@ -265,17 +274,41 @@ class _Emitter:
         slot: Value,
         mapping: dict[Value, Value],
         in_range: Value,
-    ) -> None:
-        """The copies of one iteration (its address ops cloned under `mapping`), committed."""
+        registers: bool = False,
+    ) -> list[Value]:
+        """The copies of one iteration (its address ops cloned under `mapping`), committed; with
+        `registers`, its tiles loaded into registers instead (zeros where masked off), returned
+        for `store`."""
         self.clone(plan.address_ops, mapping)
+        tiles = []
         for load, buffer in zip(plan.loads, buffers, strict=True):
             ptr = mapping.get(load.ptr, load.ptr)
             mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
             mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
             if load.mask is not None:
                 mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+            if registers:
+                t: TensorType = load.result.type  # type: ignore[assignment]
+                zero = self.add(ConstantOp(DenseAttr(_zero(t.element_type), t), t))
+                tile = LoadOp(operands=[ptr, mask, zero], result_types=[t])
+                tile.location = load.location
+                tiles.append(self.add(tile))
+                continue
             self.add(AsyncCopyGlobalToLocalOp(operands=[ptr, buffer, slot, mask]))
-        self.add(AsyncCommitGroupOp())
+        if not registers:
+            self.add(AsyncCommitGroupOp())
+        return tiles  # type: ignore[return-value]
+
+    def store(self, tiles: list[Value], buffers: list[Value], slot: Value) -> None:
+        """`issue(registers=True)`'s tiles written into `slot` of their rings."""
+        for tile, buffer in zip(tiles, buffers, strict=True):
+            self.add(LocalStoreOp(operands=[tile, buffer, slot]))
+
+
+def _zero(element: Type) -> IntegerAttr | FloatAttr:
+    if isinstance(element, IntegerType):
+        return IntegerAttr(0, element)
+    return FloatAttr(0.0, element)
 
 
 def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodingAttr | None:
@@ -370,7 +403,7 @@ def _invariant_shared(value: Value, block: Block) -> bool:
     return True
 
 
-def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
+def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> None:
     block = loop.regions[0].block
     shared = [_shared_encoding(converts) for converts in plan.converts]
     wgmma = any(e is not None for e in shared)
@@ -392,7 +425,10 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
         at = outside.binary(AddIOp, lb, outside.const(t * plan.step, iv.type)) if t else lb
         mapping: dict[Value, Value] = {iv: at, **carried}
         in_range = outside.less_than(at, ub)
-        outside.issue(plan, buffers, outside.const(t, i32), mapping, in_range)
+        slot_t = outside.const(t, i32)
+        tiles = outside.issue(plan, buffers, slot_t, mapping, in_range, registers)
+        if registers:
+            outside.store(tiles, buffers, slot_t)
         outside.clone(plan.update_ops, mapping)
         yields = block.last_op.operands  # type: ignore[union-attr]
         carried = {args[j]: mapping.get(yields[j], yields[j]) for j in plan.carried}
@@ -400,7 +436,8 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     ahead_args = [block.add_arg(args[j].type, args[j].name_hint) for j in plan.carried]
     slot = block.add_arg(i32, "slot")
     inside = _Emitter(block, block.first_op)
-    inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
+    if not registers:
+        inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
     inside.add(BarrierOp())
     # An asynchronous wgmma still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
@@ -412,7 +449,9 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
     target_slot = issuer.binary(RemUIOp, issuer.binary(AddIOp, slot, issuer.const(ahead, i32)),
                                 issuer.const(stages, i32))  # fmt: skip
-    issuer.issue(plan, buffers, target_slot, mapping, issuer.less_than(at, ub))
+    tiles = issuer.issue(plan, buffers, target_slot, mapping, issuer.less_than(at, ub), registers)
+    if registers:  # stored after the body's math (before the yield): the loads' latency overlaps it
+        _Emitter(block, block.last_op).store(tiles, buffers, target_slot)
     for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
         for convert in converts:
             loaded = LocalLoadOp(operands=[buffer, slot], result_types=[convert.results[0].type])
@@ -450,7 +489,8 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int) -> None:
                 user.set_operand(at, wait.results[0])
     if waits:
         _guard(new_loop, waits)
-    after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
+    if not registers:
+        after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
     for buffer in reversed(buffers):
         after.add(LocalDeallocOp(operands=[buffer]))
 

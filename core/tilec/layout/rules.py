@@ -47,6 +47,8 @@ class LayoutRules:
     `default_num_warps`: the warps of a block when the launch does not say.
     `mma_instructions`: the tensor-core instructions `accelerate-matmul` may use (none: every
     `tile.dot` stays on FMAs).
+    `async_copies`: whether global -> shared copies run asynchronously (NVIDIA's cp.async);
+    without (AMD), `pipeline-loops` stages a ring's tiles through registers.
     """
 
     threads_per_warp: int = 32
@@ -54,6 +56,7 @@ class LayoutRules:
     shared_memory_bytes: int = 48 * 1024
     default_num_warps: int = 4
     mma_instructions: tuple[MmaInstruction, ...] = ()
+    async_copies: bool = True
 
 
 @attrs.frozen

@@ -31,6 +31,7 @@ from tilec.dialects.gpu_shared import (
     LocalAllocOp,
     LocalDeallocOp,
     LocalLoadOp,
+    LocalStoreOp,
 )
 from tilec.ir.types import MemDescType, TensorType
 from tilec.lowering.amd_mma import read_amd_operand
@@ -155,6 +156,35 @@ def _copy_now(
 
     loaded = masked(ctx, None if masks is None else masks[first], load, zero)
     b.store(loaded, dst, align=align)
+
+
+@lowers(LocalStoreOp)
+def _local_store(ctx: LoweringContext, op: LocalStoreOp) -> None:
+    """Each thread stores its registers of the value at their slot offsets, as vectors (up to
+    one 16-byte chunk) where its layout holds consecutive elements along the tile's contiguous
+    dimension (replicas store what their owners do)."""
+    b = ctx.builder
+    buffer: SharedBuffer = ctx.get(op.buffer)
+    value: LTensor = ctx.get(op.value)
+    slot = buffer.slot(b, ctx.get(op.slot))
+    mapping = value.mapping
+    tile = buffer.tile
+    vec = 1
+    if mapping.contiguous_dim == getattr(tile, "contiguous_dim", 1):
+        vec = max(1, min(mapping.contiguity, tile.chunk_elements))
+    coords = ctx.element_coords(mapping)
+    align = vec * tile.element_bytes
+    for first in range(0, len(value.values), vec):
+        row, col = coords[first]
+        dst = buffer.address(b, slot, row, col)
+        values = value.values[first : first + vec]
+        if vec == 1:
+            b.store(values[0], dst, align=align)
+            continue
+        vector: ir.Value = ir.Constant(ir.VectorType(buffer.element, vec), None)
+        for i, element in enumerate(values):
+            vector = b.insert_element(vector, element, I32(i))
+        b.store(vector, dst, align=align)
 
 
 def has_async_copies(target: TargetInfo) -> bool:

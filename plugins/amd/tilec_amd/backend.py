@@ -47,6 +47,10 @@ class AmdBackend(GpuBackend):
 
         return mma_instructions(target)
 
+    def async_copies(self, target: str) -> bool:
+        """No AMD target here has cp.async: pipelined copies go through registers."""
+        return False
+
     def add_stages(self, stages: dict[str, Any], options: AmdOptions) -> None:
         objects: dict[str, bytes] = {}  # the amdgcn stage's object, for the hsaco stage
         stages["amdgcn"] = lambda src, metadata: self._make_amdgcn(src, metadata, options, objects)

@@ -530,6 +530,7 @@ NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu_shared.AsyncCommitGroupOp: _GIR_SHARED,
     gpu_shared.AsyncWaitOp: _GIR_SHARED,
     gpu_shared.LocalLoadOp: _GIR_SHARED,
+    gpu_shared.LocalStoreOp: _GIR_SHARED,
     gpu_shared.FenceAsyncSharedOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
     gpu_shared.WarpGroupDotOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
     gpu_shared.WarpGroupDotWaitOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
