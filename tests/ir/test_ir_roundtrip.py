@@ -220,6 +220,16 @@ SAMPLES: dict[str, str] = {
         "%a: tensor<2x8xf16>",
         "tensor<8x2xf16>",
     ),
+    "tile.fp_to_fp": _func(
+        '  %e = tile.fp_to_fp %a {rounding = "rtne"} : tensor<4xf8E4M3FN>\n'
+        '  %f = tile.fp_to_fp %e {rounding = "rtne"} : tensor<4xf8E5M2>\n'
+        '  %g = tile.fp_to_fp %f {rounding = "rtne"} : tensor<4xf8E4M3FNUZ>\n'
+        '  %h = tile.fp_to_fp %g {rounding = "rtne"} : tensor<4xf8E5M2FNUZ>\n'
+        '  %i = tile.fp_to_fp %h {rounding = "rtne"} : tensor<4xf8E4M3B15>\n'
+        "  %r = tile.fp_to_fp %i : tensor<4xf32>\n  tile.return %r",
+        "%a: tensor<4xf32>",
+        "tensor<4xf32>",
+    ),
     "tile.addptr": _func(
         "  %r = tile.addptr %p, %o : tensor<4x!tile.ptr<f32>>\n  tile.return %r",
         "%p: tensor<4x!tile.ptr<f32>>, %o: tensor<4xi64>",

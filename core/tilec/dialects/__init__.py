@@ -1,5 +1,27 @@
 """The op sets of the tile IR. Importing this package registers every op with the parser."""
 
-from tilec.dialects import arith, func, gpu, gpu_amd, gpu_mma, gpu_shared, math, scf, tile
+from tilec.dialects import (
+    arith,
+    float8,
+    func,
+    gpu,
+    gpu_amd,
+    gpu_mma,
+    gpu_shared,
+    math,
+    scf,
+    tile,
+)
 
-__all__ = ["arith", "func", "gpu", "gpu_amd", "gpu_mma", "gpu_shared", "math", "scf", "tile"]
+__all__ = [
+    "arith",
+    "float8",
+    "func",
+    "gpu",
+    "gpu_amd",
+    "gpu_mma",
+    "gpu_shared",
+    "math",
+    "scf",
+    "tile",
+]

@@ -33,7 +33,15 @@ from tilec.ir.traits import (
     SameOperandsType,
     SameShapeResultBool,
 )
-from tilec.ir.types import FloatType, IntegerType, TensorType, Type, element_type, shape_of
+from tilec.ir.types import (
+    Float8Type,
+    FloatType,
+    IntegerType,
+    TensorType,
+    Type,
+    element_type,
+    shape_of,
+)
 
 
 @register_op
@@ -474,12 +482,14 @@ class FPToUIOp(CastOp):
 @register_op
 class BitcastOp(CastOp):
     name = "arith.bitcast"
-    source_kind = (IntegerType, FloatType)
-    result_kind = (IntegerType, FloatType)
+    source_kind = (IntegerType, FloatType, Float8Type)
+    result_kind = (IntegerType, FloatType, Float8Type)
     width_rule = "same"
 
     def fold(self, constants):
         same_type = element_type(self.source.type) == element_type(self.result.type)
         if constants[0] is None and same_type:
             return [self.source]
+        if isinstance(element_type(self.result.type), Float8Type):
+            return None  # 8-bit floats have no constants: the bits stay an integer until here
         return folding.fold_cast(self, constants)

@@ -332,6 +332,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
 
     def _float(self, x: Any) -> TensorValue:
         v = self.value(x)
+        self.sem.reject_float8("this math function", v)
         return v if isinstance(v.dtype, FloatType) else self.sem.cast(v, f32)
 
     def unary_math_of(self, cls: type[Operation]) -> Callable[..., TensorValue]:
@@ -343,11 +344,13 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         return emit
 
     def unary_math(self, cls: type[Operation], x: Any) -> TensorValue:
+        self.sem.reject_float8(f"tl.{cls.name.split('.')[-1]}", self.value(x))
         v = self._float(x)
         return self.sem.create(cls, [v], v.type)
 
     def tl_abs(self, x: Any) -> TensorValue:
         v = self.value(x)
+        self.sem.reject_float8("tl.abs", v)
         if isinstance(v.dtype, IntegerType) and (v.dtype.unsigned or v.dtype.width == 1):
             return v  # Triton: the absolute value of an unsigned (or bool) value is itself
         cls = math.AbsFOp if isinstance(v.dtype, FloatType) else math.AbsIOp
@@ -375,6 +378,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
 
     def _reduce(self, x: Any, axis: Any, kind: str, widen: bool = True) -> TensorValue:
         v = self.value(x)
+        self.sem.reject_float8({"add": "tl.sum"}.get(kind, f"tl.{kind}"), v)
         axis = _const(axis, "axis")
         if not v.is_tensor:
             return v
@@ -473,6 +477,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         with the `input_precision` (Triton's meanings, `_dot_precision`), which the op records. `out_dtype` narrower than the f32
         (i32) accumulator rounds the f32 (i32) result once, after the dot."""
         a, b = self.value(a), self.value(b)
+        a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
         if len(a.shape) == 3 or len(b.shape) == 3:
             return batched_dot(self, a, b, acc, input_precision=input_precision,
                                allow_tf32=allow_tf32, max_num_imprecise_acc=max_num_imprecise_acc,
@@ -708,7 +713,8 @@ def _check_imprecise_acc(imprecise: Any) -> None:
     limit = _const(imprecise, "max_num_imprecise_acc")
     if limit not in (None, 0):
         raise UserError(
-            f"tl.dot's max_num_imprecise_acc={limit!r} applies to float8 inputs, which tilec "
-            "does not support yet",
+            f"tl.dot's max_num_imprecise_acc={limit!r} applies to float8 inputs on Hopper's "
+            "tensor cores; tilec converts float8 inputs to f16 and accumulates in full f32 "
+            "precision, so it takes only None or 0",
             "leave it out",
         )

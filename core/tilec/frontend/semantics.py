@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tilec.dialects import arith, tile
+from tilec.dialects.float8 import FpToFpOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, int_array
@@ -13,11 +14,13 @@ from tilec.ir.builder import Builder
 from tilec.ir.core import Operation
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import (
+    Float8Type,
     FloatType,
     IntegerType,
     PointerType,
     TensorType,
     Type,
+    f16,
     f32,
     i1,
     i32,
@@ -105,6 +108,9 @@ class Semantics:
     ) -> Operation:
         """Emit an op of class `cls` at the builder's insertion point and location. Every tensor
         the frontend makes passes here: one that is too big is the user's error, located."""
+        if _computes(cls) and any(isinstance(v.dtype, Float8Type) for v in operands):
+            dtype = next(v.dtype for v in operands if isinstance(v.dtype, Float8Type))
+            raise float8_arithmetic_error(f"'{cls.name}'", dtype)
         for result_type in result_types:
             if isinstance(result_type, TensorType) and result_type.numel > MAX_TENSOR_ELEMENTS:
                 raise UserError(
@@ -126,6 +132,8 @@ class Semantics:
 
     def constant(self, value: Any, type_: Type) -> TensorValue:
         element = type_.element_type if isinstance(type_, TensorType) else type_
+        if isinstance(element, Float8Type):  # no 8-bit constants: an f32 one, converted
+            return self.cast(self.constant(float(value), like(type_, f32)), element)
         integer = isinstance(element, IntegerType) and isinstance(value, int)
         if integer and not _fits(value, element):
             raise UserError(
@@ -229,6 +237,8 @@ class Semantics:
         if source == target:
             return x
         result = like(x.type, target)
+        if isinstance(source, Float8Type) or isinstance(target, Float8Type):
+            return self.cast_float8(x, target)
         if isinstance(target, IntegerType) and target.width == 1:
             zero = self.broadcast_to(self.constant(0, source), x.shape)
             if isinstance(source, FloatType):
@@ -254,12 +264,34 @@ class Semantics:
             return self.create(convert, [x], result)
         raise UserError(f"cannot cast {source} to {target}")
 
+    def cast_float8(self, x: TensorValue, target: Type) -> TensorValue:
+        """Conversions with an 8-bit float side: `tile.fp_to_fp` between floats (rounding to
+        nearest even where the result is 8-bit, as Triton's default), through f32 with integers
+        (exact: every integer that f32 rounds saturates every 8-bit format)."""
+        source = x.dtype
+        floats = (FloatType, Float8Type)
+        if isinstance(source, floats) and isinstance(target, floats):
+            rounding = {"rounding": StringAttr("rtne")} if isinstance(target, Float8Type) else {}
+            return self.create(FpToFpOp, [x], like(x.type, target), **rounding)
+        if isinstance(source, IntegerType) or isinstance(target, IntegerType):
+            return self.cast(self.cast(x, f32), target)
+        raise UserError(f"cannot cast {source} to {target}")
+
+    def reject_float8(self, what: str, x: TensorValue) -> None:
+        """Triton computes nothing in 8-bit floats: `what` (`tl.exp`) of one is the user's error."""
+        if isinstance(x.dtype, Float8Type):
+            raise float8_arithmetic_error(what, x.dtype)
+
+    def upcast_float8(self, x: TensorValue) -> TensorValue:
+        """`x` converted to f16 (exactly) if it holds 8-bit floats: what `tl.dot` computes with."""
+        return self.cast(x, f16) if isinstance(x.dtype, Float8Type) else x
+
     def bitcast(self, x: TensorValue, target: Type) -> TensorValue:
         """Reinterpret the bits of `x` as `target` (`x.to(target, bitcast=True)`)."""
         source = x.dtype
         if source == target:
             return x
-        numeric = (IntegerType, FloatType)
+        numeric = (IntegerType, FloatType, Float8Type)
         if not isinstance(source, numeric) or not isinstance(target, numeric):
             raise UserError(f"cannot bitcast {source} to {target}", "bitcast numbers only")
         if source.width != target.width:
@@ -282,7 +314,10 @@ class Semantics:
         rt = literal_type(rhs) if rhs_literal else rhs.dtype
         if symbol in ("/", "//", "%") and not lhs_literal and not rhs_literal:
             _check_same_signedness(symbol, lt, rt)
-        target = computation_type(lt, rt, lhs_literal, rhs_literal, symbol == "/")
+        if isinstance(lt, Float8Type) or isinstance(rt, Float8Type):
+            target = float8_computation_type(symbol, lt, rt, lhs_literal, rhs_literal)
+        else:
+            target = computation_type(lt, rt, lhs_literal, rhs_literal, symbol == "/")
         if isinstance(target, IntegerType) and target.unsigned:
             _check_no_negative_literal(symbol, (lhs, rhs) if lhs_literal else (rhs, lhs), target)
         a, b = lhs, rhs
@@ -335,6 +370,8 @@ class Semantics:
         return self.create(tile.AddPtrOp, [a, b], a.type)
 
     def negate(self, x: TensorValue) -> TensorValue:
+        if isinstance(x.dtype, Float8Type):
+            raise float8_arithmetic_error("unary -", x.dtype)
         if isinstance(x.dtype, FloatType):
             return self.create(arith.NegFOp, [x], x.type)
         zero = self.broadcast_to(self.constant(0, x.dtype), x.shape)
@@ -366,6 +403,45 @@ class Semantics:
 
 
 _INT_ONLY_HINT = "bitwise and shift operators need integer operands; cast with x.to(tl.int32)"
+
+
+def float8_arithmetic_error(what: str, t: Type) -> UserError:
+    return UserError(
+        f"{what} is not defined for {tl_name(t)}: Triton computes nothing in 8-bit floats "
+        "(only tl.dot takes them)",
+        f"convert first, e.g. x.to(tl.float16) or x.to(tl.float32), and back with "
+        f"y.to({tl_name(t)})",
+    )
+
+
+_MOVES_FLOAT8 = (arith.SelectOp, arith.BitcastOp, arith.ConstantOp, FpToFpOp)
+_COMPUTES_FLOAT8 = (tile.ReduceOp, tile.ScanOp, tile.AtomicRMWOp, tile.AtomicCASOp, tile.DotOp)
+
+
+def _computes(cls: type[Operation]) -> bool:
+    """Whether ops of `cls` compute with their operands' values (and so cannot take 8-bit
+    floats), rather than move them."""
+    if cls in _MOVES_FLOAT8:
+        return False
+    return cls.__module__ in (arith.__name__, "tilec.dialects.math") or cls in _COMPUTES_FLOAT8
+
+
+def float8_computation_type(symbol: str, a: Type, b: Type, a_literal: bool, b_literal: bool):
+    """Triton's promotion with an 8-bit float operand: a wider float tensor's type wins (f32
+    with bf16), two different 8-bit types meet in f16; an 8-bit result (the same 8-bit types, or
+    with a Python number) and integer tensors are rejected, as Triton's compiler does."""
+    if a_literal or b_literal or (isinstance(a, Float8Type) and a == b):
+        raise float8_arithmetic_error(f"operator {symbol}", a if isinstance(a, Float8Type) else b)
+    if isinstance(a, Float8Type) and isinstance(b, Float8Type):
+        return f16
+    other = b if isinstance(a, Float8Type) else a
+    if not isinstance(other, FloatType):
+        raise UserError(
+            f"operator {symbol} is not defined between {tl_name(a)} and {tl_name(b)} "
+            "(Triton: unexpected type)",
+            "convert the 8-bit float first, e.g. x.to(tl.float32)",
+        )
+    return f32 if other.name == "bf16" else other
 
 
 def tl_name(t: Type) -> str:
@@ -403,6 +479,8 @@ def _check_no_negative_literal(symbol: str, operands: tuple, target: Type) -> No
 def check_atomic_type(name: str, kind: str, pointee: Type) -> None:
     """Triton's limits on atomics: `tl.atomic_cas` needs 16-, 32- or 64-bit elements, the others
     32- or 64-bit ones (and fp16/bf16 for `tl.atomic_add`)."""
+    if isinstance(pointee, Float8Type):
+        raise float8_arithmetic_error(name, pointee)
     width = getattr(pointee, "width", 64)
     if kind == "cas":
         if width not in (16, 32, 64):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tilec.ir.core import Constraint, Operation, Trait, VerifyError
 from tilec.ir.types import (
+    Float8Type,
     FloatType,
     IntegerType,
     PointerType,
@@ -34,7 +35,7 @@ NUMERIC_LIKE = _scalar_or_tensor_of(
 )
 SCALAR = Constraint(
     "scalar (integer, float or pointer)",
-    lambda t: isinstance(t, (IntegerType, FloatType, PointerType)),
+    lambda t: isinstance(t, (IntegerType, FloatType, Float8Type, PointerType)),
 )
 INT_SCALAR = Constraint("integer scalar", lambda t: isinstance(t, IntegerType))
 I32 = Constraint("i32", lambda t: t == i32)

@@ -59,6 +59,25 @@ FLOAT_WIDTHS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
 
 
 @attrs.frozen(repr=False)
+class Float8Type(Type):
+    """An 8-bit float, named as MLIR names them: `f8E4M3FN` (Triton's `float8e4nv`), `f8E5M2`
+    (`float8e5`), `f8E4M3FNUZ` (`float8e4b8`), `f8E5M2FNUZ` (`float8e5b16`) and `f8E4M3B15`
+    (Triton's own `float8e4b15`). Not a `FloatType`: no arithmetic takes it; values are converted
+    with `tile.fp_to_fp` (formats and rounding: `tilec.ir.float8`) and stored as bytes."""
+
+    name: str
+
+    @property
+    def width(self) -> int:
+        return 8
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__
+
+
+@attrs.frozen(repr=False)
 class PointerType(Type):
     """A pointer to global memory holding `pointee` values: `!tile.ptr<f32>`.
 
@@ -166,9 +185,16 @@ f16 = FloatType("f16")
 bf16 = FloatType("bf16")
 f32 = FloatType("f32")
 f64 = FloatType("f64")
+f8e4m3fn = Float8Type("f8E4M3FN")
+f8e5m2 = Float8Type("f8E5M2")
+f8e4m3fnuz = Float8Type("f8E4M3FNUZ")
+f8e5m2fnuz = Float8Type("f8E5M2FNUZ")
+f8e4m3b15 = Float8Type("f8E4M3B15")
+FLOAT8_TYPES = (f8e4m3fn, f8e5m2, f8e4m3fnuz, f8e5m2fnuz, f8e4m3b15)
 
 SCALAR_TYPES: dict[str, Type] = {
-    str(t): t for t in (i1, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64)
+    str(t): t
+    for t in (i1, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64, *FLOAT8_TYPES)
 }
 
 
@@ -195,6 +221,10 @@ def is_integer(t: Type) -> bool:
 
 def is_float(t: Type) -> bool:
     return isinstance(element_type(t), FloatType)
+
+
+def is_float8(t: Type) -> bool:
+    return isinstance(element_type(t), Float8Type)
 
 
 def is_pointer(t: Type) -> bool:

@@ -17,6 +17,7 @@ from tilec.ir.core import Block, BlockArgument, Operation, Value, VerifyError
 from tilec.ir.printer import Printer, print_op
 from tilec.ir.traits import IsolatedFromAbove, IsTerminator
 from tilec.ir.types import (
+    Float8Type,
     FloatType,
     FunctionType,
     IntegerType,
@@ -103,7 +104,7 @@ def _check_type(op: Operation, t: Type) -> None:
     if isinstance(t, TensorType):
         if not all(is_power_of_two(d) for d in t.shape):
             raise VerifyError(f"tensor dimensions must be powers of two, got {t}", op)
-        if not isinstance(t.element_type, (IntegerType, FloatType, PointerType)):
+        if not isinstance(t.element_type, (IntegerType, FloatType, Float8Type, PointerType)):
             raise VerifyError(f"tensor elements must be integers, floats or pointers, got {t}", op)
         _check_encoding(op, t)
     if isinstance(t, PointerType):

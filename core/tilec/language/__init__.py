@@ -30,7 +30,18 @@ from typing import Any
 
 import attrs
 
-from tilec.ir.types import FloatType, IntegerType, PointerType, Type
+from tilec.ir.types import (
+    Float8Type,
+    FloatType,
+    IntegerType,
+    PointerType,
+    Type,
+    f8e4m3b15,
+    f8e4m3fn,
+    f8e4m3fnuz,
+    f8e5m2,
+    f8e5m2fnuz,
+)
 from tilec.language.docs import DOCS
 
 
@@ -55,7 +66,25 @@ class dtype:
         return self
 
     def is_floating(self) -> bool:
-        return isinstance(self.ir_type, FloatType)
+        return isinstance(self.ir_type, (FloatType, Float8Type))
+
+    def is_fp8(self) -> bool:
+        return isinstance(self.ir_type, Float8Type)
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "float8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "float8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "float8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "float8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "float8e5b16"
 
     def is_int(self) -> bool:
         return isinstance(self.ir_type, IntegerType)
@@ -104,6 +133,14 @@ float64 = dtype("float64", FloatType("f64"))
 
 DTYPES = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 DTYPES += (float16, bfloat16, float32, float64)
+float8e4nv = dtype("float8e4nv", f8e4m3fn)
+float8e5 = dtype("float8e5", f8e5m2)
+float8e4b8 = dtype("float8e4b8", f8e4m3fnuz)
+float8e5b16 = dtype("float8e5b16", f8e5m2fnuz)
+float8e4b15 = dtype("float8e4b15", f8e4m3b15)
+DTYPES += (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
+"""The 8-bit floats (`tilec.ir.float8`): loaded, stored and converted with `x.to(...)`; as in
+Triton, arithmetic needs them converted to a wider float first (`tl.dot` does that itself)."""
 
 
 @attrs.frozen(init=False, repr=False)

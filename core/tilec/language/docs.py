@@ -158,10 +158,10 @@ The bitwise or of the elements along `axis`; integers only.""",
     "dot": """dot(input, other, acc=None, input_precision=None, allow_tf32=None, \
 max_num_imprecise_acc=None, out_dtype=float32)
 
-The matrix product of [M, K] and [K, N] blocks of one dtype (of [B, M, K] and [B, K, N]: B
-batched dots), plus `acc` if given. f32 inputs take `input_precision` "tf32" (truncated to 10
-mantissa bits, as the tensor cores read f32), "tf32x3" or "ieee" (`allow_tf32`: deprecated).
-`max_num_imprecise_acc` only as None or 0; `out_dtype` rounds the result once.""",
+The matrix product of [M, K] and [K, N] blocks ([B, M, K] and [B, K, N]: B dots), plus `acc`.
+float8 inputs (any two formats) are converted to f16, exactly, first; others share one dtype.
+f32 inputs take `input_precision` "tf32" (truncated to 10 mantissa bits, as tensor cores read
+f32), "tf32x3" or "ieee"; `max_num_imprecise_acc` None or 0; `out_dtype` rounds once.""",
     "trans": """trans(input, *dims)
 
 `input` with its dimensions permuted by `dims` (reversed if none are given).""",

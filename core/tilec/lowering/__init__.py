@@ -11,6 +11,7 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
     debug,
     dot,
     elementwise,
+    float8,
     layout_ops,
     math_ops,
     memory,

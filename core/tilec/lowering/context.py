@@ -29,7 +29,7 @@ from llvmlite import ir
 from tilec.dialects.gpu import layout_of
 from tilec.ir.core import Operation, Region, Value
 from tilec.ir.traits import IsTerminator
-from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type
+from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, TensorType, Type
 from tilec.layout.mapping import ThreadMapping, thread_mapping
 from tilec.lowering.not_lowered import NOT_LOWERED
 from tilec.lowering.target import TargetInfo
@@ -101,6 +101,8 @@ def llvm_type(t: Type, target: TargetInfo | None = None) -> ir.Type:
         return ir.IntType(t.width)
     if isinstance(t, FloatType):
         return {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}[t.name]
+    if isinstance(t, Float8Type):  # its code: only `tile.fp_to_fp` reads it as a number
+        return I8
     if isinstance(t, PointerType):
         space = target.global_address_space if target is not None else t.address_space
         return ir.PointerType(addrspace=space)

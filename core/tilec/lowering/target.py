@@ -87,6 +87,15 @@ class TargetInfo:
         core's generic expansion (in terms of other ops) should be used."""
         return None
 
+    def float8_convert(
+        self, builder: ir.IRBuilder, value: ir.Value, source: str, target: str
+    ) -> ir.Value | None:
+        """A target instruction for `tile.fp_to_fp` of the scalar `value` from IR type `source`
+        to `target` (one of them an 8-bit float such as `f8E4M3FN`, held as its i8 code) that
+        gives the interpreter's result (`tilec.ir.float8`); None for the core's integer
+        expansion (`tilec.lowering.float8`)."""
+        return None
+
     def printf(
         self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
     ) -> None:

@@ -14,7 +14,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from tilec.ir.type_names import STRUCT_CODES
+from tilec.ir.float8 import FORMATS
+from tilec.ir.type_names import SCALARS, STRUCT_CODES
 
 SCALAR_FORMATS = STRUCT_CODES
 """`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
@@ -29,6 +30,12 @@ def float_to_bf16_bits(value: float) -> int:
     if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
         return (bits >> 16) | 0x40  # keep NaN a (quiet) NaN
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+SCALAR_CONVERSIONS = {"bf16": float_to_bf16_bits} | {
+    s.signature: FORMATS[s.ir_type].encode for s in SCALARS if s.ir_type in FORMATS
+}
+"""Scalar parameters that travel as the bits of a Python float: bf16, the float8 types."""
 
 
 class Packer:
@@ -55,7 +62,9 @@ class Packer:
             "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
         )
         self._convert = tuple(
-            (i, float_to_bf16_bits) for i, kind in enumerate(self.signature) if kind == "bf16"
+            (i, SCALAR_CONVERSIONS[kind])
+            for i, kind in enumerate(self.signature)
+            if kind in SCALAR_CONVERSIONS
         )
         size = max(self._struct.size, SLOT)
         self._buffer = (ctypes.c_uint64 * (size // SLOT))()  # 8-byte aligned
@@ -68,7 +77,7 @@ class Packer:
         self.pack_into = self._pack
         """`pack_into(*values)`: the values written as they are (no conversion, no check)."""
         self.direct = not self._convert
-        """Whether `pack_into` packs as `pack` does (no bf16 scalar to convert)."""
+        """Whether `pack_into` packs as `pack` does (no bf16 or float8 scalar to convert)."""
         self.lock = threading.Lock()
 
     @classmethod

@@ -1,7 +1,8 @@
 """How tile IR types map to NumPy arrays, and bf16 rounding on arrays.
 
 Values: i1 is `bool`, iN/uN the matching NumPy integers, f16/f32/f64 native, bf16 a float32 array
-whose elements are always exactly representable in bf16, pointers int64 byte addresses.
+whose elements are always exactly representable in bf16, the 8-bit floats their uint8 codes
+(`tilec_interp.float8`), pointers int64 byte addresses.
 Memory (`storage_dtype`) differs only for bf16, stored as its uint16 bit pattern.
 """
 
@@ -10,12 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 from tilec.ir.type_names import SCALARS
-from tilec.ir.types import FloatType, IntegerType, PointerType, Type, element_type
+from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, Type, element_type
 
 _INTS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 _UINTS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_VALUES = {s.ir_type: np.dtype(s.numpy or np.float32) for s in SCALARS}
-"""IR scalar type -> NumPy dtype of its values (bf16, which NumPy lacks, as float32)."""
+_VALUES = {
+    s.ir_type: np.dtype(s.numpy or (s.storage if isinstance(s.ir_type, Float8Type) else np.float32))
+    for s in SCALARS
+}
+"""IR scalar type -> NumPy dtype of its values (bf16, which NumPy lacks, as float32; the 8-bit
+floats as their uint8 codes)."""
 
 
 def value_dtype(t: Type) -> np.dtype:

@@ -52,17 +52,19 @@ class Buffer:
 def as_host_array(value: object) -> np.ndarray:
     """A pointer argument as a NumPy array over the same memory: NumPy arrays as they are; CPU
     torch tensors and other DLPack producers (`__dlpack__`) as zero-copy views, so writes land
-    in them (a bf16 torch tensor as its uint16 bit patterns; one that requires grad through
+    in them (a bf16 torch tensor as its uint16 bit patterns, a float8 one as its uint8 codes; one that requires grad through
     `detach()`, which shares its memory)."""
     if isinstance(value, np.ndarray):
         return value
     if getattr(value, "requires_grad", False) and callable(getattr(value, "detach", None)):
         value = value.detach()  # the same memory; a kernel's writes bypass autograd, as in Triton
-    if str(getattr(value, "dtype", "")) == "torch.bfloat16" and callable(
-        getattr(value, "numpy", None)
-    ):
+    dtype_name = str(getattr(value, "dtype", ""))
+    if dtype_name == "torch.bfloat16" and callable(getattr(value, "numpy", None)):
         torch = sys.modules[type(value).__module__.split(".")[0]]
         return value.view(torch.int16).numpy().view(np.uint16)  # type: ignore[attr-defined]
+    if dtype_name.startswith("torch.float8_") and callable(getattr(value, "numpy", None)):
+        torch = sys.modules[type(value).__module__.split(".")[0]]
+        return value.view(torch.uint8).numpy()  # type: ignore[attr-defined]
     if hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if device[0] != 1:

@@ -20,8 +20,10 @@ from collections.abc import Callable
 import numpy as np
 
 from tilec.dialects import arith, math
+from tilec.dialects.float8 import FpToFpOp
 from tilec.ir.core import Operation
-from tilec.ir.types import FloatType, IntegerType, element_type
+from tilec.ir.types import Float8Type, FloatType, IntegerType, element_type, f32
+from tilec_interp import float8
 from tilec_interp.dtypes import (
     bf16_round,
     bf16_to_bits,
@@ -294,6 +296,18 @@ def _fp_to_int(signed: bool) -> Handler:
     return lambda op, args: _float_to_int(np.asarray(args[0]), op.results[0].type, signed)
 
 
+def _fp_to_fp(op: Operation, args: list) -> np.ndarray:
+    """`tile.fp_to_fp`: 8-bit floats are uint8 codes; decoding is exact, encoding rounds once."""
+    x = np.asarray(args[0])
+    src, dst = element_type(op.operands[0].type), element_type(op.results[0].type)
+    if isinstance(src, Float8Type):
+        x = float8.decode(x, src)
+        src = f32
+    if isinstance(dst, Float8Type):
+        return float8.encode(x, src, dst)
+    return _to_float(x, dst)
+
+
 def _bitcast(op: Operation, args: list) -> np.ndarray:
     x = np.asarray(args[0])
     dst = op.results[0].type
@@ -319,6 +333,7 @@ HANDLERS.update(
         arith.FPToSIOp: _fp_to_int(signed=True),
         arith.FPToUIOp: _fp_to_int(signed=False),
         arith.BitcastOp: _bitcast,
+        FpToFpOp: _fp_to_fp,
     }
 )
 
