@@ -12,6 +12,9 @@ such intrinsic against these features before it is emitted.
 | `mma_v2`    | `mma.sync.aligned.m16n8k{16,8,32}` (f16/bf16, tf32, s8)  | sm_80 and later    |
 | `cp_async`  | `cp.async.{ca,cg}.shared.global`                         | sm_80 and later    |
 | `stmatrix`  | `stmatrix.sync.aligned.m8n8`                             | sm_90 and later    |
+| `fp8_cvt`   | `cvt.rn[.satfinite]` between `{e4m3,e5m2}x2` and f32/f16x2 | sm_90 and later (1) |
+
+(1) sm_89 has them from PTX ISA 8.1 on; tilec emits PTX 7.8 for sm_89, for which LLVM aborts.
 | `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
 """
 
@@ -21,7 +24,13 @@ import attrs
 
 from tilec.arch import ArchTable, GpuArch
 
-FEATURE_SINCE = {"ldmatrix": (7, 5), "mma_v2": (8, 0), "cp_async": (8, 0), "stmatrix": (9, 0)}
+FEATURE_SINCE = {
+    "ldmatrix": (7, 5),
+    "mma_v2": (8, 0),
+    "cp_async": (8, 0),
+    "stmatrix": (9, 0),
+    "fp8_cvt": (9, 0),
+}
 """The first compute capability with each portable feature."""
 
 ARCH_SPECIFIC_FEATURES = {"wgmma": ("sm_90a",)}

@@ -20,8 +20,9 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
-from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
+from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
+from tilec_nvidia import capabilities
 from tilec_nvidia.arch import ARCHS
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -42,6 +43,9 @@ _APPROX_F32 = {
 _GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
 _F64_GENERIC = {"sqrt": "llvm.sqrt"}
 _LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
+_FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+"""The 8-bit formats with `cvt` instructions (feature `fp8_cvt`), by PTX name."""
+_F16X2 = ir.VectorType(F16, 2)
 
 
 @functools.cache
@@ -164,6 +168,34 @@ class NvidiaTargetInfo(TargetInfo):
         if name == "log":
             log2 = call_intrinsic(builder, _APPROX_F32["log2"], F32, [x])
             return builder.fmul(log2, F32(LN2))
+        return None
+
+    def float8_convert(
+        self, builder: ir.IRBuilder, value: ir.Value, source: str, target: str
+    ) -> ir.Value | None:
+        """`cvt` for e4m3 (`f8E4M3FN`) and e5m2 on sm_90 and later (feature `fp8_cvt`): from f32 (bf16 through f32,
+        exactly) and f16 with `.rn.satfinite`, to f16 (then f32, f64, bf16: exact); one lane
+        of each x2 instruction. f64 and the other 8-bit formats: the core's expansion."""
+        if not capabilities.has(self.arch, "fp8_cvt"):
+            return None
+        if target in _FP8_PTX and source in ("f16", "bf16", "f32"):
+            kind = _FP8_PTX[target]
+            if source == "f16":
+                pair = builder.insert_element(ir.Constant(_F16X2, None), value, I32(0))
+                packed = call_intrinsic(builder, f"llvm.nvvm.f16x2.to.{kind}x2.rn", I16, [pair])
+            else:
+                value = builder.fpext(value, F32) if source == "bf16" else value
+                name = f"llvm.nvvm.ff.to.{kind}x2.rn"  # cvt.rn.satfinite: a high, b low
+                packed = call_intrinsic(builder, name, I16, [F32(0.0), value])
+            return builder.trunc(packed, I8)
+        if source in _FP8_PTX and target in _LLVM_FLOAT:
+            name = f"llvm.nvvm.{_FP8_PTX[source]}x2.to.f16x2.rn"
+            pair = call_intrinsic(builder, name, _F16X2, [builder.zext(value, I16)])
+            half = builder.extract_element(pair, I32(0))
+            if target == "f16":
+                return half
+            wide = builder.fpext(half, F64 if target == "f64" else F32)
+            return builder.fptrunc(wide, BF16) if target == "bf16" else wide
         return None
 
     def printf(
