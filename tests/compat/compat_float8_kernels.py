@@ -64,3 +64,12 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.cons
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(A_FMT, bitcast=True)
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(B_FMT, bitcast=True)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@tilec.jit
+def scalar_kernel(s, out_ptr):
+    """A scalar 8-bit float parameter, converted; its x.to(tl.int1) is whether it is nonzero."""
+    v = s.to(tl.float32)
+    tl.store(out_ptr, v)
+    tl.store(out_ptr + 1, v * 2)
+    tl.store(out_ptr + 2, (s.to(tl.int1) == 0).to(tl.float32))

@@ -22,6 +22,7 @@ from tilec.ir.type_names import BY_SIGNATURE, SIGNATURE_BY_DLPACK, SIGNATURE_BY_
 from tilec.ir.types import SCALAR_TYPES
 
 NAMES = list(ref.SPECS)
+BY_SIGNATURE_OF = {s.language: s.signature for s in BY_SIGNATURE.values()}
 BLOCK = 1024
 
 
@@ -190,6 +191,16 @@ def test_dot_of_fp8_blocks(rng, a_fmt, b_fmt):
     av, bv = ref.values(a_fmt)[a], ref.values(b_fmt)[b]
     scale = np.abs(av) @ np.abs(bv)  # f32 sums: rounding errors relative to the terms
     assert np.all(np.abs(c - av @ bv) <= 1e-6 * scale), np.abs(c - av @ bv).max()
+
+
+@pytest.mark.parametrize("name", ["float8e4nv", "float8e4b15"])
+def test_scalar_fp8_parameters_travel_as_their_code(name):
+    """A Python float for an fp8 parameter is rounded to the format, as GPU launches pack it."""
+    out = np.zeros(3, np.float32)
+    sig = {"s": BY_SIGNATURE_OF[name], "out_ptr": "*fp32"}
+    run_interp(kernels.scalar_kernel, sig, [1.3, out])
+    want = ref.values(name)[ref.encode(np.array([1.3]), name)]
+    np.testing.assert_array_equal(out, np.array([want[0], want[0] * 2, 0.0], np.float32))
 
 
 def test_type_names_table_has_the_float8_types():

@@ -114,3 +114,11 @@ def test_fp8_dot_matches_the_interpreter(rng, a_fmt, b_fmt):
         kernels.dot_kernel, sig, [a, b, c], M=m, N=n, K=k, A_FMT=a_fmt, B_FMT=b_fmt
     )
     np.testing.assert_allclose(device[2], interpreted[2], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("signature", ["fp8e4nv", "fp8e5", "fp8e4b15"])
+def test_scalar_fp8_parameters_match_the_interpreter(signature):
+    out = np.zeros(3, np.float32)
+    sig = {"s": signature, "out_ptr": "*fp32"}
+    device, interpreted = _on_both(kernels.scalar_kernel, sig, [1.3, out])
+    np.testing.assert_array_equal(device[1], interpreted[1])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilec.ir.float8 import FORMATS
 from tilec.ir.type_names import SCALARS
 from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, Type, element_type
 
@@ -120,5 +121,7 @@ def constant(value: int | float, t: Type, shape: tuple[int, ...]) -> np.ndarray:
         return np.full(shape, raw, dtype)
     if is_bf16(scalar_t):
         return np.full(shape, bf16_round(np.array(float(value))), np.float32)
+    if isinstance(scalar_t, Float8Type):  # a scalar parameter: its code, as GPUs are passed it
+        return np.full(shape, FORMATS[scalar_t].encode(float(value)), np.uint8)
     with np.errstate(all="ignore"):
         return np.full(shape, float(value), dtype)
