@@ -73,3 +73,15 @@ def scalar_kernel(s, out_ptr):
     tl.store(out_ptr, v)
     tl.store(out_ptr + 1, v * 2)
     tl.store(out_ptr + 2, (s.to(tl.int1) == 0).to(tl.float32))
+
+
+@tilec.jit
+def moves_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """8-bit values moved, not computed with (as Triton allows): a masked load with `other`,
+    tl.where with a Python number, and a transpose through reshapes."""
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.5)
+    x = tl.where(x.to(tl.float32) > 2.0, x, 1.5)
+    t = tl.reshape(tl.trans(tl.reshape(x, (BLOCK // 8, 8))), (BLOCK,))
+    tl.store(y_ptr + offs, t)

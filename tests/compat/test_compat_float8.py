@@ -193,6 +193,16 @@ def test_dot_of_fp8_blocks(rng, a_fmt, b_fmt):
     assert np.all(np.abs(c - av @ bv) <= 1e-6 * scale), np.abs(c - av @ bv).max()
 
 
+def test_fp8_values_move_through_masks_where_and_transposes(rng):
+    x = rng.integers(0, 0x7F, 64, dtype=np.uint8)
+    y = np.zeros(64, np.uint8)
+    sig = {"x_ptr": "*fp8e4nv", "y_ptr": "*fp8e4nv", "n": "i32"}
+    run_interp(kernels.moves_kernel, sig, [x, y, 50], BLOCK=64)
+    loaded = np.where(np.arange(64) < 50, x, ref.encode(np.array([0.5]), "float8e4nv")[0])
+    picked = np.where(ref.values("float8e4nv")[loaded] > 2.0, loaded, 0x3C)  # 0x3C is 1.5
+    np.testing.assert_array_equal(y, picked.reshape(8, 8).T.reshape(64))
+
+
 @pytest.mark.parametrize("name", ["float8e4nv", "float8e4b15"])
 def test_scalar_fp8_parameters_travel_as_their_code(name):
     """A Python float for an fp8 parameter is rounded to the format, as GPU launches pack it."""
@@ -252,6 +262,11 @@ def _fp8_sum(x_ptr, y_ptr):
 
 
 @tilec.jit
+def _fp8_print(x_ptr, y_ptr):
+    tl.device_print("x", tl.load(x_ptr))
+
+
+@tilec.jit
 def _fp8_atomic(x_ptr, y_ptr):
     tl.atomic_add(y_ptr, tl.load(x_ptr))
 
@@ -266,6 +281,7 @@ def _fp8_atomic(x_ptr, y_ptr):
         (_fp8_exp, {"x_ptr": "*fp8e4nv", "y_ptr": "*fp32"}, r"tl.exp is not defined for tl.float8e4nv"),
         (_fp8_sum, {"x_ptr": "*fp8e5", "y_ptr": "*fp32"}, r"tl.sum is not defined for tl.float8e5"),
         (_fp8_atomic, {"x_ptr": "*fp8e5", "y_ptr": "*fp8e5"}, r"tl.atomic_add is not defined for tl.float8e5"),
+        (_fp8_print, {"x_ptr": "*fp8e4nv", "y_ptr": "*fp32"}, r"'tile.print' is not defined for tl.float8e4nv"),
     ],
 )  # fmt: skip
 def test_arithmetic_on_fp8_is_rejected_with_a_located_error(kernel, signature, message):

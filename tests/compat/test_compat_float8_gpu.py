@@ -122,3 +122,12 @@ def test_scalar_fp8_parameters_match_the_interpreter(signature):
     sig = {"s": signature, "out_ptr": "*fp32"}
     device, interpreted = _on_both(kernels.scalar_kernel, sig, [1.3, out])
     np.testing.assert_array_equal(device[1], interpreted[1])
+
+
+def test_fp8_moves_match_the_interpreter(rng):
+    x = rng.integers(0, 256, 64, dtype=np.uint8)
+    sig = {"x_ptr": "*fp8e5", "y_ptr": "*fp8e5", "n": "i32"}
+    device, interpreted = _on_both(
+        kernels.moves_kernel, sig, [x, np.zeros(64, np.uint8), 50], BLOCK=64
+    )
+    np.testing.assert_array_equal(device[1], interpreted[1])

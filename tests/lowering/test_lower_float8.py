@@ -109,6 +109,15 @@ def test_fp8_to_fp8_is_bit_exact_with_the_interpreter(src, dst):
     np.testing.assert_array_equal(emulated[1], interpreted[1])
 
 
+def test_fp8_moves_on_the_emulator_match_the_interpreter():
+    x = RNG.integers(0, 256, 64, dtype=np.uint8)
+    sig = {"x_ptr": "*fp8e5", "y_ptr": "*fp8e5", "n": "i32"}
+    emulated, interpreted = _on_both(
+        kernels.moves_kernel, sig, {"BLOCK": 64}, [x, np.zeros(64, np.uint8), 50]
+    )
+    np.testing.assert_array_equal(emulated[1], interpreted[1])
+
+
 def test_fp8_dot_on_the_emulator_matches_the_interpreter():
     a = RNG.choice(np.arange(0x00, 0x60), (16, 16)).astype(np.uint8)
     b = RNG.choice(np.arange(0x80, 0xE0), (16, 16)).astype(np.uint8)

@@ -415,7 +415,9 @@ def float8_arithmetic_error(what: str, t: Type) -> UserError:
 
 
 _MOVES_FLOAT8 = (arith.SelectOp, arith.BitcastOp, arith.ConstantOp, FpToFpOp)
-_COMPUTES_FLOAT8 = (tile.ReduceOp, tile.ScanOp, tile.AtomicRMWOp, tile.AtomicCASOp, tile.DotOp)
+_COMPUTES_FLOAT8 = (
+    tile.ReduceOp, tile.ScanOp, tile.AtomicRMWOp, tile.AtomicCASOp, tile.DotOp, tile.PrintOp,
+)  # fmt: skip
 
 
 def _computes(cls: type[Operation]) -> bool:
