@@ -255,6 +255,9 @@ def test_the_ring_pipeline_on_the_cpu_emulator(arch, dtype, blocks, num_warps, s
     if num_stages > 1:
         body = gir[gir.index("scf.for") : gir.index("scf.yield")]
         assert body.index("tile.load") < body.index("tile.dot") < body.index("gpu.local_store")
+        # B's ring is stored K-contiguous: its fragments are vector reads, not one per element
+        assert "#gpu.swizzled_shared<{transposed = true}>" in gir
+        assert "ds_read_u16" not in kernel.asm["amdgcn"]
     _run_on_the_emulator(kernel, arch, dtype, blocks, num_warps, sizes)
 
 

@@ -126,3 +126,17 @@ def test_swizzle_is_a_permutation_without_ldmatrix_bank_conflicts(cols: int):
         for col in range(0, cols, 8):  # one ldmatrix 8x8 matrix: 8 rows of 16 bytes
             groups = {(tile.offset(row0 + r, col) * 2 // 16) % 8 for r in range(8)}
             assert len(groups) == 8, (row0, col)
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(32, 64), (16, 32), (64, 16)])
+def test_a_transposed_swizzled_tile_stores_the_transpose(rows: int, cols: int):
+    """`SwizzledTile(transposed=True)` (AMD's B ring, `#gpu.swizzled_shared<{transposed = true}>`)
+    puts (row, col) where the row-major tile of the transpose puts (col, row): the first
+    dimension contiguous, each run of 16 bytes along it whole, a permutation of the slot."""
+    tile = SwizzledTile(rows, cols, 2, transposed=True)
+    stored = SwizzledTile(cols, rows, 2)
+    for r in range(rows):
+        for c in range(cols):
+            assert tile.offset(r, c) == stored.offset(c, r)
+    assert {tile.offset(r, c) for r in range(rows) for c in range(cols)} == set(range(rows * cols))
+    assert tile.contiguous_dim == 0 and tile.offset(1, 0) == tile.offset(0, 0) + 1

@@ -240,6 +240,32 @@ class NvmmaSharedEncodingAttr(SharedEncodingAttr):
         return cls(_int("swizzle", params["swizzle"]), bool(transposed.value))
 
 
+@register_attribute
+@attrs.frozen(repr=False)
+class SwizzledSharedEncodingAttr(SharedEncodingAttr):
+    """`#gpu.swizzled_shared<{transposed = true}>`: a ring slot stored as a `SwizzledTile` of
+    the transposed tile (the first dimension contiguous), so that operand fragments running
+    along it are read as vectors (AMD's B operand, K x N, read along K). A `!gpu.memdesc`
+    without an encoding is the same with `transposed = false` (the last dimension contiguous).
+    """
+
+    name: ClassVar[str] = "gpu.swizzled_shared"
+    alias_prefix: ClassVar[str] = "swizzled"
+
+    transposed: bool = False
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {"transposed": IntegerAttr(int(self.transposed), i1)}
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> SwizzledSharedEncodingAttr:
+        check_parameter_keys(params, ("transposed",))
+        transposed = params["transposed"]
+        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
+            raise ValueError("'transposed' must be true or false")
+        return cls(bool(transposed.value))
+
+
 __all__ = [
     "MMA_LANES",
     "SWIZZLE_BYTES",
@@ -247,4 +273,5 @@ __all__ = [
     "MmaEncodingAttr",
     "NvmmaSharedEncodingAttr",
     "OperandEncodingAttr",
+    "SwizzledSharedEncodingAttr",
 ]

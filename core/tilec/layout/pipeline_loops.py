@@ -54,7 +54,11 @@ import attrs
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
 from tilec.dialects.gpu import ConvertLayoutOp
 from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, NvmmaSharedEncodingAttr
+from tilec.dialects.gpu_mma import (
+    DotOperandEncodingAttr,
+    NvmmaSharedEncodingAttr,
+    SwizzledSharedEncodingAttr,
+)
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -311,6 +315,19 @@ def _zero(element: Type) -> IntegerAttr | FloatAttr:
     return FloatAttr(0.0, element)
 
 
+def _ring_encoding(
+    converts: tuple[ConvertLayoutOp, ...], registers: bool
+) -> NvmmaSharedEncodingAttr | SwizzledSharedEncodingAttr | None:
+    """A ring's encoding: wgmma's for its operands; for AMD's B operand staged through registers,
+    stored transposed (K contiguous), so that each lane's K elements are one LDS vector read
+    (the register stores write along N, which costs less: each element is stored once, and read
+    by every wavefront along M)."""
+    encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
+    if registers and isinstance(encoding, AmdDotOperandEncodingAttr) and encoding.op_idx == 1:
+        return SwizzledSharedEncodingAttr(True)
+    return _shared_encoding(converts)
+
+
 def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodingAttr | None:
     encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
     return encoding if isinstance(encoding, NvmmaSharedEncodingAttr) else None
@@ -405,8 +422,8 @@ def _invariant_shared(value: Value, block: Block) -> bool:
 
 def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> None:
     block = loop.regions[0].block
-    shared = [_shared_encoding(converts) for converts in plan.converts]
-    wgmma = any(e is not None for e in shared)
+    shared = [_ring_encoding(converts, registers) for converts in plan.converts]
+    wgmma = any(isinstance(e, NvmmaSharedEncodingAttr) for e in shared)
     async_dots = _async_dots(block, plan) if wgmma and stages >= 3 else []
     ahead = stages - 1
     iv, args = block.args[0], block.args[1:]

@@ -141,16 +141,16 @@ def read_amd_operand(
     ctx: LoweringContext, result_type: TensorType, tile: SwizzledTile, base: ir.Value
 ) -> list[ir.Value]:
     """The registers of `result_type` (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
-    at `base`, a row-major `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
-    vector access where K is the tile's contiguous dimension (A), element by element where it
-    is not (B stored K x N)."""
+    at `base`, a swizzled `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
+    vector access where K is the tile's contiguous dimension (A; B stored transposed), element
+    by element where it is not (B stored K x N)."""
     layout = result_type.encoding
     assert isinstance(layout, AmdDotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
     nbytes = byte_size(element)
     k_dim = 1 if layout.op_idx == 0 else 0
     vector = 1
-    if k_dim == 1:  # runs of k_width elements start at multiples of k_width: one 16-byte chunk
+    if k_dim == tile.contiguous_dim:  # runs of k_width elements from multiples of k_width
         vector = max(1, min(layout.k_width * nbytes, MAX_ACCESS_BYTES, CHUNK_BYTES) // nbytes)
     b = ctx.builder
 

@@ -23,7 +23,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
-from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr
+from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr, SwizzledSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -90,7 +90,8 @@ def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
         tile = NvmmaTile(rows, cols, byte_size(element), t.encoding.swizzle, t.encoding.transposed)
         align = NVMMA_ALIGNMENT
     else:
-        tile = SwizzledTile(rows, cols, byte_size(element))
+        transposed = isinstance(t.encoding, SwizzledSharedEncodingAttr) and t.encoding.transposed
+        tile = SwizzledTile(rows, cols, byte_size(element), transposed)
         align = ALIGNMENT
     slot_bytes = (tile.nbytes + align - 1) // align * align
     offset = (ctx.shared_reserved + align - 1) // align * align
@@ -222,7 +223,7 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
         values = read_amd_operand(ctx, result_type, buffer.tile, slot)  # type: ignore[arg-type]
         ctx.set(op.result, LTensor(result_type, values))
         return
-    if not reads_as_dot_operand(result_type, buffer.tile.element_bytes):
+    if buffer.tile.transposed or not reads_as_dot_operand(result_type, buffer.tile.element_bytes):  # type: ignore[union-attr]
         raise LoweringError(
             f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
             f"instruction tiles; got {result_type}"

@@ -22,9 +22,22 @@ LINE_BYTES = 128
 
 @attrs.frozen
 class SwizzledTile:
+    """A `rows x cols` tile, row-major and swizzled (module doc); with `transposed`, stored as
+    its transpose is (the first dimension contiguous): `offset(row, col)` takes the tile's own
+    coordinates either way."""
+
     rows: int
     cols: int
     element_bytes: int
+    transposed: bool = False
+
+    @property
+    def stored_cols(self) -> int:
+        return self.rows if self.transposed else self.cols
+
+    @property
+    def contiguous_dim(self) -> int:
+        return 0 if self.transposed else 1
 
     @property
     def chunk_elements(self) -> int:
@@ -32,11 +45,11 @@ class SwizzledTile:
 
     @property
     def per_phase(self) -> int:
-        return max(1, LINE_BYTES // (self.cols * self.element_bytes))
+        return max(1, LINE_BYTES // (self.stored_cols * self.element_bytes))
 
     @property
     def max_phase(self) -> int:
-        chunks = max(1, self.cols // self.chunk_elements)
+        chunks = max(1, self.stored_cols // self.chunk_elements)
         return max(1, min(chunks, LINE_BYTES // CHUNK_BYTES // self.per_phase))
 
     @property
@@ -45,18 +58,23 @@ class SwizzledTile:
 
     def offset(self, row: int, col: int) -> int:
         """The element offset of (`row`, `col`) (Python integers: tests and planning)."""
+        if self.transposed:
+            row, col = col, row
         chunk = (col // self.chunk_elements) ^ ((row // self.per_phase) % self.max_phase)
-        return row * self.cols + chunk * self.chunk_elements + col % self.chunk_elements
+        return row * self.stored_cols + chunk * self.chunk_elements + col % self.chunk_elements
 
     def emit_offset(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
         """`offset` in LLVM IR on i32 coordinates (the sizes are powers of two)."""
+        if self.transposed:
+            row, col = col, row
         width = self.chunk_elements
         chunk = b.udiv(col, I32(width))
         if self.max_phase > 1:
             phase = b.urem(b.udiv(row, I32(self.per_phase)), I32(self.max_phase))
             chunk = b.xor(chunk, phase)
         within = b.urem(col, I32(width))
-        return b.add(b.add(b.mul(row, I32(self.cols)), b.mul(chunk, I32(width))), within)
+        stored_row = b.mul(row, I32(self.stored_cols))
+        return b.add(b.add(stored_row, b.mul(chunk, I32(width))), within)
 
 
 @attrs.frozen
