@@ -262,6 +262,24 @@ def _fp8_sum(x_ptr, y_ptr):
 
 
 @tilec.jit
+def _fp8_rtz(x_ptr, y_ptr):
+    tl.store(y_ptr, tl.load(x_ptr).to(tl.float8e5, fp_downcast_rounding="rtz"))
+
+
+@tilec.jit
+def _fp8_rtne(x_ptr, y_ptr):
+    tl.store(y_ptr, tl.load(x_ptr).to(tl.float8e5, fp_downcast_rounding="rtne"))
+
+
+def test_fp_downcast_rounding_rtne_is_the_default_and_rtz_is_rejected():
+    x, y = np.array([3.0e5], np.float32), np.zeros(1, np.uint8)  # saturates to 57344
+    run_interp(_fp8_rtne, {"x_ptr": "*fp32", "y_ptr": "*fp8e5"}, [x, y])
+    np.testing.assert_array_equal(y, ref.encode(x, "float8e5"))
+    error = compile_error(_fp8_rtz, {"x_ptr": "*fp32", "y_ptr": "*fp8e5"})
+    assert "fp_downcast_rounding='rtz' is not supported" in str(error)
+
+
+@tilec.jit
 def _fp8_print(x_ptr, y_ptr):
     tl.device_print("x", tl.load(x_ptr))
 

@@ -16,7 +16,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.semantics import computation_type, literal_type
 from tilec.ir.attributes import StringAttr
-from tilec.ir.types import FloatType, IntegerType, PointerType, Type, i1, i64, like
+from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, Type, i1, i64, like
 from tilec.language import constexpr, dtype, pointer_type
 from tilec.language import tensor as tl_tensor
 
@@ -104,9 +104,10 @@ class CompatBuiltinsMixin:
             return self.sem.bitcast(tensor, target)
         if rounding is not None:
             source = tensor.dtype
+            floats = (FloatType, Float8Type)
             narrowing = (
-                isinstance(source, FloatType)
-                and isinstance(target, FloatType)
+                isinstance(source, floats)
+                and isinstance(target, floats)
                 and target.width < source.width
             )
             if not narrowing:
