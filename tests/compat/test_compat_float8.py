@@ -17,9 +17,11 @@ from compat_helpers import compile_error, run_interp
 
 import tilec
 import tilec.language as tl
+from tilec.frontend import compile_to_tir
 from tilec.ir.float8 import FORMATS
 from tilec.ir.type_names import BY_SIGNATURE, SIGNATURE_BY_DLPACK, SIGNATURE_BY_TORCH
 from tilec.ir.types import SCALAR_TYPES
+from tilec.pipeline.validation import ValidatePasses
 
 NAMES = list(ref.SPECS)
 BY_SIGNATURE_OF = {s.language: s.signature for s in BY_SIGNATURE.values()}
@@ -211,6 +213,19 @@ def test_scalar_fp8_parameters_travel_as_their_code(name):
     run_interp(kernels.scalar_kernel, sig, [1.3, out])
     want = ref.values(name)[ref.encode(np.array([1.3]), name)]
     np.testing.assert_array_equal(out, np.array([want[0], want[0] * 2, 0.0], np.float32))
+
+
+def test_translation_validation_runs_fp8_kernels():
+    """`TILEC_VALIDATE_PASSES` gives an fp8 buffer random codes and compares them exactly."""
+    module = compile_to_tir(
+        kernels.scale_kernel,
+        {"x_ptr": "*fp8e4nv", "scale_ptr": "*fp32", "y_ptr": "*fp8e5", "n": "i32"},
+        {"BLOCK": 64},
+    )
+    validate = ValidatePasses()
+    validate.before_pipeline([], module)
+    assert "scale_kernel" in validate.inputs, validate.skipped
+    assert validate.inputs["scale_kernel"][1][0].dtype == np.uint8
 
 
 def test_type_names_table_has_the_float8_types():

@@ -65,7 +65,8 @@ def _interpreter() -> Any:
 def _storage(t: Any) -> np.dtype:
     if isinstance(t, FloatType) and t.name == "bf16":
         return np.dtype(np.uint16)
-    return np.dtype(BY_IR_TYPE[t].numpy)
+    names = BY_IR_TYPE[t]
+    return np.dtype(names.numpy or names.storage)  # float8: its uint8 codes, compared exactly
 
 
 def _random_argument(rng: np.random.Generator, t: Any, attrs: dict, largest: int) -> Any:
