@@ -15,6 +15,9 @@ never dropped):
 - `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy` and `volatile` only at their
   defaults, `boundary_check` and `padding_option` only with block pointers (as Triton);
   `x.to(..., fp_downcast_rounding=)` only "rtne".
+- The float8 dtypes convert as Triton's Hopper conversions do (`tilec.ir.float8`) on every backend
+  and arch (Triton refuses `float8e4nv` below sm_89); `tl.dot` of float8 inputs computes in f16
+  with f32 accumulation, without Hopper's reduced-precision fp8 accumulation.
 - `tl.range` accepts its hints at the values that describe what tilec does (`num_stages=1`,
   `loop_unroll_factor=1`, `flatten`/`warp_specialize`/`disable_licm` False,
   `disallow_acc_multi_buffer` either way) and rejects other values by name.
