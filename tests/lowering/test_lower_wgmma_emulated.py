@@ -62,12 +62,14 @@ def test_wgmma_matmul_on_the_emulator(dtype, stages, blocks, warps, sizes):
     np.testing.assert_allclose(c.reshape(m, n), a64 @ b64, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
 @pytest.mark.parametrize("column_major_a", [False, True])
-def test_transposed_operands_on_the_emulator(column_major_a: bool):
-    """B as `tl.trans` of an N x K load (K-major B), A column-major (MN-major A)."""
+def test_transposed_operands_on_the_emulator(column_major_a: bool, dtype: str):
+    """B as `tl.trans` of an N x K load (K-major B), A column-major (MN-major A for f16; for
+    tf32, which wgmma reads K-major only, A's ring is stored transposed by 4-byte copies)."""
     m, n, k = 64, 64, 96
-    kernel = _transposed(3, (64, 64, 32), 4, column_major_a)
-    a, b, a64, b64 = _operands("fp16", m, n, k)
+    kernel = _transposed(3, (64, 64, 32), 4, column_major_a, dtype=dtype)
+    a, b, a64, b64 = _operands(dtype, m, n, k)
     c = np.full(m * n, np.nan, np.float32)
     a_memory = np.ascontiguousarray(a.T) if column_major_a else a
     strides_a = (1, m) if column_major_a else (k, 1)
