@@ -2,6 +2,10 @@
 # One device-machine session: install tilec, run the GPU tests, the conformance suite and the
 # benchmarks; logs go to $OUT (the device tool brings them back).
 #   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base] [matmul] [autotune] [launch]
+#                                  [fuzz] [attention-variants]
+# fuzz: a device campaign of random kernels (nvidia against interp, issue 14); attention-variants:
+# the attention forward timed with the PTX fixes of benchmarks/attention_static.py applied by ptxas
+# wrappers (base, hoist-a, ex2-ftz, both), the baseline in the same call.
 # bench-base runs the same benchmark on an older tree ($BASE_TREE, e.g. a `git archive` of the
 # commit to compare with, carried to the device), so that both sides are timed in one session.
 set -uo pipefail
@@ -55,13 +59,26 @@ for part in ${parts[*]}; do
     launch)
         timeout 300 python3 benchmarks/launch_path.py --rounds 7 --count 20000 2>&1 |
             tee "$OUT/launch.log" | tail -20 ;;
+    fuzz)
+        timeout 240 python3 -m tilec fuzz --mode device --seed 400000 --time 150 --jobs 14 \
+            --shrink-time 8 --timeout 60 --out "$OUT/fuzz" 2>&1 | tee "$OUT/fuzz.log" | tail -15 ;;
+    attention-variants)
+        wrappers=$(mktemp -d)
+        python3 benchmarks/attention_static.py --ptxas-wrappers "$wrappers" > /dev/null
+        for variant in base hoist-a ex2-ftz hoist-a+ex2-ftz; do
+            ptxas_path=
+            [[ $variant == base ]] || ptxas_path="$wrappers/ptxas-$variant"
+            TILEC_PTXAS=$ptxas_path TILEC_CACHE_DIR=$(mktemp -d) python3 benchmarks/gpu_vs_triton.py \
+                --quick --only flops --json "$OUT/attention_$variant.json" 2>&1 |
+                tee "$OUT/attention_$variant.log" | tail -12
+        done ;;
     bench-base)
         base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}
         PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
             python3 "$base/benchmarks/gpu_vs_triton.py" --json "$OUT/bench_base.json" 2>&1 |
             tee "$OUT/bench_base.log" ;;
     *)
-        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune launch)" >&2
+        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune launch fuzz attention-variants)" >&2
         exit 2 ;;
     esac
 done
