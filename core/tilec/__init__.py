@@ -4,6 +4,16 @@ import importlib
 
 from tilec import logs
 from tilec.driver import set_device
+from tilec.errors import (
+    BackendError,
+    DeviceLimitError,
+    GridError,
+    LaunchArgumentError,
+    LaunchError,
+    OptionError,
+    TilecError,
+)
+from tilec.frontend import CompilationError
 from tilec.language import cdiv, next_power_of_2
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
@@ -54,7 +64,15 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "BackendError",
+    "CompilationError",
     "Config",
+    "DeviceLimitError",
+    "GridError",
+    "LaunchArgumentError",
+    "LaunchError",
+    "OptionError",
+    "TilecError",
     "__version__",
     "autotune",
     "cdiv",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tilec.errors import TilecError
 
-class CompilationError(Exception):
+
+class CompilationError(TilecError):
     """A mistake in a kernel, found while compiling it to tile IR."""
 
     def __init__(

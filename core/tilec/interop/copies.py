@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tilec.errors import LaunchArgumentError
 from tilec.interop.device import stream_handle
 from tilec.interop.host_span import host_span
 from tilec.interop.pointers import (
@@ -147,7 +148,9 @@ def _prepare(
     except BaseException as error:
         prepared = PreparedArguments(values, copies, args)
         finish_arguments(runtime, prepared, stream, copy_back=False)
-        mixed = mixed_devices_error(names, args, kernel_name) if type(error) is TypeError else None
+        mixed = (
+            mixed_devices_error(names, args, kernel_name) if isinstance(error, TypeError) else None
+        )
         if mixed is not None:
             raise mixed from None
         raise
@@ -166,7 +169,7 @@ def _copy_in(
     runtime: Any, kernel_name: str, name: str, array: np.ndarray, write_back: bool, stream: Any
 ) -> HostCopy:
     if write_back and not array.flags.writeable:
-        raise TypeError(
+        raise LaunchArgumentError(
             f"{where(name, kernel_name)} is a read-only NumPy array, but the kernel stores to it; "
             "pass a writeable array (array.copy())"
         )

@@ -8,6 +8,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
+from tilec.errors import LaunchArgumentError
 from tilec.runtime.packing import Packer
 
 T = TypeVar("T")
@@ -110,7 +111,7 @@ def stream_handle(stream: Any) -> int:
     try:
         return int(stream)
     except (TypeError, ValueError):
-        raise TypeError(
+        raise LaunchArgumentError(
             f"stream must be an int handle, a driver stream (CUstream, hipStream_t) or an object "
             f"with .cuda_stream or __cuda_stream__; got {type(stream).__name__}"
         ) from None

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tilec.errors import LaunchArgumentError
 from tilec.interop.device_array import DeviceArray
 from tilec.interop.dlpack import DEVICE_NAMES, dlpack_tensor
 from tilec.runtime.specialization import DTYPES, TORCH_DTYPES
@@ -30,9 +31,9 @@ def where(param: str, kernel_name: str) -> str:
     return f"argument '{param}' of {kernel_name}" if kernel_name else f"argument '{param}'"
 
 
-def _device_error(runtime: Any, param: str, kernel_name: str, device: str) -> TypeError:
+def _device_error(runtime: Any, param: str, kernel_name: str, device: str) -> LaunchArgumentError:
     kind = runtime.kind
-    return TypeError(
+    return LaunchArgumentError(
         f"{where(param, kernel_name)} lives on {device}, but the {kind.backend} backend launches "
         f"on {kind.label}:{runtime.properties.ordinal}. Move it there (e.g. tensor.cuda()) or "
         "pass a NumPy array."
@@ -50,10 +51,10 @@ def device_name(value: Any) -> str | None:
     return _dlpack_device_name(int(device_type), int(device_id))
 
 
-def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> TypeError | None:
-    """A TypeError naming each array argument and its GPU where they are on several GPUs (a
-    launch runs on one); None where they are not (host memory is reported per argument, with
-    its own fix)."""
+def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> LaunchArgumentError | None:
+    """A LaunchArgumentError naming each array argument and its GPU where they are on several
+    GPUs (a launch runs on one); None where they are not (host memory is reported per argument,
+    with its own fix)."""
     devices = {name: device_name(arg) for name, arg in zip(names, args, strict=False)}
     devices = {
         name: device
@@ -63,7 +64,7 @@ def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> TypeError | 
     if len(set(devices.values())) < 2:
         return None
     listed = ", ".join(f"'{name}' on {device}" for name, device in devices.items())
-    return TypeError(
+    return LaunchArgumentError(
         f"the arguments of {kernel_name} are on different devices ({listed}); a launch runs on "
         "one device: move them to one (e.g. tensor.to('cuda:0'))"
     )
@@ -107,7 +108,7 @@ def _cai_pointer(runtime: Any, value: Any, param: str, kernel: str, stream: int 
     except (AttributeError, TypeError) as error:  # torch: a CPU tensor, a dtype CAI lacks
         if hasattr(value, "__dlpack__"):
             return _dlpack_pointer(runtime, value, param, kernel, stream)
-        raise TypeError(f"{where(param, kernel)}: {error}") from None
+        raise LaunchArgumentError(f"{where(param, kernel)}: {error}") from None
     return int(interface["data"][0])
 
 
@@ -186,11 +187,11 @@ def device_pointer(
     """The device address of a device-resident argument (not a NumPy array: see
     `copies.prepare_arguments`); an int is taken as an address, None as the null pointer.
 
-    Raises TypeError naming the parameter for host memory, another device or another type.
+    Raises LaunchArgumentError (a TypeError) naming the parameter for host memory, another device or another type.
     """
     getter = pointer_getter(type(value), value)
     if getter is None:
-        raise TypeError(
+        raise LaunchArgumentError(
             f"{where(param, kernel_name)}: cannot pass a {type(value).__name__} as a pointer; "
             f"pass a NumPy array, a tilec DeviceArray (tilec.to_device), or {runtime.kind.tensors}"
         )
@@ -201,7 +202,7 @@ def arg_signature_type(
     runtime: Any, value: Any, param: str = "", kernel_name: str = ""
 ) -> tuple[str, bool]:
     """The signature type (`*fp32`, `*bf16`, ...) of an array argument, and whether its address
-    is 16-byte aligned. Raises TypeError for a value that is not an array tilec can pass."""
+    is 16-byte aligned. Raises LaunchArgumentError for a value that is not an array tilec can pass."""
     if isinstance(value, np.ndarray):
         element = DTYPES.get(value.dtype.name)
         address = value.__array_interface__["data"][0]
@@ -213,7 +214,9 @@ def arg_signature_type(
     else:
         element, address = _foreign_array_type(runtime, value, param, kernel_name)
     if element is None:
-        raise TypeError(f"{where(param or '?', kernel_name)}: unsupported array element type")
+        raise LaunchArgumentError(
+            f"{where(param or '?', kernel_name)}: unsupported array element type"
+        )
     return "*" + element, address % 16 == 0
 
 
@@ -234,7 +237,7 @@ def _foreign_array_type(
         _check_dlpack_device(runtime, value, param or "?", kernel_name)
         tensor = dlpack_tensor(value)
         return tensor.element_type, tensor.data
-    raise TypeError(
+    raise LaunchArgumentError(
         f"{where(param or '?', kernel_name)}: a {type(value).__name__} is not an array "
         "(expected a NumPy array, a DeviceArray, or an object with __cuda_array_interface__ "
         "or __dlpack__)"

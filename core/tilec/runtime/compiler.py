@@ -28,6 +28,7 @@ from tilec import settings
 from tilec.backend import Backend, BackendOptions
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
+from tilec.errors import BackendError, LaunchArgumentError
 from tilec.frontend import CompilationError, compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
 from tilec.plugin.manager import fingerprint as plugin_fingerprint
@@ -60,7 +61,9 @@ def set_backend(name: str | None) -> None:
 def _backends(name: str | None = None) -> dict[str, Backend]:
     backends = load_backends()
     if name is not None and name not in backends:
-        raise ValueError(f"unknown backend '{name}'; known backends: {', '.join(sorted(backends))}")
+        raise BackendError(
+            f"unknown backend '{name}'; known backends: {', '.join(sorted(backends))}"
+        )
     return backends
 
 
@@ -90,12 +93,12 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
                     used_backends.setdefault(auto, f"the first available{skipped}")
                     return backends[auto]
                 reasons.append(f"{auto}: {availability.reason}")
-        raise RuntimeError(f"no backend is available ({'; '.join(reasons)})")
+        raise BackendError(f"no backend is available ({'; '.join(reasons)})")
     backend = _backends(name)[name]
     if require_available:
         availability = _available(backend)
         if not availability:
-            raise RuntimeError(f"backend '{name}' is not available: {availability.reason}")
+            raise BackendError(f"backend '{name}' is not available: {availability.reason}")
     log.info("backend '%s': named by %s", name, _named_by(name))
     used_backends.setdefault(name, f"named by {_named_by(name)}")
     return backend
@@ -153,7 +156,7 @@ class CompiledKernel:
 
         def launch(*args: Any, stream: Any = None) -> CompiledKernel:
             if len(args) != len(self.arg_names):
-                raise TypeError(
+                raise LaunchArgumentError(
                     f"{self.name}[grid]() takes the kernel's {len(self.arg_names)} arguments "
                     f"({', '.join(self.arg_names)}), got {len(args)}"
                 )
@@ -162,7 +165,7 @@ class CompiledKernel:
                 if name in self.signature:
                     runtime.append(value)
                 elif self.constexprs.get(name) != value:
-                    raise ValueError(
+                    raise LaunchArgumentError(
                         f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
                         f"got {value!r}: compile it again (kernel.warmup) for another value"
                     )
@@ -252,7 +255,7 @@ def compile_cached(
     """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
     unknown = sorted(set(signature) - set(kernel.arg_names))
     if unknown:
-        raise TypeError(f"{kernel.__name__} has no parameter '{unknown[0]}'")
+        raise LaunchArgumentError(f"{kernel.__name__} has no parameter '{unknown[0]}'")
     signature = {
         p: signature[p]
         for p in kernel.arg_names

@@ -20,6 +20,7 @@ import attrs
 
 from tilec import settings
 from tilec.backend import Backend
+from tilec.errors import LaunchArgumentError, OptionError, TilecError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
@@ -100,15 +101,21 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
     """`kernel[grid]`: a function that launches. It tries the kernel's fast launches (calls
     like earlier ones, `tilec.runtime.hot_path`), then the general path (`Launcher`). A plain
     function, not an object with `__call__`: CPython calls it several hundred nanoseconds
-    faster."""
+    faster. A user's mistake (a `TilecError`) is raised from here, without tilec's frames
+    below, unless `TILEC_DEBUG` is on: the user sees their own call and the message."""
     info = kernel.__dict__.get("_launch_info") or kernel_info(kernel)
 
     def launch(*args: Any, **meta: Any) -> Any:
-        for fast in info.fast:
-            compiled = fast(grid, args, meta)
-            if compiled is not MISS:
-                return compiled
-        return Launcher(kernel, grid)._launch(args, meta)
+        try:
+            for fast in info.fast:
+                compiled = fast(grid, args, meta)
+                if compiled is not MISS:
+                    return compiled
+            return Launcher(kernel, grid)._launch(args, meta)
+        except TilecError as error:
+            if settings.DEBUG.enabled():
+                raise
+            raise error.with_traceback(None)  # noqa: B904 (the same error, its cause kept)
 
     return launch
 
@@ -173,7 +180,7 @@ class Launcher:
             runtime_args = [bound[p] for p in compiled.runtime_params]
         if check or (check is None and checking.enabled):
             if stream is not None:
-                raise TypeError(
+                raise LaunchArgumentError(
                     f"{kernel.__name__}: check=True launches on the default stream and waits "
                     "for the result; drop stream= (or check=True / tilec run --check)"
                 )
@@ -220,19 +227,20 @@ def bind_launch(
     """What the launch `kernel[grid](*args, **meta)` on `backend` compiles: the arguments `(kernel,
     signature, constexprs, divisible, backend, options, equal_to_1)` of `compile_cached`, from the
     arguments bound to the parameters, each runtime argument's type and specialization, and the
-    launch options. A wrong argument or an unknown keyword raises TypeError, naming it. The
+    launch options. A wrong argument or an unknown keyword raises LaunchArgumentError (a
+    TypeError), naming it. The
     launcher and the autotuner (which compiles a launch's configs ahead) share it."""
     name = kernel.__name__
     option_names = set(attrs.fields_dict(backend.options_class))
     if len(args) > len(names):
-        raise TypeError(
+        raise LaunchArgumentError(
             f"{name} takes {len(names)} arguments ({', '.join(names)}); got {len(args)}"
         )
     bound = dict(zip(names, args, strict=False))
     options = {}
     for key, value in meta.items():
         if key in bound:
-            raise TypeError(f"{name} got multiple values for argument '{key}'")
+            raise LaunchArgumentError(f"{name} got multiple values for argument '{key}'")
         if key in names:
             bound[key] = value
         elif key in option_names:
@@ -240,7 +248,7 @@ def bind_launch(
         elif key in TRITON_OPTIONS:
             _check_triton_option(name, backend.name, key, value)
         else:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"{name} got an unknown keyword '{key}' (parameters: {', '.join(names)}; "
                 f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
             )
@@ -249,7 +257,9 @@ def bind_launch(
         if param not in bound and param in defaults:
             bound[param] = defaults[param]
         if param not in bound:
-            raise TypeError(f"{name} is missing {'constexpr' if cx else 'argument'} '{param}'")
+            raise LaunchArgumentError(
+                f"{name} is missing {'constexpr' if cx else 'argument'} '{param}'"
+            )
         if cx:
             constexprs[param] = bound[param]
             continue
@@ -258,17 +268,20 @@ def bind_launch(
             divisible.append(param)
         if signature[param] in ("i32", "i64") and bound[param] == 1:
             equal_to_1.append(param)
-    parsed = backend.parse_options(**options)
+    try:
+        parsed = backend.parse_options(**options)
+    except OptionError as error:
+        raise OptionError(f"{name}: {error}") from None
     return kernel, signature, constexprs, tuple(divisible), backend, parsed, tuple(equal_to_1)
 
 
 def _check_triton_option(kernel: str, backend: str, key: str, value: Any) -> None:
     """Accept a Triton launch option that backend `backend` lacks where `value` is what tilec
-    does anyway; otherwise raise TypeError naming the option and why."""
+    does anyway; otherwise raise OptionError (a TypeError) naming the option and why."""
     honoured, reason = TRITON_OPTIONS[key]
     if value is None or value == honoured or (honoured is None and not value):
         return
-    raise TypeError(
+    raise OptionError(
         f"{kernel}: launch option {key}={value!r} is not supported by backend '{backend}': "
         f"{reason}; leave it out" + (f" or pass {key}={honoured!r}" if honoured is not None else "")
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from tilec.errors import LaunchArgumentError
 from tilec.ir.type_names import SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
 
 DTYPES = SIGNATURE_BY_NUMPY
@@ -131,13 +132,13 @@ def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
     """NumPy arrays whose memory a kernel would misread: big-endian bytes (a kernel reads the
     machine's order), masked arrays (a kernel sees the data under the mask)."""
     if not value.dtype.isnative:
-        raise TypeError(
+        raise LaunchArgumentError(
             f"argument '{param}' of {kernel_name}: the array's elements are in non-native byte "
             f"order ({value.dtype.str}), which a kernel would misread; pass "
             "array.astype(array.dtype.newbyteorder('='))"
         )
     if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(
+        raise LaunchArgumentError(
             f"argument '{param}' of {kernel_name}: a masked array (numpy.ma), whose mask a "
             "kernel cannot see; pass its data (array.data, or array.filled(value)) and the mask "
             "as an array of its own"
@@ -147,12 +148,12 @@ def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
 def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     """The signature type of `value` for `param`, and whether it is divisible by 16.
 
-    Raises TypeError naming the parameter for a value that cannot be a kernel argument.
+    Raises LaunchArgumentError (a TypeError) naming the parameter for a value that cannot be a kernel argument.
     """
     if isinstance(value, np.ndarray):
         elem = DTYPES.get(value.dtype.name)
         if elem is None:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"argument '{param}' of {kernel_name}: unsupported array dtype {value.dtype}"
             )
         _check_host_array(kernel_name, param, value)
@@ -165,7 +166,9 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
             return "i32", value % 16 == 0
         if I64[0] <= value <= I64[1]:
             return "i64", value % 16 == 0
-        raise TypeError(f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits")
+        raise LaunchArgumentError(
+            f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits"
+        )
     if isinstance(value, (float, np.floating)):
         return "fp32", False
     host = None if hasattr(value, "data_ptr") else host_dlpack_array(value)
@@ -175,9 +178,9 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     if info is not None:
         elem, address = info
         if elem.startswith("unsupported"):
-            raise TypeError(f"argument '{param}' of {kernel_name}: {elem}")
+            raise LaunchArgumentError(f"argument '{param}' of {kernel_name}: {elem}")
         return "*" + elem, address % 16 == 0
-    raise TypeError(
+    raise LaunchArgumentError(
         f"argument '{param}' of {kernel_name}: expected an array (a NumPy array, a torch tensor "
         f"or a DLPack producer) for a pointer, an int, float or bool; got {type(value).__name__}"
     )
