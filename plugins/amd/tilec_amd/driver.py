@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
+from tilec.errors import DeviceLimitError, GridError
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -41,7 +42,13 @@ NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
 
 
 class HipError(RuntimeError):
-    """A HIP call failed, no ROCm runtime is there, or a launch exceeds a device limit."""
+    """A HIP call failed, no ROCm runtime is there, or a launch exceeds a device limit
+    (`HipLimitError`)."""
+
+
+class HipLimitError(HipError, DeviceLimitError):
+    """A launch that asks for more than the device allows (LDS, work-items a work-group,
+    programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
 
 
 ROCM = DeviceKind(
@@ -185,7 +192,7 @@ class HipDriver:
         """Load an hsaco and get kernel `name` from it; `shared_bytes` of dynamic LDS a launch."""
         props = self.properties
         if shared_bytes > props.max_shared_per_block:
-            raise HipError(
+            raise HipLimitError(
                 f"kernel '{name}' needs {shared_bytes} bytes of LDS; {props.name} allows at most "
                 f"{props.max_shared_per_block} a work-group. Use smaller blocks (BLOCK sizes)."
             )
@@ -203,16 +210,16 @@ class HipDriver:
         threads = num_warps * threads_per_warp
         dims = (grid,) if isinstance(grid, int) else tuple(int(d) for d in grid)
         if not 1 <= len(dims) <= 3 or min(dims) < 0:
-            raise ValueError(f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}")
+            raise GridError(f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}")
         x, y, z = dims + (1,) * (3 - len(dims))
         for axis, size, limit in zip("xyz", (x, y, z), self.properties.max_grid, strict=True):
             if size > limit:
-                raise HipError(
+                raise HipLimitError(
                     f"grid of kernel '{kernel.name}' is {size} programs along {axis}; "
                     f"{self.properties.name} launches at most {limit} along {axis}"
                 )
         if threads > self.properties.max_threads_per_block:
-            raise HipError(
+            raise HipLimitError(
                 f"kernel '{kernel.name}' needs {threads} work-items a work-group; "
                 f"{self.properties.name} allows {self.properties.max_threads_per_block}"
             )

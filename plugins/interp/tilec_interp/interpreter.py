@@ -47,6 +47,7 @@ import numpy as np
 
 from tilec import settings
 from tilec.dialects import arith, func, gpu, gpu_shared, scf, tile
+from tilec.errors import GridError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
 from tilec.ir.module import ModuleOp
@@ -569,14 +570,16 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     try:
         grid = tuple(operator.index(g) for g in grid)  # ints and NumPy integers, not 2.9
     except TypeError:
-        raise TypeError(f"the grid of @{function_name} must hold ints, got {grid!r}") from None
+        raise GridError(f"the grid of @{function_name} must hold ints, got {grid!r}") from None
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise ValueError(
+        raise GridError(
             f"the grid of @{function_name} must have 1 to 3 non-negative sizes, got {grid}"
         )
     inputs = list(function.signature.inputs)
     if len(args) != len(inputs):
-        raise TypeError(f"@{function_name} takes {len(inputs)} arguments, got {len(args)}")
+        raise LaunchArgumentError(
+            f"@{function_name} takes {len(inputs)} arguments, got {len(args)}"
+        )
     memory = Memory()
     scalars = []
     parameters = function.entry_block.args

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tilec.errors import LaunchArgumentError, TilecError
 from tilec.interop.host_span import host_span
 from tilec_interp import host_memory
 
@@ -21,8 +22,9 @@ SHIFT = 48
 HALF = 1 << (SHIFT - 1)
 
 
-class InterpreterError(RuntimeError):
-    """A kernel fault found by the interpreter (out-of-bounds access, failed assert, ...)."""
+class InterpreterError(TilecError, RuntimeError):
+    """A kernel fault found by the interpreter (out-of-bounds access, failed assert, ...), at
+    the kernel's line."""
 
 
 class Buffer:
@@ -68,7 +70,7 @@ def as_host_array(value: object) -> np.ndarray:
     if hasattr(value, "__dlpack__"):
         device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
         if device[0] != 1:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"a pointer argument of the interp backend must be in CPU memory, got a "
                 f"{type(value).__name__} on DLPack device {tuple(device)}; copy it to the CPU "
                 "(e.g. tensor.cpu())"
@@ -76,11 +78,11 @@ def as_host_array(value: object) -> np.ndarray:
         try:
             return np.from_dlpack(value)
         except (TypeError, BufferError, RuntimeError) as error:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"a pointer argument ({type(value).__name__}) cannot be read through DLPack: "
                 f"{error}"
             ) from None
-    raise TypeError(
+    raise LaunchArgumentError(
         "a pointer argument must be a NumPy array, a CPU torch tensor or a DLPack producer, "
         f"got {type(value).__name__}"
     )

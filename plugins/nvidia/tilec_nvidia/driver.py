@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
+from tilec.errors import DeviceLimitError, GridError
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -37,7 +38,12 @@ INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-b
 
 
 class CudaError(RuntimeError):
-    """A CUDA driver call failed, or a launch exceeds a device limit."""
+    """A CUDA driver call failed, or a launch exceeds a device limit (`CudaLimitError`)."""
+
+
+class CudaLimitError(CudaError, DeviceLimitError):
+    """A launch that asks for more than the device allows (shared memory, threads a block,
+    programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
 
 
 CUDA = DeviceKind(
@@ -138,15 +144,13 @@ def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
     """`grid` (an int or 1-3 ints) as an (x, y, z) tuple of non-negative ints."""
     dims = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(dims) <= 3:
-        raise ValueError(
-            f"grid of kernel '{kernel_name}' must have 1 to 3 dimensions; got {grid!r}"
-        )
+        raise GridError(f"grid of kernel '{kernel_name}' must have 1 to 3 dimensions; got {grid!r}")
     try:
         dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
     except (TypeError, ValueError):
-        raise TypeError(f"grid of kernel '{kernel_name}' must hold ints; got {grid!r}") from None
+        raise GridError(f"grid of kernel '{kernel_name}' must hold ints; got {grid!r}") from None
     if min(dims) < 0:
-        raise ValueError(f"grid of kernel '{kernel_name}' has a negative size: {grid!r}")
+        raise GridError(f"grid of kernel '{kernel_name}' has a negative size: {grid!r}")
     return dims  # type: ignore[return-value]
 
 
@@ -265,7 +269,7 @@ class CudaDriver:
         """
         props = self.properties
         if shared_bytes > props.max_shared_per_block_optin:
-            raise CudaError(
+            raise CudaLimitError(
                 f"kernel '{name}' needs {shared_bytes} bytes of shared memory; "
                 f"{props.name} allows at most {props.max_shared_per_block_optin} per block. "
                 f"Use smaller blocks (BLOCK sizes) or fewer pipeline stages (num_stages)."
@@ -307,7 +311,7 @@ class CudaDriver:
         return kernel
 
     def check_block(self, kernel: CudaKernel, num_warps: int, threads_per_warp: int = 32) -> None:
-        """Raise CudaError where a block of `num_warps` warps cannot run `kernel`."""
+        """Raise CudaLimitError where a block of `num_warps` warps cannot run `kernel`."""
         threads = num_warps * threads_per_warp
         if threads <= kernel.max_threads:
             return
@@ -322,7 +326,7 @@ class CudaDriver:
                 f"{kernel.num_regs} registers exceed the {props.registers_per_block} registers "
                 f"of a block"
             )
-        raise CudaError(
+        raise CudaLimitError(
             f"kernel '{kernel.name}' cannot run with num_warps={num_warps} ({threads} threads): "
             f"{reason}. Use num_warps={fitting} or less, or smaller blocks."
         )
@@ -397,7 +401,7 @@ class CudaDriver:
         grid = normalize_grid(grid, kernel.name)  # reports negative sizes
         for axis, size, limit in zip("xyz", grid, self.properties.max_grid, strict=True):
             if size > limit:
-                raise CudaError(
+                raise CudaLimitError(
                     f"grid of kernel '{kernel.name}' is {size} programs along {axis}; "
                     f"{self.properties.name} launches at most {limit} along {axis}. "
                     f"Use a larger BLOCK or move programs to the x axis (limit "
