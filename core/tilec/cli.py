@@ -4,7 +4,9 @@
 kernels against the interpreter, a NumPy model and every backend's code generation).
 
 User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
-cycle) print a message to stderr and return 1; argument errors return 2 (argparse). Anything else
+cycle, any `tilec.TilecError`: a kernel's compile error, a launch's bad argument, grid or option,
+also from a `tilec run` script, with the script's line) print a message to stderr and return 1
+(`TILEC_DEBUG=1`: a `TilecError` keeps its traceback); argument errors return 2 (argparse). Anything else
 is a bug in tilec or a plugin and keeps its traceback.
 """
 
@@ -18,6 +20,7 @@ import os
 import re
 import runpy
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +30,8 @@ import attrs
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
 from tilec import settings
+from tilec.errors import BackendError, OptionError, TilecError
+from tilec.frontend import CompilationError
 from tilec.ir import Diagnostic, ParseError, parse_module, print_module, verify
 from tilec.ir.type_names import BY_SIGNATURE, is_signature_type
 from tilec.layout.rules import GpuTarget, LayoutRules
@@ -232,6 +237,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     sys.path.insert(0, os.path.dirname(os.path.abspath(args.file)))
     try:
         runpy.run_path(args.file, run_name="__main__")
+    except TilecError as error:
+        if settings.DEBUG.enabled() or isinstance(error, CompilationError):
+            raise  # a compile error says where in the kernel; TILEC_DEBUG: the whole traceback
+        raise UserError(f"{_call_site(error)}{error}") from None
     except SystemExit as exit_:
         if exit_.code is None or isinstance(exit_.code, int):
             return exit_.code or 0
@@ -241,6 +250,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.argv, sys.path[:] = saved_argv, saved_path
         _say_backends(args.backend)
     return 0
+
+
+def _call_site(error: BaseException) -> str:
+    """`file:line: ` of the script's innermost frame in `error`'s traceback (the launch that
+    failed), or nothing where no frame is the script's."""
+    internal = (os.path.dirname(os.path.abspath(__file__)), os.path.abspath(runpy.__file__))
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(internal) and not frame.filename.startswith("<"):
+            return f"{frame.filename}:{frame.lineno}: "
+    return ""
 
 
 def _say_backends(option: str | None) -> None:
@@ -344,6 +364,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
             kernel, signature, constexprs, backend=backend, target=args.target,
             divisibility=divisible, instrumentations=instrumentations, **options,
         )  # fmt: skip
+    except (OptionError, BackendError) as err:  # a bad option value; no target and no device
+        raise UserError(re.sub(r"pass target='(\w+)'", r"pass --target \1", str(err))) from None
     except TypeError as err:
         raise UserError(f"{err} (give it with --signature or --constexpr)") from None
     except ValueError as err:  # a bad option value or target, named by the backend
@@ -703,8 +725,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.handler(args)
-    except (ParseError, Diagnostic) as err:
+    except (ParseError, Diagnostic, CompilationError) as err:  # located: file:line:col: error
         print(err, file=sys.stderr)
+    except TilecError as err:
+        if settings.DEBUG.enabled():
+            raise
+        print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
     except (UserError, PipelineError, PassVerifyError, ValidationError) as err:
         print(f"{PROG} {args.command}: error: {err}", file=sys.stderr)
     except BrokenPipeError:
