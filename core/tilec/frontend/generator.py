@@ -9,6 +9,7 @@ from typing import Any
 import tilec.dialects  # noqa: F401 - registers the ops
 from tilec.dialects.func import FuncOp
 from tilec.dialects.tile import ReturnOp
+from tilec.errors import LaunchArgumentError
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
@@ -111,7 +112,7 @@ def compile_to_tir(
     ]
     for p in runtime:
         if p not in signature:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"parameter '{p}' of {fn.__name__} has neither a signature type nor a constexpr value"
             )
     inputs = [parse_signature_type(signature[p]) for p in runtime]
@@ -136,7 +137,7 @@ def compile_to_tir(
         elif name in fn.defaults:
             scope[name] = unwrap(fn.defaults[name])
         else:
-            raise TypeError(f"constexpr parameter '{name}' of {fn.__name__} has no value")
+            raise LaunchArgumentError(f"constexpr parameter '{name}' of {fn.__name__} has no value")
     builder = Builder.at_end(entry)
     generator = CodeGenerator(fn, builder, scope)
     func.location = generator.location(tree)
