@@ -1,0 +1,313 @@
+"""Launch-time user mistakes are tilec errors (issue 14): each is a `tilec.TilecError` of the kind
+`tilec.errors` names, and still the builtin it was before (`TypeError`, `ValueError`,
+`RuntimeError`), naming the kernel and the argument; a launch's error comes without tilec's
+frames (unless TILEC_DEBUG=1), and the CLI prints it in one line with exit status 1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.backend import Availability
+from tilec.runtime import compiler
+from tilec_interp.memory import InterpreterError
+from tilec_nvidia.backend import NvidiaBackend
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@tilec.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+
+SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+
+
+def arrays():
+    return np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+
+
+def raised(call) -> BaseException:
+    with pytest.raises(tilec.TilecError) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("mistake", "launch", "text"),
+    [
+        (
+            "too many arguments",
+            lambda x, out: add_kernel[(1,)](x, x, out, 8, 8, 9, backend="interp"),
+            "add_kernel takes 5 arguments",
+        ),
+        (
+            "a missing argument",
+            lambda x, out: add_kernel[(1,)](x, x, out, BLOCK=8, backend="interp"),
+            "add_kernel is missing argument 'n'",
+        ),
+        (
+            "an unknown keyword",
+            lambda x, out: add_kernel[(1,)](x, x, out, 8, BLOCK=8, BLCK=8, backend="interp"),
+            "add_kernel got an unknown keyword 'BLCK'",
+        ),
+        (
+            "an argument given twice",
+            lambda x, out: add_kernel[(1,)](x, x, out, 8, BLOCK=8, n=8, backend="interp"),
+            "add_kernel got multiple values for argument 'n'",
+        ),
+        (
+            "a string for a pointer",
+            lambda x, out: add_kernel[(1,)](x, "y", out, 8, BLOCK=8, backend="interp"),
+            "argument 'y_ptr' of add_kernel: expected an array",
+        ),
+        (
+            "an array of an unsupported dtype",
+            lambda x, out: add_kernel[(1,)](
+                x, x.astype(np.complex64), out, 8, BLOCK=8, backend="interp"
+            ),
+            "argument 'y_ptr' of add_kernel: unsupported array dtype complex64",
+        ),
+        (
+            "an int beyond 64 bits",
+            lambda x, out: add_kernel[(1,)](x, x, out, 2**70, BLOCK=8, backend="interp"),
+            "argument 'n' of add_kernel: 1180591620717411303424 does not fit in 64 bits",
+        ),
+        (
+            "a big-endian array",
+            lambda x, out: add_kernel[(1,)](x.astype(">f4"), x, out, 8, BLOCK=8, backend="interp"),
+            "argument 'x_ptr' of add_kernel: the array's elements are in non-native byte order",
+        ),
+        (
+            "check=True with a stream",
+            lambda x, out: add_kernel[(1,)](
+                x, x, out, 8, BLOCK=8, backend="interp", check=True, stream=0
+            ),
+            "add_kernel: check=True launches on the default stream",
+        ),
+    ],
+)
+def test_argument_mistakes_are_launch_argument_errors_and_type_errors(mistake, launch, text):
+    x, out = arrays()
+    error = raised(lambda: launch(x, out))
+    assert isinstance(error, tilec.LaunchArgumentError), mistake
+    assert isinstance(error, tilec.LaunchError) and isinstance(error, TypeError)
+    assert text in str(error)
+
+
+@pytest.mark.parametrize(
+    ("grid", "builtin"),
+    [
+        ("12", TypeError),
+        ((2.9,), TypeError),
+        (None, TypeError),
+        ((1, 1, 1, 1), ValueError),
+        ((-1,), ValueError),
+    ],
+)
+def test_bad_grids_are_grid_errors(grid, builtin):
+    x, out = arrays()
+    error = raised(lambda: add_kernel[grid](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.GridError) and isinstance(error, builtin)
+    assert "the grid of kernel 'add_kernel'" in str(error)
+
+
+def test_a_float_grid_on_the_fast_path_is_a_grid_error():
+    x, out = arrays()
+    add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp")
+    error = raised(lambda: add_kernel[(2.9,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.GridError) and isinstance(error, TypeError)
+    assert "grid of @add_kernel must hold ints" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("options", "builtin", "text"),
+    [
+        ({"num_ctas": 2}, TypeError, "add_kernel: launch option num_ctas=2 is not supported"),
+        ({"num_warps": 3}, ValueError, "add_kernel: backend 'interp': option 'num_warps'"),
+        ({"debug": "yes"}, ValueError, "option 'debug' must be True or False"),
+    ],
+)
+def test_bad_launch_options_are_option_errors(options, builtin, text):
+    x, out = arrays()
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp", **options))
+    assert isinstance(error, tilec.OptionError) and isinstance(error, builtin)
+    assert text in str(error)
+
+
+def test_an_unknown_option_of_tilec_compile_is_an_option_error():
+    error = raised(lambda: tilec.compile(add_kernel, {"n": "i32"}, backend="interp", warps=4))
+    assert isinstance(error, tilec.OptionError) and isinstance(error, TypeError)
+    assert "backend 'interp' has no option 'warps'" in str(error)
+
+
+def test_an_unknown_parameter_of_tilec_compile_is_a_launch_argument_error():
+    error = raised(lambda: tilec.compile(add_kernel, {"m": "i32"}, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "add_kernel has no parameter 'm'" in str(error)
+
+
+def test_a_signature_that_misses_a_parameter_is_a_launch_argument_error():
+    error = raised(lambda: tilec.compile(add_kernel, {"n": "i32"}, {"BLOCK": 8}, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "parameter 'x_ptr' of add_kernel has neither a signature type" in str(error)
+    error = raised(lambda: tilec.compile(add_kernel, SIGNATURE, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "constexpr parameter 'BLOCK' of add_kernel has no value" in str(error)
+
+
+def test_an_unknown_backend_name_is_a_backend_error():
+    x, out = arrays()
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="cuda"))
+    assert isinstance(error, tilec.BackendError) and isinstance(error, ValueError)
+    assert "unknown backend 'cuda'; known backends:" in str(error)
+    error = raised(lambda: tilec.set_backend("cuda"))
+    assert isinstance(error, tilec.BackendError)
+
+
+@pytest.fixture
+def no_nvidia_device(monkeypatch):
+    monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(False, "no GPU"))
+    monkeypatch.setattr(compiler, "_availability", {})
+
+
+def test_an_unavailable_backend_is_a_backend_error(no_nvidia_device):
+    x, out = arrays()
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="nvidia"))
+    assert isinstance(error, tilec.BackendError) and isinstance(error, RuntimeError)
+    assert str(error) == "backend 'nvidia' is not available: no GPU"
+
+
+def test_a_missing_target_without_a_device_is_a_backend_error(no_nvidia_device):
+    error = raised(lambda: tilec.compile(add_kernel, SIGNATURE, {"BLOCK": 8}, backend="nvidia"))
+    assert isinstance(error, tilec.BackendError) and isinstance(error, RuntimeError)
+    assert "the nvidia backend needs a target to compile without a device" in str(error)
+
+
+def test_a_compiled_kernel_launched_with_other_arguments_is_a_launch_argument_error():
+    x, out = arrays()
+    compiled = add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp")
+    error = raised(lambda: compiled[(1,)](x, x, out, 8))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "add_kernel[grid]() takes the kernel's 5 arguments" in str(error)
+    error = raised(lambda: compiled[(1,)](x, x, out, 8, 16))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, ValueError)
+    assert "add_kernel was compiled with BLOCK=8, got 16" in str(error)
+
+
+def test_a_store_to_a_read_only_array_on_the_interpreter_is_a_tilec_error():
+    x, out = arrays()
+    out.flags.writeable = False
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, InterpreterError) and isinstance(error, RuntimeError)
+    assert "argument 'out_ptr', a read-only array" in str(error)
+
+
+def test_compile_errors_are_tilec_errors():
+    assert issubclass(tilec.CompilationError, tilec.TilecError)
+
+
+def frames_of_launch_error(monkeypatch, debug: bool) -> list[str]:
+    if debug:
+        monkeypatch.setenv("TILEC_DEBUG", "1")
+    else:
+        monkeypatch.delenv("TILEC_DEBUG", raising=False)
+    x, out = arrays()
+    with pytest.raises(tilec.LaunchArgumentError) as info:
+        add_kernel[(1,)](x, "y", out, 8, BLOCK=8, backend="interp")
+    return [frame.filename for frame in traceback.extract_tb(info.value.__traceback__)]
+
+
+def test_launch_errors_lose_the_internal_frames(monkeypatch):
+    files = frames_of_launch_error(monkeypatch, debug=False)
+    assert files[0] == __file__
+    inside = [f for f in files if os.sep + "tilec" + os.sep in f]
+    assert [os.path.basename(f) for f in inside] == ["launcher.py"], files  # the launch call
+
+
+def test_tilec_debug_keeps_the_launch_errors_full_traceback(monkeypatch):
+    files = frames_of_launch_error(monkeypatch, debug=True)
+    assert any(f.endswith("specialization.py") for f in files), files
+
+
+# The CLI ---------------------------------------------------------------------------------------
+
+SCRIPT = """\
+import numpy as np
+import tilec
+import tilec.language as tl
+
+
+@tilec.jit
+def copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))
+
+
+x = np.zeros(8, np.float32)
+copy[(1,)](x, "out", BLOCK=8)
+"""
+
+BROKEN_KERNEL = """\
+import tilec
+import tilec.language as tl
+
+
+@tilec.jit
+def broken(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), not_defined_anywhere)
+"""
+
+
+def tilec_command(tmp_path: Path, *args: str, debug: bool = False) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("TILEC_BACKEND", "TILEC_DEBUG")}
+    env["TILEC_CACHE_DIR"] = str(tmp_path / "cache")
+    if debug:
+        env["TILEC_DEBUG"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "tilec", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_tilec_run_prints_a_launch_error_with_the_scripts_line_and_exits_1(tmp_path):
+    script = tmp_path / "bad_launch.py"
+    script.write_text(SCRIPT)
+    result = tilec_command(tmp_path, "run", str(script), "--backend", "interp")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if "error" in line]
+    assert line == (
+        f"tilec run: error: {script}:12: argument 'out_ptr' of copy: expected an array (a "
+        "NumPy array, a torch tensor or a DLPack producer) for a pointer, an int, float or bool; "
+        "got str"
+    )
+    debug = tilec_command(tmp_path, "run", str(script), "--backend", "interp", debug=True)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def test_tilec_compile_prints_a_kernels_compile_error_located_and_exits_1(tmp_path):
+    source = tmp_path / "broken.py"
+    source.write_text(BROKEN_KERNEL)
+    result = tilec_command(
+        tmp_path, "compile", f"{source}:broken", "--signature", "x_ptr=*fp32",
+        "--constexpr", "BLOCK=8", "--backend", "interp",
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"{source}:7:")
+    assert "not_defined_anywhere" in result.stderr
