@@ -8,7 +8,8 @@ its name for errors); everything else is here, once:
   them;
 - `pointers`: launch arguments as device addresses (`DeviceArray`, torch tensors,
   `__cuda_array_interface__`, `__dlpack__`, ints, None) and their signature types;
-- `copies`: NumPy arguments copied in and back (through a buffer pool), and `run_kernel`;
+- `copies`: NumPy arguments copied in and back (through a buffer pool), those that share host
+  memory into one device buffer (`host_span` finds the memory each spans), and `run_kernel`;
 - `device_array`: `DeviceArray` (`tilec.to_device`) and `to_host`;
 - `gpu_driver`: `GpuDriver`, the `tilec.driver.Driver` of the GPU backends.
 

@@ -1,6 +1,12 @@
 """NumPy arguments on a GPU: copied to device memory before the launch, copied back after it where
 the kernel may write them, their device memory kept in a small pool for the next launch; and
-`run_kernel`, a launch with the user's arguments."""
+`run_kernel`, a launch with the user's arguments.
+
+Arguments that share host memory (one array twice, a view and its base, `x` and `x[1:]`,
+`a[::2]` and `a[1::2]`) share device memory too: the union of their spans is copied to one
+device buffer, each argument gets its own address in it, and the union is copied back once
+where the kernel writes any of them. The kernel then sees and leaves what it would on device
+arrays, whatever the order of the arguments."""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ import numpy as np
 
 from tilec.errors import LaunchArgumentError
 from tilec.interop.device import stream_handle
-from tilec.interop.host_span import host_span
+from tilec.interop.host_span import host_extent, shared_spans
 from tilec.interop.pointers import (
     GETTERS_BY_TYPE,
     device_pointer,
@@ -75,16 +81,23 @@ def pool_for(runtime: Any) -> AllocationPool:
     return pool
 
 
+ALIGNMENT = 16
+"""A device address keeps its host address modulo this: a pointer is specialized as 16-byte
+aligned by its host address. Device allocations are aligned to at least this (256 bytes)."""
+
+
 @attrs.define
 class HostCopy:
-    """A NumPy argument's device buffer."""
+    """The device buffer of the host memory some NumPy arguments span (one, or several that
+    share memory): `nbytes` bytes from host address `host` at device address `address + pad`."""
 
-    array: np.ndarray
+    host: int
+    nbytes: int
     address: int
     size: int
+    pad: int
+    """The bytes before the copy in the device buffer: `host % ALIGNMENT`."""
     write_back: bool
-    start: int = 0
-    """The byte offset of the argument's first element in `array` (a strided view's span)."""
 
 
 @attrs.define
@@ -129,22 +142,28 @@ def _prepare(
 ) -> tuple[list[Any], list[HostCopy]]:
     handle = stream if stream is None or type(stream) is int else stream_handle(stream)
     values: list[Any] = list(args)
+    arrays: list[int] = []
     copies: list[HostCopy] = []
     try:
         for i in pointers:
             value = values[i]
             kind = type(value)
             if kind is np.ndarray or isinstance(value, np.ndarray):
-                if not copies and runtime.is_capturing(stream):
+                if not arrays and runtime.is_capturing(stream):
                     raise _capture_error(runtime, kernel_name, names[i])
-                copy = _copy_in(runtime, kernel_name, names[i], value, i in written, stream)
-                copies.append(copy)
-                values[i] = copy.address + copy.start
+                if i in written and not value.flags.writeable:
+                    raise LaunchArgumentError(
+                        f"{where(names[i], kernel_name)} is a read-only NumPy array, but the "
+                        "kernel stores to it; pass a writeable array (array.copy())"
+                    )
+                arrays.append(i)
                 continue
             getter = GETTERS_BY_TYPE.get(kind) or pointer_getter(kind, value)
             if getter is None:
                 device_pointer(runtime, value, names[i], kernel_name, handle)  # raises
             values[i] = getter(runtime, value, names[i], kernel_name, handle)
+        if arrays:
+            _copy_in(runtime, values, arrays, written, stream, copies)
     except BaseException as error:
         prepared = PreparedArguments(values, copies, args)
         finish_arguments(runtime, prepared, stream, copy_back=False)
@@ -166,23 +185,27 @@ def _capture_error(runtime: Any, kernel_name: str, name: str) -> RuntimeError:
 
 
 def _copy_in(
-    runtime: Any, kernel_name: str, name: str, array: np.ndarray, write_back: bool, stream: Any
-) -> HostCopy:
-    if write_back and not array.flags.writeable:
-        raise LaunchArgumentError(
-            f"{where(name, kernel_name)} is a read-only NumPy array, but the kernel stores to it; "
-            "pass a writeable array (array.copy())"
-        )
-    array, start = host_span(array)  # a strided view: the memory it spans, written back whole
+    runtime: Any,
+    values: list[Any],
+    arrays: Sequence[int],
+    written: Collection[int],
+    stream: Any,
+    copies: list[HostCopy],
+) -> None:
+    """Copy the NumPy arrays `values[i]`, i in `arrays`, to the device, one buffer for each
+    group that shares memory, and put their device addresses in `values`; the buffers go to
+    `copies` as they are made (for the caller's clean-up)."""
+    extents = [host_extent(values[i]) for i in arrays]  # a strided view: the memory it spans
     pool = pool_for(runtime)
-    address, size = pool.take(array.nbytes)
-    copy = HostCopy(array, address, size, write_back, start)
-    try:
-        runtime.copy_to_device(address, array.ctypes.data, array.nbytes, stream)
-    except BaseException:
-        pool.give(address, size)
-        raise
-    return copy
+    for host, nbytes, members in shared_spans([extent[:2] for extent in extents]):
+        pad = host % ALIGNMENT
+        address, size = pool.take(pad + nbytes)
+        write_back = any(arrays[k] in written for k in members)
+        copies.append(HostCopy(host, nbytes, address, size, pad, write_back))
+        runtime.copy_to_device(address + pad, host, nbytes, stream)
+        for k in members:
+            start, _, first = extents[k]
+            values[arrays[k]] = address + pad + (start - host) + first
 
 
 def finish_arguments(
@@ -195,9 +218,9 @@ def finish_arguments(
     try:
         if copy_back:
             for copy in prepared.copies:
-                array = copy.array
-                if copy.write_back and array.nbytes:
-                    runtime.copy_to_host(array.ctypes.data, copy.address, array.nbytes, stream)
+                if copy.write_back and copy.nbytes:
+                    device = copy.address + copy.pad
+                    runtime.copy_to_host(copy.host, device, copy.nbytes, stream)
         runtime.synchronize(stream)
     finally:
         for copy in prepared.copies:
