@@ -5,13 +5,20 @@ import importlib
 from tilec import logs
 from tilec.driver import set_device
 from tilec.errors import (
+    ArgumentValueError,
     BackendError,
+    BackendUnavailableError,
     DeviceLimitError,
     GridError,
+    GridTypeError,
+    GridValueError,
     LaunchArgumentError,
     LaunchError,
     OptionError,
+    OptionTypeError,
+    OptionValueError,
     TilecError,
+    UnknownBackendError,
 )
 from tilec.frontend import CompilationError
 from tilec.language import cdiv, next_power_of_2
@@ -64,15 +71,22 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "ArgumentValueError",
     "BackendError",
+    "BackendUnavailableError",
     "CompilationError",
     "Config",
     "DeviceLimitError",
     "GridError",
+    "GridTypeError",
+    "GridValueError",
     "LaunchArgumentError",
     "LaunchError",
     "OptionError",
+    "OptionTypeError",
+    "OptionValueError",
     "TilecError",
+    "UnknownBackendError",
     "__version__",
     "autotune",
     "cdiv",

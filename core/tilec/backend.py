@@ -25,7 +25,7 @@ import attrs
 
 from tilec.arch import ArchTable, GpuArch
 from tilec.driver import Availability, Driver
-from tilec.errors import BackendError, OptionError
+from tilec.errors import BackendUnavailableError, OptionTypeError, OptionValueError
 from tilec.layout.rules import LayoutRules
 from tilec.version import __version__
 
@@ -100,20 +100,20 @@ class Backend:
     def parse_options(self, **kwargs: Any) -> BackendOptions:
         """Frozen, hashable options from keyword arguments; defaults for the ones not given.
 
-        Raises OptionError (a TypeError for an unknown option name, a ValueError for an invalid
-        value), naming the option.
+        Raises OptionTypeError (a TypeError) for an unknown option name and OptionValueError (a
+        ValueError) for an invalid value, both naming the option.
         """
         valid = attrs.fields_dict(self.options_class)
         unknown = sorted(set(kwargs) - set(valid))
         if unknown:
-            raise OptionError(
+            raise OptionTypeError(
                 f"backend '{self.name}' has no option {', '.join(map(repr, unknown))}; "
                 f"valid options: {', '.join(sorted(valid))}"
             )
         try:
             return self.options_class(**kwargs)
         except ValueError as error:
-            raise OptionError(f"backend '{self.name}': {error}") from None
+            raise OptionValueError(f"backend '{self.name}': {error}") from None
 
     def layout_rules(self, target: Any) -> Any:
         """The `LayoutRules` (lane count, vector width, shared memory, ...) for `target`."""
@@ -242,14 +242,14 @@ class GpuBackend(Backend):
             return options.target
         availability = self.is_available()
         if not availability:
-            raise BackendError(
+            raise BackendUnavailableError(
                 f"the {self.name} backend needs a target to compile without a device: pass "
                 f"target={self.example_target!r} (one of {', '.join(self.targets)}); "
                 f"{availability.reason}"
             )
         arch, target = self.device_target()
         if target is None:
-            raise BackendError(
+            raise BackendUnavailableError(
                 f"the device's architecture {arch} is not one tilec compiles for "
                 f"({', '.join(self.targets)}); pass target= explicitly"
             )

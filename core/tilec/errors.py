@@ -1,12 +1,12 @@
 """The errors tilec raises for a user's mistake, in one place (`tilec.TilecError` and below).
 
 Every error that a launch (`kernel[grid](...)`), `tilec.compile` or a `tilec` command raises for
-something the user can fix is a `TilecError`; anything else is a bug in tilec or a plugin. The
-launch errors also subclass the builtin that tilec raised for them before (`TypeError`,
-`ValueError`, `RuntimeError`), so that `except TypeError` keeps working; where one kind of
-mistake was raised as two builtins (a grid of floats is a `TypeError`, a negative grid size a
-`ValueError`), its class subclasses both, as NumPy's `AxisError` is a `ValueError` and an
-`IndexError`. Messages name the kernel and the argument or option.
+something the user can fix is a `TilecError`; anything else is a bug in tilec or a plugin. Each
+launch error is also the builtin that tilec raised for it before (`TypeError`, `ValueError`,
+`RuntimeError`), exactly that one, so that `except TypeError` code keeps catching what it caught
+and no other handler starts to: where one kind of mistake was raised as two builtins (a grid of
+floats was a `TypeError`, a negative grid size a `ValueError`), its class (`GridError`) has a
+subclass for each. Messages name the kernel and the argument or option.
 
 This module imports nothing of tilec, so that every layer (the frontend, the runtime, the
 plugins' drivers) can raise these.
@@ -24,41 +24,55 @@ class LaunchError(TilecError):
     argument, the grid, an option, the backend or the device does not fit it."""
 
 
-class LaunchArgumentError(LaunchError, TypeError, ValueError):
+class LaunchArgumentError(LaunchError, TypeError):
     """A kernel argument or keyword that does not fit: too many or too few, unknown, given
-    twice, of a type or dtype no kernel takes, on another device, read-only but written (a
-    `TypeError` before), or a constexpr other than the one a `CompiledKernel` was compiled
-    with (a `ValueError`)."""
+    twice, of a type or dtype no kernel takes, on another device, read-only but written."""
 
 
-class GridError(LaunchError, TypeError, ValueError):
-    """A grid that is not 1 to 3 non-negative ints (a `TypeError` where a size is no int, a
-    `ValueError` where the count or a size is out of range, before)."""
+class ArgumentValueError(LaunchError, ValueError):
+    """An argument whose value does not fit: a constexpr other than the one a `CompiledKernel`
+    was compiled with."""
 
 
-class OptionError(LaunchError, TypeError, ValueError):
-    """A launch or backend option that the backend does not have (a `TypeError`, as for an
-    unknown keyword, before) or whose value it refuses (a `ValueError`)."""
+class GridError(LaunchError):
+    """A grid that is not 1 to 3 non-negative ints."""
 
 
-class BackendError(LaunchError, ValueError, RuntimeError):
-    """A backend that cannot be used as asked: an unknown name (a `ValueError` before), one that
-    is not available here, or one that needs a target to compile without a device (a
-    `RuntimeError` before)."""
+class GridTypeError(GridError, TypeError):
+    """A grid, or a size in it, that is no int (None, a str, a float)."""
+
+
+class GridValueError(GridError, ValueError):
+    """A grid of no or more than 3 sizes, or with a negative one."""
+
+
+class OptionError(LaunchError):
+    """A launch or backend option that the backend lacks or whose value it refuses."""
+
+
+class OptionTypeError(OptionError, TypeError):
+    """An option the backend does not have (as an unknown keyword is a `TypeError`), or a
+    Triton launch option it cannot honour."""
+
+
+class OptionValueError(OptionError, ValueError):
+    """An option value the backend refuses (`num_warps=3`, an unknown `target`)."""
+
+
+class BackendError(LaunchError):
+    """A backend that cannot be used as asked."""
+
+
+class UnknownBackendError(BackendError, ValueError):
+    """A backend name that no installed plugin provides."""
+
+
+class BackendUnavailableError(BackendError, RuntimeError):
+    """A backend that cannot run here (no device, no driver), or that needs a `target=` to
+    compile without a device."""
 
 
 class DeviceLimitError(LaunchError, RuntimeError):
     """A launch that asks for more than the device allows: shared memory, threads a block,
     programs along a grid axis. The GPU backends raise it as their driver error too
-    (`CudaError`, `HipError`)."""
-
-
-__all__ = [
-    "BackendError",
-    "DeviceLimitError",
-    "GridError",
-    "LaunchArgumentError",
-    "LaunchError",
-    "OptionError",
-    "TilecError",
-]
+    (`CudaLimitError` is a `CudaError`, `HipLimitError` a `HipError`)."""

@@ -187,7 +187,8 @@ def device_pointer(
     """The device address of a device-resident argument (not a NumPy array: see
     `copies.prepare_arguments`); an int is taken as an address, None as the null pointer.
 
-    Raises LaunchArgumentError (a TypeError) naming the parameter for host memory, another device or another type.
+    Raises LaunchArgumentError (a TypeError) naming the parameter for host memory, another
+    device or another type.
     """
     getter = pointer_getter(type(value), value)
     if getter is None:
@@ -202,7 +203,8 @@ def arg_signature_type(
     runtime: Any, value: Any, param: str = "", kernel_name: str = ""
 ) -> tuple[str, bool]:
     """The signature type (`*fp32`, `*bf16`, ...) of an array argument, and whether its address
-    is 16-byte aligned. Raises LaunchArgumentError for a value that is not an array tilec can pass."""
+    is 16-byte aligned. Raises LaunchArgumentError for a value that is not an array tilec can
+    pass."""
     if isinstance(value, np.ndarray):
         element = DTYPES.get(value.dtype.name)
         address = value.__array_interface__["data"][0]

@@ -28,7 +28,12 @@ from tilec import settings
 from tilec.backend import Backend, BackendOptions
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
-from tilec.errors import BackendError, LaunchArgumentError
+from tilec.errors import (
+    ArgumentValueError,
+    BackendUnavailableError,
+    LaunchArgumentError,
+    UnknownBackendError,
+)
 from tilec.frontend import CompilationError, compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
 from tilec.plugin.manager import fingerprint as plugin_fingerprint
@@ -61,7 +66,7 @@ def set_backend(name: str | None) -> None:
 def _backends(name: str | None = None) -> dict[str, Backend]:
     backends = load_backends()
     if name is not None and name not in backends:
-        raise BackendError(
+        raise UnknownBackendError(
             f"unknown backend '{name}'; known backends: {', '.join(sorted(backends))}"
         )
     return backends
@@ -93,12 +98,14 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
                     used_backends.setdefault(auto, f"the first available{skipped}")
                     return backends[auto]
                 reasons.append(f"{auto}: {availability.reason}")
-        raise BackendError(f"no backend is available ({'; '.join(reasons)})")
+        raise BackendUnavailableError(f"no backend is available ({'; '.join(reasons)})")
     backend = _backends(name)[name]
     if require_available:
         availability = _available(backend)
         if not availability:
-            raise BackendError(f"backend '{name}' is not available: {availability.reason}")
+            raise BackendUnavailableError(
+                f"backend '{name}' is not available: {availability.reason}"
+            )
     log.info("backend '%s': named by %s", name, _named_by(name))
     used_backends.setdefault(name, f"named by {_named_by(name)}")
     return backend
@@ -165,7 +172,7 @@ class CompiledKernel:
                 if name in self.signature:
                     runtime.append(value)
                 elif self.constexprs.get(name) != value:
-                    raise LaunchArgumentError(
+                    raise ArgumentValueError(
                         f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
                         f"got {value!r}: compile it again (kernel.warmup) for another value"
                     )

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec import settings
-from tilec.errors import GridError
+from tilec.errors import GridTypeError, GridValueError
 from tilec.frontend.kernel import identity_check
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
@@ -70,15 +70,15 @@ def _checked_grid(grid: Any, kernel_name: str, made_by: str) -> tuple[int, ...]:
                 size = operator.index(d)  # int, NumPy integers
         if size is None:
             hint = "; for a size computed by division, use tilec.cdiv(n, BLOCK)"
-            raise GridError(
+            raise GridTypeError(
                 f"{what} must be an int or a tuple of 1 to 3 ints, got {grid!r}"
                 + (hint if isinstance(d, float) else "")
             )
         checked.append(size)
     if not 1 <= len(checked) <= 3:
-        raise GridError(f"{what} must have 1 to 3 dimensions, got {grid!r}")
+        raise GridValueError(f"{what} must have 1 to 3 dimensions, got {grid!r}")
     if min(checked) < 0:
-        raise GridError(f"{what} has a negative size: {grid!r}")
+        raise GridValueError(f"{what} has a negative size: {grid!r}")
     return tuple(checked)
 
 

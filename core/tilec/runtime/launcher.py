@@ -20,7 +20,7 @@ import attrs
 
 from tilec import settings
 from tilec.backend import Backend
-from tilec.errors import LaunchArgumentError, OptionError, TilecError
+from tilec.errors import LaunchArgumentError, OptionError, OptionTypeError, TilecError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
@@ -271,17 +271,17 @@ def bind_launch(
     try:
         parsed = backend.parse_options(**options)
     except OptionError as error:
-        raise OptionError(f"{name}: {error}") from None
+        raise type(error)(f"{name}: {error}") from None
     return kernel, signature, constexprs, tuple(divisible), backend, parsed, tuple(equal_to_1)
 
 
 def _check_triton_option(kernel: str, backend: str, key: str, value: Any) -> None:
     """Accept a Triton launch option that backend `backend` lacks where `value` is what tilec
-    does anyway; otherwise raise OptionError (a TypeError) naming the option and why."""
+    does anyway; otherwise raise OptionTypeError naming the option and why."""
     honoured, reason = TRITON_OPTIONS[key]
     if value is None or value == honoured or (honoured is None and not value):
         return
-    raise OptionError(
+    raise OptionTypeError(
         f"{kernel}: launch option {key}={value!r} is not supported by backend '{backend}': "
         f"{reason}; leave it out" + (f" or pass {key}={honoured!r}" if honoured is not None else "")
     )

@@ -148,7 +148,8 @@ def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
 def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     """The signature type of `value` for `param`, and whether it is divisible by 16.
 
-    Raises LaunchArgumentError (a TypeError) naming the parameter for a value that cannot be a kernel argument.
+    Raises LaunchArgumentError (a TypeError) naming the parameter for a value that cannot be a
+    kernel argument.
     """
     if isinstance(value, np.ndarray):
         elem = DTYPES.get(value.dtype.name)

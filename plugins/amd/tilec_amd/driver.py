@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import DeviceLimitError, GridError
+from tilec.errors import DeviceLimitError, GridValueError
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -210,7 +210,9 @@ class HipDriver:
         threads = num_warps * threads_per_warp
         dims = (grid,) if isinstance(grid, int) else tuple(int(d) for d in grid)
         if not 1 <= len(dims) <= 3 or min(dims) < 0:
-            raise GridError(f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}")
+            raise GridValueError(
+                f"grid of kernel '{kernel.name}' must be 1 to 3 sizes >= 0: {grid!r}"
+            )
         x, y, z = dims + (1,) * (3 - len(dims))
         for axis, size, limit in zip("xyz", (x, y, z), self.properties.max_grid, strict=True):
             if size > limit:

@@ -47,7 +47,7 @@ import numpy as np
 
 from tilec import settings
 from tilec.dialects import arith, func, gpu, gpu_shared, scf, tile
-from tilec.errors import GridError, LaunchArgumentError
+from tilec.errors import GridTypeError, GridValueError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
 from tilec.ir.module import ModuleOp
@@ -570,9 +570,9 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     try:
         grid = tuple(operator.index(g) for g in grid)  # ints and NumPy integers, not 2.9
     except TypeError:
-        raise GridError(f"the grid of @{function_name} must hold ints, got {grid!r}") from None
+        raise GridTypeError(f"the grid of @{function_name} must hold ints, got {grid!r}") from None
     if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-        raise GridError(
+        raise GridValueError(
             f"the grid of @{function_name} must have 1 to 3 non-negative sizes, got {grid}"
         )
     inputs = list(function.signature.inputs)

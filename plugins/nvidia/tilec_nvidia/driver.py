@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import DeviceLimitError, GridError
+from tilec.errors import DeviceLimitError, GridTypeError, GridValueError
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -144,13 +144,17 @@ def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
     """`grid` (an int or 1-3 ints) as an (x, y, z) tuple of non-negative ints."""
     dims = (grid,) if isinstance(grid, int) else tuple(grid)
     if not 1 <= len(dims) <= 3:
-        raise GridError(f"grid of kernel '{kernel_name}' must have 1 to 3 dimensions; got {grid!r}")
+        raise GridValueError(
+            f"grid of kernel '{kernel_name}' must have 1 to 3 dimensions; got {grid!r}"
+        )
     try:
         dims = tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
     except (TypeError, ValueError):
-        raise GridError(f"grid of kernel '{kernel_name}' must hold ints; got {grid!r}") from None
+        raise GridTypeError(
+            f"grid of kernel '{kernel_name}' must hold ints; got {grid!r}"
+        ) from None
     if min(dims) < 0:
-        raise GridError(f"grid of kernel '{kernel_name}' has a negative size: {grid!r}")
+        raise GridValueError(f"grid of kernel '{kernel_name}' has a negative size: {grid!r}")
     return dims  # type: ignore[return-value]
 
 
