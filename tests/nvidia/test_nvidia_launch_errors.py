@@ -64,9 +64,13 @@ def test_more_threads_than_the_registers_allow_is_a_device_limit_error():
         driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=10**6)
 
 
-@pytest.mark.parametrize(("grid", "builtin"), [((1, 2, 3, 4), ValueError), ((-1,), ValueError)])
-def test_the_drivers_grid_check_raises_grid_errors(grid, builtin):
-    with pytest.raises(tilec.GridError) as info:
+@pytest.mark.parametrize(
+    ("grid", "kind", "builtin"),
+    [((1, 2, 3, 4), tilec.GridValueError, ValueError), ((-1,), tilec.GridValueError, ValueError),
+     (("x",), tilec.GridTypeError, TypeError)],
+)  # fmt: skip
+def test_the_drivers_grid_check_raises_grid_errors(grid, kind, builtin):
+    with pytest.raises(kind) as info:
         cuda.normalize_grid(grid, "k")
-    assert isinstance(info.value, builtin)
+    assert isinstance(info.value, tilec.GridError) and isinstance(info.value, builtin)
     assert "grid of kernel 'k'" in str(info.value)
