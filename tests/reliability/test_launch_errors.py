@@ -18,6 +18,7 @@ import tilec
 import tilec.language as tl
 from tilec.backend import Availability
 from tilec.runtime import compiler
+from tilec.runtime.packing import Packer
 from tilec_interp.memory import InterpreterError
 from tilec_nvidia.backend import NvidiaBackend
 
@@ -198,6 +199,26 @@ def test_a_missing_target_without_a_device_is_a_backend_error(no_nvidia_device):
     error = raised(lambda: tilec.compile(add_kernel, SIGNATURE, {"BLOCK": 8}, backend="nvidia"))
     assert isinstance(error, tilec.BackendUnavailableError) and isinstance(error, RuntimeError)
     assert "the nvidia backend needs a target to compile without a device" in str(error)
+
+
+def test_warmup_mistakes_are_launch_argument_errors():
+    x, out = arrays()
+    error = raised(lambda: add_kernel.warmup(x, x, out, 8, grid=(1,), BLOCK=8, stream=0))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "add_kernel.warmup() launches nothing: drop stream=" in str(error)
+    error = raised(lambda: add_kernel.warmup(np.float32, x, out, 8, grid=(1,), BLOCK=8))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "add_kernel.warmup() takes the arguments of a launch" in str(error)
+
+
+def test_arguments_a_gpu_launch_cannot_pack_are_launch_argument_errors():
+    packer = Packer(["*fp32", "i32"], ["x_ptr", "n"])
+    error = raised(lambda: packer.pack([0x1000, "8"]))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "argument 'n' (i32): cannot pass '8' as i32" in str(error)
+    error = raised(lambda: Packer(["tensor<4xf32>"], ["t"]))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "parameter 't' has type 'tensor<4xf32>'" in str(error)
 
 
 def test_a_compiled_kernel_launched_with_other_arguments_is_a_launch_argument_error():

@@ -16,6 +16,7 @@ import numpy as np
 
 from tilec import settings
 from tilec.dialects.tile import DotOp
+from tilec.errors import LaunchArgumentError
 
 TOLERANCES = {
     "fp64": (1e-9, 1e-12),
@@ -83,7 +84,7 @@ def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
     try:
         return backend.driver.to_host(value)
     except NotImplementedError:
-        raise TypeError(
+        raise LaunchArgumentError(
             f"check=True cannot read argument '{param}' ({type(value).__name__}) back from "
             f"backend '{backend.name}'"
         ) from None

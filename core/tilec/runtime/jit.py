@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec import settings
+from tilec.errors import LaunchArgumentError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import compiler
 from tilec.runtime.launcher import Launcher, kernel_info, launcher
@@ -30,10 +31,12 @@ class JITFunction(KernelFunction):
         signature and not used: a compile does not depend on it."""
         for name in ("check", "stream"):
             if name in meta:
-                raise TypeError(f"{self.__name__}.warmup() launches nothing: drop {name}=")
+                raise LaunchArgumentError(
+                    f"{self.__name__}.warmup() launches nothing: drop {name}="
+                )
         for arg in args:
             if type(arg).__name__ == "dtype" or isinstance(arg, type):
-                raise TypeError(
+                raise LaunchArgumentError(
                     f"{self.__name__}.warmup() takes the arguments of a launch (arrays, "
                     f"scalars), not the dtype {arg!r}: pass an array of that dtype"
                 )

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from tilec.errors import LaunchArgumentError
 from tilec.ir.float8 import FORMATS
 from tilec.ir.type_names import SCALARS, STRUCT_CODES
 
@@ -86,7 +87,7 @@ class Packer:
             return "Q"
         code = SCALAR_FORMATS.get(kind)
         if code is None:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"parameter '{name}' has type {kind!r}, which tilec cannot pass to {cls.kernel_kind}; "
                 f"use a pointer (*T) or one of {', '.join(SCALAR_FORMATS)}"
             )
@@ -108,15 +109,17 @@ class Packer:
         """The values in the buffer (bf16 as bits): what the kernel will receive."""
         return self._struct.unpack_from(self._buffer, 0)
 
-    def _explain(self, values: Sequence[Any]) -> TypeError:
+    def _explain(self, values: Sequence[Any]) -> LaunchArgumentError:
         if len(values) != len(self.signature):
-            return TypeError(f"expected {len(self.signature)} arguments; got {len(values)}")
+            return LaunchArgumentError(
+                f"expected {len(self.signature)} arguments; got {len(values)}"
+            )
         for name, kind, value in zip(self.names, self.signature, values, strict=True):
             try:
                 struct.pack("<" + self._code(kind, name), value)
             except struct.error as error:
                 what = "a device address (int)" if kind.startswith("*") else kind
-                return TypeError(
+                return LaunchArgumentError(
                     f"argument '{name}' ({kind}): cannot pass {value!r} as {what}: {error}"
                 )
-        return TypeError("could not pack the kernel arguments")
+        return LaunchArgumentError("could not pack the kernel arguments")
