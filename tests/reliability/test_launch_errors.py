@@ -232,6 +232,36 @@ def test_a_compiled_kernel_launched_with_other_arguments_is_a_launch_argument_er
     assert "add_kernel was compiled with BLOCK=8, got 16" in str(error)
 
 
+class CudaTensorLike:
+    """A torch tensor on a GPU, as the interp backend sees one: no memory it can read."""
+
+    dtype = "torch.float32"
+
+    def data_ptr(self):
+        return 0x10000
+
+    def get_device(self):
+        return 0
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("on the GPU")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_arrays_the_interpreter_cannot_address_are_named_launch_argument_errors():
+    x, out = arrays()
+    error = raised(lambda: add_kernel[(1,)](x, CudaTensorLike(), out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    text = "argument 'y_ptr' of add_kernel: a pointer argument of the interp backend must be in"
+    assert text + " CPU memory" in str(error)
+    odd = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32), shape=(8,), strides=(6,))
+    error = raised(lambda: add_kernel[(1,)](x, odd, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "argument 'y_ptr' of add_kernel: an array with strides (6,)" in str(error)
+
+
 def test_a_store_to_a_read_only_array_on_the_interpreter_is_a_tilec_error():
     x, out = arrays()
     out.flags.writeable = False

@@ -556,6 +556,15 @@ def _largest_numel(function: Operation) -> int:
     return largest
 
 
+def _register(memory: Memory, arg: object, param: str | None, function_name: str) -> int:
+    """`memory.register`, with an argument it cannot address (on a GPU, of no array type, with
+    strides between element boundaries) refused as a LaunchArgumentError naming it."""
+    try:
+        return memory.register(arg, param)
+    except TypeError as error:
+        raise LaunchArgumentError(f"argument '{param}' of {function_name}: {error}") from None
+
+
 def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: list) -> None:
     """Run `@function_name` of `module` over `grid` (1 to 3 axes) with `args`.
 
@@ -585,7 +594,7 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     parameters = function.entry_block.args
     for t, arg, parameter in zip(inputs, args, parameters, strict=True):
         if isinstance(t, PointerType):
-            scalars.append((t, memory.register(arg, parameter.name_hint)))
+            scalars.append((t, _register(memory, arg, parameter.name_hint, function_name)))
         else:
             scalars.append((t, arg))
     total = math.prod(grid)
