@@ -252,9 +252,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _call_site(error: BaseException) -> str:
-    """`file:line: ` of the script's innermost frame in `error`'s traceback (the launch that
-    failed), or nothing where no frame is the script's."""
+def _call_site(error: TilecError) -> str:
+    """`file:line: ` of the launch that raised `error` (its `call_site`), else of the script's
+    innermost frame in its traceback; nothing where no frame is the script's."""
+    if error.call_site is not None:
+        return f"{error.call_site}: "
     internal = (os.path.dirname(os.path.abspath(__file__)), os.path.abspath(runpy.__file__))
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         path = os.path.abspath(frame.filename)

@@ -18,6 +18,9 @@ from __future__ import annotations
 class TilecError(Exception):
     """A mistake the user can fix: in a kernel, its launch, its options or a command's input."""
 
+    call_site: str | None = None
+    """`file:line` of the user's `kernel[grid](...)` whose launch raised it (None elsewhere)."""
+
 
 class LaunchError(TilecError):
     """A launch or compile that cannot be made as asked: the kernel's code is fine, but an

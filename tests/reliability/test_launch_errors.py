@@ -274,6 +274,17 @@ def test_compile_errors_are_tilec_errors():
     assert issubclass(tilec.CompilationError, tilec.TilecError)
 
 
+def test_a_launch_error_knows_the_users_call_site():
+    x, out = arrays()
+    line = sys._getframe().f_lineno + 1
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, bogus=1, backend="interp"))
+    assert error.call_site == f"{__file__}:{line}"
+    add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp")
+    launch = add_kernel[(2.9,)]  # the fast path's grid check
+    error = raised(lambda: launch(x, x, out, 8, BLOCK=8, backend="interp"))
+    assert error.call_site == f"{__file__}:{line + 4}"
+
+
 def frames_of_launch_error(monkeypatch, debug: bool) -> list[str]:
     if debug:
         monkeypatch.setenv("TILEC_DEBUG", "1")

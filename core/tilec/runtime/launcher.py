@@ -12,6 +12,8 @@ call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ra
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -101,8 +103,9 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
     """`kernel[grid]`: a function that launches. It tries the kernel's fast launches (calls
     like earlier ones, `tilec.runtime.hot_path`), then the general path (`Launcher`). A plain
     function, not an object with `__call__`: CPython calls it several hundred nanoseconds
-    faster. A user's mistake (a `TilecError`) is raised from here, without tilec's frames
-    below, unless `TILEC_DEBUG` is on: the user sees their own call and the message."""
+    faster. A user's mistake (a `TilecError`) gets the launch's `call_site` and is raised from
+    here, without tilec's frames below unless `TILEC_DEBUG` is on: the user sees their own call
+    and the message."""
     info = kernel.__dict__.get("_launch_info") or kernel_info(kernel)
 
     def launch(*args: Any, **meta: Any) -> Any:
@@ -113,11 +116,27 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
                     return compiled
             return Launcher(kernel, grid)._launch(args, meta)
         except TilecError as error:
+            if error.call_site is None:
+                error.call_site = _call_site(sys._getframe(1))
             if settings.DEBUG.enabled():
                 raise
             raise error.with_traceback(None)  # noqa: B904 (the same error, its cause kept)
 
     return launch
+
+
+_TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _call_site(frame: Any) -> str | None:
+    """`file:line` of the first frame from `frame` outward that is not tilec's (the user's
+    `kernel[grid](...)`, also where it goes through `Launcher.__call__` or the autotuner)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_TILEC_DIR + os.sep):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
 
 
 class Launcher:
