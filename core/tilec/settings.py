@@ -71,8 +71,9 @@ CHECK = Setting(
 DEBUG = Setting(
     "TILEC_DEBUG",
     "off",
-    "When on, a kernel's compile error keeps its full traceback, tilec's internal frames "
-    "included (by default they are trimmed, leaving the user's frames and the error's location).",
+    "When on, a `tilec.TilecError` (a kernel's compile error, a launch's bad argument, grid or "
+    "option) keeps its full traceback, tilec's internal frames included (by default they are "
+    "trimmed, leaving the user's frames and the error's location), also in the `tilec` command.",
 )
 DISABLE_PLUGIN_AUTOLOAD = Setting(
     "TILEC_DISABLE_PLUGIN_AUTOLOAD",
