@@ -5,9 +5,9 @@ kernels against the interpreter, a NumPy model and every backend's code generati
 
 User mistakes (a missing file, a parse or verify error, an unknown pass or backend, an ordering
 cycle, any `tilec.TilecError`: a kernel's compile error, a launch's bad argument, grid or option,
-also from a `tilec run` script, with the script's line) print a message to stderr and return 1
-(`TILEC_DEBUG=1`: a `TilecError` keeps its traceback); argument errors return 2 (argparse). Anything else
-is a bug in tilec or a plugin and keeps its traceback.
+also from a `tilec run` script, with the launch's line) print a message to stderr and return 1
+(with `TILEC_DEBUG=1` a `TilecError` keeps its traceback); argument errors return 2 (argparse).
+Anything else is a bug in tilec or a plugin and keeps its traceback.
 """
 
 from __future__ import annotations
