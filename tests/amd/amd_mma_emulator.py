@@ -28,7 +28,7 @@ from llvmlite import ir
 sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
 
 import cpu_emulator
-from cpu_emulator import HostTargetInfo
+from cpu_emulator import HostTargetInfo, entry_alloca
 from mma_emulator import _exchange
 
 from tilec.lowering.context import F32, I32, I64
@@ -87,11 +87,7 @@ class AmdMmaHostTargetInfo(HostTargetInfo):
 
     def mma(self, builder, instruction, a, b, c):
         code = 0 if instruction.family == "mfma" else instruction.version
-        entry = builder.function.entry_basic_block
-        at = ir.IRBuilder(entry)
-        if entry.is_terminated:
-            at.position_before(entry.terminator)
-        slots = at.alloca(ir.ArrayType(F32, MAX_VALUES))
+        slots = entry_alloca(builder, ir.ArrayType(F32, MAX_VALUES))
         values = [builder.fpext(v, F32) if v.type != F32 else v for v in (*a, *b, *c)]
         for i, value in enumerate(values):
             builder.store(value, builder.gep(slots, [I32(0), I32(i)]))

@@ -50,6 +50,16 @@ def _extern(builder: ir.IRBuilder, name: str, ret: ir.Type, args: Sequence[ir.Va
     return builder.call(fn, list(args))
 
 
+def entry_alloca(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
+    """A stack slot of `ty` in the function's entry block (before its terminator, once it has
+    one), so that a call inside a loop reuses it rather than growing the stack."""
+    entry = builder.function.entry_basic_block
+    at = ir.IRBuilder(entry)
+    if entry.is_terminated:
+        at.position_before(entry.terminator)
+    return at.alloca(ty)
+
+
 class HostTargetInfo(TargetInfo):
     """Ids, barriers and shuffles as calls to `tilec_emu_*` functions (see the module doc)."""
 

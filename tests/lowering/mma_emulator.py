@@ -31,7 +31,7 @@ import functools
 import cpu_emulator
 import llvmlite.binding as llvm
 import numpy as np
-from cpu_emulator import HostTargetInfo
+from cpu_emulator import HostTargetInfo, entry_alloca
 from llvmlite import ir
 
 from tilec.lowering.context import F32, I32, I64
@@ -202,11 +202,7 @@ class MmaHostTargetInfo(HostTargetInfo):
 
     def mma(self, builder, instruction, a, b, c):
         kind = KINDS[instruction.operand]
-        entry = builder.function.entry_basic_block
-        at = ir.IRBuilder(entry)
-        if entry.is_terminated:
-            at.position_before(entry.terminator)
-        slots = at.alloca(_FRAGMENT)
+        slots = entry_alloca(builder, _FRAGMENT)
         values = [*a, *b, *(builder.bitcast(v, I32) for v in c)]
         for i, value in enumerate(values):
             builder.store(value, builder.gep(slots, [I32(0), I32(i)]))

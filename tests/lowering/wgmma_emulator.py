@@ -33,6 +33,7 @@ import functools
 import cpu_emulator
 import llvmlite.binding as llvm
 import numpy as np
+from cpu_emulator import entry_alloca
 from llvmlite import ir
 from mma_emulator import MmaHostTargetInfo, _call
 
@@ -173,20 +174,13 @@ class WgmmaHostTargetInfo(MmaHostTargetInfo):
         super().__init__()
         _register()
 
-    def _entry_alloca(self, builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:
-        entry = builder.function.entry_basic_block
-        at = ir.IRBuilder(entry)
-        if entry.is_terminated:
-            at.position_before(entry.terminator)
-        return at.alloca(ty)
-
     def wgmma(self, builder, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b):
-        slots = self._entry_alloca(builder, ir.ArrayType(F32, len(acc)))
+        slots = entry_alloca(builder, ir.ArrayType(F32, len(acc)))
         for i, value in enumerate(acc):
             builder.store(value, builder.gep(slots, [I32(0), I32(i)]))
         a_regs: ir.Value = I64(0)
         if isinstance(desc_a, list | tuple):
-            registers = self._entry_alloca(builder, ir.ArrayType(I32, 4))
+            registers = entry_alloca(builder, ir.ArrayType(I32, 4))
             for i, value in enumerate(desc_a):
                 builder.store(value, builder.gep(registers, [I32(0), I32(i)]))
             a_regs, desc_a = builder.ptrtoint(registers, I64), I64(0)

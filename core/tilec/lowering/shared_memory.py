@@ -121,7 +121,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     element_bytes = buffer.tile.element_bytes
     mapping = ptrs.mapping
     vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
-    if mapping.contiguous_dim != getattr(buffer.tile, "contiguous_dim", 1):
+    if mapping.contiguous_dim != buffer.tile.contiguous_dim:
         vec = 1
     coords = ctx.element_coords(mapping)
     asynchronous = has_async_copies(ctx.target)
@@ -161,31 +161,40 @@ def _copy_now(
 
 @lowers(LocalStoreOp)
 def _local_store(ctx: LoweringContext, op: LocalStoreOp) -> None:
-    """Each thread stores its registers of the value at their slot offsets, as vectors (up to
-    one 16-byte chunk) where its layout holds consecutive elements along the tile's contiguous
-    dimension (replicas store what their owners do)."""
-    b = ctx.builder
     buffer: SharedBuffer = ctx.get(op.buffer)
-    value: LTensor = ctx.get(op.value)
-    slot = buffer.slot(b, ctx.get(op.slot))
-    mapping = value.mapping
-    tile = buffer.tile
+    slot = buffer.slot(ctx.builder, ctx.get(op.slot))
+    store_registers(ctx, ctx.get(op.value), buffer.tile, buffer.element, slot)
+
+
+def store_registers(
+    ctx: LoweringContext,
+    tensor: LTensor,
+    tile: SwizzledTile | NvmmaTile,
+    element: ir.Type,
+    base: ir.Value,
+) -> None:
+    """Every thread stores its registers of `tensor` at their offsets in `tile` from `base`, as
+    vectors (up to one 16-byte chunk) where its layout holds consecutive elements along the
+    tile's contiguous dimension (replicas store what their owners do)."""
+    b = ctx.builder
+    mapping = tensor.mapping
     vec = 1
-    if mapping.contiguous_dim == getattr(tile, "contiguous_dim", 1):
+    if mapping.contiguous_dim == tile.contiguous_dim:
         vec = max(1, min(mapping.contiguity, tile.chunk_elements))
     coords = ctx.element_coords(mapping)
-    align = vec * tile.element_bytes
-    for first in range(0, len(value.values), vec):
+    eb = tile.element_bytes
+    for first in range(0, len(tensor.values), vec):
         row, col = coords[first]
-        dst = buffer.address(b, slot, row, col)
-        values = value.values[first : first + vec]
+        offset = b.mul(tile.emit_offset(b, row, col), I32(eb))
+        address = b.gep(base, [offset], source_etype=I8)
+        values = tensor.values[first : first + vec]
         if vec == 1:
-            b.store(values[0], dst, align=align)
+            b.store(values[0], address, align=eb)
             continue
-        vector: ir.Value = ir.Constant(ir.VectorType(buffer.element, vec), None)
-        for i, element in enumerate(values):
-            vector = b.insert_element(vector, element, I32(i))
-        b.store(vector, dst, align=align)
+        vector: ir.Value = ir.Constant(ir.VectorType(element, vec), None)
+        for i, value in enumerate(values):
+            vector = b.insert_element(vector, value, I32(i))
+        b.store(vector, address, align=eb * vec)
 
 
 def has_async_copies(target: TargetInfo) -> bool:
@@ -233,4 +242,4 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
     ctx.set(op.result, LTensor(result_type, values))
 
 
-__all__ = ["ALIGNMENT", "SharedBuffer"]
+__all__ = ["ALIGNMENT", "SharedBuffer", "store_registers"]

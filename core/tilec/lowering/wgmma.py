@@ -50,7 +50,7 @@ from tilec.lowering.context import (
 )
 from tilec.lowering.memory import byte_size
 from tilec.lowering.mma import pack_registers
-from tilec.lowering.shared_memory import NVMMA_ALIGNMENT
+from tilec.lowering.shared_memory import NVMMA_ALIGNMENT, store_registers
 from tilec.lowering.swizzle import NvmmaTile, SharedView
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
@@ -112,7 +112,7 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
     at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
     ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
-    _store_registers(ctx, pending, at)
+    store_registers(ctx, pending.source, pending.tile, pending.element, at)
     ctx.target.fence_async_shared(b)
     ctx.target.barrier(b)
     ctx.set(op.result, SharedView(at, tile))
@@ -141,36 +141,11 @@ def _store_pending(ctx: LoweringContext, operands: list[object]) -> list[SharedV
     views: dict[int, SharedView] = {}
     for tile, offset in zip(pending, offsets, strict=True):
         at = b.gep(base, [I32(offset)], source_etype=I8)
-        _store_registers(ctx, tile, at)
+        store_registers(ctx, tile.source, tile.tile, tile.element, at)
         views[id(tile)] = SharedView(at, tile.view)
     ctx.target.fence_async_shared(b)
     ctx.target.barrier(b)
     return [views.get(id(o), o) for o in operands]  # type: ignore[misc]
-
-
-def _store_registers(ctx: LoweringContext, pending: PendingTile, base: ir.Value) -> None:
-    """Every thread stores its registers at their tile offsets, as vectors where its layout
-    holds consecutive elements of one 16-byte chunk (replicas store what their owners do)."""
-    b = ctx.builder
-    source, tile, element = pending.source, pending.tile, pending.element
-    mapping = source.mapping
-    vec = 1
-    if mapping.contiguous_dim == tile.contiguous_dim:
-        vec = max(1, min(mapping.contiguity, tile.chunk_elements))
-    coords = ctx.element_coords(mapping)
-    eb = tile.element_bytes
-    for first in range(0, len(source.values), vec):
-        row, col = coords[first]
-        offset = b.mul(tile.emit_offset(b, row, col), I32(eb))
-        address = b.gep(base, [offset], source_etype=I8)
-        values = source.values[first : first + vec]
-        if vec == 1:
-            b.store(values[0], address)
-            continue
-        vector: ir.Value = ir.Constant(ir.VectorType(element, vec), None)
-        for i, value in enumerate(values):
-            vector = b.insert_element(vector, value, I32(i))
-        b.store(vector, address, align=eb * vec)
 
 
 @attrs.frozen
