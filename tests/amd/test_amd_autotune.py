@@ -10,32 +10,14 @@ import ctypes
 import numpy as np
 import pytest
 from fake_hip import FakeHip
+from test_amd_matrix_cores import matmul_kernel
 
 import tilec
-import tilec.language as tl
 import tilec.testing
 from tilec.runtime import compiler
 from tilec_amd import driver
 from tilec_amd.backend import AmdBackend
 from tilec_amd.driver import HipDriver, runtime_availability
-
-
-@tilec.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  BLOCK_K: tl.constexpr):  # fmt: skip
-    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        rk = k + offs_k
-        a_mask = (offs_m[:, None] < M) & (rk[None, :] < K)
-        b_mask = (rk[:, None] < K) & (offs_n[None, :] < N)
-        a = tl.load(a_ptr + offs_m[:, None] * K + rk[None, :], mask=a_mask)
-        b = tl.load(b_ptr + rk[:, None] * N + offs_n[None, :], mask=b_mask)
-        acc = tl.dot(a, b, acc)
-    c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=c_mask)
 
 
 def _array(address: int, ctype, count: int) -> np.ndarray:
