@@ -648,6 +648,12 @@ class DotOp(Operation):
     result = result_def(TENSOR)
     traits = (Pure(),)
 
+    @property
+    def precision(self) -> str:
+        """`input_precision` ("tf32", "tf32x3" or "ieee"); "ieee" where absent."""
+        attr = self.attributes.get("input_precision")
+        return "ieee" if attr is None else attr.value  # type: ignore[attr-defined]
+
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type
         if not a.rank == b.rank == acc.rank == 2:  # type: ignore[attr-defined]
@@ -663,8 +669,7 @@ class DotOp(Operation):
             raise VerifyError(
                 f"result type must be the accumulator's {acc}, got {self.result.type}", self
             )
-        precision = self.attributes.get("input_precision")
-        if precision is not None and precision.value not in ("ieee", "tf32", "tf32x3"):  # type: ignore[attr-defined]
+        if self.precision not in ("ieee", "tf32", "tf32x3"):
             raise VerifyError("input_precision must be 'ieee', 'tf32' or 'tf32x3'", self)
 
 

@@ -100,7 +100,7 @@ def choose_instruction(
         if str(acc.element_type) != instruction.accumulator:  # type: ignore[attr-defined]
             continue
         if is_wgmma(instruction) and (
-            wgmma_layout(op, num_warps) is None or _precision(op) == "tf32x3"
+            wgmma_layout(op, num_warps) is None or op.precision == "tf32x3"
         ):
             continue  # 3xTF32 splits its operands in registers: mma.sync
         if m % im == 0 and n % in_ == 0 and k % ik == 0:
@@ -113,14 +113,9 @@ def mma_operand(op: DotOp) -> str:
     type, but "tf32" for f32 inputs with `input_precision` "tf32" or "tf32x3" (as "ieee", f32
     inputs have no tensor-core instruction)."""
     name = str(op.a.type.element_type)  # type: ignore[attr-defined]
-    if name == "f32" and _precision(op) in ("tf32", "tf32x3"):
+    if name == "f32" and op.precision in ("tf32", "tf32x3"):
         return "tf32"
     return name
-
-
-def _precision(op: DotOp) -> str | None:
-    precision = op.attributes.get("input_precision")
-    return None if precision is None else precision.value  # type: ignore[attr-defined]
 
 
 WGMMA_MAX_N = 256

@@ -54,7 +54,7 @@ def _dot(ctx: LoweringContext, op: DotOp) -> None:
     a_mem, acc_ll = ctx.type(in_type), ctx.type(acc_type)
     compute = _compute_type(acc_ll)
 
-    rounding = a_mem == F32 and _precision(op) == "tf32"
+    rounding = a_mem == F32 and op.precision == "tf32"
     ctx.target.barrier(b)
     a_base = ctx.shared_scratch((m_size * k_size + k_size * n_size) * element_bytes(a_mem))
     b_base = b.gep(a_base, [I32(m_size * k_size)], source_etype=a_mem)
@@ -124,11 +124,6 @@ def _dot(ctx: LoweringContext, op: DotOp) -> None:
 
 
 _FLOAT_BITS = {F16: 16, BF16: 16, F32: 32, F64: 64}
-
-
-def _precision(op: DotOp) -> str:
-    attr = op.attributes.get("input_precision")
-    return "ieee" if attr is None else attr.value  # type: ignore[attr-defined]
 
 
 def _compute_type(acc: ir.Type) -> ir.Type:

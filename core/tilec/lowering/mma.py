@@ -86,8 +86,7 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
                     )
         return results
 
-    precision = op.attributes.get("input_precision")
-    if operand == "tf32" and precision.value == "tf32x3":  # type: ignore[union-attr]
+    if operand == "tf32" and op.precision == "tf32x3":
         a_big, a_small = _split(ctx, a.values)
         b_big, b_small = _split(ctx, b.values)
         zeros = [ir.Constant(F32, 0.0)] * len(acc.values)

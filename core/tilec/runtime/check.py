@@ -72,8 +72,7 @@ def tolerances_of(module: Any) -> dict[str, tuple[float, float]]:
     """`TOLERANCES`, with `TF32_TOLERANCE` for fp32 where `module` (the kernel's tir) has a
     `tl.dot` of f32 inputs in tf32 (3xTF32 is about as accurate as f32)."""
     for op in module.walk() if module is not None else ():
-        precision = op.attributes.get("input_precision") if isinstance(op, DotOp) else None
-        if precision is not None and precision.value == "tf32":
+        if isinstance(op, DotOp) and op.precision == "tf32":
             return {**TOLERANCES, "fp32": TF32_TOLERANCE}
     return TOLERANCES
 

@@ -418,8 +418,7 @@ class Interpreter:
         dtype = dtypes.value_dtype(acc_type)
         compute = np.float32 if dtype in (np.float16,) else dtype
         a, b = a.astype(compute), b.astype(compute)
-        precision = op.attributes.get("input_precision")
-        precision = "ieee" if precision is None or compute != np.float32 else precision.value
+        precision = op.precision if compute == np.float32 else "ieee"
         if precision == "tf32":
             product = np.matmul(dtypes.tf32_truncate(a), dtypes.tf32_truncate(b))
         elif precision == "tf32x3":
