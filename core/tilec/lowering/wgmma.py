@@ -37,6 +37,7 @@ from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tilec.ir.types import TensorType, element_type
+from tilec.layout.accelerate_matmul import WGMMA_K_BYTES
 from tilec.lowering.context import (
     I8,
     I32,
@@ -54,8 +55,6 @@ from tilec.lowering.shared_memory import NVMMA_ALIGNMENT, store_registers
 from tilec.lowering.swizzle import NvmmaTile, SharedView
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
-INSTR_K_BYTES = 32
-"""One instruction's K in bytes: `m64nNk16` of f16/bf16, `m64nNk8` of tf32."""
 WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32"}
 """The wgmma operand type of each element type (f32 tensors are read as tf32)."""
 WARPGROUP_WARPS = 4
@@ -212,7 +211,7 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
         )
     element = element_type(op.a.type)
     dtype = WGMMA_OPERANDS.get(str(element))
-    if dtype is None or INSTR_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
+    if dtype is None or WGMMA_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
         raise LoweringError(
             f"{_where(op)}gpu.warp_group_dot has no wgmma for {element_type(op.a.type)} operands "
             f"with K = {instr_k} ({layout})"
