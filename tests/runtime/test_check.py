@@ -69,6 +69,21 @@ def test_check_compares_integers_exactly():
     check._compare("k", "out", "i32", expected.copy(), expected)
 
 
+def test_dot_tolerance_scales_with_the_largest_result():
+    """A cancelled dot result is off by ulps of the array's sums (seen on the H100: 0.0051730
+    against 0.0051839 where results reach 80), not of itself; plain fp32 stays strict."""
+    expected = np.array([0.0051839, 80.0, -3.0], np.float32)
+    actual = expected.copy()
+    actual[0] = 0.0051730
+    dot = {**check.TOLERANCES, "fp32": check.DOT_F32_TOLERANCE}
+    check._compare("k", "c", "fp32", actual, expected, dot)
+    with pytest.raises(check.CheckError, match=r"index 0: .* atol=1e-05\)"):
+        check._compare("k", "c", "fp32", actual, expected)
+    actual[0] = 0.0061839  # 1e-3 off: more than 1e-5 of 80
+    with pytest.raises(check.CheckError, match=r"index 0: .* atol=0.0008\)"):
+        check._compare("k", "c", "fp32", actual, expected, dot)
+
+
 def test_check_option_on_interp_launch_runs(rng):
     x, y, out, n = add_args(rng)
     add_kernel[(5,)](x, y, out, n, BLOCK_SIZE=1024, check=True)

@@ -26,6 +26,13 @@ TOLERANCES = {
 }
 """(rtol, atol) by element type; integer and boolean results must match exactly."""
 
+DOT_F32_TOLERANCE = (1e-4, 1e-5, 1e-5)
+"""(rtol, atol, atol per unit of the largest expected magnitude) of fp32 results of a kernel with a
+`tl.dot` in f32 ("ieee", "tf32x3"): a backend sums the K products in another order than the
+interpreter (tensor-core k-groups, one accumulator per thread), so a result that cancels to near zero
+differs by a few ulps of the array's partial sums, not of its own size: on the H100, 0.0051730 against
+0.0051839 in a 336-deep fp16 matmul whose results reach 80."""
+
 TF32_TOLERANCE = (2e-3, 2e-3)
 """(rtol, atol) of fp32 results of a kernel with a `tl.dot` in tf32: backends cut the inputs to
 tf32 as the interpreter does, but an input that differs from the interpreter's by one f32 ulp
@@ -68,12 +75,15 @@ def run_checked(
         _compare(compiled.name, params[i], elem, actual, host_args[i], tolerances)
 
 
-def tolerances_of(module: Any) -> dict[str, tuple[float, float]]:
+def tolerances_of(module: Any) -> dict[str, tuple[float, ...]]:
     """`TOLERANCES`, with `TF32_TOLERANCE` for fp32 where `module` (the kernel's tir) has a
-    `tl.dot` of f32 inputs in tf32 (3xTF32 is about as accurate as f32)."""
-    for op in module.walk() if module is not None else ():
-        if isinstance(op, DotOp) and op.precision == "tf32":
-            return {**TOLERANCES, "fp32": TF32_TOLERANCE}
+    `tl.dot` of f32 inputs in tf32, and `DOT_F32_TOLERANCE` where it has another `tl.dot`
+    (3xTF32 is about as accurate as f32)."""
+    dots = [op for op in module.walk() if isinstance(op, DotOp)] if module is not None else []
+    if any(op.precision == "tf32" for op in dots):
+        return {**TOLERANCES, "fp32": TF32_TOLERANCE}
+    if dots:
+        return {**TOLERANCES, "fp32": DOT_F32_TOLERANCE}
     return TOLERANCES
 
 
@@ -95,12 +105,16 @@ def _compare(
     elem: str,
     actual: np.ndarray,
     expected: np.ndarray,
-    tolerances: dict[str, tuple[float, float]] = TOLERANCES,
+    tolerances: dict[str, tuple[float, ...]] = TOLERANCES,
 ) -> None:
     actual, expected = actual.reshape(-1), expected.reshape(-1)
+    atol = 0.0
     if elem in tolerances:
-        rtol, atol = tolerances[elem]
+        rtol, atol, *per_magnitude = tolerances[elem]
         a, e = _as_float(actual, elem), _as_float(expected, elem)
+        finite = np.abs(e[np.isfinite(e)])
+        if per_magnitude and finite.size:
+            atol = max(atol, per_magnitude[0] * float(finite.max()))
         bad = ~(np.isclose(a, e, rtol=rtol, atol=atol) | (np.isnan(a) & np.isnan(e)))
     else:
         bad = actual != expected
@@ -113,7 +127,7 @@ def _compare(
         f"{position[0] if len(position) == 1 else position}: got {actual[index].item()!r}, "
         f"expected {expected[index].item()!r} ({int(bad.sum())} of {bad.size} elements differ"
         + (
-            f"; rtol={tolerances[elem][0]}, atol={tolerances[elem][1]})"
+            f"; rtol={tolerances[elem][0]}, atol={atol:.3g})"
             if elem in tolerances
             else ")"
         )

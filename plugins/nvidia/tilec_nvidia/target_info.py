@@ -34,12 +34,19 @@ LOG2E = math.log2(math.e)
 LN2 = math.log(2.0)
 
 _APPROX_F32 = {
-    "exp2": "llvm.nvvm.ex2.approx.f",
+    "exp2": "llvm.nvvm.ex2.approx.ftz.f",
     "log2": "llvm.nvvm.lg2.approx.f",
     "rsqrt": "llvm.nvvm.rsqrt.approx.f",
     "sin": "llvm.nvvm.sin.approx.f",
     "cos": "llvm.nvvm.cos.approx.f",
 }
+"""The f32 approximations, as Triton 3.6 emits them: `tl.exp2` is `ex2.approx.ftz.f32` (libdevice's
+`__nv_exp2f` under ftz: a subnormal input or result is 0), which ptxas makes one MUFU.EX2; without
+`.ftz` it adds a compare-and-scale pair around each for subnormal results, which cost attention
+kernels 10-30% (benchmarks/RESULTS.md)."""
+_EX2_FULL_RANGE = "llvm.nvvm.ex2.approx.f"
+"""`ex2.approx.f32` with subnormal results, for `tl.exp`: exp(x) for x in (-103, -87) is subnormal,
+and Triton's `tl.exp` keeps it."""
 _GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
 _F64_GENERIC = {"sqrt": "llvm.sqrt"}
 _LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
@@ -164,7 +171,7 @@ class NvidiaTargetInfo(TargetInfo):
             return call_intrinsic(builder, _APPROX_F32[name], F32, [x])
         if name == "exp":
             scaled = builder.fmul(x, F32(LOG2E))
-            return call_intrinsic(builder, _APPROX_F32["exp2"], F32, [scaled])
+            return call_intrinsic(builder, _EX2_FULL_RANGE, F32, [scaled])
         if name == "log":
             log2 = call_intrinsic(builder, _APPROX_F32["log2"], F32, [x])
             return builder.fmul(log2, F32(LN2))
