@@ -9,6 +9,9 @@ once, launched `--count` times a sample, `--rounds` samples taken in turn:
 - `ctypes CDLL`: libcuda's `cuLaunchKernel` through a ctypes prototype (the GIL released around
   the call, as cuda-bindings does);
 - `ctypes PyDLL`: the same prototype with the GIL held;
+- `ctypes, no argtypes`: the symbol called with ctypes objects for the handles (no conversion
+  call per argument);
+- `ctypes, cuGetProcAddress entry`: the same on the entry point cuda-bindings resolves;
 - `pack + ctypes`: what a launch needs beyond the call (`struct.pack_into` of the three addresses
   and the int under the kernel's lock) around the CDLL call.
 """
@@ -65,6 +68,19 @@ def main() -> None:
         torch.cuda.synchronize()
         assert torch.equal(out, x + y), "the ctypes launch computed a wrong sum"
     cdll, pydll = prototypes["cdll"], prototypes["pydll"]
+    # no argtypes: ctypes converts a Python int as a C int and passes a ctypes object's value,
+    # with no from_param call (and no new ctypes object) per argument
+    plain = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    f_arg, s_arg, p_arg = (ctypes.c_void_p(v) for v in (function_address, handle, params))
+    # the versioned entry point that cuda-bindings resolves (cuGetProcAddress), same prototype
+    error, entry_address, _status = cu.cuGetProcAddress(b"cuLaunchKernel", 12000, 0)
+    assert not error, error
+    resolved = ctypes.CFUNCTYPE(ctypes.c_int)(int(entry_address))
+    for call in (plain, resolved):
+        out.zero_()
+        assert call(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None) == 0
+        torch.cuda.synchronize()
+        assert torch.equal(out, x + y), "the ctypes launch computed a wrong sum"
     lock, pack_into = packer.lock, packer.pack_into
     xp, yp, op = x.data_ptr(), y.data_ptr(), out.data_ptr()
 
@@ -79,6 +95,8 @@ def main() -> None:
         "ctypes CDLL": "cdll(function_address, 1, 1, 1, threads, 1, 1, shared, handle, params, None)",
         "ctypes PyDLL": "pydll(function_address, 1, 1, 1, threads, 1, 1, shared, handle, params, None)",
         "pack + ctypes CDLL": "pack_and_call()",
+        "ctypes, no argtypes": "plain(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None)",
+        "ctypes, cuGetProcAddress entry": "resolved(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None)",
     }
     namespace = {**locals(), "cu_launch": cu.cuLaunchKernel}
     samples = interleaved(rows, namespace, options.rounds, options.count, torch.cuda.synchronize)

@@ -29,16 +29,23 @@ from typing import Any
 
 import attrs
 
+from tilec.errors import InvalidDeviceIndexError
+
 _selected_device: int | None = None
 
 
 def set_device(index: int | None) -> None:
     """Launch on GPU `index` where a launch's arguments do not say (NumPy arrays, scalars, device
     arrays without a device); None: follow torch's current device (`torch.cuda.set_device`),
-    else device 0. A launch with torch tensors (or DLPack arrays) runs on their device."""
+    else device 0. A launch with torch tensors (or DLPack arrays) runs on their device.
+
+    Raises InvalidDeviceIndexError (a ValueError) for anything else; an index beyond the
+    machine's GPUs is a DeviceNotFoundError at the launch that uses it."""
     global _selected_device
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise ValueError(f"set_device takes a device index (an int >= 0) or None; got {index!r}")
+        raise InvalidDeviceIndexError(
+            f"set_device takes a device index (an int >= 0) or None; got {index!r}"
+        )
     _selected_device = index
 
 
@@ -54,6 +61,24 @@ def current_device() -> int:
 
 Runner = Callable[[tuple[int, ...], Sequence[Any], Any], None]
 """A prepared launch: `runner(grid, args, stream)`."""
+
+
+@attrs.frozen
+class InlineLaunch:
+    """A runner's launch, offered for inlining into the launcher's generated fast path
+    (`tilec.runtime.hot_path`), which saves a call and a second unpacking a launch. A runner
+    that has one sets it as its `inline` attribute (with `run_values`).
+
+    `namespace` holds the names the statements read; `body(values, result)` gives them as
+    source text, reading `grid` and `stream`, with `values` the expression of the packed
+    values (device addresses for pointers) and `result` what a `return` among them gives. The
+    fast path may set `GRID` (a grid tuple) and `XYZ` (its three sizes, checked against
+    `max_grid`) in its copy of the namespace: a launch with that very tuple skips the grid's
+    checks."""
+
+    namespace: dict[str, Any]
+    body: Callable[[str, str], str]
+    max_grid: tuple[int, int, int]
 
 
 @attrs.frozen

@@ -97,11 +97,11 @@ def chained_kernel(a_ptr, b_ptr, c_ptr, out_ptr, N, BLOCK_M: tl.constexpr, BLOCK
     tl.store(out_ptr + offs_m[:, None] * BLOCK_D + offs_d[None, :], acc)
 
 
-def _chained(stages, target="sm_90a", warps=4, block_m=64):
+def _chained(stages, target="sm_90a", warps=4, block_m=64, block_d=64):
     signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "out_ptr": "*fp32",
                  "N": "i32"}  # fmt: skip
     return tilec.compile(
-        chained_kernel, signature, dict(BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=64, BLOCK_D=64),
+        chained_kernel, signature, dict(BLOCK_M=block_m, BLOCK_N=64, BLOCK_K=64, BLOCK_D=block_d),
         divisibility=("a_ptr", "b_ptr", "c_ptr", "out_ptr", "N"), backend="nvidia",
         target=target, num_warps=warps, num_stages=stages,
     )  # fmt: skip
@@ -221,6 +221,24 @@ def test_a_computed_in_the_loop_stays_in_registers(tmp_path):
     assert "version = 3" in gir and gir.count("gpu.warp_group_dot ") == 2
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, "
                      r"\{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)  # fmt: skip
+    _, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores" in report
+
+
+@pytest.mark.parametrize("block_d", [64, 128])
+def test_a_from_registers_is_packed_before_the_fence_from_n_128(block_d, tmp_path):
+    """From N = 128 (attention's head dim 128), all of A's registers are packed (cvt f16x2)
+    and threaded through `wgmma.fence` before the second dot's wgmmas; below, each k-step's
+    are packed between them (measured faster at head dim 64)."""
+    needs_ptxas()
+    ptx = _chained(3, block_d=block_d).asm["ptx"]
+    fences = [m.start() for m in re.finditer(r"wgmma\.fence\.sync\.aligned", ptx)]
+    second = ptx[fences[1] : ptx.index("wgmma.commit_group", fences[1])]
+    before = ptx[fences[0] : fences[1]][-3000:]
+    if block_d >= 128:
+        assert "cvt.rn.f16x2.f32" not in second and "cvt.rn.f16x2.f32" in before
+    else:
+        assert "cvt.rn.f16x2.f32" in second
     _, report = _ptxas_report(ptx, tmp_path)
     assert "0 bytes spill stores" in report
 
@@ -427,21 +445,22 @@ def test_transposed_operands_on_the_gpu(stages, blocks, warps, sizes, column_maj
 
 @gpu
 @pytest.mark.gpu
-@pytest.mark.parametrize(("stages", "warps", "block_m"), [(1, 4, 64), (3, 4, 64), (3, 8, 128)])
-def test_a_in_registers_on_the_gpu(stages, warps, block_m):
+@pytest.mark.parametrize(("stages", "warps", "block_m", "block_d"),
+                         [(1, 4, 64, 64), (3, 4, 64, 64), (3, 8, 128, 64), (3, 8, 128, 128)])  # fmt: skip
+def test_a_in_registers_on_the_gpu(stages, warps, block_m, block_d):
     n = 320
     a = _bits(RNG.standard_normal((block_m, 64)), "fp16")
     b = _bits(RNG.standard_normal((64, n)), "fp16")
-    c = _bits(RNG.standard_normal((n, 64)), "fp16")
-    out = np.full(block_m * 64, np.nan, np.float32)
-    kernel = _chained(stages, target=None, warps=warps, block_m=block_m)
+    c = _bits(RNG.standard_normal((n, block_d)), "fp16")
+    out = np.full(block_m * block_d, np.nan, np.float32)
+    kernel = _chained(stages, target=None, warps=warps, block_m=block_m, block_d=block_d)
     kernel.run((1,), [a.reshape(-1), b.reshape(-1), c.reshape(-1), out, n])
     a64, b64, c64 = (_floats(x, "fp16").astype(np.float64) for x in (a, b, c))
-    expected = np.zeros((block_m, 64))
+    expected = np.zeros((block_m, block_d))
     for j in range(0, n, 64):
         p = (a64 @ b64[:, j : j + 64] * 0.5).astype(np.float16).astype(np.float64)
         expected += p @ c64[j : j + 64]
-    np.testing.assert_allclose(out.reshape(block_m, 64), expected, rtol=1e-3, atol=2e-2)
+    np.testing.assert_allclose(out.reshape(block_m, block_d), expected, rtol=1e-3, atol=2e-2)
 
 
 @gpu

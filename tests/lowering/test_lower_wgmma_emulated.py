@@ -79,19 +79,22 @@ def test_transposed_operands_on_the_emulator(column_major_a: bool, dtype: str):
     np.testing.assert_allclose(c.reshape(m, n), a64 @ b64, rtol=1e-5, atol=1e-4)
 
 
-def test_a_in_registers_on_the_emulator():
-    """The second dot's A computed in registers (attention's p): wgmma's register form."""
+@pytest.mark.parametrize("block_d", [64, 128])
+def test_a_in_registers_on_the_emulator(block_d):
+    """The second dot's A computed in registers (attention's p): wgmma's register form, packed
+    between the wgmmas (N = 64) or all before the fence (N = 128)."""
     n, block_m = 128, 64
     a, b, a64, b64 = _operands("fp16", block_m, n, 64)
-    c = _bits(RNG.standard_normal((n, 64)), "fp16")
-    out = np.full(block_m * 64, np.nan, np.float32)
-    run_emulated(_chained(1), [a.reshape(-1), b.reshape(-1), c.reshape(-1), out, n], (1,))
+    c = _bits(RNG.standard_normal((n, block_d)), "fp16")
+    out = np.full(block_m * block_d, np.nan, np.float32)
+    kernel = _chained(1, block_d=block_d)
+    run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c.reshape(-1), out, n], (1,))
     c64 = _floats(c, "fp16").astype(np.float64)
-    expected = np.zeros((block_m, 64))
+    expected = np.zeros((block_m, block_d))
     for j in range(0, n, 64):
         p = (a64 @ b64[:, j : j + 64] * 0.5).astype(np.float16).astype(np.float64)
         expected += p @ c64[j : j + 64]
-    np.testing.assert_allclose(out.reshape(block_m, 64), expected, rtol=1e-3, atol=2e-2)
+    np.testing.assert_allclose(out.reshape(block_m, block_d), expected, rtol=1e-3, atol=2e-2)
 
 
 def test_the_emulator_sees_a_wrong_swizzle():

@@ -189,8 +189,8 @@ class WgmmaHostTargetInfo(MmaHostTargetInfo):
         _call(builder, "tilec_emu_wgmma", ir.VoidType(), args)
         return [builder.load(builder.gep(slots, [I32(0), I32(i)])) for i in range(len(acc))]
 
-    def wgmma_fence(self, builder):
-        pass
+    def wgmma_fence(self, builder, registers=()):
+        return list(registers)
 
     def wgmma_commit(self, builder):
         pass

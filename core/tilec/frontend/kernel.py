@@ -25,6 +25,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from tilec.errors import KernelCallError
 from tilec.language import constexpr, dtype
 from tilec.version import __version__
 
@@ -150,7 +151,7 @@ class KernelFunction:
             used.append((namespace, head, value))
             path = head
             for attr in chain[1:]:
-                if value is _MISSING or isinstance(value, KernelFunction):
+                if value is _MISSING or isinstance(value, KernelFunction) or _is_tilec(value):
                     break
                 namespace = vars(value) if isinstance(value, types.ModuleType) else _AttrView(value)
                 value = namespace.get(attr, _MISSING)
@@ -166,13 +167,23 @@ class KernelFunction:
                 parts.append(f"{path}={type(value).__qualname__}:{value!r}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
+        raise KernelCallError(
             f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...) "
             "or call it from another kernel"
         )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fn.__module__}:{self.__name__})"
+
+
+def _is_tilec(value: Any) -> bool:
+    """Whether `value` is one of tilec's modules (`tl`, `tl.math`): what a kernel reads from them
+    (`tl.load`, `tl.float32`) is tilec's language, fixed by the version in the key, so it is
+    neither hashed nor checked again on every launch."""
+    if not isinstance(value, types.ModuleType):
+        return False
+    name = value.__name__
+    return name == "tilec" or name.startswith("tilec.")
 
 
 def _free_name_chains(tree: ast.Module) -> tuple[tuple[str, ...], ...]:

@@ -175,8 +175,12 @@ class TargetInfo:
         `#gpu.mma` version 3 order); returns the accumulator registers."""
         raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
 
-    def wgmma_fence(self, builder: ir.IRBuilder) -> None:
-        """Order earlier register and shared-memory accesses before the wgmmas that follow."""
+    def wgmma_fence(
+        self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
+    ) -> list[ir.Value]:
+        """Order earlier register and shared-memory accesses before the wgmmas that follow;
+        returns `registers` (A fragments) threaded through the fence, so that they are written
+        before it."""
         raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
 
     def wgmma_commit(self, builder: ir.IRBuilder) -> None:

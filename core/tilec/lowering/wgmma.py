@@ -191,6 +191,14 @@ def _operand(ctx: LoweringContext, view: SharedView, k_dim: int, start: ir.Value
     return _Operand(view, k_dim, extra)
 
 
+HOIST_A_MIN_N = 128
+"""From this N on, a warp_group_dot whose A comes from registers (#gpu.dot_op: attention's P @ V)
+packs all of A before `wgmma.fence`, threaded through it, rather than each k-step's registers
+between the wgmmas: measured on the H100 (benchmarks/RESULTS.md), the attention forward at head dim
+128 runs 3-7% faster so, and at head dim 64 up to 20% slower (the packed registers live longer and
+cross the 128-register occupancy step of 8-warp blocks)."""
+
+
 @lowers(WarpGroupDotOp)
 def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     b = ctx.builder
@@ -234,7 +242,13 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
         )
     reps_k = k_size // instr_k
     values = list(acc.values)
-    ctx.target.wgmma_fence(b)
+    if a_operand is None and n_size >= HOIST_A_MIN_N:
+        # every k-step's A registers packed first and threaded through the fence
+        packed = pack_registers(ctx, list(a.values), 2)  # type: ignore[union-attr]
+        packed = ctx.target.wgmma_fence(b, packed)
+    else:
+        packed = None
+        ctx.target.wgmma_fence(b)
     for rm in range(reps_m):
         for rn in range(reps_n):
             at = (rm * reps_n + rn) * regs
@@ -243,7 +257,11 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
                 k = step * instr_k
                 if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
                     at_a = (rm * reps_k + step) * 8
-                    desc_a = pack_registers(ctx, a.values[at_a : at_a + 8], 2)  # type: ignore[union-attr]
+                    desc_a = (
+                        packed[at_a // 2 : at_a // 2 + 4]
+                        if packed is not None
+                        else pack_registers(ctx, a.values[at_a : at_a + 8], 2)  # type: ignore[union-attr]
+                    )
                 else:
                     desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
                 desc_b = b_operand.descriptor(ctx, k, rn * tile_n)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec import settings
+from tilec.driver import InlineLaunch
 from tilec.errors import GridTypeError, GridValueError
 from tilec.frontend.kernel import identity_check
 from tilec.runtime import cache, compiler
@@ -90,10 +91,14 @@ def make_fast_launch(
     backend_name: str | None,
     compiled: Any,
     runner: Callable[..., None],
+    grid: Any = None,
 ) -> FastLaunch | None:
     """The fast launch for calls like `kernel[grid](*args, **meta)` that compiled to `compiled`
     (`meta` as the user gave it, reserved options included); None where the call shape has
-    none (check=True, more arguments than parameters, a runtime argument's own default)."""
+    none (check=True, more arguments than parameters, a runtime argument's own default).
+    Where the runner offers its launch for inlining (`tilec.driver.InlineLaunch`), its
+    statements become the function's tail, and `grid` (the launch's grid), where it is a tuple
+    inside the device's limits, is one whose checks they skip when it comes again."""
     options = {k: v for k, v in meta.items() if k not in RESERVED}
     if meta.get("check") is not None or len(args) > len(info.names):
         return None
@@ -138,10 +143,15 @@ def make_fast_launch(
     params = compiled.runtime_params
     pointer_params = [p for p in params if compiled.signature[p].startswith("*")]
     run_values = getattr(runner, "run_values", None)
+    inline = None
     if run_values is not None and all(p in addresses for p in pointer_params):
         namespace["runner"] = run_values  # addresses already read: pass them
         expressions.update(addresses)
+        inline = _inline(namespace, getattr(runner, "inline", None), grid)
     values = ", ".join(expressions[p] for p in params) + ("," if len(params) == 1 else "")
+    launch = f"runner(grid, ({values}), stream)"
+    if inline is not None:
+        launch = textwrap.indent(inline.body(f"({values})", "compiled"), "    ").strip()
     key = kernel.cache_key
     unchanged = identity_check(kernel.key_reads, namespace) or "kernel.cache_key == KEY"
     namespace["KEY"] = key
@@ -150,10 +160,23 @@ def make_fast_launch(
         options=len(options),
         body=textwrap.indent("\n".join(body), "        "),
         guards="\n".join(f"        if {g}:\n            return MISS" for g in guards) or "pass",
-        values=values,
+        launch=launch,
     )
     exec(compile(source, f"<tilec fast launch {kernel.__name__}>", "exec"), namespace)
     return namespace["fast"]
+
+
+def _inline(namespace: dict, inline: InlineLaunch | None, grid: Any) -> InlineLaunch | None:
+    """`inline` with its names added to `namespace` (None where a name would collide), and
+    `GRID`/`XYZ` set where `grid` is a tuple of 1 to 3 positive sizes inside its limits."""
+    if inline is None or namespace.keys() & inline.namespace.keys() - {"GRID", "XYZ"}:
+        return None
+    namespace.update(inline.namespace)
+    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(d) is int for d in grid):
+        sizes = (*grid, 1, 1)[:3]
+        if all(0 < d <= m for d, m in zip(sizes, inline.max_grid, strict=True)):
+            namespace["GRID"], namespace["XYZ"] = grid, sizes
+    return inline
 
 
 def _runtime_guards(namespace: dict, i: int, expression: str, value: Any) -> list[str]:
@@ -213,6 +236,6 @@ def fast(grid, args, meta):
         return MISS
     if type(grid) is not tuple:
         grid = launch_grid(grid, names, defaults, args, meta, kernel.__name__)
-    runner(grid, ({values}), stream)
+    {launch}
     return compiled
 """

@@ -214,7 +214,7 @@ class Launcher:
         runner(grid, runtime_args, stream)
         if key is not None:
             _add_fast_launch(info, (key, len(args), frozenset(given)), lambda: make_fast_launch(
-                kernel, info, args, given, backend_name, compiled, runner
+                kernel, info, args, given, backend_name, compiled, runner, self.grid
             ))  # fmt: skip
         return compiled
 

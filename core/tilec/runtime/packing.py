@@ -74,6 +74,9 @@ class Packer:
         self._pointers = (ctypes.c_void_p * max(count, 1))(*(base + SLOT * i for i in range(count)))
         self.address = ctypes.addressof(self._pointers) if count else 0
         self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
+        self.struct, self.buffer = self._struct, self._buffer
+        """For generated launch code: `struct.pack_into(buffer, 0, *values)` packs as `pack`
+        does where `direct` (one bound-method call, no partial)."""
         self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
         self.pack_into = self._pack
         """`pack_into(*values)`: the values written as they are (no conversion, no check)."""

@@ -7,11 +7,13 @@ argument kinds that calls `cuLaunchKernel` directly.
 
 from __future__ import annotations
 
+import functools
 import struct
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from tilec.driver import Availability, Runner
+from tilec.driver import Availability, InlineLaunch, Runner
 from tilec.interop.device import stream_handle
 from tilec.interop.gpu_driver import GpuDriver
 from tilec.interop.placement import launch_device
@@ -85,7 +87,9 @@ class NvidiaDriver(GpuDriver):
             "general": super().make_runner(compiled, sample_args),
             "ordinal": driver.properties.ordinal, "loaded": loaded,
             "max_x": max_x, "max_y": max_y, "max_z": max_z, "md": md,
-            "pack_into": loaded.packer.pack_into, "params": loaded.packer.address,
+            "pack_into": loaded.packer.struct.pack_into, "buffer": loaded.packer.buffer,
+            "params": loaded.packer.address, "acquire": loaded.packer.lock.acquire,
+            "release": loaded.packer.lock.release, "GRID": None, "XYZ": None,
             "struct_error": struct.error,
         }  # fmt: skip
         names = [f"a{i}" for i in range(len(getters))]
@@ -94,48 +98,87 @@ class NvidiaDriver(GpuDriver):
             if getter is not None:
                 namespace[f"get{i}"] = getter
             values.append(f"a{i}" if getter is None else f"get{i}(a{i})")
+        default = "0" if current is None else "current(ordinal)"
         source = _RUNNER.format(
             unpack=", ".join(names) + ("," if len(names) == 1 else "") or "()",
             values=", ".join(values) + ("," if len(values) == 1 else "") or "()",
-            default="0" if current is None else "current(ordinal)",
             device_check="" if current is not None else _DEVICE_CHECK,
-            pack=_PACK_DIRECT if loaded.packer.direct else "params = pack(values)",
+            launch=textwrap.indent(_launch_body(loaded, default, "values", "None"), "    "),
         )
         exec(compile(source, f"<tilec launcher {compiled.name}>", "exec"), namespace)
         run = namespace["run"]
         if current is not None:  # torch tensors: the device is in the launcher's key
             run.run_values = namespace["run_values"]
+            run.inline = InlineLaunch(
+                namespace,
+                functools.partial(_launch_body, loaded, default),
+                max_grid=(max_x, max_y, max_z),
+            )
         return run
 
 
-_RUNNER = """
-def run_values(grid, values, stream=None):
-    if stream is None:
-        handle = {default}
+def _launch_body(loaded: Any, default: str, values: str, result: str) -> str:
+    """The statements of a launch, for `run_values` and for inlining into the launcher's fast path
+    (`InlineLaunch`): `values` is the expression of the packed values (device addresses for
+    pointers), `result` what a `return` inside gives; they read `grid` and `stream`."""
+    if not loaded.packer.direct:  # bf16 or float8 scalars: converted by `pack`
+        pack = f"pack({values})"
     else:
-        handle = stream if type(stream) is int else stream_handle(stream)
-    hstream = streams.get(handle)
-    if hstream is None:
-        hstream = driver.stream(handle)
+        spread = values[1:-1] if values.startswith("(") else f"*{values}"
+        pack = _PACK_DIRECT.format(spread=spread, values=values)
+    return _LAUNCH.format(default=default, values=values, result=result, pack=pack)
+
+
+_PACK_DIRECT = """try:
+        pack_into(buffer, 0, {spread})
+    except struct_error:
+        pack({values})  # raises the error that names the argument"""
+"""Packing without conversions (no bf16 or float8 scalar): `struct.pack_into` into the kernel's
+buffer."""
+
+
+_LAUNCH = """\
+if stream is None:
+    handle = {default}
+else:
+    handle = stream if type(stream) is int else stream_handle(stream)
+hstream = streams.get(handle)
+if hstream is None:
+    hstream = driver.stream(handle)
+if grid is GRID:
+    x, y, z = XYZ
+else:
     n = len(grid)
     x = grid[0]
     y = grid[1] if n > 1 else 1
     z = grid[2] if n > 2 else 1
     if n > 3 or not (0 < x <= max_x and 0 < y <= max_y and 0 < z <= max_z):
-        if n <= 3 and (x == 0 or y == 0 or z == 0):
-            return
-        driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], values, handle)
-        return
-    with lock:
-        {pack}
-        if multi[0]:
-            with active():
-                result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
-        else:
+        if n > 3 or (x and y and z):
+            driver.launch(loaded, grid, md["num_warps"], md["threads_per_warp"], {values}, handle)
+        return {result}
+acquire()
+try:
+    {pack}
+    if multi[0]:
+        with active():
             result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
-        if result[0]:
-            driver._launch_error(loaded, result, (x, y, z), threads, hstream, params)
+    else:
+        result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
+finally:
+    release()
+if result[0]:
+    driver._launch_error(loaded, result, (x, y, z), threads, hstream, params)
+"""
+"""A launch on a cache hit: the stream (torch's current one unless `stream=`), the grid (checked
+against the device's limits unless it is the very tuple `GRID` checked when the code was made),
+the arguments packed into the kernel's buffer with one `struct.pack_into` and `cuLaunchKernel`,
+under the kernel's lock (the driver copies the buffer during the call), so that a launch costs
+little more than `cuLaunchKernel` itself. A grid over the limits or of a zero size goes to the
+general path (`driver.launch`: the error, or nothing to do)."""
 
+_RUNNER = """
+def run_values(grid, values, stream=None):
+{launch}
 
 def run(grid, args, stream=None):
 {device_check}    {unpack} = args
@@ -143,15 +186,7 @@ def run(grid, args, stream=None):
 """
 """The launch functions `make_runner` compiles per kernel and argument kinds: `run` unpacks the
 arguments and reads device pointers with a getter per array; `run_values` takes the raw values
-(addresses for pointers: the launcher's fast path has read them already), packs them in one
-`struct.pack_into` and calls `cuLaunchKernel`, so that a launch costs little more than
-`cuLaunchKernel` itself."""
-
-_PACK_DIRECT = """try:
-            pack_into(*values)
-        except struct_error:
-            pack(values)  # raises the error that names the argument"""
-"""Packing without conversions (no bf16 scalar): `struct.pack_into` into the kernel's buffer."""
+(addresses for pointers: the launcher's fast path has read them already)."""
 
 _DEVICE_CHECK = """\
     if launch_device(args) != ordinal:

@@ -291,10 +291,12 @@ class NvidiaTargetInfo(TargetInfo):
 
         return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b)
 
-    def wgmma_fence(self, builder: ir.IRBuilder) -> None:
+    def wgmma_fence(
+        self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
+    ) -> list[ir.Value]:
         from tilec_nvidia.wgmma import wgmma_fence  # deferred: as mma above
 
-        wgmma_fence(builder, self.arch)
+        return wgmma_fence(builder, self.arch, registers)
 
     def wgmma_commit(self, builder: ir.IRBuilder) -> None:
         from tilec_nvidia.wgmma import wgmma_commit  # deferred: as mma above

@@ -77,9 +77,22 @@ def wgmma(
     return [builder.extract_value(result, i) for i in range(regs)]
 
 
-def wgmma_fence(builder: ir.IRBuilder, arch: str) -> None:
+def wgmma_fence(
+    builder: ir.IRBuilder, arch: str, registers: Sequence[ir.Value] = ()
+) -> list[ir.Value]:
+    """`wgmma.fence`; `registers` (i32: A fragments packed for the wgmmas that follow) are threaded
+    through it, so that they are written before it, as the PTX ISA asks of wgmma's register
+    operands, and not sunk between the wgmmas."""
     require(arch, "wgmma", "wgmma.fence")
-    call_intrinsic(builder, "llvm.nvvm.wgmma.fence.sync.aligned", VOID, [])
+    if not registers:
+        call_intrinsic(builder, "llvm.nvvm.wgmma.fence.sync.aligned", VOID, [])
+        return []
+    regs = len(registers)
+    constraints = ",".join(["=r"] * regs + [str(i) for i in range(regs)])
+    fn_type = ir.FunctionType(ir.LiteralStructType([I32] * regs), [I32] * regs)
+    fence = ir.InlineAsm(fn_type, "wgmma.fence.sync.aligned;", constraints, side_effect=True)
+    result = builder.call(fence, list(registers))
+    return [builder.extract_value(result, i) for i in range(regs)]
 
 
 def wgmma_commit(builder: ir.IRBuilder, arch: str) -> None:
