@@ -29,7 +29,6 @@ from typing import Any
 
 import attrs
 
-from tilec.errors import InvalidDeviceIndexError
 
 _selected_device: int | None = None
 
@@ -43,9 +42,7 @@ def set_device(index: int | None) -> None:
     machine's GPUs is a DeviceNotFoundError at the launch that uses it."""
     global _selected_device
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise InvalidDeviceIndexError(
-            f"set_device takes a device index (an int >= 0) or None; got {index!r}"
-        )
+        raise ValueError(f"set_device takes a device index (an int >= 0) or None; got {index!r}")
     _selected_device = index
 
 
