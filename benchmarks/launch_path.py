@@ -150,7 +150,7 @@ def device(rounds: int, count: int) -> None:
             pass
 
     # tilec's own work: the runner's driver call replaced by one that returns success
-    runner = _runner_globals(kernel)
+    namespaces = _launch_namespaces(kernel)
     print("\ntilec's steps, each alone (median us):")
     steps = {
         "whole launch, driver call replaced by a no-op": lambda: launch(
@@ -171,22 +171,27 @@ def device(rounds: int, count: int) -> None:
         "lock (with lock: pass)": lock_cycle,
     }
     success = cu.cuLaunchKernel(function, 1, 1, 1, threads, 1, 1, shared, hstream, params, 0)
-    original = runner["cu_launch"]
-    runner["cu_launch"] = lambda *args: success
+    original = namespaces[0]["cu_launch"]
+    for namespace in namespaces:
+        namespace["cu_launch"] = lambda *args: success
     try:
         for name, fn in steps.items():
             print(f"| {name} | {step_us(fn, count):.3f} |")
     finally:
-        runner["cu_launch"] = original
+        for namespace in namespaces:
+            namespace["cu_launch"] = original
     torch.cuda.synchronize()
 
 
-def _runner_globals(kernel) -> dict:
-    """The namespace of the kernel's hot runner (its `cu_launch` is swapped for the no-op)."""
-    for _compiled, runner in kernel._launch_info.launches.values():
-        if runner is not None and "cu_launch" in runner.__globals__:
-            return runner.__globals__
-    raise RuntimeError("the launch took no compiled runner")
+def _launch_namespaces(kernel) -> list[dict]:
+    """The namespaces of the kernel's runners and fast launches that call `cu_launch` (the
+    fast launch inlines the runner's launch into its own), for the no-op swap."""
+    functions = [runner for _compiled, runner in kernel._launch_info.launches.values()]
+    functions += list(kernel._launch_info.fast)
+    found = [f.__globals__ for f in functions if f is not None and "cu_launch" in f.__globals__]
+    if not found:
+        raise RuntimeError("the launch took no compiled runner")
+    return found
 
 
 def fake(rounds: int, count: int) -> None:
