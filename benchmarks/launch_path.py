@@ -151,17 +151,24 @@ def device(rounds: int, count: int) -> None:
 
     # tilec's own work: the runner's driver call replaced by one that returns success
     namespaces = _launch_namespaces(kernel)
+    fast = kernel._launch_info.fast[0]
     print("\ntilec's steps, each alone (median us):")
     steps = {
         "whole launch, driver call replaced by a no-op": lambda: launch(
             x, y, out, n, BLOCK_SIZE=1024
         ),
+        "the fast launch alone, fast(grid, args, meta)": lambda: fast(
+            (1,), (x, y, out, n), {"BLOCK_SIZE": 1024}
+        ),
+        "an empty lambda (the floor of each row)": lambda: None,
         "kernel.cache_key (globals unchanged?)": lambda: kernel.cache_key,
         "settings.backend() (TILEC_BACKEND)": settings.backend,
         "cache.generation read": lambda: cache.generation,
         "3 x (type, dtype, get_device, data_ptr)": lambda: [
             (type(t), t.dtype, t.get_device(), t.data_ptr()) for t in (x, y, out)
         ],
+        "3 x get_device()": lambda: (x.get_device(), y.get_device(), out.get_device()),
+        "3 x data_ptr()": lambda: (x.data_ptr(), y.data_ptr(), out.data_ptr()),
         "torch current stream (_cuda_getCurrentRawStream)": lambda: (
             torch._C._cuda_getCurrentRawStream(0)
         ),
