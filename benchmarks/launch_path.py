@@ -25,6 +25,7 @@ GPU), for profiling the Python side; `--interp` times a warm launch on the inter
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import statistics
 import sys
@@ -226,9 +227,17 @@ def fake(rounds: int, count: int) -> None:
 
     success = (0,)
 
+    entry = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 11)(lambda *args: 0)
+
     class FastCu(FakeCu):
         def cuLaunchKernel(self, *args):
             return success
+
+        def cuDriverGetVersion(self):
+            return (0, 12080)
+
+        def cuGetProcAddress(self, symbol, version, flags):  # the native launch's entry point
+            return (0, ctypes.cast(entry, ctypes.c_void_p).value, 0)
 
     sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
         Tensor=Tensor,
@@ -246,6 +255,7 @@ def fake(rounds: int, count: int) -> None:
     launch(x, y, out, n, BLOCK_SIZE=1024)
     rows = {
         "fake cuLaunchKernel": "fake_cu.cuLaunchKernel(1, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0)",
+        "fake entry point (ctypes callback)": "entry(1, 1, 1, 1, 128, 1, 1, 0, 0, 0, 0)",
         "tilec": "launch(x, y, out, n, BLOCK_SIZE=1024)",
         "tilec kernel[grid]": "kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)",
         "tilec stream=": "launch(x, y, out, n, BLOCK_SIZE=1024, stream=0)",

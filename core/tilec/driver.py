@@ -76,6 +76,28 @@ class InlineLaunch:
     namespace: dict[str, Any]
     body: Callable[[str, str], str]
     max_grid: tuple[int, int, int]
+    native: NativeLaunch | None = None
+    """The same launch for native code (`tilec.runtime.native_launch`), where the backend's
+    driver has a `cuLaunchKernel`-shaped entry point."""
+
+
+@attrs.frozen
+class NativeLaunch:
+    """A runner's driver call, for `tilec.runtime.native_launch`: `entry(function, grid x, y, z,
+    block x, y, z, shared, stream, kernelParams, extra)` returning 0 on success
+    (`cuLaunchKernel`, `hipModuleLaunchKernel`), with the stream `current_stream(ordinal)`
+    (torch's current stream's handle). `several_devices` is a list whose first item is true
+    while the process uses several devices (the native launch then leaves the launch to the
+    Python path, which enters the device's context)."""
+
+    entry: int
+    function: int
+    block: tuple[int, int, int]
+    shared: int
+    current_stream: Callable[[int], int]
+    ordinal: int
+    several_devices: list
+    max_grid: tuple[int, int, int]
 
 
 @attrs.frozen

@@ -92,16 +92,18 @@ def make_fast_launch(
     compiled: Any,
     runner: Callable[..., None],
     grid: Any = None,
-) -> FastLaunch | None:
+) -> tuple[FastLaunch, ...]:
     """The fast launch for calls like `kernel[grid](*args, **meta)` that compiled to `compiled`
-    (`meta` as the user gave it, reserved options included); None where the call shape has
-    none (check=True, more arguments than parameters, a runtime argument's own default).
+    (`meta` as the user gave it, reserved options included), tried in order: the native form
+    first where it can be made (`tilec.runtime.native_launch`), then the Python function; none
+    where the call shape has none (check=True, more arguments than parameters, a runtime
+    argument's own default).
     Where the runner offers its launch for inlining (`tilec.driver.InlineLaunch`), its
     statements become the function's tail, and `grid` (the launch's grid), where it is a tuple
     inside the device's limits, is one whose checks they skip when it comes again."""
     options = {k: v for k, v in meta.items() if k not in RESERVED}
     if meta.get("check") is not None or len(args) > len(info.names):
-        return None
+        return ()
     namespace: dict[str, Any] = {
         "MISS": MISS, "cache": cache, "compiler": compiler, "checking": checking,
         "backend_setting": settings.backend, "BACKEND": backend_name, "GENERATION": cache.generation,
@@ -125,7 +127,7 @@ def make_fast_launch(
         elif cx and param in info.defaults:
             continue  # a constexpr left at its default: the keyword count guards its absence
         else:
-            return None  # a runtime argument's default: the general path
+            return ()  # a runtime argument's default: the general path
         if cx:
             namespace[f"c{i}"] = value
             guards.append(f"{expression} != c{i}")
@@ -163,7 +165,53 @@ def make_fast_launch(
         launch=launch,
     )
     exec(compile(source, f"<tilec fast launch {kernel.__name__}>", "exec"), namespace)
-    return namespace["fast"]
+    fast = namespace["fast"]
+    native = None
+    if inline is not None and inline.native is not None and not meta.keys() & set(RESERVED):
+        native = _native_fast(kernel, info, args, options, compiled, inline, grid, backend_name)
+    return (native, fast) if native is not None else (fast,)
+
+
+def _native_fast(
+    kernel: Any,
+    info: Any,
+    args: tuple,
+    options: dict,
+    compiled: Any,
+    inline: InlineLaunch,
+    grid: Any,
+    backend_name: str | None,
+) -> FastLaunch | None:
+    """The native form of the fast launch (`tilec.runtime.native_launch`), tried first: for
+    calls with every runtime argument given by position and no `stream=` or `backend=`."""
+    from tilec.runtime import native_launch  # deferred: llvmlite's JIT only where launches use it
+
+    params = compiled.runtime_params
+    names = info.names[: len(args)]
+    if any(p not in names for p in params) or backend_name != (
+        compiler._chosen or settings.backend()
+    ):
+        return None
+    positional: list[tuple] = []
+    for i, value in enumerate(args):
+        if info.constexpr[i]:
+            positional.append(("constexpr", value))
+            continue
+        name = names[i]
+        kind = native_launch.kind(value, compiled.signature[name])
+        positional.append(("runtime", kind, params.index(name)))
+    state = {
+        "attributes": [
+            (cache, "generation", cache.generation),
+            (compiler, "_chosen", compiler._chosen),
+        ],
+        "false": [(checking, "enabled")],
+        "env": (settings.BACKEND.name, native_launch.environment(settings.BACKEND.name)),
+    }
+    return native_launch.build(
+        inline.native, miss=MISS, compiled=compiled, positional=positional, slots=len(params),
+        options=options, grid=grid, globals_read=kernel.key_reads, state=state,
+    )  # fmt: skip
 
 
 def _inline(namespace: dict, inline: InlineLaunch | None, grid: Any) -> InlineLaunch | None:

@@ -67,9 +67,9 @@ class KernelInfo:
         self.generation = cache.generation
         self.fast: tuple[FastLaunch, ...] = ()
         """Fast launches of calls like earlier ones, newest first (`tilec.runtime.hot_path`)."""
-        self.fast_shapes: dict[Any, FastLaunch | None] = {}
-        """The fast launch of each call shape (key, positional count, keywords), oldest first;
-        None for shapes that have none."""
+        self.fast_shapes: dict[Any, tuple[FastLaunch, ...]] = {}
+        """The fast launches of each call shape (key, positional count, keywords), oldest first;
+        empty for shapes that have none."""
         self.lock = threading.Lock()
         """Held while `fast` and `fast_shapes` change."""
 
@@ -86,17 +86,20 @@ def kernel_info(kernel: KernelFunction) -> KernelInfo:
     return info
 
 
-def _add_fast_launch(info: KernelInfo, shape: Any, make: Callable[[], FastLaunch | None]) -> None:
-    """Make the fast launch of a call shape that has none yet; keep the newest MAX_FAST."""
+def _add_fast_launch(
+    info: KernelInfo, shape: Any, make: Callable[[], tuple[FastLaunch, ...]]
+) -> None:
+    """Make the fast launches of a call shape that has none yet (tried in order: native, then
+    Python); keep those of the newest MAX_FAST shapes."""
     if shape in info.fast_shapes:
         return
     fast = make()
     with info.lock:
         info.fast_shapes[shape] = fast
-        kept = [(s, f) for s, f in info.fast_shapes.items() if f is not None]
+        kept = [(s, f) for s, f in info.fast_shapes.items() if f]
         for old, _ in kept[:-MAX_FAST]:
             del info.fast_shapes[old]  # may have a fast launch again when it comes back
-        info.fast = tuple(f for _, f in reversed(kept[-MAX_FAST:]))
+        info.fast = tuple(f for _, fs in reversed(kept[-MAX_FAST:]) for f in fs)
 
 
 def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:

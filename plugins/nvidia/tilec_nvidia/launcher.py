@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from tilec.driver import Availability, InlineLaunch, Runner
+from tilec.driver import Availability, InlineLaunch, NativeLaunch, Runner
 from tilec.interop.device import stream_handle
 from tilec.interop.gpu_driver import GpuDriver
 from tilec.interop.placement import launch_device
@@ -113,8 +113,47 @@ class NvidiaDriver(GpuDriver):
                 namespace,
                 functools.partial(_launch_body, loaded, default),
                 max_grid=(max_x, max_y, max_z),
+                native=_native(driver, loaded, threads, current, (max_x, max_y, max_z)),
             )
         return run
+
+
+def _native(
+    driver: cuda.CudaDriver, loaded: Any, threads: int, current: Any, max_grid: tuple
+) -> NativeLaunch | None:
+    """The launch for `tilec.runtime.native_launch`: `cuLaunchKernel`'s entry point as the
+    driver API resolves it (`cuGetProcAddress`, the call cuda-bindings makes), or None where it
+    cannot be had (an older driver or a test's fake without it)."""
+    entry = getattr(driver, "_native_entry", _UNKNOWN)
+    if entry is _UNKNOWN:
+        entry = driver._native_entry = _launch_entry(driver.cu)
+    if entry is None:
+        return None
+    try:
+        function = int(loaded.function)
+    except (TypeError, ValueError):
+        return None
+    return NativeLaunch(
+        entry=entry, function=function, block=(threads, 1, 1), shared=loaded.shared_bytes,
+        current_stream=current, ordinal=driver.properties.ordinal,
+        several_devices=cuda.MULTI_DEVICE, max_grid=max_grid,
+    )  # fmt: skip
+
+
+_UNKNOWN = object()
+
+
+def _launch_entry(cu: Any) -> int | None:
+    """The address of `cuLaunchKernel` (the version of it for the driver's CUDA version), asked
+    once per driver (kept as its `_native_entry`)."""
+    try:
+        error, version = cu.cuDriverGetVersion()
+        if int(error):
+            return None
+        error, address, _status = cu.cuGetProcAddress(b"cuLaunchKernel", int(version), 0)
+        return (int(address) or None) if not int(error) else None
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def _launch_body(loaded: Any, default: str, values: str, result: str) -> str:

@@ -1,0 +1,492 @@
+"""Native fast launches: a fast launch's guards, packing and driver call as machine code.
+
+`tilec.runtime.hot_path` writes, per kernel and call shape, a Python function that checks that a
+launch is like an earlier one and launches it. Its bytecode costs about 2 us a launch on the H100
+host, half of what the driver call itself costs (benchmarks/RESULTS.md). Where the backend's
+runner describes its driver call (`tilec.driver.NativeLaunch`: a `cuLaunchKernel`-shaped entry
+point and its fixed arguments) and every argument of the shape is of a kind handled here (tensors
+with `dtype`, `get_device()` and `data_ptr()`, Python ints and floats), `build` writes the same
+checks in LLVM IR, JIT-compiles them for the host with llvmlite, and makes the result a CPython
+builtin function (`METH_FASTCALL`, through `PyCFunction_NewEx`) with the Python fast launch's
+signature, `fast(grid, args, meta)`.
+
+It is tried before the Python fast launch of the same shape and returns `MISS` wherever that one
+has something to decide: `stream=` or `backend=` given, a grid that is not a tuple of ints inside
+the device's limits, several devices in use, any guard that does not hold or raises, a failed
+driver call. The Python path then launches or reports the error, so a launch behaves the same
+either way. The native function packs the arguments into its own stack frame (no shared buffer,
+no lock) and releases the GIL around the driver call.
+
+Everything it reads from Python goes through exported C API functions (their addresses from
+`ctypes.pythonapi`); the one layout it relies on, an object's type at offset 8, is checked on the
+live objects before anything is compiled. Interpreters where that does not hold (debug builds,
+free-threaded builds) keep the Python fast path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import itertools
+import sys
+import sysconfig
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llvmlite import ir
+
+from tilec.driver import NativeLaunch
+from tilec.runtime.specialization import I32, _tensor_token, _token_function
+
+enabled = True
+"""Whether fast launches are compiled to native code where they can be (set False to keep every
+launch on the Python fast path)."""
+
+PTR = ir.PointerType()
+I1, I8, I32_T, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+F32, F64 = ir.FloatType(), ir.DoubleType()
+VOID = ir.VoidType()
+METH_FASTCALL = 0x0080
+PY_EQ = 2
+TYPE_OFFSET = 8
+"""Bytes from an object's address to its type pointer (`ob_type` after `ob_refcnt`)."""
+
+_C_API = {
+    "PyObject_GetAttr": (PTR, [PTR, PTR]),
+    "PyObject_VectorcallMethod": (PTR, [PTR, PTR.as_pointer(), I64, PTR]),
+    "PyObject_Call": (PTR, [PTR, PTR, PTR]),
+    "PyLong_AsLongLong": (I64, [PTR]),
+    "PyLong_AsUnsignedLongLong": (I64, [PTR]),
+    "PyFloat_AsDouble": (F64, [PTR]),
+    "PyErr_Occurred": (PTR, []),
+    "PyErr_Clear": (VOID, []),
+    "Py_IncRef": (VOID, [PTR]),
+    "Py_DecRef": (VOID, [PTR]),
+    "PyObject_IsTrue": (I32_T, [PTR]),
+    "PyObject_RichCompareBool": (I32_T, [PTR, PTR, I32_T]),
+    "PyDict_GetItemWithError": (PTR, [PTR, PTR]),
+    "PyDict_Size": (I64, [PTR]),
+    "PyTuple_Size": (I64, [PTR]),
+    "PyTuple_GetItem": (PTR, [PTR, I64]),
+    "PyList_GetItem": (PTR, [PTR, I64]),
+    "PyEval_SaveThread": (PTR, []),
+    "PyEval_RestoreThread": (VOID, [PTR]),
+}
+_LIBC = {"getenv": (PTR, [PTR]), "strcmp": (I32_T, [PTR, PTR])}
+_ENTRY = (I32_T, [PTR, I32_T, I32_T, I32_T, I32_T, I32_T, I32_T, I32_T, PTR, I64.as_pointer(), PTR])
+"""`cuLaunchKernel` and `hipModuleLaunchKernel`: function, grid, block, shared bytes, stream,
+kernelParams, extra."""
+
+_SYMBOL_PREFIX = "tilec_native_"
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [
+        ("ml_name", ctypes.c_char_p),
+        ("ml_meth", ctypes.c_void_p),
+        ("ml_flags", ctypes.c_int),
+        ("ml_doc", ctypes.c_char_p),
+    ]
+
+
+@functools.cache
+def _host() -> Any:
+    """The JIT (one MCJIT engine, a module added per native launch) and the symbols it calls, or
+    None where this interpreter cannot take native launches."""
+    if sysconfig.get_config_var("Py_GIL_DISABLED") or hasattr(sys, "gettotalrefcount"):
+        return None  # free-threaded or debug build: other object layouts
+    probe = object()
+    if ctypes.c_void_p.from_address(id(probe) + TYPE_OFFSET).value != id(object):
+        return None
+    from llvmlite import binding as llvm  # deferred: the JIT only where a launch needs it
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    libc = _libc()
+    for name in _C_API:
+        llvm.add_symbol(
+            _SYMBOL_PREFIX + name,
+            ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value,
+        )
+    for name in _LIBC:
+        llvm.add_symbol(
+            _SYMBOL_PREFIX + name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
+        )
+    target = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(opt=2)
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target)
+    new_function = ctypes.pythonapi.PyCFunction_NewEx
+    new_function.restype = ctypes.py_object
+    new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+    return llvm, engine, new_function, threading.Lock()
+
+
+_names = itertools.count()
+
+
+def build(
+    native: NativeLaunch | None,
+    *,
+    miss: Any,
+    compiled: Any,
+    positional: Sequence[tuple],
+    slots: int,
+    options: dict[str, Any],
+    grid: Any,
+    globals_read: Sequence[tuple[Any, str, Any]],
+    state: dict[str, Any],
+) -> Callable[[Any, tuple, dict], Any] | None:
+    """A native `fast(grid, args, meta)` for launches like one whose positional arguments are
+    described by `positional` (per argument: `("constexpr", value)`, compared with `==`, or
+    `("runtime", kind, slot)`, `kind` from `kind()`, packed into kernelParams slot `slot` of
+    `slots`) and whose keywords were `options` (constexprs and launch options, compared with
+    `==`; no `stream=` or `backend=`). `globals_read`: (dict, name, value) that must still hold;
+    `state`: what the Python fast path checks of tilec's state (see `_Emitter.state_guards`).
+    None where one cannot be made."""
+    host = _host() if enabled else None
+    if host is None or native is None:
+        return None
+    if any(entry[0] == "runtime" and entry[1] is None for entry in positional):
+        return None
+    if not all(type(ns) is dict for ns, _, _ in globals_read):
+        return None
+    llvm, engine, new_function, lock = host
+    emitter = _Emitter(native, miss, compiled)
+    source = emitter.function(positional, slots, options, grid, globals_read, state)
+    name = emitter.name
+    with lock:
+        llvm.add_symbol(entry_symbol(native.entry), native.entry)
+        module = llvm.parse_assembly(source)
+        module.verify()
+        engine.add_module(module)
+        engine.finalize_object()
+        address = engine.get_function_address(name)
+    method = _MethodDef(name.encode(), address, METH_FASTCALL, None)
+    keep = (method, tuple(emitter.objects))
+    return new_function(ctypes.addressof(method), keep, None)
+
+
+def environment(name: str) -> bytes | None:
+    """The C library's value of an environment variable (what the native guard compares)."""
+    host = _host()
+    if host is None:
+        return None
+    getenv = _libc().getenv
+    getenv.restype, getenv.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
+    return getenv(name.encode())
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+def kind(value: Any, signature: str) -> tuple | None:
+    """How a runtime argument of type `signature` (`*fp32`, `i32`, ...) given `value` is
+    checked and packed natively, or None where it cannot be."""
+    if signature.startswith("*"):
+        if _token_function(type(value)) is not _tensor_token:
+            return None
+        return (
+            "tensor",
+            type(value),
+            value.dtype,
+            int(value.get_device()),
+            value.data_ptr() & 15 == 0,
+        )
+    if type(value) is int and signature in ("i32", "i64", "u32", "u64"):
+        return ("int", value == 1, value & 15 == 0, I32[0] <= value <= I32[1])
+    if type(value) is float and signature in ("fp32", "fp64"):
+        return ("float", signature)
+    return None
+
+
+class _Emitter:
+    """Writes one native fast launch (see `build`)."""
+
+    def __init__(self, native: NativeLaunch, miss: Any, compiled: Any):
+        self.native = native
+        self.name = f"tilec_fast_launch_{next(_names)}"
+        self.module = ir.Module(name=self.name)
+        self.objects: list[Any] = [miss, compiled]
+        self.functions: dict[str, ir.Function] = {}
+        self.miss = miss
+        self.compiled = compiled
+        self.strings = 0
+
+    # ------------------------------------------------------------------ helpers
+    def api(self, name: str) -> ir.Function:
+        if name not in self.functions:
+            ret, params = _C_API.get(name) or _LIBC[name]
+            self.functions[name] = ir.Function(
+                self.module, ir.FunctionType(ret, params), _SYMBOL_PREFIX + name
+            )
+        return self.functions[name]
+
+    def call(self, name: str, *args: ir.Value) -> ir.Value:
+        return self.b.call(self.api(name), list(args))
+
+    def obj(self, value: Any) -> ir.Value:
+        """A pointer to `value`, kept alive by the builtin's `self`."""
+        self.objects.append(value)
+        return ir.Constant(I64, id(value)).inttoptr(PTR)
+
+    def cstring(self, text: bytes) -> ir.Value:
+        data = bytearray(text + b"\0")
+        constant = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        variable = ir.GlobalVariable(self.module, constant.type, f"s{self.strings}")
+        self.strings += 1
+        variable.global_constant = True
+        variable.initializer = constant
+        variable.linkage = "internal"
+        return variable
+
+    def check(self, ok: ir.Value) -> None:
+        """Go on where `ok` holds, else MISS."""
+        go = self.b.append_basic_block()
+        self.b.cbranch(ok, go, self.miss_block)
+        self.b.position_at_end(go)
+
+    def not_null(self, value: ir.Value) -> None:
+        self.check(self.b.icmp_unsigned("!=", value, ir.Constant(PTR, None)))
+
+    def new_ref_value(self, result: ir.Value, convert: str) -> ir.Value:
+        """`convert` of `result` (a new reference, NULL on error), then the reference dropped;
+        MISS on NULL or a conversion error (-1 with an exception set)."""
+        self.not_null(result)
+        value = self.call(convert, result)
+        self.call("Py_DecRef", result)
+        error = self.b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
+        self.check(self.b.not_(error))
+        return value
+
+    def type_is(self, value: ir.Value, kind: type) -> ir.Value:
+        slot = self.b.gep(value, [I64(TYPE_OFFSET)], source_etype=I8)
+        return self.b.icmp_unsigned("==", self.b.load(slot, typ=PTR), self.obj(kind))
+
+    def equal(self, value: ir.Value, expected: Any) -> None:
+        result = self.call("PyObject_RichCompareBool", value, self.obj(expected), I32_T(PY_EQ))
+        self.check(self.b.icmp_signed("==", result, I32_T(1)))
+
+    def method(self, value: ir.Value, name: str, convert: str) -> ir.Value:
+        self.b.store(value, self.self_slot)
+        result = self.call("PyObject_VectorcallMethod", self.obj(name), self.self_slot, I64(1),
+                           ir.Constant(PTR, None))  # fmt: skip
+        return self.new_ref_value(result, convert)
+
+    # ----------------------------------------------------------------- function
+    def function(
+        self,
+        positional: Sequence[tuple],
+        slots: int,
+        options: dict[str, Any],
+        grid: Any,
+        globals_read: Sequence[tuple[Any, str, Any]],
+        state: dict[str, Any],
+    ) -> str:
+        fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
+        _self, vector, count = fn.args
+        entry = fn.append_basic_block("entry")
+        self.miss_block = fn.append_basic_block("miss")
+        self.b = b = ir.IRBuilder(entry)
+        slot_array = b.alloca(I64, size=I64(max(slots, 1)))
+        pointers = b.alloca(I64, size=I64(max(slots, 1)))  # kernelParams: the slots' addresses
+        self.self_slot = b.alloca(PTR)
+        self.check(b.icmp_signed("==", count, I64(3)))
+        grid_value, args_value, meta = (
+            b.load(b.gep(vector, [I64(i)], source_etype=PTR), typ=PTR) for i in range(3)
+        )
+        self.state_guards(state, globals_read)
+        # the keywords: exactly the recorded ones, with equal values
+        self.check(b.icmp_signed("==", self.call("PyDict_Size", meta), I64(len(options))))
+        for key, expected in options.items():
+            item = self.call("PyDict_GetItemWithError", meta, self.obj(key))
+            self.not_null(item)
+            self.equal(item, expected)
+        # the positional arguments
+        self.check(b.icmp_signed("==", self.call("PyTuple_Size", args_value), I64(len(positional))))
+        for i, described in enumerate(positional):
+            item = self.call("PyTuple_GetItem", args_value, I64(i))
+            self.not_null(item)
+            if described[0] == "constexpr":
+                self.equal(item, described[1])
+                continue
+            _, kind, slot = described
+            value = self.argument(item, kind)
+            if slot is None:
+                continue
+            at = b.gep(slot_array, [I64(slot)])
+            b.store(value, at)
+            b.store(b.ptrtoint(at, I64), b.gep(pointers, [I64(slot)]))
+        x, y, z = self.grid(grid_value, grid)
+        stream = self.stream()
+        self.launch(x, y, z, stream, pointers)
+        self.call("Py_IncRef", self.obj(self.compiled))
+        b.ret(self.obj(self.compiled))
+        b.position_at_end(self.miss_block)
+        self.call("PyErr_Clear")
+        self.call("Py_IncRef", self.obj(self.miss))
+        b.ret(self.obj(self.miss))
+        return str(self.module)
+
+    def state_guards(
+        self, state: dict[str, Any], globals_read: Sequence[tuple[dict, str, Any]]
+    ) -> None:
+        """What the Python fast path checks of tilec's state: the module attributes in
+        `state["attributes"]` ((module, name, value): the same object, or for ints an equal
+        value), `state["false"]` ((module, name): falsy), the environment variable
+        `state["env"]` (name, the C `getenv` value at build time or None), and the globals
+        the kernel's cache key read (the very objects)."""
+        for module, name, value in state["attributes"]:
+            result = self.call("PyObject_GetAttr", self.obj(module), self.obj(name))
+            self.not_null(result)
+            if type(value) is int:
+                number = self.new_ref_value(result, "PyLong_AsLongLong")
+                self.check(self.b.icmp_signed("==", number, I64(value)))
+            else:
+                same = self.b.icmp_unsigned("==", result, self.obj(value))
+                self.call("Py_DecRef", result)
+                self.check(same)
+        for module, name in state["false"]:
+            result = self.call("PyObject_GetAttr", self.obj(module), self.obj(name))
+            truth = self.new_ref_value(result, "PyObject_IsTrue")
+            self.check(self.b.icmp_signed("==", truth, I32_T(0)))
+        variable, value = state["env"]
+        current = self.call("getenv", self.cstring(variable.encode()))
+        if value is None:
+            self.check(self.b.icmp_unsigned("==", current, ir.Constant(PTR, None)))
+        else:
+            self.not_null(current)
+            same = self.call("strcmp", current, self.cstring(value))
+            self.check(self.b.icmp_signed("==", same, I32_T(0)))
+        for namespace, name, value in globals_read:
+            item = self.call("PyDict_GetItemWithError", self.obj(namespace), self.obj(name))
+            self.check(self.b.icmp_unsigned("==", item, self.obj(value)))
+
+    def argument(self, item: ir.Value, kind: tuple) -> ir.Value:
+        """The checked value of a runtime argument, as the i64 of its 8-byte slot."""
+        b = self.b
+        if kind[0] == "tensor":
+            _, tensor_type, dtype, device, aligned = kind
+            self.check(self.type_is(item, tensor_type))
+            result = self.call("PyObject_GetAttr", item, self.obj("dtype"))
+            self.not_null(result)
+            same = b.icmp_unsigned("==", result, self.obj(dtype))
+            self.call("Py_DecRef", result)
+            self.check(same)
+            index = self.method(item, "get_device", "PyLong_AsLongLong")
+            self.check(b.icmp_signed("==", index, I64(device)))
+            address = self.method(item, "data_ptr", "PyLong_AsUnsignedLongLong")
+            low = b.and_(address, I64(15))
+            self.check(b.icmp_unsigned("==" if aligned else "!=", low, I64(0)))
+            return address
+        if kind[0] == "int":
+            _, is_one, multiple_of_16, in_i32 = kind
+            self.check(self.type_is(item, int))
+            value = self.call("PyLong_AsLongLong", item)
+            error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
+            self.check(b.not_(error))
+            one = b.icmp_signed("==", value, I64(1))
+            self.check(one if is_one else b.not_(one))
+            if not is_one:
+                low = b.icmp_unsigned("==", b.and_(value, I64(15)), I64(0))
+                self.check(low if multiple_of_16 else b.not_(low))
+            inside = b.and_(
+                b.icmp_signed(">=", value, I64(I32[0])), b.icmp_signed("<=", value, I64(I32[1]))
+            )
+            self.check(inside if in_i32 else b.not_(inside))
+            return value
+        _, precision = kind
+        self.check(self.type_is(item, float))
+        value = self.call("PyFloat_AsDouble", item)
+        error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
+        self.check(b.not_(error))
+        if precision == "fp64":
+            return b.bitcast(value, I64)
+        return b.zext(b.bitcast(b.fptrunc(value, F32), I32_T), I64)
+
+    def grid(self, value: ir.Value, recorded: Any) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """The grid's three sizes: constants where `value` is the recorded tuple, else read from
+        a tuple of 1 to 3 ints inside the device's limits (MISS otherwise)."""
+        b = self.b
+        limits = self.native.max_grid
+        sizes = None
+        if type(recorded) is tuple and 1 <= len(recorded) <= 3:
+            padded = (*recorded, 1, 1)[:3]
+            if all(type(d) is int and 0 < d <= m for d, m in zip(padded, limits, strict=True)):
+                sizes = padded
+        fast = b.append_basic_block("grid_recorded")
+        read = b.append_basic_block("grid_read")
+        done = b.append_basic_block("grid_done")
+        if sizes is not None:
+            b.cbranch(b.icmp_unsigned("==", value, self.obj(recorded)), fast, read)
+        else:
+            b.branch(read)
+        b.position_at_end(fast)
+        b.branch(done)
+        b.position_at_end(read)
+        self.check(self.type_is(value, tuple))
+        length = self.call("PyTuple_Size", value)
+        self.check(b.and_(b.icmp_signed(">=", length, I64(1)), b.icmp_signed("<=", length, I64(3))))
+        read_sizes = []
+        for d, limit in enumerate(limits):
+            with b.if_else(b.icmp_signed(">", length, I64(d))) as (then, otherwise):
+                with then:
+                    item = self.call("PyTuple_GetItem", value, I64(d))
+                    self.not_null(item)
+                    self.check(self.type_is(item, int))
+                    size = self.call("PyLong_AsLongLong", item)
+                    bad = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
+                    self.check(b.not_(bad))
+                    self.check(b.and_(b.icmp_signed(">", size, I64(0)),
+                                      b.icmp_signed("<=", size, I64(limit))))  # fmt: skip
+                    then_block = b.block
+                with otherwise:
+                    other_block = b.block
+            merged = b.phi(I64)
+            merged.add_incoming(size, then_block)
+            merged.add_incoming(I64(1), other_block)
+            read_sizes.append(b.trunc(merged, I32_T))
+        read_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        result = []
+        for d in range(3):
+            phi = b.phi(I32_T)
+            phi.add_incoming(I32_T(sizes[d] if sizes else 1), fast)
+            phi.add_incoming(read_sizes[d], read_end)
+            result.append(phi)
+        return result[0], result[1], result[2]
+
+    def stream(self) -> ir.Value:
+        """torch's current stream of the device (the launch had no `stream=`), as a handle."""
+        native = self.native
+        result = self.call("PyObject_Call", self.obj(native.current_stream),
+                           self.obj((native.ordinal,)), ir.Constant(PTR, None))  # fmt: skip
+        handle = self.new_ref_value(result, "PyLong_AsUnsignedLongLong")
+        return self.b.inttoptr(handle, PTR)
+
+    def launch(
+        self, x: ir.Value, y: ir.Value, z: ir.Value, stream: ir.Value, params: ir.Value
+    ) -> None:
+        """Several devices in use: MISS (the Python path enters the device's context). Else the
+        driver's entry point, the GIL released around it; a failed call is a MISS, and the
+        Python path launches again and reports the error."""
+        native, b = self.native, self.b
+        flag = self.call("PyList_GetItem", self.obj(native.several_devices), I64(0))
+        self.not_null(flag)
+        self.check(b.icmp_signed("==", self.call("PyObject_IsTrue", flag), I32_T(0)))
+        entry = ir.Function(self.module, ir.FunctionType(*_ENTRY), entry_symbol(native.entry))
+        saved = self.call("PyEval_SaveThread")
+        bx, by, bz = native.block
+        args = [ir.Constant(I64, native.function).inttoptr(PTR), x, y, z, I32_T(bx), I32_T(by),
+                I32_T(bz), I32_T(native.shared), stream, params, ir.Constant(PTR, None)]  # fmt: skip
+        result = b.call(entry, args)
+        self.call("PyEval_RestoreThread", saved)
+        self.check(b.icmp_signed("==", result, I32_T(0)))
+
+
+def entry_symbol(address: int) -> str:
+    """The JIT's name for a driver entry point (added to its symbols by `build`)."""
+    return f"{_SYMBOL_PREFIX}entry_{address:x}"

@@ -1,0 +1,235 @@
+"""Native fast launches (`tilec.runtime.native_launch`) against a fake CUDA driver whose
+`cuLaunchKernel` entry point is a ctypes callback: launches like an earlier one go through the
+JIT-compiled guards and pack the arguments the kernel receives; every guard that does not hold
+leaves the launch to the Python path (which then launches through cuda-bindings' call, here the
+fake's `cuLaunchKernel`); references are not leaked; threads do not mix arguments."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+import types
+
+import pytest
+from fake_cuda import CUresult, FakeCu
+
+import tilec
+import tilec.language as tl
+from tilec.backend import Availability
+from tilec.runtime import hot_path, native_launch
+from tilec_nvidia import driver as cuda
+from tilec_nvidia.backend import NvidiaBackend
+
+ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
+                         ctypes.c_void_p, ctypes.c_void_p)  # fmt: skip
+
+if native_launch._host() is None:
+    pytest.skip("this interpreter takes no native launches", allow_module_level=True)
+
+
+class Tensor:
+    """A CUDA tensor as the launch path sees one: dtype, device index, address."""
+
+    def __init__(self, address: int, dtype: str = "float32", device: int = 0):
+        self.address, self.dtype, self.device_index = address, dtype, device
+        self.is_cuda = device >= 0
+        self.device = f"cuda:{device}" if device >= 0 else "cpu"
+
+    def get_device(self) -> int:
+        return self.device_index
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+class Recorder:
+    """The native entry point: records the grid, block, shared bytes, stream and the 4 packed
+    8-byte parameters; returns `result`."""
+
+    def __init__(self):
+        self.launches: list[tuple] = []
+        self.result = 0
+        self.lock = threading.Lock()
+        self.callback = ENTRY(self._entry)
+        self.address = ctypes.cast(self.callback, ctypes.c_void_p).value
+
+    def _entry(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        pointers = (ctypes.c_void_p * 4).from_address(params)
+        values = [ctypes.c_uint64.from_address(p).value for p in pointers]
+        with self.lock:
+            self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream or 0, values))
+        return self.result
+
+
+@pytest.fixture
+def gpu(monkeypatch):
+    """The nvidia backend on a fake driver with a native entry point, and a fake torch."""
+    recorder = Recorder()
+    python_launches: list[tuple] = []
+
+    class NativeCu(FakeCu):
+        def cuDriverGetVersion(self):
+            return (CUresult.CUDA_SUCCESS, 12080)
+
+        def cuGetProcAddress(self, symbol, version, flags):
+            assert symbol == b"cuLaunchKernel"
+            return (CUresult.CUDA_SUCCESS, recorder.address, 0)
+
+        def cuLaunchKernel(self, *args):
+            python_launches.append(args)
+            return (CUresult.CUDA_SUCCESS,)
+
+    streams = {"current": 0}
+    torch = types.SimpleNamespace(
+        Tensor=Tensor,
+        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: streams["current"]),
+        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
+    )
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.delenv("TILEC_BACKEND", raising=False)
+    monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(True, "fake"))
+    cuda.reset_driver(cuda.CudaDriver(cu=NativeCu()))
+    tilec.set_backend("nvidia")
+    yield types.SimpleNamespace(native=recorder.launches, recorder=recorder,
+                                python=python_launches, streams=streams)  # fmt: skip
+    tilec.set_backend(None)
+    cuda.reset_driver(None)
+
+
+def make_kernel():
+    @tilec.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(
+            out_ptr + offsets,
+            tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
+            mask=mask,
+        )
+
+    return add_kernel
+
+
+def tensors(base: int, dtype: str = "float32") -> tuple[Tensor, Tensor, Tensor]:
+    return Tensor(base, dtype), Tensor(base + 0x1000, dtype), Tensor(base + 0x2000, dtype)
+
+
+def test_launches_like_the_first_go_native_with_their_own_arguments(gpu):
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    assert len(gpu.python) == 1 and not gpu.native  # the first: the general path
+    assert callable(kernel._launch_info.fast[0]) and len(kernel._launch_info.fast) == 2
+    for base in (0x20000, 0x30000, 0x40000):
+        launch(*tensors(base), 8192, BLOCK=1024)
+    assert len(gpu.python) == 1
+    assert [v for *_, v in gpu.native] == [
+        [b, b + 0x1000, b + 0x2000, 8192] for b in (0x20000, 0x30000, 0x40000)
+    ]
+    grid, block, _shared, stream, _ = gpu.native[0]
+    assert grid == (2, 1, 1) and block == (128, 1, 1) and stream == 0
+    # a new grid tuple is read and checked; torch's current stream is asked on every launch
+    gpu.streams["current"] = 0x77
+    kernel[(5, 3)](*tensors(0x50000), 8192, BLOCK=1024)
+    assert gpu.native[-1][0] == (5, 3, 1) and gpu.native[-1][3] == 0x77
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["dtype", "misaligned", "device", "n_is_1", "n_not_16", "n_over_i32", "block", "keyword",
+     "stream", "grid_function", "grid_too_large", "env", "failed_call", "float_for_int"],
+)  # fmt: skip
+def test_a_guard_that_fails_leaves_the_launch_to_python(gpu, monkeypatch, change):
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    launch(*tensors(0x20000), 4096, BLOCK=1024)
+    assert len(gpu.native) == 1 and len(gpu.python) == 1
+    args, meta, grid = list(tensors(0x30000)), {"BLOCK": 1024}, (2,)
+    n = 4096
+    if change == "dtype":
+        args = list(tensors(0x30000, "float16"))
+    elif change == "misaligned":
+        args[1] = Tensor(0x31004)
+    elif change == "device":
+        args[2] = Tensor(0x32000, device=-1)
+    elif change == "n_is_1":
+        n = 1
+    elif change == "n_not_16":
+        n = 4100
+    elif change == "n_over_i32":
+        n = 2**33
+    elif change == "block":
+        meta["BLOCK"] = 512
+    elif change == "keyword":
+        meta["num_warps"] = 8
+    elif change == "stream":
+        meta["stream"] = 0x99
+    elif change == "grid_function":
+        grid = lambda meta: (2,)  # noqa: E731
+    elif change == "grid_too_large":
+        grid = (1, 2**17)
+    elif change == "env":
+        monkeypatch.setenv("TILEC_BACKEND", "nvidia")
+    elif change == "failed_call":
+        gpu.recorder.result = 999
+    elif change == "float_for_int":
+        n = 4096.0
+    try:
+        kernel[grid](*args, n, **meta)
+    except tilec.errors.TilecError:
+        assert change in ("device", "grid_too_large", "float_for_int")  # the general path said why
+    attempted = 2 if change == "failed_call" else 1  # the entry point was called, and failed
+    assert len(gpu.native) == attempted, f"{change}: launched natively"
+    if change not in ("device", "grid_too_large", "float_for_int"):
+        assert len(gpu.python) == 2, f"{change}: the Python path did not launch"
+
+
+def test_no_reference_is_leaked(gpu):
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    compiled = launch(*tensors(0x10000), 4096, BLOCK=1024)
+    args = tensors(0x20000)
+    before = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
+    for _ in range(500):
+        launch(*args, 4096, BLOCK=1024)
+    for _ in range(500):
+        launch(*args, 4096, BLOCK=1024, stream=0)  # a native MISS each time
+    after = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
+    assert after == before and len(gpu.native) == 500
+
+
+def test_threads_launching_one_kernel_keep_their_arguments(gpu):
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    errors = []
+
+    def worker(t: int) -> None:
+        try:
+            for i in range(300):
+                base = 0x100000 * (t + 1) + 0x10000 * (i % 7)
+                launch(*tensors(base), 16 * (t + 2), BLOCK=1024)
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(gpu.native) == 8 * 300
+    for *_, (x, y, out, n) in gpu.native:
+        t = x // 0x100000 - 1
+        assert y == x + 0x1000 and out == x + 0x2000 and n == 16 * (t + 2)
+
+
+def test_disabled_native_launches_keep_the_python_fast_path(gpu, monkeypatch):
+    monkeypatch.setattr(native_launch, "enabled", False)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    for base in (0x10000, 0x20000):
+        launch(*tensors(base), 4096, BLOCK=1024)
+    assert len(kernel._launch_info.fast) == 1 and not gpu.native and len(gpu.python) == 2
