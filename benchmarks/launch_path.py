@@ -13,10 +13,12 @@ same machine state:
   packed once, the CUstream looked up once (what the issue's goal is measured against);
 - `tilec`: `launch(x, y, out, n, BLOCK_SIZE=1024)` with `launch = add_kernel[(1,)]`;
 - `tilec kernel[grid]`: `add_kernel[(1,)](...)` on every call;
-- `tilec stream=`: with `stream=` torch's current stream (its handle, no stream look-up);
+- `tilec stream=`: with `stream=` torch's current stream (its handle, no stream look-up), which
+  the native fast launch leaves to the Python one;
+- `tilec, Python fast path`: the first row's launch with `native_launch.enabled` off;
 - `triton`: the same kernel under `triton.jit`.
-Then tilec's work without the driver call (the runner's `cuLaunchKernel` replaced by a function
-that returns success) and each step of it timed alone, to show where the time goes.
+Then the Python fast path's work without the driver call (the runner's `cuLaunchKernel` replaced
+by a function that returns success) and each step of it timed alone, to show where the time goes.
 
 `--fake` runs the same launch against the test suite's fake cuda.bindings and a fake torch (no
 GPU), for profiling the Python side; `--interp` times a warm launch on the interpreter.
@@ -102,7 +104,7 @@ def device(rounds: int, count: int) -> None:
     from cuda.bindings import driver as cu
 
     from tilec import settings
-    from tilec.runtime import cache
+    from tilec.runtime import cache, native_launch
 
     os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-launch-"))
     n = 1024
@@ -119,6 +121,11 @@ def device(rounds: int, count: int) -> None:
     stream_handle = torch.cuda.current_stream().cuda_stream
     hstream = cu.CUstream(stream_handle)
     function, shared = loaded.function, loaded.shared_bytes
+    native_launch.enabled = False  # a second kernel object whose fast launch stays Python
+    python_kernel = load_kernel("tilec")
+    python_launch = python_kernel[(1,)]
+    python_launch(x, y, out, n, BLOCK_SIZE=1024)
+    native_launch.enabled = True
 
     rows = {
         "bare cuLaunchKernel": "cu_launch(function, 1, 1, 1, threads, 1, 1, shared, hstream, "
@@ -126,6 +133,7 @@ def device(rounds: int, count: int) -> None:
         "tilec": "launch(x, y, out, n, BLOCK_SIZE=1024)",
         "tilec kernel[grid]": "kernel[(1,)](x, y, out, n, BLOCK_SIZE=1024)",
         "tilec stream=": "launch(x, y, out, n, BLOCK_SIZE=1024, stream=stream_handle)",
+        "tilec, Python fast path": "python_launch(x, y, out, n, BLOCK_SIZE=1024)",
     }
     try:
         triton_launch = load_kernel("triton")[(1,)]
@@ -151,6 +159,8 @@ def device(rounds: int, count: int) -> None:
             pass
 
     # tilec's own work: the runner's driver call replaced by one that returns success
+    # tilec's Python fast path, step by step (the native launch calls the driver itself)
+    kernel, launch = python_kernel, python_launch
     namespaces = _launch_namespaces(kernel)
     fast = kernel._launch_info.fast[0]
     print("\ntilec's steps, each alone (median us):")
@@ -192,11 +202,17 @@ def device(rounds: int, count: int) -> None:
 
 
 def _launch_namespaces(kernel) -> list[dict]:
-    """The namespaces of the kernel's runners and fast launches that call `cu_launch` (the
-    fast launch inlines the runner's launch into its own), for the no-op swap."""
+    """The namespaces of the kernel's runners and Python fast launches that call `cu_launch`
+    (the fast launch inlines the runner's launch into its own), for the no-op swap. The native
+    fast launch calls the driver's entry point itself: the no-op rows time the Python path
+    (`native_launch.enabled` is switched off for them)."""
     functions = [runner for _compiled, runner in kernel._launch_info.launches.values()]
     functions += list(kernel._launch_info.fast)
-    found = [f.__globals__ for f in functions if f is not None and "cu_launch" in f.__globals__]
+    found = [
+        f.__globals__
+        for f in functions
+        if "cu_launch" in getattr(f, "__globals__", ())  # native launches: not swapped
+    ]
     if not found:
         raise RuntimeError("the launch took no compiled runner")
     return found
