@@ -17,7 +17,7 @@ from fake_cuda import CUresult, FakeCu
 import tilec
 import tilec.language as tl
 from tilec.backend import Availability
-from tilec.runtime import hot_path, native_launch
+from tilec.runtime import compiler, hot_path, native_launch
 from tilec_nvidia import driver as cuda
 from tilec_nvidia.backend import NvidiaBackend
 
@@ -87,6 +87,7 @@ def gpu(monkeypatch):
         cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
     )
     monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(compiler, "_availability", {})  # the fake's availability stays here
     monkeypatch.delenv("TILEC_BACKEND", raising=False)
     monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(True, "fake"))
     cuda.reset_driver(cuda.CudaDriver(cu=NativeCu()))
@@ -233,3 +234,18 @@ def test_disabled_native_launches_keep_the_python_fast_path(gpu, monkeypatch):
     for base in (0x10000, 0x20000):
         launch(*tensors(base), 4096, BLOCK=1024)
     assert len(kernel._launch_info.fast) == 1 and not gpu.native and len(gpu.python) == 2
+
+
+def test_stream_handles_go_native_and_stream_objects_take_the_python_path(gpu):
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    for handle in (0x51, 0x52, 0x53):
+        launch(*tensors(0x10000), 4096, BLOCK=1024, stream=handle)
+    assert len(gpu.python) == 1 and [s for _, _, _, s, _ in gpu.native] == [0x52, 0x53]
+
+    class Stream:
+        cuda_stream = 0x54
+
+    launch(*tensors(0x10000), 4096, BLOCK=1024, stream=Stream())
+    assert len(gpu.native) == 2 and len(gpu.python) == 2
+    assert int(gpu.python[-1][8]) == 0x54  # the Python path's CUstream

@@ -167,8 +167,10 @@ def make_fast_launch(
     exec(compile(source, f"<tilec fast launch {kernel.__name__}>", "exec"), namespace)
     fast = namespace["fast"]
     native = None
-    if inline is not None and inline.native is not None and not meta.keys() & set(RESERVED):
-        native = _native_fast(kernel, info, args, options, compiled, inline, grid, backend_name)
+    if inline is not None and inline.native is not None and not meta.keys() & {"backend", "check"}:
+        native = _native_fast(
+            kernel, info, args, options, compiled, inline, grid, backend_name, "stream" in meta
+        )
     return (native, fast) if native is not None else (fast,)
 
 
@@ -181,9 +183,10 @@ def _native_fast(
     inline: InlineLaunch,
     grid: Any,
     backend_name: str | None,
+    stream_given: bool,
 ) -> FastLaunch | None:
     """The native form of the fast launch (`tilec.runtime.native_launch`), tried first: for
-    calls with every runtime argument given by position and no `stream=` or `backend=`."""
+    calls with every runtime argument given by position and no `backend=`."""
     from tilec.runtime import native_launch  # deferred: llvmlite's JIT only where launches use it
 
     params = compiled.runtime_params
@@ -211,6 +214,7 @@ def _native_fast(
     return native_launch.build(
         inline.native, miss=MISS, compiled=compiled, positional=positional, slots=len(params),
         options=options, grid=grid, globals_read=kernel.key_reads, state=state,
+        stream_given=stream_given,
     )  # fmt: skip
 
 
