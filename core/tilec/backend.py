@@ -80,6 +80,10 @@ class BackendOptions:
     num_warps: int = attrs.field(default=4, validator=int_in_range(1, 32, power_of_two=True))
     num_stages: int = attrs.field(default=3, validator=int_in_range(1, 8))
     debug: bool = attrs.field(default=False, validator=is_bool)
+    enable_fp_fusion: bool = attrs.field(default=True, validator=is_bool)
+    """Triton's option: the compiler may contract a floating-point multiply and an add or
+    subtract of its result into one fused multiply-add (one rounding instead of two), as Triton
+    does by default; False keeps every operation rounded (the interpreter always does)."""
 
 
 class Backend:

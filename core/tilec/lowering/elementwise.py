@@ -11,6 +11,7 @@ interpreter's (`tilec_interp.ops`) answer; guards on constant operands fold away
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from llvmlite import ir
 
@@ -82,9 +83,19 @@ _SIMPLE: dict[type[Operation], str] = {
 }
 
 
+_CONTRACTIBLE = (arith.AddFOp, arith.SubFOp, arith.MulFOp)
+"""The float ops marked `contract` under `enable_fp_fusion` (a multiply and the add or subtract
+of its result may become one FMA)."""
+
+
 @lowers(*_SIMPLE)
 def _simple(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     method = getattr(ctx.builder, _SIMPLE[type(op)])
+    if ctx.target.fp_fusion and type(op) in _CONTRACTIBLE:
+
+        def method(x: ir.Value, y: ir.Value, emit: Any = method) -> ir.Value:
+            return emit(x, y, flags=("contract",))
+
     map_registers(ctx, op, method)
 
 

@@ -28,6 +28,10 @@ class TargetInfo:
     """LLVM `syncscope` names of the atomic scopes `cta`, `gpu`, `sys` (None: LLVM's default,
     the system scope). These are NVPTX's; AMDGPU calls them `workgroup` and `agent`."""
 
+    fp_fusion: bool = False
+    """Whether floating-point multiplies, adds and subtracts are marked `contract` (LLVM may fuse
+    them into FMAs): the compile's `enable_fp_fusion` (`tilec.pipeline.stages.make_llir`)."""
+
     def __init__(self, arch: str, threads_per_warp: int):
         self.arch = arch
         self.threads_per_warp = threads_per_warp

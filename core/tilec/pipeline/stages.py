@@ -124,7 +124,9 @@ def make_llir(
     from tilec.lowering import lower_module  # deferred: imports llvmlite, which only llir needs
 
     arch = metadata["target"]
-    lowered = lower_module(module, backend.target_info(arch, options), metadata["name"])
+    target = backend.target_info(arch, options)
+    target.fp_fusion = getattr(options, "enable_fp_fusion", False)
+    lowered = lower_module(module, target, metadata["name"])
     limit = backend.shared_memory_bytes(arch)
     if lowered.shared_bytes > limit:
         raise RuntimeError(
