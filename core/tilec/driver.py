@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from tilec.errors import InvalidDeviceIndexError
 
 _selected_device: int | None = None
 
@@ -42,7 +43,9 @@ def set_device(index: int | None) -> None:
     machine's GPUs is a DeviceNotFoundError at the launch that uses it."""
     global _selected_device
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise ValueError(f"set_device takes a device index (an int >= 0) or None; got {index!r}")
+        raise InvalidDeviceIndexError(
+            f"set_device takes a device index (an int >= 0) or None; got {index!r}"
+        )
     _selected_device = index
 
 

@@ -22,6 +22,12 @@ class TilecError(Exception):
     """`file:line` of the user's `kernel[grid](...)` whose launch raised it (None elsewhere)."""
 
 
+class KernelCallError(TilecError, RuntimeError):
+    """Kernel code run as ordinary Python: a `@tilec.jit` kernel called as `kernel(...)` instead
+    of launched as `kernel[grid](...)`, or a `tilec.language` function (`tl.load`) called
+    outside a kernel."""
+
+
 class LaunchError(TilecError):
     """A launch or compile that cannot be made as asked: the kernel's code is fine, but an
     argument, the grid, an option, the backend or the device does not fit it."""
@@ -34,7 +40,7 @@ class LaunchArgumentError(LaunchError, TypeError):
 
 class ArgumentValueError(LaunchError, ValueError):
     """An argument whose value does not fit: a constexpr other than the one a `CompiledKernel`
-    was compiled with."""
+    was compiled with, a signature type that `tilec.compile` does not know (`*fp99`)."""
 
 
 class GridError(LaunchError):
@@ -59,7 +65,8 @@ class OptionTypeError(OptionError, TypeError):
 
 
 class OptionValueError(OptionError, ValueError):
-    """An option value the backend refuses (`num_warps=3`, an unknown `target`)."""
+    """An option value the backend refuses (`num_warps=3`, an unknown `target`), or a `TILEC_*`
+    variable's value that tilec refuses (`TILEC_CACHE_MAX_MB=lots`)."""
 
 
 class BackendError(LaunchError):
@@ -79,3 +86,24 @@ class DeviceLimitError(LaunchError, RuntimeError):
     """A launch that asks for more than the device allows: shared memory, threads a block,
     programs along a grid axis. The GPU backends raise it as their driver error too
     (`CudaLimitError` is a `CudaError`, `HipLimitError` a `HipError`)."""
+
+
+class DeviceIndexError(LaunchError):
+    """A device index that names no GPU: not an int >= 0, or beyond this machine's GPUs."""
+
+
+class InvalidDeviceIndexError(DeviceIndexError, ValueError):
+    """A device index that is no int >= 0 (`tilec.set_device(-1)`, `set_device("cuda:1")`)."""
+
+
+class DeviceNotFoundError(DeviceIndexError, RuntimeError):
+    """A launch or copy on a GPU this machine lacks (`tilec.set_device(5)` with two GPUs). The
+    GPU backends raise it as their driver error too (`CudaDeviceNotFoundError` is a
+    `CudaError`, `HipDeviceNotFoundError` a `HipError`)."""
+
+
+class GraphCaptureError(LaunchError, RuntimeError):
+    """A launch with NumPy arrays while a CUDA or HIP graph is being captured: their copies in
+    and out would allocate and synchronize inside the capture. The GPU backends raise it as
+    their driver error too (`CudaCaptureError` is a `CudaError`, `HipCaptureError` a
+    `HipError`)."""

@@ -8,7 +8,8 @@ cache access. `TILEC_CHECK` is read once, when `tilec.runtime.check` is imported
 `tilec.runtime.check.enabled` to change it later); `TILEC_LLD` and `TILEC_PTXAS` when the tool is
 first looked for.
 
-This module imports nothing else of tilec, so every layer may use it.
+This module imports nothing else of tilec but `tilec.errors` (which imports nothing of tilec),
+so every layer may use it. A value tilec refuses is an `OptionValueError` naming the variable.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 from pathlib import Path
 
 import attrs
+
+from tilec.errors import OptionValueError
 
 _FALSE = ("", "0", "false", "no")
 
@@ -190,7 +193,7 @@ def cache_max_bytes() -> int:
     except ValueError:
         megabytes = 0
     if megabytes <= 0:
-        raise ValueError(
+        raise OptionValueError(
             f"{CACHE_MAX_MB.name}={configured!r} is not a positive number of MiB; set it to, "
             f"e.g., {CACHE_MAX_MB.default}, or unset it"
         )
@@ -208,7 +211,7 @@ def f32_default() -> str:
     if configured is None:
         return F32_DEFAULT.default
     if configured not in F32_PRECISIONS:
-        raise ValueError(
+        raise OptionValueError(
             f"{F32_DEFAULT.name}={configured!r} is not a tl.dot input precision; set it to one "
             f"of {', '.join(F32_PRECISIONS)}, or unset it"
         )
@@ -224,7 +227,7 @@ def interp_hang_timeout() -> float:
     except ValueError:
         seconds = 0.0
     if not seconds > 0:  # NaN too
-        raise ValueError(
+        raise OptionValueError(
             f"{INTERP_HANG_TIMEOUT.name}={configured!r} is not a positive number of seconds; set "
             f"it to, e.g., {INTERP_HANG_TIMEOUT.default}, or unset it"
         )

@@ -23,6 +23,8 @@ class hipError_t(enum.IntEnum):
     hipErrorInvalidDevice = 101
     hipErrorInvalidImage = 200
     hipErrorNotFound = 500
+    hipErrorStreamCaptureUnsupported = 900
+    hipErrorStreamCaptureImplicit = 906
 
 
 class hipStreamCaptureStatus(enum.IntEnum):
@@ -56,6 +58,8 @@ class FakeHip:
         self.signatures: dict[str, str] = {}
         self.hipDeviceProp_t = FakeDeviceProp
         self.capturing: set[int] = set()
+        """Streams capturing a graph, in HIP's default (global) mode: while any is, the null
+        stream answers hipErrorStreamCaptureImplicit and hipMalloc fails."""
         self.synchronized: list = []
         self.events: list[float | None] = []
         self.destroyed: list[int] = []
@@ -118,6 +122,8 @@ class FakeHip:
         return (hipError_t.hipSuccess,)
 
     def hipMalloc(self, nbytes):
+        if self.capturing:
+            return hipError_t.hipErrorStreamCaptureUnsupported, None
         buffer = (ctypes.c_uint8 * nbytes)()
         address = ctypes.addressof(buffer)
         self.buffers[address] = buffer
@@ -166,6 +172,8 @@ class FakeHip:
         return (hipError_t.hipSuccess,)
 
     def hipStreamIsCapturing(self, stream):
+        if int(stream or 0) == 0 and self.capturing - {0}:
+            return hipError_t.hipErrorStreamCaptureImplicit, None
         active = int(stream or 0) in self.capturing
         return hipError_t.hipSuccess, hipStreamCaptureStatus(int(active))
 

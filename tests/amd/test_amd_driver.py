@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import struct
 import subprocess
 import sys
@@ -18,7 +19,15 @@ from tilec.interop.device_array import to_device
 from tilec.runtime import compiler
 from tilec_amd import driver
 from tilec_amd.backend import AmdBackend
-from tilec_amd.driver import NO_RUNTIME, HipDriver, HipError, Packer, runtime_availability
+from tilec_amd.driver import (
+    NO_RUNTIME,
+    HipCaptureError,
+    HipDeviceNotFoundError,
+    HipDriver,
+    HipError,
+    Packer,
+    runtime_availability,
+)
 
 HAS_ROCM_RUNTIME = ctypes.util.find_library("amdhip64") is not None
 VECTOR_ADD = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
@@ -194,11 +203,24 @@ def test_stream_option_reaches_copies_launch_and_wait(fake_hip, private_cache):
     assert len(fake_hip.images) == 1
 
 
-def test_numpy_arguments_during_a_hip_graph_capture_are_an_error(fake_hip, private_cache):
+@pytest.mark.parametrize(
+    ("stream", "cause"),
+    [(0x7000, None), (None, None), (0x5000, "hipErrorStreamCaptureUnsupported")],
+    ids=["the-launch-stream-captures", "the-null-stream-joins-a-capture", "malloc-refused"],
+)
+def test_numpy_arguments_during_a_hip_graph_capture_are_an_error(
+    fake_hip, private_cache, stream, cause
+):
+    """A GraphCaptureError that is a HipError too, whether the launch stream captures, the
+    null stream would join another stream's capture (hipErrorStreamCaptureImplicit) or the
+    copy's allocation is refused during it."""
     fake_hip.capturing.add(0x7000)
     x = np.arange(64, dtype=np.float32)
-    with pytest.raises(HipError, match=r"argument 'x_ptr' .* capturing a graph"):
-        add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd", stream=0x7000)
+    with pytest.raises(tilec.GraphCaptureError) as info:
+        add_kernel()[(1,)](x, x, x, 64, BLOCK_SIZE=64, backend="amd", stream=stream)
+    assert isinstance(info.value, HipCaptureError) and isinstance(info.value, HipError)
+    assert re.search(r"argument 'x_ptr' .* capturing a graph.*ROCm tensor", str(info.value))
+    assert cause is None or cause in str(info.value.__cause__)
     assert not fake_hip.buffers and not fake_hip.launches
 
 
@@ -229,8 +251,11 @@ def test_a_launch_runs_on_the_device_of_set_device(private_cache):
             assert hip.module_devices == [1, 0] and hip.current == 0
             tilec.set_device(5)
             try:
-                with pytest.raises(HipError, match=r"no rocm:5: this machine has 2 HIP device"):
+                with pytest.raises(tilec.DeviceNotFoundError) as info:
                     add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+                assert isinstance(info.value, HipDeviceNotFoundError)
+                assert isinstance(info.value, HipError) and not isinstance(info.value, ValueError)
+                assert "there is no rocm:5: this machine has 2 HIP device(s)" in str(info.value)
             finally:
                 tilec.set_device(None)
     finally:

@@ -17,10 +17,13 @@ class CUresult(enum.IntEnum):
     CUDA_SUCCESS = 0
     CUDA_ERROR_INVALID_VALUE = 1
     CUDA_ERROR_OUT_OF_MEMORY = 2
+    CUDA_ERROR_INVALID_DEVICE = 101
     CUDA_ERROR_INVALID_IMAGE = 200
     CUDA_ERROR_INVALID_CONTEXT = 201
     CUDA_ERROR_NOT_FOUND = 500
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
 
 
 class Handle:
@@ -84,8 +87,10 @@ class FakeCu:
         **{f"CU_FUNC_ATTRIBUTE_{name}": name for name in FUNCTION_ATTRIBUTES}
     )
 
-    def __init__(self, num_regs: int = 32, current_context: int = 0):
+    def __init__(self, num_regs: int = 32, current_context: int = 0, device_count: int = 2):
         self.num_regs = num_regs
+        self.device_count = device_count
+        """The devices cuDeviceGetCount reports; cuDeviceGet refuses the others."""
         self.current = current_context
         self.images: list[bytes] = []
         self.function_attributes: dict[str, int] = {}
@@ -94,6 +99,9 @@ class FakeCu:
         self.fail_context_once = False
         self.set_current_calls = 0
         self.capturing: set[int] = set()
+        """Streams capturing a graph (blocking ones, in CUDA's default global mode): while any
+        is, the legacy default stream answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, and cuMemAlloc
+        and cuStreamSynchronize fail."""
         self.context_stack: list[int] = []
         self.image_contexts: list[int] = []
         """The context current at each module load (and launch, below)."""
@@ -113,7 +121,12 @@ class FakeCu:
     def cuCtxGetDevice(self):
         return (CUresult.CUDA_SUCCESS, max(self.current - PRIMARY_CONTEXT, 0))
 
+    def cuDeviceGetCount(self):
+        return (CUresult.CUDA_SUCCESS, self.device_count)
+
     def cuDeviceGet(self, ordinal):
+        if not 0 <= ordinal < self.device_count:
+            return (CUresult.CUDA_ERROR_INVALID_DEVICE, None)
         return (CUresult.CUDA_SUCCESS, ordinal)
 
     def cuDevicePrimaryCtxRetain(self, device):
@@ -178,6 +191,8 @@ class FakeCu:
         return (self.launch_result,)
 
     def cuMemAlloc(self, nbytes):
+        if self.capturing:
+            return (CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, None)
         buffer = ctypes.create_string_buffer(nbytes)
         self.memory[ctypes.addressof(buffer)] = buffer
         return (CUresult.CUDA_SUCCESS, ctypes.addressof(buffer))
@@ -197,10 +212,14 @@ class FakeCu:
         return (CUresult.CUDA_SUCCESS,)
 
     def cuStreamSynchronize(self, stream):
+        if self.capturing:
+            return (CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
         self.stream_calls.append(("sync", int(stream)))
         return (CUresult.CUDA_SUCCESS,)
 
     def cuStreamIsCapturing(self, stream):
+        if int(stream) == 0 and self.capturing - {0}:
+            return (CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, None)
         active = int(stream) in self.capturing
         return (CUresult.CUDA_SUCCESS, CUstreamCaptureStatus(int(active)))
 

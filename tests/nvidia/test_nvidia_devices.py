@@ -22,7 +22,7 @@ CTX0, CTX1 = PRIMARY_CONTEXT, PRIMARY_CONTEXT + 1
 
 @pytest.fixture
 def two_gpus(monkeypatch, tmp_path):
-    fake = FakeCu()
+    fake = FakeCu(device_count=2)
     first = cuda.CudaDriver(cu=fake)  # no current context: device 0's primary one, made current
     second = cuda.CudaDriver(cu=fake, ordinal=1)
     cuda.reset_driver(first, second)

@@ -1,9 +1,13 @@
 """Launch-time user mistakes on the nvidia backend (a fake cuda.bindings, no GPU) are tilec errors
 (issue 14) that are still the builtin or `CudaError` they were: an array on another device or a
-read-only one that the kernel writes, a grid that is no grid, more programs or warps than the
-device allows."""
+read-only one that the kernel writes, a NumPy array with strides between elements, a grid that
+is no grid, more programs or warps than the device allows, a device the machine lacks, NumPy
+arrays while a graph is being captured."""
 
 from __future__ import annotations
+
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -74,3 +78,104 @@ def test_the_drivers_grid_check_raises_grid_errors(grid, kind, builtin):
         cuda.normalize_grid(grid, "k")
     assert isinstance(info.value, tilec.GridError) and isinstance(info.value, builtin)
     assert "grid of kernel 'k'" in str(info.value)
+
+
+def test_a_device_the_machine_lacks_is_a_device_not_found_error_and_a_cuda_error(fake_gpu):
+    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
+    tilec.set_device(5)  # the fake has two devices
+    try:
+        with pytest.raises(tilec.DeviceNotFoundError) as info:
+            scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128, backend="nvidia")
+    finally:
+        tilec.set_device(None)
+    error = info.value
+    assert isinstance(error, cuda.CudaError) and isinstance(error, tilec.DeviceIndexError)
+    assert isinstance(error, RuntimeError) and not isinstance(error, ValueError)
+    assert str(error) == (
+        "there is no cuda:5: this machine has 2 CUDA device(s) (cuda:0 to cuda:1); pass one of "
+        "them to tilec.set_device"
+    )
+    assert error.call_site is not None and error.call_site.startswith(__file__)
+    assert fake_gpu.launches == []
+
+
+def test_numpy_strides_between_elements_are_a_launch_argument_error(fake_gpu):
+    odd = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32), shape=(8,), strides=(6,))
+    out = np.zeros(8, np.float32)
+    with pytest.raises(tilec.LaunchArgumentError) as info:
+        scale_kernel[(1,)](odd, out, 8, 2.0, BLOCK=128, backend="nvidia")
+    assert isinstance(info.value, TypeError)
+    assert "argument 'x_ptr' of scale_kernel: an array with strides (6,)" in str(info.value)
+    assert fake_gpu.memory == {} and fake_gpu.launches == []
+
+
+def capture_error(fake_gpu, **options) -> BaseException:
+    x, out = np.arange(256, dtype=np.float32), np.zeros(256, np.float32)
+    with pytest.raises(tilec.GraphCaptureError) as info:
+        scale_kernel[(2,)](x, out, 256, 2.0, BLOCK=128, backend="nvidia", **options)
+    error = info.value
+    assert isinstance(error, cuda.CudaCaptureError) and isinstance(error, cuda.CudaError)
+    assert isinstance(error, tilec.LaunchError) and isinstance(error, RuntimeError)
+    assert "argument 'x_ptr' of scale_kernel is a NumPy array, but a graph capture is running" in (
+        str(error)
+    )
+    assert "Pass a CUDA tensor (torch, CuPy" in str(error)
+    assert error.call_site is not None and error.call_site.startswith(__file__)
+    assert fake_gpu.memory == {} and fake_gpu.launches == []  # nothing allocated or launched
+    return error
+
+
+def test_numpy_arrays_on_a_capturing_stream_are_a_graph_capture_error(fake_gpu):
+    fake_gpu.capturing.add(0x7000)
+    capture_error(fake_gpu, stream=0x7000)
+    assert fake_gpu.stream_calls == []
+
+
+def test_numpy_arrays_on_the_default_stream_while_another_captures_are_a_graph_capture_error(
+    fake_gpu,
+):
+    """The legacy default stream's capture query fails (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT):
+    a capture on another stream, which its work would join; no plain CudaError of the query."""
+    fake_gpu.capturing.add(0x7000)  # torch.cuda.graph captures on a side stream
+    error = capture_error(fake_gpu)
+    assert error.__cause__ is None
+
+
+def test_numpy_arrays_on_another_stream_while_one_captures_are_a_graph_capture_error(fake_gpu):
+    """The launch stream is not capturing, but the copy's allocation is refused while another
+    stream captures (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED): the driver's error is the cause."""
+    fake_gpu.capturing.add(0x7000)
+    error = capture_error(fake_gpu, stream=0x5000)
+    assert isinstance(error.__cause__, cuda.CudaError)
+    assert "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" in str(error.__cause__)
+
+
+def test_numpy_arrays_whose_wait_a_capture_refuses_are_a_graph_capture_error(fake_gpu):
+    """A device buffer of an earlier launch is reused (no allocation), the kernel launches, and
+    the wait for its result is refused during another stream's capture: still the argument's
+    GraphCaptureError, the driver's error its cause."""
+    x, out = np.arange(256, dtype=np.float32), np.zeros(256, np.float32)
+    scale_kernel[(2,)](x, out, 256, 2.0, BLOCK=128, backend="nvidia", stream=0x5000)
+    fake_gpu.capturing.add(0x7000)
+    with pytest.raises(tilec.GraphCaptureError) as info:
+        scale_kernel[(2,)](x, out, 256, 2.0, BLOCK=128, backend="nvidia", stream=0x5000)
+    assert isinstance(info.value, cuda.CudaCaptureError)
+    assert "argument 'x_ptr' of scale_kernel is a NumPy array" in str(info.value)
+    assert "cuStreamSynchronize failed: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" in str(
+        info.value.__cause__
+    )
+
+
+def test_numpy_arrays_inside_a_torch_graph_capture_are_a_graph_capture_error(fake_gpu, monkeypatch):
+    """`with torch.cuda.graph(g):` captures on a non-blocking stream of torch's, which the
+    default stream's capture query does not see: torch is asked, before any copy, so that the
+    capture is not broken."""
+    cuda_module = types.SimpleNamespace(
+        is_initialized=lambda: True,
+        current_device=lambda: 0,
+        is_current_stream_capturing=lambda: True,
+    )
+    torch = types.SimpleNamespace(Tensor=type("Tensor", (), {}), cuda=cuda_module)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    capture_error(fake_gpu)
+    assert fake_gpu.stream_calls == []

@@ -308,6 +308,121 @@ def test_tilec_debug_keeps_the_launch_errors_full_traceback(monkeypatch):
     assert any(f.endswith("specialization.py") for f in files), files
 
 
+def test_calling_a_kernel_as_a_function_is_a_kernel_call_error():
+    x, out = arrays()
+    error = raised(lambda: add_kernel(x, x, out, 8, 8))
+    assert isinstance(error, tilec.KernelCallError) and isinstance(error, RuntimeError)
+    assert not isinstance(error, tilec.LaunchError)
+    assert str(error) == (
+        "add_kernel is a @tilec.jit kernel: launch it as add_kernel[grid](...) or call it from "
+        "another kernel"
+    )
+    error = raised(lambda: tl.load(x))
+    assert isinstance(error, tilec.KernelCallError) and isinstance(error, RuntimeError)
+    assert "tl.load can only be called inside a @tilec.jit kernel" in str(error)
+
+
+@pytest.mark.parametrize("index", [-1, "cuda:1", 1.0, True])
+def test_a_device_index_that_is_no_int_is_an_invalid_device_index_error(index):
+    error = raised(lambda: tilec.set_device(index))
+    assert isinstance(error, tilec.InvalidDeviceIndexError) and isinstance(error, ValueError)
+    assert isinstance(error, tilec.DeviceIndexError) and isinstance(error, tilec.LaunchError)
+    assert not isinstance(error, RuntimeError)
+    assert f"set_device takes a device index (an int >= 0) or None; got {index!r}" == str(error)
+    tilec.set_device(None)  # unchanged, and None still accepted
+
+
+def test_an_unknown_signature_type_of_tilec_compile_is_an_argument_value_error():
+    signature = {**SIGNATURE, "x_ptr": "*fp99"}
+    error = raised(lambda: tilec.compile(add_kernel, signature, {"BLOCK": 8}, backend="interp"))
+    assert isinstance(error, tilec.ArgumentValueError) and isinstance(error, ValueError)
+    assert "parameter 'x_ptr' of add_kernel: unknown signature type 'fp99'" in str(error)
+    signature = {**SIGNATURE, "n": tl.int32}
+    error = raised(lambda: tilec.compile(add_kernel, signature, {"BLOCK": 8}, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "parameter 'n' of add_kernel: a signature type is a string" in str(error)
+
+
+def test_tilec_compile_of_no_kernel_or_a_signature_that_is_no_dict_is_a_launch_argument_error():
+    error = raised(lambda: tilec.compile(lambda x: x, {"x": "i32"}, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "tilec.compile takes a @tilec.jit kernel; got <function" in str(error)
+    error = raised(lambda: tilec.compile(add_kernel, "*fp32,*fp32,*fp32,i32", backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "add_kernel: tilec.compile takes the signature as a dict" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("TILEC_CACHE_MAX_MB", "lots"), ("TILEC_INTERP_HANG_TIMEOUT", "soon")],
+)
+def test_a_tilec_variable_a_launch_cannot_use_is_an_option_value_error(
+    monkeypatch, variable, value
+):
+    monkeypatch.setenv(variable, value)
+    x, out = arrays()
+    error = raised(lambda: add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.OptionValueError) and isinstance(error, ValueError)
+    assert f"{variable}={value!r} is not a positive number" in str(error)
+
+
+def test_asking_the_interp_backend_for_gpu_properties_is_a_backend_error():
+    from tilec.runtime import driver
+
+    tilec.set_backend("interp")
+    error = raised(lambda: driver.active.utils.get_device_properties())
+    assert isinstance(error, tilec.BackendUnavailableError) and isinstance(error, RuntimeError)
+    assert "backend 'interp' runs on the host and has no GPU device properties" in str(error)
+
+
+def tuned_kernel():
+    return tilec.autotune([tilec.Config({"BLOCK": 8}), tilec.Config({"BLOCK": 16})], key=["n"])(
+        add_kernel
+    )
+
+
+def test_mistakes_at_an_autotuned_or_heuristic_launch_are_launch_argument_errors():
+    x, out = arrays()
+    line = sys._getframe().f_lineno + 1
+    error = raised(lambda: tuned_kernel()[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
+    assert "add_kernel: conflicting meta-parameters BLOCK" in str(error)
+    assert error.call_site == f"{__file__}:{line}"
+    assert [os.path.basename(f) for f in internal_frames(error)] == ["launcher.py"]
+    heuristic = tilec.heuristics({"BLOCK": lambda args: 8})(add_kernel)
+    error = raised(lambda: heuristic[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "'BLOCK' is computed by @tilec.heuristics" in str(error)
+
+
+def internal_frames(error: BaseException) -> list[str]:
+    files = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    return [f for f in files if os.sep + "tilec" + os.sep in f]
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_warmup_errors_are_raised_as_launch_errors_are(monkeypatch, debug):
+    """A warmup's mistake has the user's call site and, unless TILEC_DEBUG, no tilec frames
+    below the one that raises it; with TILEC_DEBUG the whole traceback."""
+    if debug:
+        monkeypatch.setenv("TILEC_DEBUG", "1")
+    else:
+        monkeypatch.delenv("TILEC_DEBUG", raising=False)
+    x, out = arrays()
+    line = sys._getframe().f_lineno + 1
+    error = raised(lambda: add_kernel.warmup(x, "y", out, 8, grid=(1,), BLOCK=8, backend="interp"))
+    assert isinstance(error, tilec.LaunchArgumentError)
+    assert "argument 'y_ptr' of add_kernel: expected an array" in str(error)
+    assert error.call_site == f"{__file__}:{line}"
+    inside = [os.path.basename(f) for f in internal_frames(error)]
+    if debug:
+        assert "specialization.py" in inside, inside
+    else:
+        assert inside == ["launcher.py"], inside  # the warmup call
+    error = raised(lambda: add_kernel.warmup(x, x, out, 8, grid=(1,), BLOCK=8, backend="cuda"))
+    assert isinstance(error, tilec.UnknownBackendError) and error.call_site is not None
+
+
 # The CLI ---------------------------------------------------------------------------------------
 
 SCRIPT = """\

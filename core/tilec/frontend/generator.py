@@ -9,7 +9,7 @@ from typing import Any
 import tilec.dialects  # noqa: F401 - registers the ops
 from tilec.dialects.func import FuncOp
 from tilec.dialects.tile import ReturnOp
-from tilec.errors import LaunchArgumentError
+from tilec.errors import ArgumentValueError, LaunchArgumentError
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
@@ -92,6 +92,20 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
         return None if inner.returned == () else inner.returned
 
 
+def _parameter_type(fn: KernelFunction, param: str, text: Any) -> Any:
+    """The IR type of signature type `text` (`*fp32`) of parameter `param`; an unknown one is
+    an ArgumentValueError (a ValueError) naming the parameter."""
+    if not isinstance(text, str):
+        raise LaunchArgumentError(
+            f"parameter '{param}' of {fn.__name__}: a signature type is a string such as "
+            f"'*fp32' or 'i32'; got {text!r}"
+        )
+    try:
+        return parse_signature_type(text)
+    except ValueError as error:
+        raise ArgumentValueError(f"parameter '{param}' of {fn.__name__}: {error}") from None
+
+
 def compile_to_tir(
     fn: KernelFunction, signature: dict[str, str], constexprs: dict[str, object] | None = None
 ) -> ModuleOp:
@@ -115,7 +129,7 @@ def compile_to_tir(
             raise LaunchArgumentError(
                 f"parameter '{p}' of {fn.__name__} has neither a signature type nor a constexpr value"
             )
-    inputs = [parse_signature_type(signature[p]) for p in runtime]
+    inputs = [_parameter_type(fn, p, signature[p]) for p in runtime]
     entry = Block(inputs)
     func = FuncOp.create(
         attributes={

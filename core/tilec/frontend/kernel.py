@@ -25,6 +25,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from tilec.errors import KernelCallError
 from tilec.language import constexpr, dtype
 from tilec.version import __version__
 
@@ -166,7 +167,7 @@ class KernelFunction:
                 parts.append(f"{path}={type(value).__qualname__}:{value!r}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
+        raise KernelCallError(
             f"{self.__name__} is a @tilec.jit kernel: launch it as {self.__name__}[grid](...) "
             "or call it from another kernel"
         )

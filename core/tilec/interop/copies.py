@@ -27,6 +27,7 @@ from tilec.interop.pointers import (
     pointer_getter,
     where,
 )
+from tilec.interop.streams import torch_capturing
 
 
 class AllocationPool:
@@ -125,7 +126,9 @@ def prepare_arguments(
     arrays are copied back by `finish_arguments`. Call that after the launch, also on failure.
     """
     if len(args) != len(signature):
-        raise TypeError(f"{kernel_name} takes {len(signature)} arguments; got {len(args)}")
+        raise LaunchArgumentError(
+            f"{kernel_name} takes {len(signature)} arguments; got {len(args)}"
+        )
     pointers = [i for i, kind in enumerate(signature) if kind[0] == "*"]
     values, copies = _prepare(runtime, kernel_name, names, pointers, args, written, stream)
     return PreparedArguments(values, copies, args)
@@ -149,7 +152,7 @@ def _prepare(
             value = values[i]
             kind = type(value)
             if kind is np.ndarray or isinstance(value, np.ndarray):
-                if not arrays and runtime.is_capturing(stream):
+                if not arrays and (torch_capturing() or runtime.is_capturing(stream)):
                     raise _capture_error(runtime, kernel_name, names[i])
                 if i in written and not value.flags.writeable:
                     raise LaunchArgumentError(
@@ -163,7 +166,12 @@ def _prepare(
                 device_pointer(runtime, value, names[i], kernel_name, handle)  # raises
             values[i] = getter(runtime, value, names[i], kernel_name, handle)
         if arrays:
-            _copy_in(runtime, values, arrays, written, stream, copies)
+            try:
+                _copy_in(runtime, kernel_name, names, values, arrays, written, stream, copies)
+            except runtime.kind.error as error:
+                if not _caused_by_capture(error):
+                    raise
+                raise _capture_error(runtime, kernel_name, names[arrays[0]]) from error
     except BaseException as error:
         prepared = PreparedArguments(values, copies, args)
         finish_arguments(runtime, prepared, stream, copy_back=False)
@@ -176,16 +184,27 @@ def _prepare(
     return values, copies
 
 
-def _capture_error(runtime: Any, kernel_name: str, name: str) -> RuntimeError:
-    return runtime.kind.error(
-        f"{where(name, kernel_name)} is a NumPy array, but the launch stream is capturing a "
-        f"graph: copying it in and out would synchronize and allocate during the capture. Pass "
-        f"{runtime.kind.tensors} or a tilec.to_device array, allocated before the capture."
+def _caused_by_capture(error: BaseException) -> bool:
+    """Whether a vendor call failed for a graph capture that forbids it: one on a stream that
+    `is_capturing` does not report (another thread's, a non-blocking stream's) forbids this
+    thread's allocations and waits (CUDA_ERROR_STREAM_CAPTURE_*, hipErrorStreamCapture*)."""
+    return "capture" in str(error).lower()
+
+
+def _capture_error(runtime: Any, kernel_name: str, name: str) -> Exception:
+    """The GraphCaptureError (also the vendor's error) of NumPy argument `name`."""
+    return runtime.kind.capture_error(
+        f"{where(name, kernel_name)} is a NumPy array, but a graph capture is running (the "
+        f"launch stream is capturing a graph, or another stream is): copying the array in and "
+        f"out would synchronize and allocate during the capture. Pass {runtime.kind.tensors} or "
+        f"a tilec.to_device array, allocated before the capture."
     )
 
 
 def _copy_in(
     runtime: Any,
+    kernel_name: str,
+    names: Sequence[str],
     values: list[Any],
     arrays: Sequence[int],
     written: Collection[int],
@@ -195,7 +214,12 @@ def _copy_in(
     """Copy the NumPy arrays `values[i]`, i in `arrays`, to the device, one buffer for each
     group that shares memory, and put their device addresses in `values`; the buffers go to
     `copies` as they are made (for the caller's clean-up)."""
-    extents = [host_extent(values[i]) for i in arrays]  # a strided view: the memory it spans
+    extents = []
+    for i in arrays:
+        try:
+            extents.append(host_extent(values[i]))  # a strided view: the memory it spans
+        except TypeError as error:  # strides between element boundaries
+            raise LaunchArgumentError(f"{where(names[i], kernel_name)}: {error}") from None
     pool = pool_for(runtime)
     for host, nbytes, members in shared_spans([extent[:2] for extent in extents]):
         pad = host % ALIGNMENT
@@ -245,7 +269,9 @@ def run_kernel(
     if packer is None:
         raise runtime.kind.error(f"kernel '{kernel.name}' was loaded without a signature")
     if len(args) != len(packer.signature):
-        raise TypeError(f"{kernel.name} takes {len(packer.signature)} arguments; got {len(args)}")
+        raise LaunchArgumentError(
+            f"{kernel.name} takes {len(packer.signature)} arguments; got {len(args)}"
+        )
     values, copies = _prepare(
         runtime, kernel.name, packer.names, packer.pointer_indices, args, written, stream
     )
@@ -256,4 +282,10 @@ def run_kernel(
     try:
         runtime.launch(kernel, grid, num_warps, threads_per_warp, values, stream)
     finally:
-        finish_arguments(runtime, prepared, stream)
+        try:
+            finish_arguments(runtime, prepared, stream)
+        except runtime.kind.error as error:
+            if not _caused_by_capture(error):
+                raise
+            first = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
+            raise _capture_error(runtime, kernel.name, packer.names[first]) from error

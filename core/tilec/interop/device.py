@@ -8,7 +8,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from tilec.errors import LaunchArgumentError
+from tilec.errors import GraphCaptureError, LaunchArgumentError
 from tilec.runtime.packing import Packer
 
 T = TypeVar("T")
@@ -30,6 +30,9 @@ class DeviceKind:
     """The default stream as DLPack spells it: 1 (legacy default) on CUDA, 0 on ROCm."""
     error: type[Exception] = RuntimeError
     """The vendor's error class (CudaError, HipError)."""
+    capture_error: type[Exception] = GraphCaptureError
+    """What a launch with NumPy arrays during a graph capture raises: a `GraphCaptureError`
+    that is also the vendor's error (CudaCaptureError, HipCaptureError)."""
     pool_bytes: int = 256 * 1024 * 1024
     """The most device memory kept for reuse by NumPy copies; 0 frees each copy at once."""
 
@@ -70,7 +73,9 @@ class DeviceRuntime(Protocol):
     def synchronize(self, stream: Any = None) -> None: ...
 
     def is_capturing(self, stream: Any = None) -> bool:
-        """Whether `stream` is capturing a graph (no synchronizing or allocating calls then)."""
+        """Whether `stream` is capturing a graph, or is the default stream while another stream
+        captures one (its work would join that capture): no synchronizing or allocating calls
+        then."""
         ...
 
     def launch(

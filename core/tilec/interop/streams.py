@@ -40,3 +40,15 @@ def launch_stream(stream: Any, args: Sequence[Any], ordinal: int) -> int:
         return 0
     get = torch_stream_getter()
     return 0 if get is None else int(get(ordinal))
+
+
+def torch_capturing() -> bool:
+    """Whether this thread is inside a torch graph capture (`torch.cuda.graph`): torch's current
+    stream captures. False without torch, or before torch has used the GPU. A capture on a
+    stream of torch's makes no other stream capture (they are non-blocking), but forbids this
+    thread's allocations and waits, so it is asked apart from `is_capturing`."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return False
+    capturing = getattr(torch.cuda, "is_current_stream_capturing", None)
+    return capturing is not None and bool(capturing())

@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from tilec.errors import KernelCallError
 from tilec.ir.types import (
     Float8Type,
     FloatType,
@@ -248,7 +249,7 @@ class PropagateNan(enum.IntEnum):
 
 def _builtin(name: str) -> Callable[..., Any]:
     def outside_kernel(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
+        raise KernelCallError(
             f"tl.{name} can only be called inside a @tilec.jit kernel, which the tilec "
             "frontend compiles; it has no meaning in ordinary Python"
         )

@@ -238,6 +238,15 @@ def compile(
     `"sm_90"`) is the architecture to compile for where the backend has several.
     With `instrumentations` (pass timing, IR printing) the passes always run, skipping the cache
     lookup, so that there is something to print and time; the result is still cached."""
+    if getattr(kernel, "arg_names", None) is None:
+        raise LaunchArgumentError(
+            f"tilec.compile takes a @tilec.jit kernel; got {kernel!r} (decorate it with @tilec.jit)"
+        )
+    if not isinstance(signature, Mapping):
+        raise LaunchArgumentError(
+            f"{kernel.__name__}: tilec.compile takes the signature as a dict of parameter "
+            f"types ({{'x_ptr': '*fp32', 'n': 'i32'}}); got {type(signature).__name__}"
+        )
     if not isinstance(backend, Backend):
         backend = get_backend(backend, require_available=False)
     if target is not None and "target" in attrs.fields_dict(backend.options_class):

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from tilec import driver as devices
+from tilec.errors import BackendUnavailableError
 from tilec.runtime import compiler
 
 TRITON_BACKEND_NAMES = {"nvidia": "cuda", "amd": "hip"}
@@ -61,7 +62,7 @@ class ActiveDriver:
         backend = self.backend()
         runtime = getattr(backend.driver, "runtime", None)
         if runtime is None:
-            raise RuntimeError(
+            raise BackendUnavailableError(
                 f"backend '{backend.name}' runs on the host and has no GPU device properties: "
                 "select a GPU backend (tilec.set_backend('nvidia')) to ask for them"
             )

@@ -13,7 +13,7 @@ from tilec import settings
 from tilec.errors import LaunchArgumentError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import compiler
-from tilec.runtime.launcher import Launcher, kernel_info, launcher
+from tilec.runtime.launcher import Launcher, kernel_info, launcher, user_entry
 
 
 class JITFunction(KernelFunction):
@@ -23,12 +23,14 @@ class JITFunction(KernelFunction):
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
         return launcher(self, grid)
 
+    @user_entry
     def warmup(self, *args: Any, grid: Any, **meta: Any) -> Any:
         """Compile for these arguments and options, as `kernel[grid](*args, **meta)` would,
         without launching; returns the `CompiledKernel` (Triton's `warmup`). Arguments are the
         values of a launch (arrays, scalars); Triton's dtype-only placeholders are refused,
         since pointer alignment enters tilec's specialization. `grid` is accepted for Triton's
-        signature and not used: a compile does not depend on it."""
+        signature and not used: a compile does not depend on it. A user's mistake is raised as
+        a launch's is (`tilec.runtime.launcher.user_entry`)."""
         for name in ("check", "stream"):
             if name in meta:
                 raise LaunchArgumentError(

@@ -12,6 +12,7 @@ call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ra
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -106,9 +107,8 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
     """`kernel[grid]`: a function that launches. It tries the kernel's fast launches (calls
     like earlier ones, `tilec.runtime.hot_path`), then the general path (`Launcher`). A plain
     function, not an object with `__call__`: CPython calls it several hundred nanoseconds
-    faster. A user's mistake (a `TilecError`) gets the launch's `call_site` and is raised from
-    here, without tilec's frames below unless `TILEC_DEBUG` is on: the user sees their own call
-    and the message."""
+    faster. A user's mistake (a `TilecError`) is raised as `user_error` says: the user sees
+    their own call and the message."""
     info = kernel.__dict__.get("_launch_info") or kernel_info(kernel)
 
     def launch(*args: Any, **meta: Any) -> Any:
@@ -119,13 +119,37 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
                     return compiled
             return Launcher(kernel, grid)._launch(args, meta)
         except TilecError as error:
-            if error.call_site is None:
-                error.call_site = _call_site(sys._getframe(1))
-            if settings.DEBUG.enabled():
+            if not user_error(error, sys._getframe(1)):
                 raise
             raise error.with_traceback(None)  # noqa: B904 (the same error, its cause kept)
 
     return launch
+
+
+def user_error(error: TilecError, caller: Any) -> bool:
+    """Ready `error`, a user's mistake found under their call in frame `caller` (a launch, a
+    warmup), to be raised to them: it gets that call's `call_site` (where it has none yet).
+    Returns whether to raise it without tilec's frames below the raising one (`raise
+    error.with_traceback(None)`); under `TILEC_DEBUG` it keeps them (a bare `raise`)."""
+    if error.call_site is None:
+        error.call_site = _call_site(caller)
+    return not settings.DEBUG.enabled()
+
+
+def user_entry(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, an entry point of a user's (`kernel.warmup`, an autotuned kernel's
+    `kernel[grid]`), raising their mistakes as a launch does (`user_error`)."""
+
+    @functools.wraps(function)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except TilecError as error:
+            if not user_error(error, sys._getframe(1)):
+                raise
+            raise error.with_traceback(None)  # noqa: B904 (the same error, its cause kept)
+
+    return entry
 
 
 _TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

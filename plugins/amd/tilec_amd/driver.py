@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import DeviceLimitError, GridValueError
+from tilec.errors import DeviceLimitError, DeviceNotFoundError, GraphCaptureError, GridValueError
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -51,6 +51,16 @@ class HipLimitError(HipError, DeviceLimitError):
     programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
 
 
+class HipDeviceNotFoundError(HipError, DeviceNotFoundError):
+    """A device index beyond this machine's HIP devices (`tilec.set_device(5)` with two GPUs):
+    the user's to fix, a `tilec.TilecError`."""
+
+
+class HipCaptureError(HipError, GraphCaptureError):
+    """NumPy arguments of a launch while a HIP graph is being captured: the user's to fix, a
+    `tilec.TilecError`."""
+
+
 ROCM = DeviceKind(
     backend="amd",
     label="rocm",
@@ -58,6 +68,7 @@ ROCM = DeviceKind(
     tensors="a ROCm tensor (torch, CuPy)",
     dlpack_default_stream=0,
     error=HipError,
+    capture_error=HipCaptureError,
     pool_bytes=0,
 )
 """What the shared launch path needs to know of ROCm memory (NumPy copies are freed at once)."""
@@ -125,9 +136,9 @@ class HipDriver:
         else:
             count = int(self._raw("hipGetDeviceCount"))
             if not 0 <= ordinal < count:
-                raise HipError(
+                raise HipDeviceNotFoundError(
                     f"there is no rocm:{ordinal}: this machine has {count} HIP device(s) "
-                    f"(rocm:0 to rocm:{count - 1})"
+                    f"(rocm:0 to rocm:{count - 1}); pass one of them to tilec.set_device"
                 )
         self.ordinal = ordinal
         self.properties = self._read_properties()
@@ -241,8 +252,15 @@ class HipDriver:
         self.call("hipStreamSynchronize", stream_handle(stream) or None)
 
     def is_capturing(self, stream: Any = None) -> bool:
-        """Whether `stream` is capturing a HIP graph (`hipStreamIsCapturing`)."""
-        status = self.call("hipStreamIsCapturing", stream_handle(stream) or None)
+        """Whether `stream` is capturing a HIP graph (`hipStreamIsCapturing`), or is the null
+        stream while another stream captures one (hipErrorStreamCaptureImplicit: its work would
+        join that capture)."""
+        try:
+            status = self.call("hipStreamIsCapturing", stream_handle(stream) or None)
+        except HipError as error:
+            if "hipErrorStreamCaptureImplicit" in str(error):
+                return True
+            raise
         return int(status) != int(self.hip.hipStreamCaptureStatus.hipStreamCaptureStatusNone)
 
     def mem_alloc(self, nbytes: int) -> int:

@@ -19,7 +19,13 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import DeviceLimitError, GridTypeError, GridValueError
+from tilec.errors import (
+    DeviceLimitError,
+    DeviceNotFoundError,
+    GraphCaptureError,
+    GridTypeError,
+    GridValueError,
+)
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -46,12 +52,23 @@ class CudaLimitError(CudaError, DeviceLimitError):
     programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
 
 
+class CudaDeviceNotFoundError(CudaError, DeviceNotFoundError):
+    """A device index beyond this machine's CUDA devices (`tilec.set_device(5)` with two GPUs):
+    the user's to fix, a `tilec.TilecError`."""
+
+
+class CudaCaptureError(CudaError, GraphCaptureError):
+    """NumPy arguments of a launch while a CUDA graph is being captured: the user's to fix, a
+    `tilec.TilecError`."""
+
+
 CUDA = DeviceKind(
     backend="nvidia",
     label="cuda",
     dlpack_types=(KDL_CUDA, KDL_CUDA_MANAGED),
     tensors="a CUDA tensor (torch, CuPy: __cuda_array_interface__ or __dlpack__)",
     error=CudaError,
+    capture_error=CudaCaptureError,
 )
 """What the shared launch path needs to know of CUDA memory."""
 
@@ -101,6 +118,16 @@ def runtime_availability() -> Availability:
 
 def _no_device(detail: str) -> Availability:
     return Availability(False, f"no NVIDIA driver/device ({detail})")
+
+
+def _check_ordinal(cu: Any, ordinal: int) -> None:
+    """CudaDeviceNotFoundError where this machine has no CUDA device `ordinal`."""
+    count = int(_check(cu, "cuDeviceGetCount", cu.cuDeviceGetCount()))
+    if not 0 <= ordinal < count:
+        raise CudaDeviceNotFoundError(
+            f"there is no cuda:{ordinal}: this machine has {count} CUDA device(s) (cuda:0 to "
+            f"cuda:{count - 1}); pass one of them to tilec.set_device"
+        )
 
 
 class Packer(packing.Packer):
@@ -180,6 +207,8 @@ class CudaDriver:
             self.context = current  # e.g. torch's; pointers it allocated are valid in it
             self.device = _check(cu, "cuCtxGetDevice", cu.cuCtxGetDevice())
         else:
+            if ordinal is not None:
+                _check_ordinal(cu, ordinal)
             self.device = _check(cu, "cuDeviceGet", cu.cuDeviceGet(ordinal or 0))
             self.context = _check(
                 cu, "cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(self.device)
@@ -446,8 +475,15 @@ class CudaDriver:
         self.call("cuStreamSynchronize", self.stream(stream))
 
     def is_capturing(self, stream: Any = None) -> bool:
-        """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`)."""
-        status = self.call("cuStreamIsCapturing", self.stream(stream))
+        """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`), or is the legacy
+        default stream while another stream captures one (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+        its work would join that capture)."""
+        try:
+            status = self.call("cuStreamIsCapturing", self.stream(stream))
+        except CudaError as error:
+            if "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT" in str(error):
+                return True
+            raise
         return int(status) != int(self.cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
 
     # Memory ----------------------------------------------------------------------------------

@@ -5,10 +5,13 @@ to the kernel it wraps, so that wrappers stack in either order over `@tilec.jit`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tilec.errors import LaunchArgumentError
 from tilec.runtime.jit import JITFunction
+from tilec.runtime.launcher import user_entry
 
 
 class Config:
@@ -65,7 +68,11 @@ class KernelWrapper:
         return getattr(self.fn, name)
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        return lambda *args, **kwargs: self.run(grid, args, kwargs)
+        return functools.partial(self._launch, grid)
+
+    @user_entry
+    def _launch(self, grid: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return self.run(grid, args, kwargs)
 
     def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -99,7 +106,7 @@ class Heuristics(KernelWrapper):
         given = set(dict(zip(self.fn.arg_names, args, strict=False))) | set(kwargs)
         clash = sorted(given & set(self.values))
         if clash:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"{self.fn.__name__}: {', '.join(map(repr, clash))} is computed by "
                 f"@tilec.heuristics; do not pass it at launch"
             )

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from tilec import settings
+from tilec.errors import LaunchArgumentError
 from tilec.runtime.autotune import parallel, store
 from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
 from tilec.runtime.autotune.spec import compile_job
@@ -39,7 +40,7 @@ def _zero(value: Any) -> None:
     elif hasattr(value, "copy_from"):  # a tilec device array
         value.copy_from(np.zeros(value.shape, value.dtype))
     else:
-        raise TypeError(f"cannot zero an argument of type {type(value).__name__}")
+        raise LaunchArgumentError(f"cannot zero an argument of type {type(value).__name__}")
 
 
 def _snapshot(value: Any) -> Any:
@@ -49,7 +50,7 @@ def _snapshot(value: Any) -> Any:
         return value.copy()
     if hasattr(value, "numpy"):  # a tilec device array: keep a host copy
         return value.numpy()
-    raise TypeError(f"cannot save an argument of type {type(value).__name__}")
+    raise LaunchArgumentError(f"cannot save an argument of type {type(value).__name__}")
 
 
 def _restore(value: Any, saved: Any) -> None:
@@ -60,7 +61,7 @@ def _restore(value: Any, saved: Any) -> None:
     elif hasattr(value, "copy_from"):
         value.copy_from(saved)
     else:
-        raise TypeError(f"cannot restore an argument of type {type(value).__name__}")
+        raise LaunchArgumentError(f"cannot restore an argument of type {type(value).__name__}")
 
 
 def _key_part(value: Any) -> Any:
@@ -271,14 +272,14 @@ class Autotuner(KernelWrapper):
         tuned = {name for config in self.configs for name in config.all_kwargs()}
         conflicts = sorted(tuned & set(kwargs))
         if conflicts:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"{self.fn.__name__}: conflicting meta-parameters {', '.join(conflicts)}: they are "
                 f"set by the autotuning configs; do not pass them at launch"
             )
         named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False)), **kwargs}
         missing = [k for k in self.keys if k not in named]
         if missing:
-            raise TypeError(
+            raise LaunchArgumentError(
                 f"{self.fn.__name__} is missing argument {missing[0]!r} (an autotuning key)"
             )
         tuned_now = False
