@@ -126,11 +126,7 @@ def _compare(
         f"{kernel}: argument '{param}' differs from the interpreter at index "
         f"{position[0] if len(position) == 1 else position}: got {actual[index].item()!r}, "
         f"expected {expected[index].item()!r} ({int(bad.sum())} of {bad.size} elements differ"
-        + (
-            f"; rtol={tolerances[elem][0]}, atol={atol:.3g})"
-            if elem in tolerances
-            else ")"
-        )
+        + (f"; rtol={tolerances[elem][0]}, atol={atol:.3g})" if elem in tolerances else ")")
     )
 
 

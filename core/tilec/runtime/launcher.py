@@ -41,7 +41,6 @@ from tilec.runtime.specialization import arg_type, spec_token
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
     "extern_libs": (None, "tilec links no external libraries (libdevice/ocml functions)"),
-    "enable_fp_fusion": (True, "tilec cannot turn off the contraction of a*b+c into an FMA"),
     "launch_cooperative_grid": (False, "tilec has no cooperative (grid-synchronizing) launch"),
     "launch_pdl": (False, "tilec has no programmatic dependent launch"),
     "maxnreg": (None, "it limits NVIDIA registers; backend 'nvidia' honours it"),
