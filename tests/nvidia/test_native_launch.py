@@ -116,6 +116,15 @@ def tensors(base: int, dtype: str = "float32") -> tuple[Tensor, Tensor, Tensor]:
     return Tensor(base, dtype), Tensor(base + 0x1000, dtype), Tensor(base + 0x2000, dtype)
 
 
+def test_stream_launches_after_plain_ones_go_native(gpu):
+    """The shape made by a launch without `stream=` takes later launches with an int handle."""
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    launch(*tensors(0x10000), 4096, BLOCK=1024, stream=0x61)
+    assert len(gpu.python) == 1 and gpu.native[-1][3] == 0x61
+
+
 def test_launches_like_the_first_go_native_with_their_own_arguments(gpu):
     kernel = make_kernel()
     launch = kernel[(2,)]
@@ -166,7 +175,7 @@ def test_a_guard_that_fails_leaves_the_launch_to_python(gpu, monkeypatch, change
     elif change == "keyword":
         meta["num_warps"] = 8
     elif change == "stream":
-        meta["stream"] = 0x99
+        meta["stream"] = types.SimpleNamespace(cuda_stream=0x99)  # not an int handle
     elif change == "grid_function":
         grid = lambda meta: (2,)  # noqa: E731
     elif change == "grid_too_large":
@@ -195,8 +204,9 @@ def test_no_reference_is_leaked(gpu):
     before = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
     for _ in range(500):
         launch(*args, 4096, BLOCK=1024)
+    stream = types.SimpleNamespace(cuda_stream=0)
     for _ in range(500):
-        launch(*args, 4096, BLOCK=1024, stream=0)  # a native MISS each time
+        launch(*args, 4096, BLOCK=1024, stream=stream)  # a native MISS each time
     after = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
     assert after == before and len(gpu.native) == 500
 
@@ -242,10 +252,12 @@ def test_stream_handles_go_native_and_stream_objects_take_the_python_path(gpu):
     for handle in (0x51, 0x52, 0x53):
         launch(*tensors(0x10000), 4096, BLOCK=1024, stream=handle)
     assert len(gpu.python) == 1 and [s for _, _, _, s, _ in gpu.native] == [0x52, 0x53]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)  # one native launch serves both call shapes
+    assert len(gpu.python) == 1 and gpu.native[-1][3] == 0
 
     class Stream:
         cuda_stream = 0x54
 
     launch(*tensors(0x10000), 4096, BLOCK=1024, stream=Stream())
-    assert len(gpu.native) == 2 and len(gpu.python) == 2
+    assert len(gpu.native) == 3 and len(gpu.python) == 2
     assert int(gpu.python[-1][8]) == 0x54  # the Python path's CUstream

@@ -10,7 +10,7 @@ algebraic identities that are exact for every input (`x + 0`, `x * 1`, `x - x` o
 from __future__ import annotations
 
 from tilec.dialects import arith_folding as folding
-from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr, StringAttr
+from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import (
     Operation,
     Value,
@@ -114,11 +114,14 @@ class IntBinaryOp(BinaryOp):
 
 
 class FloatBinaryOp(BinaryOp):
-    """A float binary op (floats or tensors of floats)."""
+    """A float binary op (floats or tensors of floats). `nocontract`: the op keeps its own
+    rounding under `enable_fp_fusion` (libdevice's `add_rn`, `sub_rn`, `mul_rn`: never fused
+    into an FMA)."""
 
     lhs = operand_def(FLOAT_LIKE)
     rhs = operand_def(FLOAT_LIKE)
     result = result_def(FLOAT_LIKE)
+    nocontract = attr_def(UnitAttr, optional=True)
 
 
 @register_op

@@ -224,6 +224,18 @@ class CompatBuiltinsMixin:
         """Float division rounded to nearest even: tilec's `/`."""
         return self.sem.binary("/", *self._floats(x, y, "tl.div_rn"))
 
+    def tl_add_rn(self, x: Any, y: Any) -> TensorValue:
+        """libdevice's `add_rn`: `x + y` rounded to nearest even, never fused into an FMA."""
+        return self.sem.binary("+", *self._floats(x, y, "libdevice.add_rn"), contract=False)
+
+    def tl_sub_rn(self, x: Any, y: Any) -> TensorValue:
+        """libdevice's `sub_rn`: `x - y` rounded to nearest even, never fused into an FMA."""
+        return self.sem.binary("-", *self._floats(x, y, "libdevice.sub_rn"), contract=False)
+
+    def tl_mul_rn(self, x: Any, y: Any) -> TensorValue:
+        """libdevice's `mul_rn`: `x * y` rounded to nearest even, never fused into an FMA."""
+        return self.sem.binary("*", *self._floats(x, y, "libdevice.mul_rn"), contract=False)
+
     def tl_sqrt_rn(self, x: Any) -> TensorValue:
         """Square root rounded to nearest even: tilec's `tl.sqrt` (IEEE `sqrt` on every backend)."""
         return self.unary_math(math.SqrtOp, x)  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from tilec.dialects import arith, tile
 from tilec.dialects.float8 import FpToFpOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
-from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, int_array
+from tilec.ir.attributes import Attribute, IntegerAttr, StringAttr, UnitAttr, int_array
 from tilec.ir.builder import Builder
 from tilec.ir.core import Operation
 from tilec.ir.type_names import BY_IR_TYPE
@@ -303,7 +303,9 @@ class Semantics:
 
     # Arithmetic ----------------------------------------------------------------------------
 
-    def binary(self, symbol: str, lhs: Any, rhs: Any) -> TensorValue:
+    def binary(self, symbol: str, lhs: Any, rhs: Any, contract: bool = True) -> TensorValue:
+        """`lhs symbol rhs` with Triton's promotions; `contract=False` marks a float op
+        `nocontract` (kept out of FMAs under `enable_fp_fusion`)."""
         lhs_literal, rhs_literal = (
             not isinstance(lhs, TensorValue),
             not isinstance(rhs, TensorValue),
@@ -335,7 +337,8 @@ class Semantics:
                     f"{tl_name(lt)} and {tl_name(rt)}",
                     _INT_ONLY_HINT,
                 )
-            return self.create(FLOAT_BINARY[symbol], [a, b], a.type)
+            flags = {} if contract else {"nocontract": UnitAttr()}
+            return self.create(FLOAT_BINARY[symbol], [a, b], a.type, **flags)
         if symbol == "/":
             raise UserError("internal: integer true division")
         unsigned = isinstance(target, IntegerType) and target.unsigned

@@ -91,7 +91,7 @@ of its result may become one FMA)."""
 @lowers(*_SIMPLE)
 def _simple(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     method = getattr(ctx.builder, _SIMPLE[type(op)])
-    if ctx.target.fp_fusion and type(op) in _CONTRACTIBLE:
+    if ctx.target.fp_fusion and type(op) in _CONTRACTIBLE and op.nocontract is None:
 
         def method(x: ir.Value, y: ir.Value, emit: Any = method) -> ir.Value:
             return emit(x, y, flags=("contract",))

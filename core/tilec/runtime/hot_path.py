@@ -168,9 +168,7 @@ def make_fast_launch(
     fast = namespace["fast"]
     native = None
     if inline is not None and inline.native is not None and not meta.keys() & {"backend", "check"}:
-        native = _native_fast(
-            kernel, info, args, options, compiled, inline, grid, backend_name, "stream" in meta
-        )
+        native = _native_fast(kernel, info, args, options, compiled, inline, grid, backend_name)
     return (native, fast) if native is not None else (fast,)
 
 
@@ -183,7 +181,6 @@ def _native_fast(
     inline: InlineLaunch,
     grid: Any,
     backend_name: str | None,
-    stream_given: bool,
 ) -> FastLaunch | None:
     """The native form of the fast launch (`tilec.runtime.native_launch`), tried first: for
     calls with every runtime argument given by position and no `backend=`."""
@@ -214,7 +211,6 @@ def _native_fast(
     return native_launch.build(
         inline.native, miss=MISS, compiled=compiled, positional=positional, slots=len(params),
         options=options, grid=grid, globals_read=kernel.key_reads, state=state,
-        stream_given=stream_given,
     )  # fmt: skip
 
 

@@ -136,13 +136,12 @@ def build(
     grid: Any,
     globals_read: Sequence[tuple[Any, str, Any]],
     state: dict[str, Any],
-    stream_given: bool = False,
 ) -> Callable[[Any, tuple, dict], Any] | None:
     """A native `fast(grid, args, meta)` for launches like one whose positional arguments are
     described by `positional` (per argument: `("constexpr", value)`, compared with `==`, or
     `("runtime", kind, slot)`, `kind` from `kind()`, packed into kernelParams slot `slot` of
     `slots`) and whose keywords were `options` (constexprs and launch options, compared with
-    `==`), with `stream=` besides where `stream_given` (an int handle; no `backend=`). `globals_read`: (dict, name, value) that must still hold;
+    `==`; no `backend=`), and `stream=` or not (an int handle where given). `globals_read`: (dict, name, value) that must still hold;
     `state`: what the Python fast path checks of tilec's state (see `_Emitter.state_guards`).
     None where one cannot be made."""
     host = _host() if enabled else None
@@ -154,7 +153,7 @@ def build(
         return None
     llvm, engine, new_function, lock = host
     emitter = _Emitter(native, miss, compiled)
-    source = emitter.function(positional, slots, options, grid, globals_read, state, stream_given)
+    source = emitter.function(positional, slots, options, grid, globals_read, state)
     name = emitter.name
     with lock:
         llvm.add_symbol(entry_symbol(native.entry), native.entry)
@@ -285,7 +284,6 @@ class _Emitter:
         grid: Any,
         globals_read: Sequence[tuple[Any, str, Any]],
         state: dict[str, Any],
-        stream_given: bool,
     ) -> str:
         fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
         _self, vector, count = fn.args
@@ -301,8 +299,9 @@ class _Emitter:
         )
         self.state_guards(state, globals_read)
         # the keywords: exactly the recorded ones, with equal values
-        given = len(options) + (1 if stream_given else 0)
-        self.check(b.icmp_signed("==", self.call("PyDict_Size", meta), I64(given)))
+        size = self.call("PyDict_Size", meta)
+        has_stream = b.icmp_signed("==", size, I64(len(options) + 1))  # `stream=` besides
+        self.check(b.or_(b.icmp_signed("==", size, I64(len(options))), has_stream))
         for key, expected in options.items():
             item = self.call("PyDict_GetItemWithError", meta, self.obj(key))
             self.not_null(item)
@@ -323,7 +322,7 @@ class _Emitter:
             b.store(value, at)
             b.store(b.ptrtoint(at, I64), b.gep(pointers, [I64(slot)]))
         x, y, z = self.grid(grid_value, grid)
-        stream = self.stream(meta if stream_given else None)
+        stream = self.stream(meta, has_stream)
         self.launch(x, y, z, stream, pointers)
         self.call("Py_IncRef", self.obj(self.compiled))
         b.ret(self.obj(self.compiled))
@@ -462,23 +461,29 @@ class _Emitter:
             result.append(phi)
         return result[0], result[1], result[2]
 
-    def stream(self, meta: ir.Value | None) -> ir.Value:
-        """The launch's stream handle: `stream=` where the shape has it (an int there, else
-        MISS: the Python path reads other stream objects), else torch's current stream of the
-        device."""
+    def stream(self, meta: ir.Value, has_stream: ir.Value) -> ir.Value:
+        """The launch's stream handle: `stream=` where `meta` has it besides the recorded
+        keywords (an int there, else MISS: the Python path reads other stream objects), else
+        torch's current stream of the device."""
         native, b = self.native, self.b
-        if meta is not None:
-            item = self.call("PyDict_GetItemWithError", meta, self.obj("stream"))
-            self.not_null(item)
-            self.check(self.type_is(item, int))
-            handle = self.call("PyLong_AsUnsignedLongLong", item)
-            error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
-            self.check(b.not_(error))
-            return b.inttoptr(handle, PTR)
-        result = self.call("PyObject_Call", self.obj(native.current_stream),
-                           self.obj((native.ordinal,)), ir.Constant(PTR, None))  # fmt: skip
-        handle = self.new_ref_value(result, "PyLong_AsUnsignedLongLong")
-        return b.inttoptr(handle, PTR)
+        with b.if_else(has_stream) as (given, current):
+            with given:
+                item = self.call("PyDict_GetItemWithError", meta, self.obj("stream"))
+                self.not_null(item)
+                self.check(self.type_is(item, int))
+                handle = self.call("PyLong_AsUnsignedLongLong", item)
+                error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
+                self.check(b.not_(error))
+                given_block = b.block
+            with current:
+                result = self.call("PyObject_Call", self.obj(native.current_stream),
+                                   self.obj((native.ordinal,)), ir.Constant(PTR, None))  # fmt: skip
+                torch_handle = self.new_ref_value(result, "PyLong_AsUnsignedLongLong")
+                current_block = b.block
+        merged = b.phi(I64)
+        merged.add_incoming(handle, given_block)
+        merged.add_incoming(torch_handle, current_block)
+        return b.inttoptr(merged, PTR)
 
     def launch(
         self, x: ir.Value, y: ir.Value, z: ir.Value, stream: ir.Value, params: ir.Value

@@ -127,22 +127,17 @@ def rcp_rn(x):
     return 1.0 / x
 
 
-@_inlined
-def add_rn(x, y):
-    """`x + y` rounded to nearest even."""
-    return x + y
+def _uncontracted(name: str, what: str):
+    """A builtin for `x op y` rounded to nearest even on its own: never fused into an FMA, as
+    CUDA's `__fadd_rn` and friends (`enable_fp_fusion` fuses plain `+`, `-` and `*`)."""
+    builtin = tl._builtin(name)
+    builtin.__doc__ = f"`{what}` rounded to nearest even, never fused into an FMA."
+    return builtin
 
 
-@_inlined
-def sub_rn(x, y):
-    """`x - y` rounded to nearest even."""
-    return x - y
-
-
-@_inlined
-def mul_rn(x, y):
-    """`x * y` rounded to nearest even."""
-    return x * y
+add_rn = _uncontracted("add_rn", "x + y")
+sub_rn = _uncontracted("sub_rn", "x - y")
+mul_rn = _uncontracted("mul_rn", "x * y")
 
 
 @_inlined
