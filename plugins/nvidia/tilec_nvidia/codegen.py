@@ -64,11 +64,34 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
         except InvalidLLVMIR as error:
             raise CodegenError(f"invalid LLVM IR for {_describe(llvm_ir)}:\n{error}") from None
         try:
-            return machine.emit_assembly(module)
+            ptx = machine.emit_assembly(module)
         except RuntimeError as error:
             raise CodegenError(
                 f"LLVM could not emit PTX for {_describe(llvm_ir)}: {error}"
             ) from None
+    return avoid_ptxas_negation_bugs(ptx)
+
+
+_NEG = re.compile(r"^(\s*)neg\.s(16|32)\s+(%\w+),\s*(%\w+);", re.MULTILINE)
+_ABS16 = re.compile(r"^(\s*)abs\.s16\s+(%\w+),\s*(%\w+);", re.MULTILINE)
+
+
+def avoid_ptxas_negation_bugs(ptx: str) -> str:
+    """Integer negations written as two's complement (`not`, then `add 1`), around two ptxas
+    miscompiles (12.8 and 13.0) found by `tilec fuzz` on the H100 (tests/fuzz/RESULTS.md,
+    findings 6 and 7):
+    - `neg.s16` and `abs.s16` of -32768 give +32768: ptxas computes them in 32 bits and does not
+      wrap, so an i16 (and an i8, which LLVM keeps in the high byte of 16 bits) negated at the
+      bottom of its range reads back wrong;
+    - `neg.s32` of a product feeding `min.s32 x, pid, -p` is dropped when ptxas merges the
+      mins into one VIMNMX3 (the result is min(x, pid, p)).
+    `abs.s16` becomes the max of the value and its two's complement."""
+    ptx = _NEG.sub(r"\1not.b\2 \3, \4;\n\1add.s\2 \3, \3, 1;", ptx)
+    return _ABS16.sub(
+        r"\1{ .reg .b16 %abs_t; not.b16 %abs_t, \3; add.s16 %abs_t, %abs_t, 1; "
+        r"max.s16 \2, \3, %abs_t; }",
+        ptx,
+    )
 
 
 # ptxas ------------------------------------------------------------------------------------------
