@@ -208,10 +208,8 @@ def _native_fast(
         "false": [(checking, "enabled")],
         "env": (settings.BACKEND.name, native_launch.environment(settings.BACKEND.name)),
     }
-    return native_launch.build(
-        inline.native, miss=MISS, compiled=compiled, positional=positional, slots=len(params),
-        options=options, grid=grid, globals_read=kernel.key_reads, state=state,
-    )  # fmt: skip
+    shape = native_launch.CallShape(positional, len(params), options, grid, kernel.key_reads, state)
+    return native_launch.build(inline.native, shape, miss=MISS, compiled=compiled)
 
 
 def _inline(namespace: dict, inline: InlineLaunch | None, grid: Any) -> InlineLaunch | None:

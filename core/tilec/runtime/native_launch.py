@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 from llvmlite import ir
 
 from tilec.driver import NativeLaunch
@@ -125,35 +126,39 @@ def _host() -> Any:
 _names = itertools.count()
 
 
+@attrs.frozen
+class CallShape:
+    """The launches a native fast launch takes: positional arguments described by `positional`
+    (per argument: `("constexpr", value)`, compared with `==`, or `("runtime", kind, slot)`,
+    `kind` from `kind()`, packed into kernelParams slot `slot` of `slots`), keywords `options`
+    (constexprs and launch options, compared with `==`; no `backend=`) and `stream=` or not (an
+    int handle where given). `grid`: the grid of the launch it was made for (that very tuple
+    skips the grid's checks); `globals_read`: (dict, name, value) that must still hold;
+    `state`: what the Python fast path checks of tilec's state (`_Emitter.state_guards`)."""
+
+    positional: Sequence[tuple]
+    slots: int
+    options: dict[str, Any]
+    grid: Any
+    globals_read: Sequence[tuple[Any, str, Any]]
+    state: dict[str, Any]
+
+
 def build(
-    native: NativeLaunch | None,
-    *,
-    miss: Any,
-    compiled: Any,
-    positional: Sequence[tuple],
-    slots: int,
-    options: dict[str, Any],
-    grid: Any,
-    globals_read: Sequence[tuple[Any, str, Any]],
-    state: dict[str, Any],
+    native: NativeLaunch | None, shape: CallShape, *, miss: Any, compiled: Any
 ) -> Callable[[Any, tuple, dict], Any] | None:
-    """A native `fast(grid, args, meta)` for launches like one whose positional arguments are
-    described by `positional` (per argument: `("constexpr", value)`, compared with `==`, or
-    `("runtime", kind, slot)`, `kind` from `kind()`, packed into kernelParams slot `slot` of
-    `slots`) and whose keywords were `options` (constexprs and launch options, compared with
-    `==`; no `backend=`), and `stream=` or not (an int handle where given). `globals_read`: (dict, name, value) that must still hold;
-    `state`: what the Python fast path checks of tilec's state (see `_Emitter.state_guards`).
-    None where one cannot be made."""
+    """A native `fast(grid, args, meta)` for launches of `shape` that return `compiled`, or `miss`
+    where a guard does not hold; None where one cannot be made."""
     host = _host() if enabled else None
     if host is None or native is None:
         return None
-    if any(entry[0] == "runtime" and entry[1] is None for entry in positional):
+    if any(entry[0] == "runtime" and entry[1] is None for entry in shape.positional):
         return None
-    if not all(type(ns) is dict for ns, _, _ in globals_read):
+    if not all(type(ns) is dict for ns, _, _ in shape.globals_read):
         return None
     llvm, engine, new_function, lock = host
     emitter = _Emitter(native, miss, compiled)
-    source = emitter.function(positional, slots, options, grid, globals_read, state)
+    source = emitter.function(shape)
     name = emitter.name
     with lock:
         llvm.add_symbol(entry_symbol(native.entry), native.entry)
@@ -276,15 +281,8 @@ class _Emitter:
         return self.new_ref_value(result, convert)
 
     # ----------------------------------------------------------------- function
-    def function(
-        self,
-        positional: Sequence[tuple],
-        slots: int,
-        options: dict[str, Any],
-        grid: Any,
-        globals_read: Sequence[tuple[Any, str, Any]],
-        state: dict[str, Any],
-    ) -> str:
+    def function(self, shape: CallShape) -> str:
+        positional, slots, options = shape.positional, shape.slots, shape.options
         fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR, PTR, I64]), self.name)
         _self, vector, count = fn.args
         entry = fn.append_basic_block("entry")
@@ -297,7 +295,7 @@ class _Emitter:
         grid_value, args_value, meta = (
             b.load(b.gep(vector, [I64(i)], source_etype=PTR), typ=PTR) for i in range(3)
         )
-        self.state_guards(state, globals_read)
+        self.state_guards(shape.state, shape.globals_read)
         # the keywords: exactly the recorded ones, with equal values
         size = self.call("PyDict_Size", meta)
         has_stream = b.icmp_signed("==", size, I64(len(options) + 1))  # `stream=` besides
@@ -321,7 +319,7 @@ class _Emitter:
             at = b.gep(slot_array, [I64(slot)])
             b.store(value, at)
             b.store(b.ptrtoint(at, I64), b.gep(pointers, [I64(slot)]))
-        x, y, z = self.grid(grid_value, grid)
+        x, y, z = self.grid(grid_value, shape.grid)
         stream = self.stream(meta, has_stream)
         self.launch(x, y, z, stream, pointers)
         self.call("Py_IncRef", self.obj(self.compiled))
