@@ -5,12 +5,17 @@ import importlib
 from tilec import logs
 from tilec.driver import set_device
 from tilec.errors import (
+    AllConfigsFailed,
     ArgumentValueError,
     BackendError,
     BackendUnavailableError,
+    DecoratorError,
+    DecoratorTypeError,
+    DecoratorValueError,
     DeviceIndexError,
     DeviceLimitError,
     DeviceNotFoundError,
+    FreedArrayError,
     GraphCaptureError,
     GridError,
     GridTypeError,
@@ -27,6 +32,7 @@ from tilec.errors import (
 )
 from tilec.frontend import CompilationError
 from tilec.language import cdiv, next_power_of_2
+from tilec.runtime import entry as _entry
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
 from tilec.version import __version__
@@ -44,15 +50,18 @@ def to_device(array, backend: str | None = None):
 _allocator = None
 
 
+@_entry.user_entry
 def set_allocator(allocator) -> None:
     """Triton's `triton.set_allocator(fn)`: the function that gives a kernel scratch memory,
     `fn(size, alignment, stream)`. tilec's tensor descriptors (`tl.make_tensor_descriptor`) are
     masked loads and stores that need no scratch memory, so no tilec kernel calls it; it is
-    kept (None: none) for code that reads it back."""
+    kept (None: none) for code that reads it back. Anything else than a function or None is an
+    `OptionTypeError` (a `TypeError`)."""
     global _allocator
     if allocator is not None and not callable(allocator):
-        raise TypeError(
-            f"set_allocator takes a function (size, alignment, stream), got {allocator!r}"
+        raise OptionTypeError(
+            "tilec.set_allocator takes a function fn(size, alignment, stream) that returns the "
+            f"memory, or None; got {allocator!r}"
         )
     _allocator = allocator
 
@@ -76,14 +85,19 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "AllConfigsFailed",
     "ArgumentValueError",
     "BackendError",
     "BackendUnavailableError",
     "CompilationError",
     "Config",
+    "DecoratorError",
+    "DecoratorTypeError",
+    "DecoratorValueError",
     "DeviceIndexError",
     "DeviceLimitError",
     "DeviceNotFoundError",
+    "FreedArrayError",
     "GraphCaptureError",
     "GridError",
     "GridTypeError",

@@ -1,12 +1,13 @@
 """The errors tilec raises for a user's mistake, in one place (`tilec.TilecError` and below).
 
-Every error that a launch (`kernel[grid](...)`), `tilec.compile` or a `tilec` command raises for
-something the user can fix is a `TilecError`; anything else is a bug in tilec or a plugin. Each
-launch error is also the builtin that tilec raised for it before (`TypeError`, `ValueError`,
-`RuntimeError`), exactly that one, so that `except TypeError` code keeps catching what it caught
-and no other handler starts to: where one kind of mistake was raised as two builtins (a grid of
-floats was a `TypeError`, a negative grid size a `ValueError`), its class (`GridError`) has a
-subclass for each. Messages name the kernel and the argument or option.
+Every error that a launch (`kernel[grid](...)`), `tilec.compile`, an `@tilec.autotune` or
+`@tilec.heuristics` decorator or a `tilec` command raises for something the user can fix is a
+`TilecError`; anything else is a bug in tilec or a plugin. Each such error is also the builtin
+that tilec raised for it before (`TypeError`, `ValueError`, `RuntimeError`), exactly that one, so
+that `except TypeError` code keeps catching what it caught and no other handler starts to: where
+one kind of mistake was raised as two builtins (a grid of floats was a `TypeError`, a negative
+grid size a `ValueError`), its class (`GridError`) has a subclass for each. Messages name the
+kernel and the argument or option.
 
 This module imports nothing of tilec, so that every layer (the frontend, the runtime, the
 plugins' drivers) can raise these.
@@ -19,7 +20,9 @@ class TilecError(Exception):
     """A mistake the user can fix: in a kernel, its launch, its options or a command's input."""
 
     call_site: str | None = None
-    """`file:line` of the user's `kernel[grid](...)` whose launch raised it (None elsewhere)."""
+    """`file:line` of the user's call that raised it: a launch (`kernel[grid](...)`,
+    `compiled[grid](...)`), a warmup, a `tilec.compile`, an `@tilec.autotune` or
+    `@tilec.heuristics` decorator (None elsewhere)."""
 
 
 class KernelCallError(TilecError, RuntimeError):
@@ -43,6 +46,11 @@ class ArgumentValueError(LaunchError, ValueError):
     was compiled with, a signature type that `tilec.compile` does not know (`*fp99`)."""
 
 
+class FreedArrayError(ArgumentValueError):
+    """A `tilec.to_device` array used after its `free()`: launched (the message names the
+    argument), copied (`numpy()`, `copy_from`) or handed on (`__cuda_array_interface__`)."""
+
+
 class GridError(LaunchError):
     """A grid that is not 1 to 3 non-negative ints."""
 
@@ -60,8 +68,9 @@ class OptionError(LaunchError):
 
 
 class OptionTypeError(OptionError, TypeError):
-    """An option the backend does not have (as an unknown keyword is a `TypeError`), or a
-    Triton launch option it cannot honour."""
+    """An option the backend does not have (as an unknown keyword is a `TypeError`), a Triton
+    launch option it cannot honour, or a process-wide setting of the wrong kind
+    (`tilec.set_allocator` of something that is no function)."""
 
 
 class OptionValueError(OptionError, ValueError):
@@ -107,3 +116,27 @@ class GraphCaptureError(LaunchError, RuntimeError):
     and out would allocate and synchronize inside the capture. The GPU backends raise it as
     their driver error too (`CudaCaptureError` is a `CudaError`, `HipCaptureError` a
     `HipError`)."""
+
+
+class DecoratorError(TilecError):
+    """An `@tilec.autotune` or `@tilec.heuristics` that cannot wrap the kernel as written: its
+    configs, key or parameter names, hooks or heuristics, or what it is put over (no
+    `@tilec.jit` below it, or an autotuner over another). Raised where the decorator is
+    applied; the message names the kernel and the fix."""
+
+
+class DecoratorTypeError(DecoratorError, TypeError):
+    """A decorator argument of the wrong kind: a config that is no `tilec.Config`, a key given
+    as a str, a heuristic or hook that is no function, a decorator over something other than a
+    `@tilec.jit` kernel, an `@tilec.autotune` over an autotuned kernel."""
+
+
+class DecoratorValueError(DecoratorError, ValueError):
+    """A decorator argument whose value does not fit: no configs, a name that is no parameter
+    of the kernel, `top_k` without a `perf_model`."""
+
+
+class AllConfigsFailed(TilecError, RuntimeError):
+    """Every config of an autotuned kernel failed to compile, load or run; the message lists
+    each one's reason. (Where every config failed with one and the same launch error, a
+    mistake in the launch rather than in the configs, that error is raised instead.)"""

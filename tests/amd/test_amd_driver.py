@@ -145,6 +145,23 @@ def test_device_arrays_pass_by_address(fake_hip, private_cache):
     assert out.__cuda_array_interface__["data"] == (out.ptr, False)
 
 
+def test_a_freed_device_array_is_a_freed_array_error_naming_the_argument(fake_hip, private_cache):
+    x = tilec.to_device(np.arange(64, dtype=np.float32), backend="amd")
+    out = tilec.to_device(np.zeros(64, np.float32), backend="amd")
+    add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+    launches = len(fake_hip.launches)
+    x.free()
+    for _ in range(2):  # the general path, then after it again
+        with pytest.raises(tilec.FreedArrayError) as info:
+            add_kernel()[(1,)](x, x, out, 64, BLOCK_SIZE=64, backend="amd")
+        assert isinstance(info.value, ValueError)
+        assert str(info.value).startswith(
+            "argument 'x_ptr' of add_kernel: the DeviceArray of shape (64,) and dtype float32 "
+            "was freed (DeviceArray.free())"
+        )
+    assert len(fake_hip.launches) == launches
+
+
 def test_a_wrong_argument_names_the_parameter(fake_hip, private_cache):
     compiled = tilec.compile(
         add_kernel(), VECTOR_ADD, {"BLOCK_SIZE": 64}, backend="amd", target="gfx942"

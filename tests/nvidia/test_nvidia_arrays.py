@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from fake_cuda import HostDriver
 
+import tilec
+from tilec.interop import device_array
 from tilec.interop.copies import finish_arguments, prepare_arguments, run_kernel
 from tilec.interop.device_array import empty, to_device
 from tilec.interop.dlpack import DLManagedTensor, DLManagedTensorVersioned, read_dlpack_capsule
@@ -78,6 +80,33 @@ def test_device_array_is_freed(host_driver):
     explicit.free()  # twice is fine
     with pytest.raises(ValueError, match="freed"):
         explicit.numpy()
+
+
+def test_a_freed_device_array_refuses_every_use_of_its_address(host_driver):
+    """A FreedArrayError (a ValueError, as before) for its copies, its interface (what CuPy or
+    torch would read), a host copy for check=True and the pointer getters, each naming the use;
+    nothing reaches the driver."""
+    array = to_device(host_driver, np.arange(10, dtype=np.float32))
+    array.free()
+    assert array.ptr is None
+    assert repr(array) == "DeviceArray(shape=(10,), dtype=float32, freed, nvidia)"
+    freed = "the DeviceArray of shape (10,) and dtype float32 was freed (DeviceArray.free())"
+    uses = [
+        ("DeviceArray.numpy(): ", array.numpy),
+        ("DeviceArray.copy_from(): ", lambda: array.copy_from(np.zeros(10))),
+        ("", lambda: array.__cuda_array_interface__),
+        ("DeviceArray.numpy(): ", lambda: device_array.to_host(host_driver, array)),
+        ("argument 'x' of k: ", lambda: device_pointer(host_driver, array, "x", "k")),
+        ("argument 'y' of k: ", lambda: arg_signature_type(host_driver, array, "y", "k")),
+    ]
+    syncs = host_driver.syncs
+    for use, call in uses:
+        with pytest.raises(tilec.FreedArrayError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and isinstance(info.value, tilec.TilecError)
+        assert str(info.value).startswith(use + freed), str(info.value)
+        assert "make a new one (tilec.to_device)" in str(info.value)
+    assert host_driver.syncs == syncs
 
 
 def test_device_array_rejects_bad_dtypes_and_shapes(host_driver):

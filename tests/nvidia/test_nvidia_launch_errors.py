@@ -2,11 +2,13 @@
 (issue 14) that are still the builtin or `CudaError` they were: an array on another device or a
 read-only one that the kernel writes, a NumPy array with strides between elements, a grid that
 is no grid, more programs or warps than the device allows, a device the machine lacks, NumPy
-arrays while a graph is being captured."""
+arrays while a graph is being captured, a `tilec.to_device` array launched after its `free()`."""
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 import types
 
 import numpy as np
@@ -179,3 +181,59 @@ def test_numpy_arrays_inside_a_torch_graph_capture_are_a_graph_capture_error(fak
     monkeypatch.setitem(sys.modules, "torch", torch)
     capture_error(fake_gpu)
     assert fake_gpu.stream_calls == []
+
+
+def freed_launch_error(call) -> tilec.FreedArrayError:
+    with pytest.raises(tilec.FreedArrayError) as info:
+        call()
+    error = info.value
+    assert isinstance(error, tilec.ArgumentValueError) and isinstance(error, ValueError)
+    assert not isinstance(error, TypeError)
+    assert str(error) == (
+        "argument 'out_ptr' of scale_kernel: the DeviceArray of shape (128,) and dtype float32 "
+        "was freed (DeviceArray.free()), so its device memory is gone; free it after its last "
+        "use, or make a new one (tilec.to_device)"
+    )
+    return error
+
+
+def test_a_freed_device_array_is_a_freed_array_error_naming_the_argument(fake_gpu):
+    """Its address is never passed on: not by the first launch (the general path), nor by a
+    launch like an earlier one (the fast path, whose guards read the array), a keyword
+    argument, a warmup or a `CompiledKernel`'s launch."""
+    x = tilec.to_device(np.ones(128, np.float32))
+    out = tilec.to_device(np.zeros(128, np.float32))
+    scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128)
+    scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128)
+    compiled = scale_kernel.warmup(x, out, 128, 2.0, grid=(1,), BLOCK=128)
+    launches = len(fake_gpu.launches)
+    address = out.ptr
+    out.free()
+    assert out.ptr is None and address not in fake_gpu.memory
+    line = sys._getframe().f_lineno + 1
+    error = freed_launch_error(lambda: scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128))
+    assert error.call_site == f"{__file__}:{line}"
+    files = [frame.filename for frame in traceback.extract_tb(error.__traceback__)]
+    assert [os.path.basename(f) for f in files if os.sep + "tilec" + os.sep in f] == ["launcher.py"]
+    freed_launch_error(lambda: scale_kernel[(1,)](x, out_ptr=out, n=128, factor=2.0, BLOCK=128))
+    freed_launch_error(lambda: scale_kernel.warmup(x, out, 128, 2.0, grid=(1,), BLOCK=128))
+    line = sys._getframe().f_lineno + 1
+    error = freed_launch_error(lambda: compiled[(1,)](x, out, 128, 2.0, 128))
+    assert error.call_site == f"{__file__}:{line}"
+    assert len(fake_gpu.launches) == launches  # no launch with the dangling address
+    fresh = tilec.to_device(np.zeros(128, np.float32))
+    scale_kernel[(1,)](x, fresh, 128, 2.0, BLOCK=128)
+    assert len(fake_gpu.launches) == launches + 1
+
+
+def test_a_freed_device_array_found_by_the_runner_is_a_freed_array_error(fake_gpu):
+    """The nvidia runner's pointer getter checks too (a launch's key has refused the array
+    before it is reached; a runner called directly has not)."""
+    x = tilec.to_device(np.ones(128, np.float32))
+    out = tilec.to_device(np.zeros(128, np.float32))
+    compiled = scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128)
+    runner = compiled.backend.driver.make_runner(compiled, [x, out, 128, 2.0])
+    out.free()
+    with pytest.raises(tilec.FreedArrayError, match=r"DeviceArray of shape \(128,\) .* was freed"):
+        runner((1,), [x, out, 128, 2.0])
+    assert len(fake_gpu.launches) == 1

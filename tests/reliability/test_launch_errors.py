@@ -1,6 +1,7 @@
 """Launch-time user mistakes are tilec errors (issue 14): each is a `tilec.TilecError` of the kind
 `tilec.errors` names, and still the builtin it was before (`TypeError`, `ValueError`,
-`RuntimeError`), naming the kernel and the argument; a launch's error comes without tilec's
+`RuntimeError`), naming the kernel and the argument; a launch's error (also a warmup's, a
+`compiled[grid](...)`'s, a `tilec.compile`'s) comes with the user's call site and without tilec's
 frames (unless TILEC_DEBUG=1), and the CLI prints it in one line with exit status 1."""
 
 from __future__ import annotations
@@ -232,6 +233,58 @@ def test_a_compiled_kernel_launched_with_other_arguments_is_a_launch_argument_er
     assert "add_kernel was compiled with BLOCK=8, got 16" in str(error)
 
 
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_compiled_kernels_launch_errors_are_raised_as_a_launchs_are(monkeypatch, debug):
+    """`compiled[grid](...)`: the user's call site and, unless TILEC_DEBUG, no tilec frames
+    below the one that raises it."""
+    if debug:
+        monkeypatch.setenv("TILEC_DEBUG", "1")
+    else:
+        monkeypatch.delenv("TILEC_DEBUG", raising=False)
+    x, out = arrays()
+    compiled = add_kernel[(1,)](x, x, out, 8, BLOCK=8, backend="interp")
+    line = sys._getframe().f_lineno + 1
+    error = raised(lambda: compiled[(1,)](x, x, out, 8, 16))
+    assert isinstance(error, tilec.ArgumentValueError)
+    assert error.call_site == f"{__file__}:{line}"
+    inside = [os.path.basename(f) for f in internal_frames(error)]
+    assert inside == (["entry.py", "compiler.py"] if debug else ["entry.py"]), inside
+    error = raised(lambda: compiled[(1,)](x, "y", out, 8, 8))  # found by the interp driver
+    assert isinstance(error, tilec.LaunchArgumentError) and error.call_site is not None
+    assert "argument 'y_ptr' of add_kernel" in str(error)
+    inside = [os.path.basename(f) for f in internal_frames(error)]
+    assert len(inside) > 2 if debug else inside == ["entry.py"], inside
+
+
+def test_tilec_compile_errors_are_raised_as_a_launchs_are():
+    line = sys._getframe().f_lineno + 2
+    error = raised(
+        lambda: tilec.compile(
+            add_kernel, {**SIGNATURE, "x_ptr": "*fp99"}, {"BLOCK": 8}, backend="interp"
+        )
+    )
+    assert isinstance(error, tilec.ArgumentValueError)
+    assert error.call_site == f"{__file__}:{line}"
+    assert [os.path.basename(f) for f in internal_frames(error)] == ["entry.py"]
+    error = raised(
+        lambda: tilec.compile(add_kernel, SIGNATURE, {"BLOCK": 8}, backend="interp", num_warps=3)
+    )
+    assert isinstance(error, tilec.OptionValueError)
+    assert [os.path.basename(f) for f in internal_frames(error)] == ["entry.py"]
+
+
+def test_set_allocator_of_no_function_is_an_option_type_error():
+    line = sys._getframe().f_lineno + 1
+    error = raised(lambda: tilec.set_allocator(16))
+    assert isinstance(error, tilec.OptionTypeError) and isinstance(error, TypeError)
+    assert str(error) == (
+        "tilec.set_allocator takes a function fn(size, alignment, stream) that returns the "
+        "memory, or None; got 16"
+    )
+    assert error.call_site == f"{__file__}:{line}"
+    tilec.set_allocator(None)
+
+
 class CudaTensorLike:
     """A torch tensor on a GPU, as the interp backend sees one: no memory it can read."""
 
@@ -388,7 +441,8 @@ def test_mistakes_at_an_autotuned_or_heuristic_launch_are_launch_argument_errors
     assert isinstance(error, tilec.LaunchArgumentError) and isinstance(error, TypeError)
     assert "add_kernel: conflicting meta-parameters BLOCK" in str(error)
     assert error.call_site == f"{__file__}:{line}"
-    assert [os.path.basename(f) for f in internal_frames(error)] == ["launcher.py"]
+    inside = [os.path.basename(f) for f in internal_frames(error)]
+    assert inside == ["entry.py"]  # the autotuned launch (user_entry)
     heuristic = tilec.heuristics({"BLOCK": lambda args: 8})(add_kernel)
     error = raised(lambda: heuristic[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
     assert isinstance(error, tilec.LaunchArgumentError)
@@ -418,7 +472,7 @@ def test_warmup_errors_are_raised_as_launch_errors_are(monkeypatch, debug):
     if debug:
         assert "specialization.py" in inside, inside
     else:
-        assert inside == ["launcher.py"], inside  # the warmup call
+        assert inside == ["entry.py"], inside  # the warmup call (user_entry)
     error = raised(lambda: add_kernel.warmup(x, x, out, 8, grid=(1,), BLOCK=8, backend="cuda"))
     assert isinstance(error, tilec.UnknownBackendError) and error.call_site is not None
 

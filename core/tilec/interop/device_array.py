@@ -12,15 +12,21 @@ from typing import Any
 
 import numpy as np
 
+from tilec.errors import FreedArrayError
 from tilec.runtime.specialization import DTYPES
 
 
 class DeviceArray:
-    """A C-contiguous array in a GPU's memory, freed when garbage collected.
+    """A C-contiguous array in a GPU's memory, freed when garbage collected or by `free()`.
 
     Works wherever tilec takes an array, and with CuPy, Numba or torch through
     `__cuda_array_interface__` (version 3). `runtime` is the vendor runtime that allocated it
     (a `tilec.interop.device.DeviceRuntime`).
+
+    `ptr` is the device address, a plain attribute that a launch reads; `free()` sets it to None.
+    Whatever would hand the address on checks for that (`__cuda_array_interface__`, which every
+    launch reads, the launch's pointer getters, the copies) and raises `FreedArrayError` instead
+    of passing an address whose memory is gone.
     """
 
     def __init__(self, runtime: Any, shape: int | Sequence[int], dtype: Any = np.float32):
@@ -60,10 +66,13 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
+        address = self.ptr
+        if address is None:
+            raise self.freed_error()
         return {
             "shape": self.shape,
             "typestr": self.dtype.str,
-            "data": (self.ptr, False),
+            "data": (address, False),
             "version": 3,
             "strides": None,
         }
@@ -75,22 +84,31 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         backend = self.runtime.kind.backend
-        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, ptr={self.ptr:#x}, {backend})"
+        where = "freed" if self.ptr is None else f"ptr={self.ptr:#x}"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, {where}, {backend})"
 
-    def _check_live(self) -> None:
-        if not self._finalizer.alive:
-            raise ValueError("DeviceArray has been freed")
+    def freed_error(self, use: str = "") -> FreedArrayError:
+        """The error of using this array once freed; `use` (a method, a launch's argument)
+        begins the message."""
+        return FreedArrayError(
+            (f"{use}: " if use else "")
+            + f"the DeviceArray of shape {self.shape} and dtype {self.dtype} was freed "
+            "(DeviceArray.free()), so its device memory is gone; free it after its last use, or "
+            "make a new one (tilec.to_device)"
+        )
 
     def numpy(self) -> np.ndarray:
         """A host copy (waits for the work queued on the default stream)."""
-        self._check_live()
+        if self.ptr is None:
+            raise self.freed_error("DeviceArray.numpy()")
         host = np.empty(self.shape, self.dtype)
         self.runtime.copy_to_host(host.ctypes.data, self.ptr, self.nbytes)
         return host
 
     def copy_from(self, array: Any) -> DeviceArray:
         """Copy a host array of the same shape (and a dtype it converts to) into this one."""
-        self._check_live()
+        if self.ptr is None:
+            raise self.freed_error("DeviceArray.copy_from()")
         source = np.ascontiguousarray(array, dtype=self.dtype)
         if source.shape != self.shape:
             raise ValueError(f"DeviceArray.copy_from: shape {source.shape} != {self.shape}")
@@ -99,7 +117,9 @@ class DeviceArray:
         return self
 
     def free(self) -> None:
-        """Release the device memory now (also done when the array is garbage collected)."""
+        """Release the device memory now (also done when the array is garbage collected); `ptr`
+        becomes None, and using the array raises `FreedArrayError`. Freeing twice is harmless."""
+        self.ptr = None
         self._finalizer()
 
 

@@ -115,7 +115,10 @@ def _cai_pointer(runtime: Any, value: Any, param: str, kernel: str, stream: int 
 def _device_array_pointer(
     runtime: Any, value: Any, param: str, kernel: str, stream: int | None
 ) -> int:
-    return value.ptr
+    address = value.ptr
+    if address is None:
+        raise value.freed_error(where(param, kernel))
+    return address
 
 
 def _int_pointer(runtime: Any, value: Any, param: str, kernel: str, stream: int | None) -> int:
@@ -174,7 +177,10 @@ def device_array_getter(runtime: Any, value: Any) -> Callable[[Any], int] | None
 
 
 def _ptr_attribute(value: Any) -> int:
-    return value.ptr
+    address = value.ptr
+    if address is None:  # freed; a launch's key (its spec_token) has refused it already
+        raise value.freed_error()
+    return address
 
 
 def _interface_pointer(value: Any) -> int:
@@ -210,6 +216,8 @@ def arg_signature_type(
         address = value.__array_interface__["data"][0]
     elif isinstance(value, DeviceArray):
         element, address = DTYPES.get(value.dtype.name), value.ptr
+        if address is None:
+            raise value.freed_error(where(param or "?", kernel_name))
     elif is_torch_tensor(value):
         element = TORCH_DTYPES.get(str(value.dtype).removeprefix("torch."))
         address = value.data_ptr()

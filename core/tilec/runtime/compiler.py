@@ -39,6 +39,7 @@ from tilec.ir import IntegerAttr, Operation, parse_module
 from tilec.plugin.manager import fingerprint as plugin_fingerprint
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
+from tilec.runtime.entry import user_entry
 from tilec.version import __version__
 
 _COMPILE_LOCK = threading.RLock()
@@ -158,9 +159,11 @@ class CompiledKernel:
 
     def __getitem__(self, grid: Any) -> Any:
         """Triton's `compiled[grid](*args, stream=None)`: a launch with every argument of the
-        kernel in order, constexprs included; a constexpr must have the value compiled in."""
+        kernel in order, constexprs included; a constexpr must have the value compiled in. A
+        user's mistake is raised as `kernel[grid]`'s is (`tilec.runtime.entry.user_entry`)."""
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
 
+        @user_entry
         def launch(*args: Any, stream: Any = None) -> CompiledKernel:
             if len(args) != len(self.arg_names):
                 raise LaunchArgumentError(
@@ -221,6 +224,7 @@ class Metadata(dict):
             ) from None
 
 
+@user_entry
 def compile(
     kernel: Any,
     signature: Mapping[str, str],
@@ -237,7 +241,8 @@ def compile(
     be 1 (compiled in as constants). The backend need not be available here; `target` (e.g.
     `"sm_90"`) is the architecture to compile for where the backend has several.
     With `instrumentations` (pass timing, IR printing) the passes always run, skipping the cache
-    lookup, so that there is something to print and time; the result is still cached."""
+    lookup, so that there is something to print and time; the result is still cached. A
+    user's mistake is raised as a launch's is (`tilec.runtime.entry.user_entry`)."""
     if getattr(kernel, "arg_names", None) is None:
         raise LaunchArgumentError(
             f"tilec.compile takes a @tilec.jit kernel; got {kernel!r} (decorate it with @tilec.jit)"

@@ -13,7 +13,8 @@ from tilec import settings
 from tilec.errors import LaunchArgumentError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import compiler
-from tilec.runtime.launcher import Launcher, kernel_info, launcher, user_entry
+from tilec.runtime.entry import user_entry
+from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
 
 class JITFunction(KernelFunction):
@@ -30,7 +31,7 @@ class JITFunction(KernelFunction):
         values of a launch (arrays, scalars); Triton's dtype-only placeholders are refused,
         since pointer alignment enters tilec's specialization. `grid` is accepted for Triton's
         signature and not used: a compile does not depend on it. A user's mistake is raised as
-        a launch's is (`tilec.runtime.launcher.user_entry`)."""
+        a launch's is (`tilec.runtime.entry.user_entry`)."""
         for name in ("check", "stream"):
             if name in meta:
                 raise LaunchArgumentError(

@@ -12,8 +12,6 @@ call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ra
 
 from __future__ import annotations
 
-import functools
-import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -23,11 +21,19 @@ import attrs
 
 from tilec import settings
 from tilec.backend import Backend
-from tilec.errors import LaunchArgumentError, OptionError, OptionTypeError, TilecError
+from tilec.errors import (
+    FreedArrayError,
+    LaunchArgumentError,
+    OptionError,
+    OptionTypeError,
+    TilecError,
+)
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
+from tilec.runtime.entry import user_entry as user_entry  # re-exported: it was defined here
+from tilec.runtime.entry import user_error
 from tilec.runtime.hot_path import (
     MAX_FAST,
     MISS,
@@ -125,46 +131,6 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
     return launch
 
 
-def user_error(error: TilecError, caller: Any) -> bool:
-    """Ready `error`, a user's mistake found under their call in frame `caller` (a launch, a
-    warmup), to be raised to them: it gets that call's `call_site` (where it has none yet).
-    Returns whether to raise it without tilec's frames below the raising one (`raise
-    error.with_traceback(None)`); under `TILEC_DEBUG` it keeps them (a bare `raise`)."""
-    if error.call_site is None:
-        error.call_site = _call_site(caller)
-    return not settings.DEBUG.enabled()
-
-
-def user_entry(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function`, an entry point of a user's (`kernel.warmup`, an autotuned kernel's
-    `kernel[grid]`), raising their mistakes as a launch does (`user_error`)."""
-
-    @functools.wraps(function)
-    def entry(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except TilecError as error:
-            if not user_error(error, sys._getframe(1)):
-                raise
-            raise error.with_traceback(None)  # noqa: B904 (the same error, its cause kept)
-
-    return entry
-
-
-_TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _call_site(frame: Any) -> str | None:
-    """`file:line` of the first frame from `frame` outward that is not tilec's (the user's
-    `kernel[grid](...)`, also where it goes through `Launcher.__call__` or the autotuner)."""
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_TILEC_DIR + os.sep):
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
-
-
 class Launcher:
     """The general path of `kernel[grid](...)`: one key of small per-argument tokens, one
     dictionary lookup (compiling on a miss), then the backend's prepared runner."""
@@ -209,8 +175,8 @@ class Launcher:
                 )
             key = (kernel.cache_key, backend_name, tokens, extra)
             hot = info.launches.get(key)
-        except TypeError:  # an unhashable value: take the slow path, which reports it
-            key, hot = None, None
+        except (TypeError, FreedArrayError):  # an unhashable value, a freed array: take the
+            key, hot = None, None  # slow path, which reports it naming the argument
         if hot is None:
             compiled = self._specialize(info, args, meta, backend_name)
             hot = (compiled, None)

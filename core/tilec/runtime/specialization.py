@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tilec.errors import LaunchArgumentError
+from tilec.errors import FreedArrayError, LaunchArgumentError
 from tilec.ir.type_names import SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
 
 DTYPES = SIGNATURE_BY_NUMPY
@@ -175,7 +175,10 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     host = None if hasattr(value, "data_ptr") else host_dlpack_array(value)
     if host is not None:
         return arg_type(kernel_name, param, host)
-    info = device_array_info(value)
+    try:
+        info = device_array_info(value)
+    except FreedArrayError as error:  # a freed tilec.to_device array
+        raise FreedArrayError(f"argument '{param}' of {kernel_name}: {error}") from None
     if info is not None:
         elem, address = info
         if elem.startswith("unsupported"):

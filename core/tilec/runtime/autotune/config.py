@@ -9,15 +9,17 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tilec.errors import LaunchArgumentError
+from tilec.errors import DecoratorTypeError, DecoratorValueError, LaunchArgumentError
+from tilec.runtime.entry import user_entry
 from tilec.runtime.jit import JITFunction
-from tilec.runtime.launcher import user_entry
 
 
 class Config:
     """Triton's `Config`: constexpr values `kwargs` and the launch options `num_warps` and
-    `num_stages`; `pre_hook(named_args)` runs before each launch with this config."""
+    `num_stages`; `pre_hook(named_args)` runs before each launch with this config. A `kwargs`
+    that is no dict or a `pre_hook` that is no function is a `DecoratorTypeError`."""
 
+    @user_entry
     def __init__(
         self,
         kwargs: Mapping[str, Any],
@@ -25,6 +27,16 @@ class Config:
         num_stages: int = 3,
         pre_hook: Callable[[dict[str, Any]], Any] | None = None,
     ):
+        if not isinstance(kwargs, Mapping):
+            raise DecoratorTypeError(
+                f"tilec.Config takes the meta-parameters as a dict, as in "
+                f"tilec.Config({{'BLOCK': 128}}, num_warps=4); got {kwargs!r}"
+            )
+        if pre_hook is not None and not callable(pre_hook):
+            raise DecoratorTypeError(
+                f"tilec.Config's pre_hook is a function of the named arguments "
+                f"(pre_hook=lambda args: ...); got {pre_hook!r}"
+            )
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
@@ -56,9 +68,10 @@ class KernelWrapper:
 
     def __init__(self, fn: Any, what: str):
         if not isinstance(fn, (JITFunction, KernelWrapper)):
-            raise TypeError(
-                f"{what} wraps a @tilec.jit kernel: put @tilec.jit below it "
-                f"(got {type(fn).__name__})"
+            name = getattr(fn, "__name__", None)
+            raise DecoratorTypeError(
+                f"{what} over {name or repr(fn)}: it wraps a @tilec.jit kernel, put @tilec.jit "
+                f"below it (got a {type(fn).__name__})"
             )
         self.fn = fn
 
@@ -94,12 +107,26 @@ class Heuristics(KernelWrapper):
 
     def __init__(self, fn: Any, values: Mapping[str, Callable[[dict[str, Any]], Any]]):
         super().__init__(fn, "@tilec.heuristics")
-        unknown = [name for name in values if name not in fn.arg_names]
-        if unknown:
-            raise ValueError(
-                f"@tilec.heuristics: {fn.__name__} has no parameter "
-                f"{', '.join(map(repr, unknown))} (parameters: {', '.join(fn.arg_names)})"
+        name = fn.__name__
+        if not isinstance(values, Mapping):
+            raise DecoratorTypeError(
+                f"@tilec.heuristics over {name} takes a dict {{parameter name: function of the "
+                f"arguments}}, as in @tilec.heuristics({{'BLOCK': lambda args: 128}}); "
+                f"got {values!r}"
             )
+        unknown = [param for param in values if param not in fn.arg_names]
+        if unknown:
+            raise DecoratorValueError(
+                f"@tilec.heuristics: {name} has no parameter {', '.join(map(repr, unknown))} "
+                f"(parameters: {', '.join(fn.arg_names)}); name the parameters it computes"
+            )
+        for param, heuristic in values.items():
+            if not callable(heuristic):
+                raise DecoratorTypeError(
+                    f"@tilec.heuristics over {name}: the heuristic of {param!r} is {heuristic!r}, "
+                    f"no function; give a function of the arguments ({param!r}: lambda args: "
+                    f"...), or pass a fixed value at launch"
+                )
         self.values = dict(values)
 
     def _with_values(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +151,12 @@ class Heuristics(KernelWrapper):
 
 
 def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Any], Any]:
-    """`@tilec.heuristics({"BLOCK": lambda args: ...})` above `@tilec.jit` (or `@tilec.autotune`)."""
-    if not isinstance(values, Mapping):
-        raise TypeError("@tilec.heuristics takes a dict {parameter name: function of the args}")
-    return lambda fn: Heuristics(fn, values)
+    """`@tilec.heuristics({"BLOCK": lambda args: ...})` above `@tilec.jit` (or `@tilec.autotune`).
+    Its mistakes (`DecoratorError`) are raised where it is applied, naming the kernel, with the
+    decorator's line as their `call_site` (`tilec.runtime.entry.user_entry`)."""
+
+    @user_entry
+    def decorate(fn: Any) -> Heuristics:
+        return Heuristics(fn, values)
+
+    return decorate

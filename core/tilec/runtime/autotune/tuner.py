@@ -18,18 +18,22 @@ from typing import Any
 import numpy as np
 
 from tilec import settings
-from tilec.errors import LaunchArgumentError
+from tilec.errors import (
+    AllConfigsFailed,
+    DecoratorTypeError,
+    DecoratorValueError,
+    LaunchArgumentError,
+    LaunchError,
+    TilecError,
+)
 from tilec.runtime.autotune import parallel, store
+from tilec.runtime.autotune.checks import checked_configs, checked_names, checked_pruning
 from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
 from tilec.runtime.autotune.spec import compile_job
 from tilec.runtime.compiler import get_backend
+from tilec.runtime.entry import user_entry
 
-PRUNE_KEYS = ("perf_model", "top_k", "early_config_prune")
 QUANTILES = (0.5, 0.2, 0.8)
-
-
-class AllConfigsFailed(RuntimeError):
-    """Every config of an autotuned kernel failed; the message lists each one's reason."""
 
 
 def _zero(value: Any) -> None:
@@ -80,30 +84,19 @@ class Autotuner(KernelWrapper):
         warmup: float, rep: float, cache_results: bool,
     ):  # fmt: skip
         super().__init__(fn, "@tilec.autotune")
-        if not configs:
-            raise ValueError("@tilec.autotune needs at least one Config")
-        for config in configs:
-            if not isinstance(config, Config):
-                raise TypeError(f"@tilec.autotune configs must be tilec.Config; got {config!r}")
-        for what, names in (("key", key), ("reset_to_zero", reset_to_zero),
-                            ("restore_value", restore_value)):  # fmt: skip
-            if isinstance(names, str):
-                raise TypeError(f"@tilec.autotune {what} is a list of parameter names, not a str")
-            unknown = [n for n in names if n not in fn.arg_names]
-            if unknown:
-                raise ValueError(
-                    f"@tilec.autotune {what}: {fn.__name__} has no parameter "
-                    f"{', '.join(map(repr, unknown))} (parameters: {', '.join(fn.arg_names)})"
+        name = fn.__name__
+        _refuse_stacking(fn)
+        configs = checked_configs(name, configs)
+        key = checked_names(fn, "key", key)
+        reset_to_zero = checked_names(fn, "reset_to_zero", reset_to_zero)
+        restore_value = checked_names(fn, "restore_value", restore_value)
+        prune = checked_pruning(name, prune_configs_by)
+        for what, hook in (("pre_hook", pre_hook), ("post_hook", post_hook)):
+            if hook is not None and not callable(hook):
+                raise DecoratorTypeError(
+                    f"@tilec.autotune of {name}: {what} is a function of the named arguments; "
+                    f"got {hook!r}"
                 )
-        prune = dict(prune_configs_by or {})
-        unknown = sorted(set(prune) - set(PRUNE_KEYS))
-        if unknown:
-            raise TypeError(
-                f"@tilec.autotune prune_configs_by has no key {', '.join(map(repr, unknown))} "
-                f"(keys: {', '.join(PRUNE_KEYS)})"
-            )
-        if "top_k" in prune and "perf_model" not in prune:
-            raise ValueError("@tilec.autotune prune_configs_by: top_k needs a perf_model")
         self.configs = list(configs)
         self.keys = list(key)
         self.perf_model = prune.get("perf_model")
@@ -115,6 +108,8 @@ class Autotuner(KernelWrapper):
         self.cache: dict[Any, Config] = {}
         self.configs_timings: dict[Config, list[float]] | None = None
         self.failures: dict[Config, str] = {}
+        self._errors: dict[Config, Exception] = {}
+        """The error of each config in `failures`, last tuning."""
         self.compiled_in_parallel: list[tuple[str, str]] | None = None
         """The worker processes' ("ok", digest) or ("error", reason) per config, last tuning."""
         self.best_config: Config | None = None
@@ -129,14 +124,15 @@ class Autotuner(KernelWrapper):
         if self.early_config_prune is not None:
             pruned = list(self.early_config_prune(self.configs, nargs, **kwargs))
             if not pruned:
-                raise ValueError(f"{self.fn.__name__}: early_config_prune left no config")
+                raise DecoratorValueError(
+                    f"{self.fn.__name__}: early_config_prune left no config for this launch; "
+                    "have it keep at least one"
+                )
         if self.perf_model is None:
             return pruned
-        top_k = self.top_k
-        if isinstance(top_k, float) and top_k <= 1.0:
+        top_k = self.top_k  # an int >= 1 or a fraction <= 1.0 (`checks.checked_pruning`)
+        if isinstance(top_k, float):
             top_k = max(1, int(len(self.configs) * top_k))
-        elif not isinstance(top_k, int) or top_k < 1:
-            raise TypeError(f"top_k must be an int >= 1 or a float <= 1.0; got {top_k!r}")
         if len(pruned) <= top_k:
             return pruned
         estimates = {c: self.perf_model(**nargs, **kwargs, **c.all_kwargs()) for c in pruned}
@@ -167,8 +163,25 @@ class Autotuner(KernelWrapper):
             try:
                 jobs[config] = compile_job(kernel, args, meta)
             except ValueError as error:  # an invalid option value of this config
-                self.failures[config] = f"{type(error).__name__}: {error}"
+                self._fail(config, error)
         return jobs
+
+    def _fail(self, config: Config, error: Exception) -> None:
+        self.failures[config] = f"{type(error).__name__}: {error}"
+        self._errors[config] = error
+
+    def _all_failed(self) -> TilecError:
+        """The error of a tuning in which every config failed: where each failed with one and
+        the same launch error (the launch's own argument or option, not a config), that error;
+        else `AllConfigsFailed`, listing each config's reason."""
+        errors = list(self._errors.values())
+        first = errors[0] if errors else None
+        if isinstance(first, LaunchError) and all(
+            type(e) is type(first) and str(e) == str(first) for e in errors
+        ):
+            return first
+        reasons = "\n".join(f"  {c}: {r}" for c, r in self.failures.items())
+        return AllConfigsFailed(f"{self.fn.__name__}: every autotuning config failed:\n{reasons}")
 
     def _compile(self, configs, args, kwargs, backend) -> list[Config]:
         jobs = self._compile_jobs(configs, args, kwargs)
@@ -182,7 +195,7 @@ class Autotuner(KernelWrapper):
                 except TypeError:
                     raise
                 except Exception as error:
-                    self.failures[config] = f"{type(error).__name__}: {error}"
+                    self._fail(config, error)
                 if bar is not None and results is None:
                     bar.update(1)
         return [c for c in configs if c in jobs and c not in self.failures]
@@ -216,7 +229,7 @@ class Autotuner(KernelWrapper):
             kernel, _ = resolve(self.fn, args, {**kwargs, **configs[0].all_kwargs()})
             path = store.path_for(kernel.cache_key, key, store.device_name(backend))
             stored = store.load(path)
-        self.failures = {}
+        self.failures, self._errors = {}, {}
         timings: dict[Config, list[float]] = {
             c: stored[c.key()] for c in configs if c.key() in stored
         }
@@ -230,15 +243,12 @@ class Autotuner(KernelWrapper):
                 except TypeError:
                     raise
                 except Exception as error:
-                    self.failures[config] = f"{type(error).__name__}: {error}"
+                    self._fail(config, error)
                 if bar is not None:
                     bar.update(1)
         self.configs_timings = timings
         if not timings:
-            reasons = "\n".join(f"  {c}: {r}" for c, r in self.failures.items())
-            raise AllConfigsFailed(
-                f"{self.fn.__name__}: every autotuning config failed:\n{reasons}"
-            )
+            raise self._all_failed()
         if path is not None and any(c in todo for c in timings):
             stored.update({c.key(): t for c, t in timings.items()})
             about = {
@@ -302,9 +312,25 @@ class Autotuner(KernelWrapper):
         return self.fn[grid](*args, **kwargs, **config.all_kwargs())
 
     def resolve(self, args: tuple, kwargs: dict[str, Any]) -> Any:
-        raise TypeError(
-            f"{self.fn.__name__}: an autotuned kernel cannot be wrapped in another autotuner"
-        )
+        raise _stacked_error(self.fn.__name__)  # refused at decoration (`_refuse_stacking`)
+
+
+def _stacked_error(name: str) -> DecoratorTypeError:
+    return DecoratorTypeError(
+        f"@tilec.autotune over {name}, which is autotuned already: an autotuner cannot time the "
+        "configs of another. Merge the two into one @tilec.autotune whose configs are every "
+        "pair of theirs, e.g. configs=[tilec.Config({**a.kwargs, **b.kwargs}, "
+        "num_warps=b.num_warps, num_stages=b.num_stages) for a in outer for b in inner]"
+    )
+
+
+def _refuse_stacking(fn: Any) -> None:
+    """Refuse an autotuner over a kernel that has one already (under heuristics too)."""
+    inner = fn
+    while isinstance(inner, KernelWrapper):
+        if isinstance(inner, Autotuner):
+            raise _stacked_error(fn.__name__)
+        inner = inner.fn
 
 
 def autotune(
@@ -323,8 +349,15 @@ def autotune(
     `@tilec.heuristics`), as Triton's. `warmup`/`rep` are do_bench's milliseconds;
     `cache_results` keeps timings on disk under `<cache dir>/autotune/`. `pre_hook` and
     `post_hook(named_args, exception=...)` run around each timing run, after (and besides) the
-    `reset_to_zero`/`restore_value` handling."""
-    return lambda fn: Autotuner(
-        fn, configs, key, prune_configs_by, reset_to_zero or (), restore_value or (), pre_hook,
-        post_hook, warmup, rep, cache_results,
-    )  # fmt: skip
+    `reset_to_zero`/`restore_value` handling. Its mistakes (`DecoratorError`) are raised where it
+    is applied, naming the kernel, with the decorator's line as their `call_site`
+    (`tilec.runtime.entry.user_entry`); an autotuner over an autotuned kernel is one of them."""
+
+    @user_entry
+    def decorate(fn: Any) -> Autotuner:
+        return Autotuner(
+            fn, configs, key, prune_configs_by, reset_to_zero or (), restore_value or (),
+            pre_hook, post_hook, warmup, rep, cache_results,
+        )  # fmt: skip
+
+    return decorate
