@@ -63,6 +63,18 @@ Runner = Callable[[tuple[int, ...], Sequence[Any], Any], None]
 """A prepared launch: `runner(grid, args, stream)`."""
 
 
+def grid_sizes(grid: Any, max_grid: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    """`grid`'s three sizes where it is a tuple of 1 to 3 ints, each positive and inside
+    `max_grid`: a grid whose checks a launch made for it may skip when the very tuple comes
+    again (`InlineLaunch`, `tilec.runtime.native_launch`); None for any other grid."""
+    if type(grid) is not tuple or not 1 <= len(grid) <= 3:
+        return None
+    sizes = (*grid, 1, 1)[:3]
+    if all(type(d) is int and 0 < d <= m for d, m in zip(sizes, max_grid, strict=True)):
+        return sizes  # type: ignore[return-value]
+    return None
+
+
 @attrs.frozen
 class InlineLaunch:
     """A runner's launch, offered for inlining into the launcher's generated fast path

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec import settings
-from tilec.driver import InlineLaunch
+from tilec.driver import InlineLaunch, grid_sizes
 from tilec.errors import GridTypeError, GridValueError
 from tilec.frontend.kernel import identity_check
 from tilec.runtime import cache, compiler
@@ -168,7 +168,7 @@ def make_fast_launch(
     fast = namespace["fast"]
     native = None
     if inline is not None and inline.native is not None and not meta.keys() & {"backend", "check"}:
-        native = _native_fast(kernel, info, args, options, compiled, inline, grid, backend_name)
+        native = _native_fast(kernel, info, args, options, compiled, inline, grid)
     return (native, fast) if native is not None else (fast,)
 
 
@@ -180,7 +180,6 @@ def _native_fast(
     compiled: Any,
     inline: InlineLaunch,
     grid: Any,
-    backend_name: str | None,
 ) -> FastLaunch | None:
     """The native form of the fast launch (`tilec.runtime.native_launch`), tried first: for
     calls with every runtime argument given by position and no `backend=`."""
@@ -188,9 +187,7 @@ def _native_fast(
 
     params = compiled.runtime_params
     names = info.names[: len(args)]
-    if any(p not in names for p in params) or backend_name != (
-        compiler._chosen or settings.backend()
-    ):
+    if any(p not in names for p in params):
         return None
     positional: list[tuple] = []
     for i, value in enumerate(args):
@@ -218,10 +215,9 @@ def _inline(namespace: dict, inline: InlineLaunch | None, grid: Any) -> InlineLa
     if inline is None or namespace.keys() & inline.namespace.keys() - {"GRID", "XYZ"}:
         return None
     namespace.update(inline.namespace)
-    if type(grid) is tuple and 1 <= len(grid) <= 3 and all(type(d) is int for d in grid):
-        sizes = (*grid, 1, 1)[:3]
-        if all(0 < d <= m for d, m in zip(sizes, inline.max_grid, strict=True)):
-            namespace["GRID"], namespace["XYZ"] = grid, sizes
+    sizes = grid_sizes(grid, inline.max_grid)
+    if sizes is not None:
+        namespace["GRID"], namespace["XYZ"] = grid, sizes
     return inline
 
 

@@ -11,9 +11,9 @@ builtin function (`METH_FASTCALL`, through `PyCFunction_NewEx`) with the Python 
 signature, `fast(grid, args, meta)`.
 
 It is tried before the Python fast launch of the same shape and returns `MISS` wherever that one
-has something to decide: `backend=` given, a `stream=` other than an int handle, a grid that is not a tuple of ints inside
-the device's limits, several devices in use, any guard that does not hold or raises, a failed
-driver call. The Python path then launches or reports the error, so a launch behaves the same
+has something to decide: `backend=` given, a `stream=` other than an int handle, a grid that is
+not a tuple of ints inside the device's limits, several devices in use, any guard that does not
+hold or raises, a failed driver call. The Python path then launches or reports the error, so a launch behaves the same
 either way. The native function packs the arguments into its own stack frame (no shared buffer,
 no lock) and releases the GIL around the driver call.
 
@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 from llvmlite import ir
 
-from tilec.driver import NativeLaunch
+from tilec.driver import NativeLaunch, grid_sizes
 from tilec.runtime.specialization import I32, _tensor_token, _token_function
 
 enabled = True
@@ -46,7 +46,7 @@ enabled = True
 launch on the Python fast path)."""
 
 PTR = ir.PointerType()
-I1, I8, I32_T, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+I8, I32_T, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
 VOID = ir.VoidType()
 METH_FASTCALL = 0x0080
@@ -117,9 +117,9 @@ def _host() -> Any:
         )
     target = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(opt=2)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target)
-    new_function = ctypes.pythonapi.PyCFunction_NewEx
-    new_function.restype = ctypes.py_object
-    new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+    # a prototype of its own: setting restype on ctypes.pythonapi's would change it for everyone
+    new_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object,
+                                     ctypes.c_void_p)(("PyCFunction_NewEx", ctypes.pythonapi))  # fmt: skip
     return llvm, engine, new_function, threading.Lock()
 
 
@@ -174,17 +174,19 @@ def build(
 
 def environment(name: str) -> bytes | None:
     """The C library's value of an environment variable (what the native guard compares)."""
-    host = _host()
-    if host is None:
+    if _host() is None:
         return None
-    getenv = _libc().getenv
-    getenv.restype, getenv.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
-    return getenv(name.encode())
+    return _getenv()(name.encode())
 
 
 @functools.cache
 def _libc() -> Any:
     return ctypes.CDLL(ctypes.util.find_library("c"))
+
+
+@functools.cache
+def _getenv() -> Any:
+    return ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_char_p)(("getenv", _libc()))
 
 
 def kind(value: Any, signature: str) -> tuple | None:
@@ -262,9 +264,21 @@ class _Emitter:
         self.not_null(result)
         value = self.call(convert, result)
         self.call("Py_DecRef", result)
+        self.no_error()
+        return value
+
+    def no_error(self) -> None:
+        """MISS where a conversion just failed (it returned -1 and set an exception)."""
         error = self.b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
         self.check(self.b.not_(error))
-        return value
+
+    def attribute_is(self, owner: ir.Value, name: str, expected: Any) -> None:
+        """MISS unless `owner.name` is the very object `expected`."""
+        result = self.call("PyObject_GetAttr", owner, self.obj(name))
+        self.not_null(result)
+        same = self.b.icmp_unsigned("==", result, self.obj(expected))
+        self.call("Py_DecRef", result)
+        self.check(same)
 
     def type_is(self, value: ir.Value, kind: type) -> ir.Value:
         slot = self.b.gep(value, [I64(TYPE_OFFSET)], source_etype=I8)
@@ -339,15 +353,12 @@ class _Emitter:
         `state["env"]` (name, the C `getenv` value at build time or None), and the globals
         the kernel's cache key read (the very objects)."""
         for module, name, value in state["attributes"]:
+            if type(value) is not int:
+                self.attribute_is(self.obj(module), name, value)
+                continue
             result = self.call("PyObject_GetAttr", self.obj(module), self.obj(name))
-            self.not_null(result)
-            if type(value) is int:
-                number = self.new_ref_value(result, "PyLong_AsLongLong")
-                self.check(self.b.icmp_signed("==", number, I64(value)))
-            else:
-                same = self.b.icmp_unsigned("==", result, self.obj(value))
-                self.call("Py_DecRef", result)
-                self.check(same)
+            number = self.new_ref_value(result, "PyLong_AsLongLong")
+            self.check(self.b.icmp_signed("==", number, I64(value)))
         for module, name in state["false"]:
             result = self.call("PyObject_GetAttr", self.obj(module), self.obj(name))
             truth = self.new_ref_value(result, "PyObject_IsTrue")
@@ -370,11 +381,7 @@ class _Emitter:
         if kind[0] == "tensor":
             _, tensor_type, dtype, device, aligned = kind
             self.check(self.type_is(item, tensor_type))
-            result = self.call("PyObject_GetAttr", item, self.obj("dtype"))
-            self.not_null(result)
-            same = b.icmp_unsigned("==", result, self.obj(dtype))
-            self.call("Py_DecRef", result)
-            self.check(same)
+            self.attribute_is(item, "dtype", dtype)
             index = self.method(item, "get_device", "PyLong_AsLongLong")
             self.check(b.icmp_signed("==", index, I64(device)))
             address = self.method(item, "data_ptr", "PyLong_AsUnsignedLongLong")
@@ -385,8 +392,7 @@ class _Emitter:
             _, is_one, multiple_of_16, in_i32 = kind
             self.check(self.type_is(item, int))
             value = self.call("PyLong_AsLongLong", item)
-            error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
-            self.check(b.not_(error))
+            self.no_error()
             one = b.icmp_signed("==", value, I64(1))
             self.check(one if is_one else b.not_(one))
             if not is_one:
@@ -400,8 +406,7 @@ class _Emitter:
         _, precision = kind
         self.check(self.type_is(item, float))
         value = self.call("PyFloat_AsDouble", item)
-        error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
-        self.check(b.not_(error))
+        self.no_error()
         if precision == "fp64":
             return b.bitcast(value, I64)
         return b.zext(b.bitcast(b.fptrunc(value, F32), I32_T), I64)
@@ -411,11 +416,7 @@ class _Emitter:
         a tuple of 1 to 3 ints inside the device's limits (MISS otherwise)."""
         b = self.b
         limits = self.native.max_grid
-        sizes = None
-        if type(recorded) is tuple and 1 <= len(recorded) <= 3:
-            padded = (*recorded, 1, 1)[:3]
-            if all(type(d) is int and 0 < d <= m for d, m in zip(padded, limits, strict=True)):
-                sizes = padded
+        sizes = grid_sizes(recorded, limits)
         fast = b.append_basic_block("grid_recorded")
         read = b.append_basic_block("grid_read")
         done = b.append_basic_block("grid_done")
@@ -437,8 +438,7 @@ class _Emitter:
                     self.not_null(item)
                     self.check(self.type_is(item, int))
                     size = self.call("PyLong_AsLongLong", item)
-                    bad = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
-                    self.check(b.not_(bad))
+                    self.no_error()
                     self.check(b.and_(b.icmp_signed(">", size, I64(0)),
                                       b.icmp_signed("<=", size, I64(limit))))  # fmt: skip
                     then_block = b.block
@@ -470,8 +470,7 @@ class _Emitter:
                 self.not_null(item)
                 self.check(self.type_is(item, int))
                 handle = self.call("PyLong_AsUnsignedLongLong", item)
-                error = b.icmp_unsigned("!=", self.call("PyErr_Occurred"), ir.Constant(PTR, None))
-                self.check(b.not_(error))
+                self.no_error()
                 given_block = b.block
             with current:
                 result = self.call("PyObject_Call", self.obj(native.current_stream),

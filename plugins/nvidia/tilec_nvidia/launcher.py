@@ -81,7 +81,7 @@ class NvidiaDriver(GpuDriver):
         namespace = {
             "cu_launch": driver.cu.cuLaunchKernel, "function": loaded.function,
             "shared": loaded.shared_bytes, "pack": loaded.packer.pack, "threads": threads,
-            "lock": loaded.packer.lock, "streams": driver._streams, "driver": driver,
+            "streams": driver._streams, "driver": driver,
             "stream_handle": stream_handle, "current": current, "multi": cuda.MULTI_DEVICE,
             "active": driver.active, "launch_device": launch_device,
             "general": super().make_runner(compiled, sample_args),
