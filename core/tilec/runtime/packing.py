@@ -59,7 +59,7 @@ class Packer:
         codes = [
             self._code(kind, name) for kind, name in zip(self.signature, self.names, strict=True)
         ]
-        self._struct = struct.Struct(
+        self.struct = struct.Struct(
             "<" + "".join(f"{c}{SLOT - struct.calcsize(c)}x" for c in codes)
         )
         self._convert = tuple(
@@ -67,18 +67,15 @@ class Packer:
             for i, kind in enumerate(self.signature)
             if kind in SCALAR_CONVERSIONS
         )
-        size = max(self._struct.size, SLOT)
-        self._buffer = (ctypes.c_uint64 * (size // SLOT))()  # 8-byte aligned
-        base = ctypes.addressof(self._buffer)
+        size = max(self.struct.size, SLOT)
+        self.buffer = (ctypes.c_uint64 * (size // SLOT))()  # 8-byte aligned
+        """The slots; generated launch code packs with `struct.pack_into(buffer, 0, *values)`."""
+        base = ctypes.addressof(self.buffer)
         count = len(codes)
         self._pointers = (ctypes.c_void_p * max(count, 1))(*(base + SLOT * i for i in range(count)))
         self.address = ctypes.addressof(self._pointers) if count else 0
         self.pointer_indices = tuple(i for i, kind in enumerate(self.signature) if kind[0] == "*")
-        self.struct, self.buffer = self._struct, self._buffer
-        """For generated launch code: `struct.pack_into(buffer, 0, *values)` packs as `pack`
-        does where `direct` (one bound-method call, no partial)."""
-        self._pack = functools.partial(self._struct.pack_into, self._buffer, 0)
-        self.pack_into = self._pack
+        self.pack_into = functools.partial(self.struct.pack_into, self.buffer, 0)
         """`pack_into(*values)`: the values written as they are (no conversion, no check)."""
         self.direct = not self._convert
         """Whether `pack_into` packs as `pack` does (no bf16 or float8 scalar to convert)."""
@@ -103,14 +100,14 @@ class Packer:
             for i, convert in self._convert:
                 values[i] = convert(values[i])
         try:
-            self._pack(*values)
+            self.pack_into(*values)
         except struct.error:
             raise self._explain(values) from None
         return self.address
 
     def unpack(self) -> tuple:
         """The values in the buffer (bf16 as bits): what the kernel will receive."""
-        return self._struct.unpack_from(self._buffer, 0)
+        return self.struct.unpack_from(self.buffer, 0)
 
     def _explain(self, values: Sequence[Any]) -> LaunchArgumentError:
         if len(values) != len(self.signature):
