@@ -14,28 +14,16 @@ import types
 import numpy as np
 import pytest
 from fake_cuda import FakeCu
+from test_nvidia_arrays import NumpyOverDlpack
 from test_nvidia_runner import FakeDeviceArray, scale_kernel
 
 import tilec
 from tilec_nvidia import driver as cuda
 
 
-class HostProducer:
-    """A NumPy array seen only through DLPack: memory on the CPU, not on the GPU."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
-
-
 def test_an_array_on_another_device_is_a_launch_argument_error(fake_gpu):
     out = FakeDeviceArray(0x20000, 128)
-    x = HostProducer(np.zeros(128, np.float32))
+    x = NumpyOverDlpack(np.zeros(128, np.float32))  # memory on the CPU, not on the GPU
     with pytest.raises(tilec.LaunchArgumentError) as info:
         scale_kernel[(1,)](x, out, 128, 2.0, BLOCK=128, backend="nvidia")
     assert isinstance(info.value, TypeError)
