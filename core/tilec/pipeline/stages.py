@@ -125,7 +125,7 @@ def make_llir(
 
     arch = metadata["target"]
     target = backend.target_info(arch, options)
-    target.fp_fusion = getattr(options, "enable_fp_fusion", False)
+    target.fp_fusion = options.enable_fp_fusion
     lowered = lower_module(module, target, metadata["name"])
     limit = backend.shared_memory_bytes(arch)
     if lowered.shared_bytes > limit:
