@@ -89,7 +89,8 @@ F32_DEFAULT = Setting(
     "tf32",
     "The `input_precision` of a `tl.dot` of f32 inputs that gives neither `input_precision` nor "
     "`allow_tf32`, as Triton's `TRITON_F32_DEFAULT`: `tf32` (inputs cut to 10 mantissa bits, as "
-    "the tensor cores read f32), `tf32x3` (three tf32 products, about f32 accuracy) or `ieee` (f32 arithmetic). "
+    "the tensor cores read f32), `tf32x3` (three tf32 products, about f32 accuracy), `ieee` "
+    "(f32 arithmetic), `bf16x3` or `bf16x6` (three or six products of the inputs' bf16 parts). "
     "Read when a kernel is compiled (it enters the compile-cache key); a kernel already "
     "launched in the process keeps the precision it was compiled with.",
 )
@@ -200,7 +201,7 @@ def cache_max_bytes() -> int:
     return megabytes * 1024 * 1024
 
 
-F32_PRECISIONS = ("tf32", "tf32x3", "ieee")
+F32_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 """The values of `TILEC_F32_DEFAULT` (and of `tl.dot`'s `input_precision`)."""
 
 

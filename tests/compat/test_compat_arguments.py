@@ -190,7 +190,10 @@ def test_dot_tf32_on_f16_has_no_effect_as_in_triton():
     ("which", "message"),
     [
         ("imprecise", "max_num_imprecise_acc=32 applies to float8 inputs"),
-        ("bad_precision", "input_precision must be one of 'tf32', 'tf32x3', 'ieee'"),
+        (
+            "bad_precision",
+            "input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'",
+        ),
         ("acc_mismatch", "out_dtype f16 differs from the accumulator's f32"),
     ],
 )

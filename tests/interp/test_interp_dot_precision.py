@@ -148,7 +148,9 @@ def test_tilec_f32_default_enters_the_cache_key(monkeypatch):
 
 def test_a_bad_tilec_f32_default_is_an_error(monkeypatch):
     monkeypatch.setenv("TILEC_F32_DEFAULT", "fp32")
-    with pytest.raises(CompilationError, match=r"TILEC_F32_DEFAULT='fp32'.*tf32, tf32x3, ieee"):
+    with pytest.raises(
+        CompilationError, match=r"TILEC_F32_DEFAULT='fp32'.*tf32, tf32x3, ieee, bf16x3, bf16x6"
+    ):
         run_dot(*operands())
 
 
@@ -157,7 +159,13 @@ def test_a_bad_tilec_f32_default_is_an_error(monkeypatch):
     [
         ("tf32", True, "fp32", "input_precision or allow_tf32, not both"),
         ("ieee", False, "fp32", "input_precision or allow_tf32, not both"),
-        ("bf16x3", None, "fp32", "input_precision must be one of 'tf32', 'tf32x3', 'ieee'"),
+        (
+            "bf16x9",
+            None,
+            "fp32",
+            "input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'",
+        ),
+        ("bf16x3", None, "fp64", r"input_precision='bf16x3'\) needs f32 inputs"),
         (None, 1, "fp32", "allow_tf32 must be True or False"),
         ("tf32", None, "fp64", r"input_precision='tf32'\) needs f32 inputs; these are f64"),
         (None, True, "fp64", r"allow_tf32=True\) needs f32 inputs"),

@@ -4,7 +4,7 @@ them), against NumPy (and, on a GPU backend, against the interpreter as well).""
 
 import numpy as np
 import pytest
-from lang_helpers import BACKEND, SIGNATURE, as_float64, random_values
+from lang_helpers import BACKEND, SIGNATURE, as_float64, bf16_bits, bf16_values, random_values, run
 
 import tilec
 import tilec.language as tl
@@ -70,3 +70,82 @@ def test_matmul_with_masks(rng, dtype, sizes, blocks, num_warps):
     expected = (a64 @ b64) * 2.0 + 1.0
     bound = (k + 2) * 2.0**-22 * (np.abs(a64) @ np.abs(b64) + 1.0)
     assert (np.abs(c.reshape(m, n) - expected) <= bound).all()
+
+
+@tilec.jit
+def precision_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     PRECISION: tl.constexpr):  # fmt: skip
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    acc = tl.full((M, N), 0.25, tl.float32)
+    c = tl.dot(a, b, acc, input_precision=PRECISION)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+def bf16_parts(x: np.ndarray, count: int) -> list[np.ndarray]:
+    """float32 `x` split as Triton's F32DotTC splits it: each part the rest rounded to bf16
+    (nearest even), the rest less that part (exact in f32)."""
+    parts, rest = [], x.astype(np.float32)
+    for _ in range(count):
+        part = bf16_values(bf16_bits(rest.astype(np.float64))).astype(np.float64)
+        parts.append(part)
+        rest = (rest.astype(np.float64) - part).astype(np.float32)
+    return parts
+
+
+@pytest.mark.parametrize("precision", ["bf16x3", "bf16x6"])
+def test_dot_bf16_split_precisions(rng, precision):
+    """input_precision "bf16x3" (hi hi + hi mid + mid hi) and "bf16x6" (and mid mid, hi lo,
+    lo hi) of Triton 3.6: the sum of those products of the bf16 parts, exactly as NumPy forms
+    them here, within f32 summation error,
+    and the next test tells the sets of products apart."""
+    m, n, k = 32, 32, 64
+    a = (rng.standard_normal((m, k)) * 4).astype(np.float32)
+    b = (rng.standard_normal((k, n)) * 4).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    run(precision_kernel, [("*float32", a), ("*float32", b), ("*float32", c)], exact_order=False,
+        M=m, N=n, K=k, PRECISION=precision)  # fmt: skip
+    count = 2 if precision == "bf16x3" else 3
+    (ah, am, *al), (bh, bm, *bl) = bf16_parts(a, count), bf16_parts(b, count)
+    expected = ah @ bh + ah @ bm + am @ bh + 0.25
+    if precision == "bf16x6":
+        expected += am @ bm + ah @ bl[0] + al[0] @ bh
+    magnitude = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)) + 0.25
+    bound = (k + 4) * 2.0**-24 * magnitude
+    assert (np.abs(c - expected) <= bound).all()
+
+
+@pytest.mark.parametrize(
+    ("precision", "sum_of_row"),
+    [
+        ("bf16x3", 1 + 2**-8),
+        ("bf16x6", 1 + 2**-8 + 3 * 2**-18),
+        ("ieee", 1 + 2**-8 + 3 * 2**-18 + 2**-26),
+    ],
+)
+def test_dot_bf16_split_terms(precision, sum_of_row):
+    """Which products of the parts are summed: every input is `1 + 2**-9 + 2**-18` (bf16 parts
+    hi 1, mid 2**-9, lo 2**-18), so bf16x3 has `hi hi + 2 hi mid` per product and bf16x6 adds
+    `mid mid + 2 hi lo`; every sum is exact in f32, whatever its order."""
+    m = n = k = 16
+    a = np.full((m, k), 1 + 2**-9 + 2**-18, np.float32)
+    b = a.copy()
+    c = np.zeros((m, n), np.float32)
+    run(precision_kernel, [("*float32", a), ("*float32", b), ("*float32", c)], M=m, N=n, K=k,
+        PRECISION=precision)  # fmt: skip
+    np.testing.assert_array_equal(c, np.float32(k * sum_of_row + 0.25))
+
+
+def test_dot_bf16x3_infinite_input():
+    """An infinite input's `mid` part is NaN (inf - inf): Triton zeroes the NaNs of the small
+    products before adding `hi hi`, so the result is the infinity, not NaN."""
+    m = n = k = 16
+    a = np.ones((m, k), np.float32)
+    a[3, 5] = np.inf
+    b = np.full((k, n), 0.5, np.float32)
+    c = np.zeros((m, n), np.float32)
+    run(precision_kernel, [("*float32", a), ("*float32", b), ("*float32", c)], exact_order=False,
+        M=m, N=n, K=k, PRECISION="bf16x3")  # fmt: skip
+    assert np.isposinf(c[3]).all()
+    np.testing.assert_array_equal(np.delete(c, 3, axis=0), np.full((m - 1, n), k * 0.5 + 0.25))

@@ -21,6 +21,7 @@ from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.semantics import Semantics, check_atomic_type, computation_type
+from tilec.frontend.split_dot import PARTS, split_dot
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, f64, i1, i32, is_power_of_two
@@ -506,6 +507,15 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
                     f"tl.dot's out_dtype {out} differs from the accumulator's {acc_value.dtype}",
                     "leave out out_dtype, or give an accumulator of that dtype",
                 )
+        if precision in PARTS:  # bf16x3, bf16x6: dots of bf16 parts (`split_dot`)
+            if acc_value.dtype != f32:
+                raise UserError(
+                    f"tl.dot(..., input_precision={precision!r}) accumulates in f32; the "
+                    f"accumulator is {acc_value.dtype}",
+                    "give an f32 accumulator (convert the result afterwards)",
+                )
+            result = split_dot(self.sem, a, b, acc_value, precision)
+            return result if out is None else self.sem.cast(result, out)
         attributes = {} if precision is None else {"input_precision": StringAttr(precision)}
         result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type, **attributes)
         return result if out is None else self.sem.cast(result, out)
@@ -685,7 +695,7 @@ def _dot_precision(
     if tf32 is not None and not isinstance(tf32, bool):
         raise UserError(f"tl.dot's allow_tf32 must be True or False, got {tf32!r}")
     explicit = precision if precision is not None else ("tf32" if tf32 else None)
-    if inputs == f64 and explicit in ("tf32", "tf32x3"):
+    if inputs == f64 and explicit not in (None, "ieee"):
         raise UserError(
             f"tl.dot(..., {_precision_keyword(input_precision)}) needs f32 inputs; these are f64",
             "leave it out (f64 inputs are multiplied in the accumulator's type), or convert "
