@@ -98,6 +98,17 @@ class Backend:
     """The driver's class, or its `"module:Class"` path, imported on first use so that loading
     the plugin does not load the driver (array interop, the launch runner). Its modules import
     no vendor library at module level."""
+    priority: ClassVar[int] = 0
+    """Where the automatic backend choice tries this backend: available backends of higher
+    priority first (ties by name). A GPU backend declares a high one, a host backend 0."""
+    triton_name: ClassVar[str] = ""
+    """Triton's name of this backend (`GPUTarget.backend`: "cuda", "hip"); empty: `name`."""
+    vendor_options: ClassVar[dict[str, tuple[Any, str]]] = {}
+    """Launch options of this backend's vendor in Triton that the backend does not honour,
+    `name -> (value, reason)`: `value` describes what the backend does anyway (accepted), any
+    other value is refused with `reason`. The options the backend honours are the fields of
+    `options_class`. Another backend accepts both kinds, with no effect, as Triton accepts an
+    option of another vendor's backend."""
 
     # Compiler --------------------------------------------------------------------------------
 
@@ -189,6 +200,11 @@ class GpuBackend(Backend):
 
     archs: ClassVar[ArchTable[GpuArch]]
     """The architectures this backend compiles for: the one source of its arch facts."""
+    binary_stage: ClassVar[str] = ""
+    """The stage whose output the driver loads (`cubin`, `hsaco`): the end of a compile."""
+    check_targets: ClassVar[tuple[str, ...]] = ()
+    """The targets that checks of code generation on the CPU compile for (`tilec fuzz --mode
+    codegen`): a few that cover the backend's kinds of hardware."""
 
     @property
     def targets(self) -> tuple[str, ...]:

@@ -223,6 +223,19 @@ def _require_backend(name: str) -> None:
     compiler.set_backend(name)
 
 
+def _first_gpu_backend() -> str:
+    """The first available GPU backend by priority, or a UserError naming why each is not."""
+    from tilec.fuzz.check import gpu_backends  # deferred: needed by `tilec fuzz` alone
+
+    reasons = []
+    for backend in gpu_backends():
+        availability = backend.is_available()
+        if availability:
+            return backend.name
+        reasons.append(f"{backend.name}: {availability.reason}")
+    raise UserError(f"no GPU backend is available ({'; '.join(reasons) or 'none installed'})")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.file):
         raise UserError(f"cannot read '{args.file}': no such file")
@@ -484,7 +497,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     if args.mode == "device":
-        _require_backend("nvidia")
+        _require_backend(args.backend or _first_gpu_backend())
     out = Path(args.out) if args.out else None
     summary = run_campaign(
         args.mode, args.seed, args.count, args.time,
@@ -666,12 +679,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run random kernels and report compiler bugs",
         description="Generate random kernels from consecutive seeds and check each: 'interp' "
         "against a NumPy model of the same program, 'codegen' through every GPU backend's code "
-        "generation on the CPU (nvidia sm_80 and sm_90a with ptxas, amd gfx942 and gfx1100), "
-        "'device' on the nvidia device against the interpreter. Kernels run in a child "
+        "generation on the CPU (each plugin's check targets: nvidia sm_80 and sm_90a with "
+        "ptxas, amd gfx942 and gfx1100), "
+        "'device' on a GPU backend's device (--backend, else the first available) against "
+        "the interpreter. Kernels run in a child "
         "process, so an LLVM abort or a hang is reported too. Each new finding is shrunk to a "
         "small kernel (written under --out). Exits 1 when there are findings.",
     )
     fuzz.add_argument("--mode", choices=("interp", "codegen", "device"), default="interp")
+    fuzz.add_argument(
+        "--backend", metavar="NAME", help="the GPU backend of --mode device (default: the first "
+        "available by priority)",
+    )  # fmt: skip
     fuzz.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
     fuzz.add_argument("--count", type=int, metavar="N", help="stop after N kernels")
     fuzz.add_argument("--time", type=float, metavar="SECONDS", help="stop after SECONDS")

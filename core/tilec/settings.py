@@ -43,7 +43,7 @@ class Setting:
 
 BACKEND = Setting(
     "TILEC_BACKEND",
-    "the first available of nvidia, amd, interp",
+    "the first available installed backend, by the priority each declares (GPU backends before interp)",
     "The backend a launch or `tilec.compile` uses when neither the `backend=` option nor "
     "`tilec.set_backend` names one. Read on every launch.",
 )

@@ -159,10 +159,10 @@ def test_every_config_failing_with_one_launch_error_raises_that_error():
     x, out = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
     line = sys._getframe().f_lineno + 2
     with pytest.raises(tilec.OptionValueError) as info:
-        kernel[grid(100)](x, out, 100, maxnreg=-5)
+        kernel[grid(100)](x, out, 100, debug=3)
     error = info.value
     assert isinstance(error, ValueError) and not isinstance(error, AllConfigsFailed)
-    assert "accumulate: backend 'interp': option 'maxnreg' must be between 1 and 255" in str(error)
+    assert "accumulate: backend 'interp': option 'debug' must be True or False; got 3" in str(error)
     assert error.call_site == f"{__file__}:{line}"
     assert tilec_frames(error) == ["entry.py"]
     assert set(kernel.failures) == set(CONFIGS)  # each config's reason is still kept

@@ -1,5 +1,6 @@
 """Launching as Triton programs do: parameters with defaults, Triton's launch options (issue 11)."""
 
+import logging
 import subprocess
 import sys
 
@@ -7,7 +8,9 @@ import numpy as np
 import pytest
 from compat_kernels import add_one, with_defaults
 
-from tilec.runtime.launcher import _check_triton_option
+from tilec.runtime.compiler import get_backend
+from tilec.runtime import launcher
+from tilec.runtime.launcher import bind_launch
 from tilec_nvidia.backend import NvidiaBackend
 
 
@@ -33,6 +36,7 @@ def test_parameters_with_defaults_can_be_left_out():
         {"launch_pdl": False},
         {"maxnreg": 128},
         {"waves_per_eu": 2},
+        {"matrix_instr_nonkdim": 16},
     ],
 )
 def test_triton_launch_options_tilec_honours_are_accepted(options):
@@ -47,7 +51,6 @@ def test_triton_launch_options_tilec_honours_are_accepted(options):
         ({"num_ctas": 2}, "num_ctas=2 is not supported by backend 'interp': tilec runs each"),
         ({"extern_libs": {"libdevice": "x.bc"}}, "tilec links no external libraries"),
         ({"launch_cooperative_grid": True}, "no cooperative"),
-        ({"launch_pdl": True}, "no programmatic dependent launch"),
     ],
 )
 def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, message):
@@ -57,12 +60,64 @@ def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, mess
     assert "leave it out" in str(info.value)
 
 
-def test_nvidia_rejects_amd_waves_per_eu_by_name():
+@pytest.mark.parametrize(
+    ("backend", "options", "owner"),
+    [
+        ("interp", {"maxnreg": 40}, "nvidia"),
+        ("interp", {"launch_pdl": True}, "nvidia"),
+        ("interp", {"matrix_instr_nonkdim": 16, "kpack": 2, "waves_per_eu": 3}, "amd"),
+        ("interp", {"code_object_version": 4}, "amd"),
+    ],
+)
+def test_another_backends_options_have_no_effect_and_the_log_says_so(
+    backend, options, owner, caplog
+):
+    """As in Triton, an option of another vendor's backend is accepted with no effect (Triton's
+    tutorial 03 passes AMD's `matrix_instr_nonkdim` in configs that may run anywhere)."""
+    x = np.zeros(8, np.float32)
+    launcher._logged_foreign.clear()  # said once a process: earlier tests may have said it
+    with caplog.at_level(logging.INFO, logger="tilec"):
+        add_one[(1,)](x, N=8, backend=backend, **options)
+    np.testing.assert_array_equal(x, np.ones(8))
+    said = " ".join(r.getMessage() for r in caplog.records)
+    for key in options:
+        assert f"launch option '{key}' belongs to backend '{owner}'; it has no effect" in said
+
+
+def test_nvidia_accepts_amd_options_and_amd_nvidia_options():
+    backend = get_backend("nvidia", require_available=False)
+    bound = bind_launch(add_one, ["x_ptr", "N"], [False, True], {}, (np.zeros(8, np.float32),),
+                        {"N": 8, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}, backend)  # fmt: skip
+    assert not hasattr(bound[5], "waves_per_eu")
+    amd = get_backend("amd", require_available=False)
+    bound = bind_launch(add_one, ["x_ptr", "N"], [False, True], {}, (np.zeros(8, np.float32),),
+                        {"N": 8, "maxnreg": 64, "launch_pdl": True}, amd)  # fmt: skip
+    assert bound[4] is amd
+
+
+@pytest.mark.parametrize(
+    ("backend", "key", "value", "message"),
+    [
+        ("amd", "matrix_instr_nonkdim", 16, "chooses the MFMA/WMMA instruction shape itself"),
+        ("amd", "kpack", 2, "packs no extra K elements"),
+        ("nvidia", "launch_pdl", True, "no programmatic dependent launch"),
+    ],
+)
+def test_a_vendors_own_option_its_backend_cannot_honour_is_refused(backend, key, value, message):
+    owner = get_backend(backend, require_available=False)
     with pytest.raises(TypeError) as info:
-        _check_triton_option("k", "nvidia", "waves_per_eu", 2)
-    assert "waves_per_eu=2 is not supported by backend 'nvidia': it is an AMD occupancy" in str(
-        info.value
-    )
+        bind_launch(add_one, ["x_ptr", "N"], [False, True], {}, (np.zeros(8, np.float32),),
+                    {"N": 8, key: value}, owner)  # fmt: skip
+    assert f"{key}={value!r} is not supported by backend '{backend}'" in str(info.value)
+    assert message in str(info.value)
+    default = owner.vendor_options[key][0]
+    bind_launch(add_one, ["x_ptr", "N"], [False, True], {}, (np.zeros(8, np.float32),),
+                {"N": 8, key: default}, owner)  # fmt: skip
+
+
+def test_an_option_no_backend_knows_stays_an_error():
+    with pytest.raises(TypeError, match="unknown keyword 'num_warp'"):
+        add_one[(1,)](np.zeros(8, np.float32), N=8, backend="interp", num_warp=4)
 
 
 MAXNREG_PTX = """

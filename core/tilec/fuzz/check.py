@@ -1,9 +1,11 @@
 """The three checks of one random program, each returning a `Finding` or None:
 
 - `interp`: the interpreter against the program's NumPy model;
-- `codegen`: code generation of every GPU backend on the CPU (nvidia PTX assembled by ptxas for
-  sm_80 and sm_90a, amd code objects for gfx942 and gfx1100): any exception is a finding;
-- `device`: the nvidia backend on the device against the interpreter.
+- `codegen`: code generation of every installed GPU backend on the CPU, for each of the targets
+  its plugin names (`GpuBackend.check_targets`; nvidia: PTX assembled by ptxas for sm_80 and
+  sm_90a, amd: code objects for gfx942 and gfx1100): any exception is a finding;
+- `device`: a GPU backend on its device against the interpreter: the one `TILEC_BACKEND` names
+  (`tilec fuzz --backend`), else the first available GPU backend by priority.
 
 They run in-process; `tilec.fuzz.worker` runs them in a child process so that an LLVM abort or a
 hang is caught and reported too.
@@ -19,10 +21,13 @@ import attrs
 import numpy as np
 
 import tilec
+from tilec import settings
+from tilec.backend import GpuBackend
+from tilec.errors import BackendUnavailableError
 from tilec.fuzz.program import RTOL, Program, Store, is_float, tolerances, walk_statements
+from tilec.runtime.compiler import automatic_order, get_backend
 
 MODES = ("interp", "codegen", "device")
-CODEGEN_TARGETS = (("nvidia", "sm_80"), ("nvidia", "sm_90a"), ("amd", "gfx942"), ("amd", "gfx1100"))
 KERNEL_NAME = "fuzz_kernel"
 
 
@@ -86,13 +91,34 @@ def check_interp(program: Program) -> Finding | None:
     return compare(program, actual, expected, "interp", "numpy")
 
 
-def check_codegen(program: Program, targets=CODEGEN_TARGETS) -> Finding | None:
-    for backend, target in targets:
+def gpu_backends() -> list[GpuBackend]:
+    """The installed GPU backends, by the priority their plugins declare."""
+    return [b for b in automatic_order() if isinstance(b, GpuBackend)]
+
+
+def codegen_targets() -> tuple[tuple[str, str], ...]:
+    """`(backend, target)` of each installed GPU backend's `check_targets`."""
+    return tuple((b.name, target) for b in gpu_backends() for target in b.check_targets)
+
+
+def device_backend() -> str:
+    """The GPU backend `device` checks: `TILEC_BACKEND`'s, else the first available one."""
+    named = settings.backend()
+    if named is not None:
+        return named
+    for backend in gpu_backends():
+        if backend.is_available():
+            return backend.name
+    raise BackendUnavailableError("no GPU backend is available for the device checks")
+
+
+def check_codegen(program: Program, targets=None) -> Finding | None:
+    for backend, target in codegen_targets() if targets is None else targets:
         try:
             compiled = _compile(program, backend, target)
         except Exception as err:
             return _exception(err, f"{backend} {target}")
-        binary = "cubin" if backend == "nvidia" else "hsaco"
+        binary = get_backend(backend, require_available=False).binary_stage
         if binary not in compiled.asm:
             stages = ", ".join(compiled.asm)
             return Finding("exception", f"{backend} {target}: no {binary}",
@@ -110,12 +136,13 @@ def check_device(program: Program) -> Finding | None:
         reference.run((program.grid,), program.arguments([i.copy() for i in inputs], expected))
     except Exception as err:
         return _exception(err, "interp")
+    backend = device_backend()
     try:
-        compiled = _compile(program, "nvidia")
+        compiled = _compile(program, backend)
         compiled.run((program.grid,), program.arguments([i.copy() for i in inputs], actual))
     except Exception as err:
-        return _exception(err, "nvidia")
-    return compare(program, actual, expected, "nvidia", "interp")
+        return _exception(err, backend)
+    return compare(program, actual, expected, backend, "interp")
 
 
 CHECKS = {"interp": check_interp, "codegen": check_codegen, "device": check_device}

@@ -1,7 +1,8 @@
 """Backend selection and `tilec.compile`: kernel + signature -> `CompiledKernel`, through the cache.
 
 Selection order: the `backend=` argument, then `tilec.set_backend(name)`, then the
-`TILEC_BACKEND` environment variable, then the first available of nvidia, amd, interp.
+`TILEC_BACKEND` environment variable, then the first available of the installed backends by the
+priority each declares (`Backend.priority`: the GPU backends before the interpreter).
 
 On a cache miss the frontend makes the kernel's tir (with its specialization facts) and the
 compile pipeline (`tilec.pipeline.compile_module`) runs the stages.
@@ -47,7 +48,6 @@ _COMPILE_LOCK = threading.RLock()
 (the others wait and take the result), and CPython's `ast` is not safe to run in several threads
 at once (`SystemError: AST constructor recursion depth mismatch` on 3.11)."""
 
-AUTO_ORDER = ("nvidia", "amd", "interp")
 log = logging.getLogger(__name__)
 _chosen: str | None = None
 _availability: dict[str, Any] = {}
@@ -88,17 +88,17 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
     """The backend a launch or compile uses; errors name the known ones or the reason."""
     name = requested_backend(name)
     if name is None:
-        backends = _backends()
+        order = automatic_order()
         reasons = []
-        for auto in AUTO_ORDER:
-            if auto in backends:
-                availability = _available(backends[auto])
-                if availability:
-                    skipped = f" ({'; '.join(reasons)})" if reasons else ""
-                    log.info("backend '%s': the first available of %s%s", auto, AUTO_ORDER, skipped)
-                    used_backends.setdefault(auto, f"the first available{skipped}")
-                    return backends[auto]
-                reasons.append(f"{auto}: {availability.reason}")
+        for backend in order:
+            availability = _available(backend)
+            if availability:
+                skipped = f" ({'; '.join(reasons)})" if reasons else ""
+                names = ", ".join(b.name for b in order)
+                log.info("backend '%s': the first available of %s%s", backend.name, names, skipped)
+                used_backends.setdefault(backend.name, f"the first available{skipped}")
+                return backend
+            reasons.append(f"{backend.name}: {availability.reason}")
         raise BackendUnavailableError(f"no backend is available ({'; '.join(reasons)})")
     backend = _backends(name)[name]
     if require_available:
@@ -110,6 +110,12 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
     log.info("backend '%s': named by %s", name, _named_by(name))
     used_backends.setdefault(name, f"named by {_named_by(name)}")
     return backend
+
+
+def automatic_order() -> list[Backend]:
+    """The installed backends in the order the automatic choice tries them: by the priority
+    each plugin declares (`Backend.priority`, highest first), then by name."""
+    return sorted(_backends().values(), key=lambda backend: (-backend.priority, backend.name))
 
 
 def _named_by(name: str) -> str:

@@ -15,10 +15,6 @@ from tilec import driver as devices
 from tilec.errors import BackendUnavailableError
 from tilec.runtime import compiler
 
-TRITON_BACKEND_NAMES = {"nvidia": "cuda", "amd": "hip"}
-"""Triton's name of each GPU backend (its `GPUTarget.backend`)."""
-
-
 @attrs.frozen
 class GPUTarget:
     """Triton's `GPUTarget`: `backend` is "cuda", "hip" or "interp"; `arch` the compute
@@ -77,11 +73,11 @@ class ActiveDriver:
             return GPUTarget(backend.name, backend.name, 1)
         properties = self._runtime(None).properties
         arch = properties.arch
-        if backend.name == "nvidia":
-            major, minor = properties.compute_capability
+        capability = getattr(properties, "compute_capability", None)
+        if capability is not None:  # Triton's CUDA arch: the compute capability as an int
+            major, minor = capability
             arch = major * 10 + minor
-        return GPUTarget(TRITON_BACKEND_NAMES.get(backend.name, backend.name), arch,
-                         properties.warp_size)  # fmt: skip
+        return GPUTarget(backend.triton_name or backend.name, arch, properties.warp_size)
 
     def get_active_torch_device(self) -> Any:
         """`torch.device("cuda", current)` on a GPU backend, `torch.device("cpu")` on interp."""

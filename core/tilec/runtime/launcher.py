@@ -12,6 +12,7 @@ call, looked up, compiled on a miss. A launch returns the `CompiledKernel` it ra
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -44,16 +45,16 @@ from tilec.runtime.hot_path import (
 )
 from tilec.runtime.specialization import arg_type, spec_token
 
+log = logging.getLogger(__name__)
+
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
     "extern_libs": (None, "tilec links no external libraries (libdevice/ocml functions)"),
     "launch_cooperative_grid": (False, "tilec has no cooperative (grid-synchronizing) launch"),
-    "launch_pdl": (False, "tilec has no programmatic dependent launch"),
-    "maxnreg": (None, "it limits NVIDIA registers; backend 'nvidia' honours it"),
-    "waves_per_eu": (0, "it is an AMD occupancy hint; backend 'amd' honours it"),
 }
-"""Triton launch options a backend may lack: the value that describes what tilec does
-(accepted) and why any other value is refused."""
+"""Triton launch options of every vendor that a backend may lack: the value that describes what
+tilec does (accepted) and why any other value is refused. A vendor's own options are declared by
+its plugin (`Backend.options_class`, `Backend.vendor_options`)."""
 
 
 class KernelInfo:
@@ -256,8 +257,12 @@ def bind_launch(
             bound[key] = value
         elif key in option_names:
             options[key] = value
+        elif key in backend.vendor_options:
+            _check_triton_option(name, backend.name, key, value, backend.vendor_options)
         elif key in TRITON_OPTIONS:
             _check_triton_option(name, backend.name, key, value)
+        elif (owner := _option_owner(backend, key)) is not None:
+            _log_foreign_option(name, backend.name, key, owner)
         else:
             raise LaunchArgumentError(
                 f"{name} got an unknown keyword '{key}' (parameters: {', '.join(names)}; "
@@ -286,10 +291,43 @@ def bind_launch(
     return kernel, signature, constexprs, tuple(divisible), backend, parsed, tuple(equal_to_1)
 
 
-def _check_triton_option(kernel: str, backend: str, key: str, value: Any) -> None:
+def _option_owner(backend: Backend, key: str) -> str | None:
+    """The installed backend, other than `backend`, whose launch option `key` is (an option it
+    honours or a Triton option of its vendor it declares); None if no backend has it."""
+    for other in compiler.automatic_order():
+        if other.name == backend.name:
+            continue
+        if key in attrs.fields_dict(other.options_class) or key in other.vendor_options:
+            return other.name
+    return None
+
+
+_logged_foreign: set[tuple[str, str, str]] = set()
+
+
+def _log_foreign_option(kernel: str, backend: str, key: str, owner: str) -> None:
+    """Say once (TILEC_LOG=info) that another backend's option has no effect on `backend`."""
+    if (kernel, backend, key) in _logged_foreign:
+        return
+    _logged_foreign.add((kernel, backend, key))
+    log.info(
+        "%s: launch option '%s' belongs to backend '%s'; it has no effect on backend '%s' "
+        "(as in Triton, an option of another vendor's backend is accepted)",
+        kernel, key, owner, backend,
+    )  # fmt: skip
+
+
+def _check_triton_option(
+    kernel: str,
+    backend: str,
+    key: str,
+    value: Any,
+    table: dict[str, tuple[Any, str]] = TRITON_OPTIONS,
+) -> None:
     """Accept a Triton launch option that backend `backend` lacks where `value` is what tilec
-    does anyway; otherwise raise OptionTypeError naming the option and why."""
-    honoured, reason = TRITON_OPTIONS[key]
+    does anyway; otherwise raise OptionTypeError naming the option and why. `table` is the
+    core's `TRITON_OPTIONS` or the backend's own `vendor_options`."""
+    honoured, reason = table[key]
     if value is None or value == honoured or (honoured is None and not value):
         return
     raise OptionTypeError(

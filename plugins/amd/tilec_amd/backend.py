@@ -38,6 +38,18 @@ class AmdBackend(GpuBackend):
     name = "amd"
     version = __version__
     options_class = AmdOptions
+    binary_stage = "hsaco"
+    check_targets = ("gfx942", "gfx1100")
+    priority = 20
+    triton_name = "hip"
+    vendor_options = {
+        "matrix_instr_nonkdim": (
+            0,
+            "backend 'amd' chooses the MFMA/WMMA instruction shape itself (Triton's 0)",
+        ),
+        "kpack": (1, "backend 'amd' packs no extra K elements into its MFMA operands"),
+        "schedule_hint": ("none", "backend 'amd' has no instruction scheduling variants"),
+    }
     archs = ARCHS
     driver_class = "tilec_amd.launcher:AmdDriver"
 

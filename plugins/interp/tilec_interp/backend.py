@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
-from tilec.backend import Availability, Backend, BackendOptions, Driver, int_in_range
+from tilec.backend import Availability, Backend, BackendOptions, Driver
 from tilec.interop.device import stream_handle
 from tilec_interp import __version__
 
@@ -33,24 +31,15 @@ class InterpDriver(Driver):
         execute(compiled.module, compiled.name, grid, list(args))
 
 
-@attrs.frozen
-class InterpOptions(BackendOptions):
-    """The GPU backends' register and occupancy limits, accepted so that one launch runs on
-    every backend: they bound resources the CPU does not have and never change results."""
-
-    maxnreg: int | None = attrs.field(
-        default=None, validator=attrs.validators.optional(int_in_range(1, 255))
-    )
-    waves_per_eu: int = attrs.field(default=0, validator=int_in_range(0, 20))
-
-
 class InterpBackend(Backend):
-    """Accepts the common options (`num_warps`, `num_stages`, `debug`) and the GPU backends'
-    `maxnreg`/`waves_per_eu`; all but `debug` have no meaning on the CPU."""
+    """Accepts the common options (`num_warps`, `num_stages`, `debug`, `enable_fp_fusion`); all
+    but `debug` have no meaning on the CPU. The GPU backends' own options (`maxnreg`,
+    `waves_per_eu`, ...) are accepted at launch with no effect, as every backend accepts
+    another's."""
 
     name = "interp"
     version = __version__
-    options_class = InterpOptions
+    options_class = BackendOptions
     driver_class = InterpDriver
 
     def execute(self, module: Any, function_name: str, grid: tuple[int, ...], args: list) -> None:

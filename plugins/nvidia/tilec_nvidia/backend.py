@@ -36,6 +36,13 @@ class NvidiaBackend(GpuBackend):
     name = "nvidia"
     version = __version__
     options_class = NvidiaOptions
+    binary_stage = "cubin"
+    check_targets = ("sm_80", "sm_90a")
+    priority = 30
+    triton_name = "cuda"
+    vendor_options = {
+        "launch_pdl": (False, "tilec has no programmatic dependent launch"),
+    }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
 
