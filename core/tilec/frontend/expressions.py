@@ -12,6 +12,7 @@ from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
+from tilec.frontend.semantics import NONE_HINT
 from tilec.ir.types import i1
 from tilec.language import block_type, constexpr, dtype, dtype_of
 
@@ -123,6 +124,8 @@ class ExpressionsMixin:
                 "move a block pointer with tl.advance(p, offsets); load its block to compute",
             )
         if not isinstance(lhs, TensorValue) and not isinstance(rhs, TensorValue):
+            if (lhs is None or rhs is None) and symbol not in ("==", "!="):
+                raise UserError(f"operator {symbol} on None", NONE_HINT)
             return PYTHON_OPERATORS[symbol](lhs, rhs)
         if symbol == "**":
             raise UserError(
@@ -137,10 +140,15 @@ class ExpressionsMixin:
         symbol = COMPARE_SYMBOLS.get(type(node.ops[0]))
         lhs, rhs = self.visit(node.left), self.visit(node.comparators[0])
         if symbol is None:
-            if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and not isinstance(lhs, TensorValue):
-                same = lhs is rhs
+            if isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+                # as Triton: the identity of the compile-time objects, folded (`W is not None`
+                # is True for a tensor W, False for a None argument or default)
+                same = unwrap(lhs) is unwrap(rhs)
                 return same if isinstance(node.ops[0], ast.Is) else not same
-            raise UserError(f"comparison {type(node.ops[0]).__name__} is not supported")
+            raise UserError(
+                f"comparison {type(node.ops[0]).__name__} is not supported in kernels",
+                "compute it outside the kernel and pass the result as a tl.constexpr",
+            )
         return self.apply_binary(symbol, lhs, rhs)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:

@@ -58,10 +58,18 @@ def literal_type(value: Any) -> Type:
         raise UserError(f"integer literal {value} does not fit in 64 bits")
     if isinstance(value, float):
         return f32
+    if value is None:
+        raise UserError("None cannot be used as a kernel value", NONE_HINT)
     raise UserError(
         f"{value!r} of type {type(value).__name__} cannot be used as a kernel value",
         "use a number, a tl dtype or a tensor",
     )
+
+
+NONE_HINT = (
+    "an argument passed as None is a compile-time None (as in Triton): use it only under "
+    "`if x is not None:`, or pass a tensor"
+)
 
 
 def _rank(t: Type) -> int:

@@ -124,10 +124,13 @@ def make_fast_launch(
         elif param in options:
             expression, value = f"k{i}", options[param]
             body.append(f"k{i} = meta[{param!r}]")
-        elif cx and param in info.defaults:
-            continue  # a constexpr left at its default: the keyword count guards its absence
+        elif param in info.defaults and (cx or info.defaults[param] is None):
+            continue  # a constexpr (or None) left at its default: the keyword count guards it
         else:
             return ()  # a runtime argument's default: the general path
+        if value is None:  # a compile-time None, as in Triton: that very object again
+            guards.append(f"{expression} is not None")
+            continue
         if cx:
             namespace[f"c{i}"] = value
             guards.append(f"{expression} != c{i}")
@@ -161,7 +164,7 @@ def make_fast_launch(
         unchanged=unchanged,
         options=len(options),
         body=textwrap.indent("\n".join(body), "        "),
-        guards="\n".join(f"        if {g}:\n            return MISS" for g in guards) or "pass",
+        guards="\n".join(f"        if {g}:\n            return MISS" for g in guards),
         launch=launch,
     )
     exec(compile(source, f"<tilec fast launch {kernel.__name__}>", "exec"), namespace)
@@ -191,6 +194,9 @@ def _native_fast(
         return None
     positional: list[tuple] = []
     for i, value in enumerate(args):
+        if value is None:  # a compile-time None (`bind_launch`): that very object again
+            positional.append(("is", None))
+            continue
         if info.constexpr[i]:
             positional.append(("constexpr", value))
             continue

@@ -185,8 +185,8 @@ class Launcher:
                 info.launches[key] = hot
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
-        if len(args) == info.runtime_count and len(args) <= info.first_constexpr:
-            runtime_args = args  # every runtime argument given by position, in order
+        if len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr:
+            runtime_args = args  # every runtime argument given by position, in order, no None
         else:
             bound = {**info.defaults, **dict(zip(info.names, args, strict=False)), **meta}
             runtime_args = [bound[p] for p in compiled.runtime_params]
@@ -239,9 +239,9 @@ def bind_launch(
     """What the launch `kernel[grid](*args, **meta)` on `backend` compiles: the arguments `(kernel,
     signature, constexprs, divisible, backend, options, equal_to_1)` of `compile_cached`, from the
     arguments bound to the parameters, each runtime argument's type and specialization, and the
-    launch options. A wrong argument or an unknown keyword raises LaunchArgumentError (a
-    TypeError), naming it. The
-    launcher and the autotuner (which compiles a launch's configs ahead) share it."""
+    launch options. A None argument is a constexpr, as in Triton (the kernel folds `x is None`).
+    A wrong argument or an unknown keyword raises LaunchArgumentError (a TypeError), naming it.
+    The launcher and the autotuner (which compiles a launch's configs ahead) share it."""
     name = kernel.__name__
     option_names = set(attrs.fields_dict(backend.options_class))
     if len(args) > len(names):
@@ -276,7 +276,7 @@ def bind_launch(
             raise LaunchArgumentError(
                 f"{name} is missing {'constexpr' if cx else 'argument'} '{param}'"
             )
-        if cx:
+        if cx or bound[param] is None:  # None: a compile-time constant, as in Triton
             constexprs[param] = bound[param]
             continue
         signature[param], divisible_16 = arg_type(name, param, bound[param])

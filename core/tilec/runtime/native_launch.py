@@ -129,8 +129,9 @@ _names = itertools.count()
 @attrs.frozen
 class CallShape:
     """The launches a native fast launch takes: positional arguments described by `positional`
-    (per argument: `("constexpr", value)`, compared with `==`, or `("runtime", kind, slot)`,
-    `kind` from `kind()`, packed into kernelParams slot `slot` of `slots`), keywords `options`
+    (per argument: `("constexpr", value)`, compared with `==`, `("is", value)`, that very
+    object (a None argument), or `("runtime", kind, slot)`, `kind` from `kind()`, packed into
+    kernelParams slot `slot` of `slots`), keywords `options`
     (constexprs and launch options, compared with `==`; no `backend=`) and `stream=` or not (an
     int handle where given). `grid`: the grid of the launch it was made for (that very tuple
     skips the grid's checks); `globals_read`: (dict, name, value) that must still hold;
@@ -325,6 +326,9 @@ class _Emitter:
             self.not_null(item)
             if described[0] == "constexpr":
                 self.equal(item, described[1])
+                continue
+            if described[0] == "is":
+                self.check(b.icmp_unsigned("==", item, self.obj(described[1])))
                 continue
             _, kind, slot = described
             value = self.argument(item, kind)
