@@ -80,7 +80,7 @@ REDUCE_ROWS = """func.func @k(%x: tensor<32x64xf32, {encoding}>) {{
     ("encoding", "message"),
     [
         # found by the pass-pipeline campaign (seed 3): an integer in the layout's place
-        ("-9223372036854775809", "a tensor's encoding must be a layout attribute"),
+        ("-9223372036854775808", "a tensor's encoding must be a layout attribute"),
         ('"abc"', "a tensor's encoding must be a layout attribute"),
         ("[1, 2]", "a tensor's encoding must be a layout attribute"),
         (

@@ -33,6 +33,12 @@ def format_float(value: float) -> str:
     return text if any(c in text for c in ".en") else text + ".0"
 
 
+def integer_bounds(type_: IntegerType) -> tuple[int, int]:
+    """The values an integer attribute of `type_` may hold: whatever fits its bits read as signed
+    or unsigned (`-128` to `255` for `i8`, `-1` to `1` for `i1`), as MLIR's signless integers."""
+    return -(1 << (type_.width - 1)), (1 << type_.width) - 1
+
+
 def format_integer(value: int, type_: IntegerType) -> str:
     if type_ == i1:
         return "true" if value else "false"
@@ -45,6 +51,13 @@ class IntegerAttr(Attribute):
 
     value: int
     type: IntegerType = i64
+
+    def __attrs_post_init__(self) -> None:
+        low, high = integer_bounds(self.type)
+        if not low <= self.value <= high:
+            raise ValueError(
+                f"integer {self.value} is out of range for {self.type} ({low} to {high})"
+            )
 
     def __str__(self) -> str:
         if self.type in (i64, i1):

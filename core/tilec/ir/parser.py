@@ -27,6 +27,7 @@ from tilec.ir.attributes import (
     SymbolRefAttr,
     TypeAttr,
     UnitAttr,
+    integer_bounds,
 )
 from tilec.ir.core import OP_REGISTRY, Block, Operation, Region, Value
 from tilec.ir.module import ModuleOp
@@ -91,6 +92,8 @@ MAX_REGION_NESTING = 220
 """How deep regions may nest (ops inside ops): deep enough for any kernel, and shallow enough
 for the printer and the passes, which recurse by region, to stay within Python's recursion
 limit."""
+MAX_DIMENSION = 2**63 - 1
+"""The largest tensor dimension the text may give (a 64-bit signed count)."""
 MAX_INTEGER_DIGITS = 100
 """The longest integer literal (a 128-bit value has 39 digits)."""
 
@@ -320,7 +323,7 @@ class Parser:
             match = re.compile(r"(\d+)x").match(self.text, self.pos)
             if match is None:
                 break
-            shape.append(int(match.group(1)))
+            shape.append(self._dimension(match.group(1), match.start()))
             self.pos = match.end()
         if not shape:
             raise self.error("expected tensor dimensions like '128x' (tensors are ranked)")
@@ -328,6 +331,14 @@ class Parser:
         encoding = self.attribute() if self.accept(",") else None
         self.expect(">")
         return TensorType(tuple(shape), element, encoding)
+
+    def _dimension(self, text: str, position: int) -> int:
+        if len(text) > len(str(MAX_DIMENSION)) or int(text) > MAX_DIMENSION:
+            shown = text if len(text) <= 24 else f"of {len(text)} digits"
+            raise self.error(
+                f"tensor dimension {shown} is larger than {MAX_DIMENSION} (2**63 - 1)", position
+            )
+        return int(text)
 
     def function_type(self) -> FunctionType:
         self.expect("(")
@@ -394,10 +405,10 @@ class Parser:
             if self.accept(":"):
                 self.skip_ws()
                 type_start = self.pos
-                return self._typed_number(literal, self.type(), type_start)
+                return self._typed_number(literal, self.type(), type_start, start)
             if isinstance(literal, float):
                 return FloatAttr(literal, f64)
-            return IntegerAttr(literal, i64)
+            return self._integer_attr(literal, i64, start)
         raise self.error(f"expected attribute value, got {self._found()}", start)
 
     def _number_literal(self) -> int | float:
@@ -425,14 +436,27 @@ class Parser:
             )
         return int(text, base)
 
-    def _typed_number(self, literal: int | float, type_: Type, position: int) -> Attribute:
+    def _typed_number(
+        self, literal: int | float, type_: Type, position: int, literal_position: int | None = None
+    ) -> Attribute:
         if isinstance(type_, FloatType):
             return FloatAttr(float(literal), type_)
         if isinstance(type_, IntegerType):
             if isinstance(literal, float):
                 raise self.error(f"expected integer literal for type {type_}", position)
-            return IntegerAttr(literal, type_)
+            at = position if literal_position is None else literal_position
+            return self._integer_attr(literal, type_, at)
         raise self.error(f"a number literal cannot have type {type_}", position)
+
+    def _integer_attr(self, value: int, type_: IntegerType, position: int) -> IntegerAttr:
+        low, high = integer_bounds(type_)
+        if not low <= value <= high:
+            raise self.error(
+                f"integer {value} is out of range for {type_} ({low} to {high}): give a value "
+                f"that fits, or a wider type",
+                position,
+            )
+        return IntegerAttr(value, type_)
 
     def _hash_attribute(self) -> Attribute:
         start = self.pos
