@@ -55,16 +55,19 @@ class Printer:
         self._names: dict[Value, str] = {}
         self._used: set[str] = set()
         self._counter = 0
+        # per hint, the suffix to try first: names are never freed within a scope, so the first
+        # free suffix only grows, and naming n values of one hint stays linear in n
+        self._next_suffix: dict[str, int] = {}
 
     # Values ----------------------------------------------------------------------------------
 
     def begin_scope(self) -> tuple:
-        saved = (self._names, self._used, self._counter)
-        self._names, self._used, self._counter = {}, set(), 0
+        saved = (self._names, self._used, self._counter, self._next_suffix)
+        self._names, self._used, self._counter, self._next_suffix = {}, set(), 0, {}
         return saved
 
     def end_scope(self, saved: tuple) -> None:
-        self._names, self._used, self._counter = saved
+        self._names, self._used, self._counter, self._next_suffix = saved
 
     def define(self, value: Value) -> str:
         hint = sanitize_hint(value.name_hint)
@@ -74,10 +77,12 @@ class Printer:
             name = str(self._counter)
             self._counter += 1
         else:
-            name, suffix = hint, 0
+            suffix = self._next_suffix.get(hint, 0)
+            name = f"{hint}_{suffix}" if suffix else hint
             while name in self._used:
                 suffix += 1
                 name = f"{hint}_{suffix}"
+            self._next_suffix[hint] = suffix + 1
         self._used.add(name)
         self._names[value] = name
         return "%" + name
