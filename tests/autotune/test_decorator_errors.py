@@ -75,9 +75,6 @@ def not_a_kernel(x):
          "got 'n'"),
         (tilec.autotune(CONFIGS, key=None), tilec.DecoratorTypeError, TypeError,
          "key is a list of parameter names, as in key=['n']; got None"),
-        (tilec.autotune(CONFIGS, key=["m"]), tilec.DecoratorValueError, ValueError,
-         "@tilec.autotune key: accumulate has no parameter 'm' (parameters: x_ptr, out_ptr, n, "
-         "BLOCK)"),
         (tilec.autotune(CONFIGS, key=["n"], reset_to_zero=["out"]), tilec.DecoratorValueError,
          ValueError, "@tilec.autotune reset_to_zero: accumulate has no parameter 'out'"),
         (tilec.autotune(CONFIGS, key=["n"], prune_configs_by={"topk": 1}),

@@ -49,12 +49,25 @@ def user_entry(function: Callable[..., Any]) -> Callable[..., Any]:
 _TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def user_stacklevel() -> int:
+    """The `stacklevel` that makes a `warnings.warn` in the calling function name the first
+    frame outside tilec (the user's decorator or launch), however deep inside tilec it is."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and _is_tilec(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _is_tilec(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_TILEC_DIR + os.sep)
+
+
 def _call_site(frame: Any) -> str | None:
     """`file:line` of the first frame from `frame` outward that is not tilec's (the user's
     `kernel[grid](...)`, also where it goes through `Launcher.__call__` or the autotuner)."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_TILEC_DIR + os.sep):
+        if not _is_tilec(filename):
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None

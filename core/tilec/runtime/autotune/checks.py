@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tilec.errors import DecoratorTypeError, DecoratorValueError
 from tilec.runtime.autotune.config import Config
+from tilec.runtime.entry import user_stacklevel
 
 PRUNE_KEYS = ("perf_model", "top_k", "early_config_prune")
 
@@ -39,14 +41,19 @@ def checked_configs(name: str, configs: Any) -> list[Config]:
     return configs
 
 
-def checked_names(fn: Any, what: str, names: Any) -> list[str]:
-    """`names` (the autotuner's `what`) as a list of parameters of `fn`, or a DecoratorError."""
+def checked_names_list(fn: Any, what: str, names: Any) -> list[str]:
+    """`names` (the autotuner's `what`) as a list, or a DecoratorTypeError."""
     if isinstance(names, str) or not isinstance(names, Iterable):
         raise DecoratorTypeError(
             f"@tilec.autotune of {fn.__name__}: {what} is a list of parameter names, as in "
             f"{what}=['n']; got {names!r}"
         )
-    names = list(names)
+    return list(names)
+
+
+def checked_names(fn: Any, what: str, names: Any) -> list[str]:
+    """`names` (the autotuner's `what`) as a list of parameters of `fn`, or a DecoratorError."""
+    names = checked_names_list(fn, what, names)
     unknown = [n for n in names if n not in fn.arg_names]
     if unknown:
         raise DecoratorValueError(
@@ -54,6 +61,29 @@ def checked_names(fn: Any, what: str, names: Any) -> list[str]:
             f"{', '.join(map(repr, unknown))} (parameters: {', '.join(fn.arg_names)})"
         )
     return names
+
+
+class AutotuneKeyWarning(UserWarning):
+    """An `@tilec.autotune(key=[...])` name that is no parameter of the kernel: ignored, as
+    Triton ignores it (its older grouped-GEMM tutorial has one)."""
+
+
+def known_keys(fn: Any, key: Any) -> list[str]:
+    """The autotuning `key` without the names that are no parameter of `fn`, each of those
+    ignored with an `AutotuneKeyWarning` naming it, as Triton ignores them (its tuning key holds
+    the values of the arguments named in `key` that the launch has)."""
+    names = checked_names_list(fn, "key", key)
+    unknown = [n for n in names if n not in fn.arg_names]
+    if unknown:
+        warnings.warn(
+            f"@tilec.autotune of {fn.__name__}: key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))} "
+            f"{'is no parameter' if len(unknown) == 1 else 'are no parameters'} of "
+            f"{fn.__name__} (parameters: {', '.join(fn.arg_names)}); ignored, as Triton does",
+            AutotuneKeyWarning,
+            stacklevel=user_stacklevel(),
+        )
+    return [n for n in names if n in fn.arg_names]
 
 
 def checked_pruning(name: str, prune_configs_by: Any) -> dict[str, Any]:

@@ -27,7 +27,12 @@ from tilec.errors import (
     TilecError,
 )
 from tilec.runtime.autotune import parallel, store
-from tilec.runtime.autotune.checks import checked_configs, checked_names, checked_pruning
+from tilec.runtime.autotune.checks import (
+    checked_configs,
+    checked_names,
+    checked_pruning,
+    known_keys,
+)
 from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
 from tilec.runtime.autotune.spec import compile_job
 from tilec.runtime.compiler import get_backend
@@ -87,7 +92,7 @@ class Autotuner(KernelWrapper):
         name = fn.__name__
         _refuse_stacking(fn)
         configs = checked_configs(name, configs)
-        key = checked_names(fn, "key", key)
+        key = known_keys(fn, key)
         reset_to_zero = checked_names(fn, "reset_to_zero", reset_to_zero)
         restore_value = checked_names(fn, "restore_value", restore_value)
         prune = checked_pruning(name, prune_configs_by)
