@@ -164,8 +164,8 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
             boundary_check=boundary_check,
             padding_option=padding_option,
             volatile=volatile,
-            **hints,
         )
+        attrs = _cache_hints(LOAD_CACHE_MODIFIERS, cache_modifier, eviction_policy)
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         operands = [ptr]
@@ -176,7 +176,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
                 other_value = self.sem.cast(other_value, pointee)
                 operands.append(self.sem.broadcast_to(other_value, ptr.shape))
         result = TensorType(ptr.shape, pointee) if ptr.is_tensor else pointee
-        return self.sem.create(tile.LoadOp, operands, result)
+        return self.sem.create(tile.LoadOp, operands, result, **attrs)
 
     def tl_store(
         self,
@@ -190,14 +190,15 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         hints = dict(cache_modifier=cache_modifier, eviction_policy=eviction_policy)
         if isinstance(pointer, BlockPointerValue):
             return block_pointers.store(self, pointer, value, mask, boundary_check, hints)
-        _memory_hints("tl.store", boundary_check=boundary_check, **hints)
+        _memory_hints("tl.store", boundary_check=boundary_check)
+        attrs = _cache_hints(STORE_CACHE_MODIFIERS, cache_modifier, eviction_policy)
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         stored = self.sem.cast(self.sem.to_value(value, pointee), pointee)
         operands = [ptr, self.sem.broadcast_to(stored, ptr.shape)]
         if mask is not None:
             operands.append(self.sem.broadcast_to(self.sem.cast(self.value(mask), i1), ptr.shape))
-        self.sem.create_op(tile.StoreOp, operands)
+        self.sem.create_op(tile.StoreOp, operands, **attrs)
 
     def _atomic(
         self,
@@ -634,8 +635,6 @@ def _memory_order(sem: Any, scope: Any) -> dict[str, StringAttr]:
 MEMORY_HINT_DEFAULTS: dict[str, Any] = {
     "boundary_check": (),
     "padding_option": "",
-    "cache_modifier": "",
-    "eviction_policy": "",
     "volatile": False,
 }
 """Triton's `tl.load`/`tl.store` keywords besides `mask`/`other`, with their default values."""
@@ -645,8 +644,6 @@ MEMORY_HINT_REASONS: dict[str, str] = {
     "pointer or a block of pointers are unknown to the compiler",
     "padding_option": "it applies to block pointers (tl.make_block_ptr); the bounds of a "
     "pointer or a block of pointers are unknown to the compiler",
-    "cache_modifier": "tilec does not emit cache modifiers yet (they change speed, not results)",
-    "eviction_policy": "tilec does not emit eviction hints yet (they change speed, not results)",
     "volatile": "tilec does not emit volatile loads yet",
 }
 
@@ -663,6 +660,37 @@ def _memory_hints(where: str, **given: Any) -> None:
             f"{where}({name}={value!r}) is not supported: {MEMORY_HINT_REASONS[name]}",
             f"leave out {name} (its default, {default!r}, is what tilec does)",
         )
+
+
+LOAD_CACHE_MODIFIERS = (".ca", ".cg", ".cv")
+STORE_CACHE_MODIFIERS = (".wb", ".cg", ".cs", ".wt")
+EVICTION_POLICIES = ("evict_first", "evict_last")
+"""The values Triton 3.6 accepts besides "" (its `semantic.py`); the IR's `cache` and `eviction`
+attributes of `tile.load`/`tile.store` carry them to the backends, which emit them."""
+
+
+def _cache_hints(
+    modifiers: tuple[str, ...], cache_modifier: Any, eviction_policy: Any
+) -> dict[str, StringAttr]:
+    """The `cache`/`eviction` attributes of a load or store, with Triton's errors for values
+    it does not accept."""
+    attrs: dict[str, StringAttr] = {}
+    cache = _const(cache_modifier, "cache_modifier")
+    if cache:
+        if cache not in modifiers:
+            raise UserError(
+                f"Cache modifier {cache} not supported", f"use one of {', '.join(modifiers)}"
+            )
+        attrs["cache"] = StringAttr(cache)
+    eviction = _const(eviction_policy, "eviction_policy")
+    if eviction:
+        if eviction not in EVICTION_POLICIES:
+            raise UserError(
+                f"Eviction policy {eviction} not supported",
+                f"use one of {', '.join(EVICTION_POLICIES)}",
+            )
+        attrs["eviction"] = StringAttr(eviction)
+    return attrs
 
 
 def _grid_axis(axis: Any, where: str) -> int:

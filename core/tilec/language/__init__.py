@@ -12,8 +12,10 @@ never dropped):
   numerics: tf32 inputs are what the tensor cores read of the f32 bits (truncated toward zero to
   10 mantissa bits, on every backend, the interpreter and the FMA fallback included).
   `out_dtype` rounds the f32 (i32) result once, after the dot.
-- `tl.load`/`tl.store` accept `cache_modifier`, `eviction_policy` and `volatile` only at their
-  defaults, `boundary_check` and `padding_option` only with block pointers (as Triton);
+- `tl.load`/`tl.store` take Triton's `cache_modifier` and `eviction_policy` values and emit them
+  (NVIDIA: PTX cache operators, L1/L2 eviction priorities; AMD: the nontemporal and volatile
+  bits), `volatile` only at its default, `boundary_check` and `padding_option` only with block
+  pointers (as Triton);
   `x.to(..., fp_downcast_rounding=)` only "rtne".
 - The float8 dtypes convert as Triton's Hopper conversions do (`tilec.ir.float8`) on every backend
   and arch (Triton refuses `float8e4nv` below sm_89); `tl.dot` of float8 inputs computes in f16

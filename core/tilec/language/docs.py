@@ -42,14 +42,15 @@ cache_modifier="", eviction_policy="", volatile=False)
 
 Load the values at `pointer` (a pointer or a block of pointers); where `mask` is false the
 result is `other` (undefined if `other` is None). A block pointer takes `boundary_check` and
-`padding_option` ("", "zero", "nan") instead of `mask`/`other`. `cache_modifier`,
-`eviction_policy` and `volatile` only at their defaults; other values are rejected by name.""",
+`padding_option` ("", "zero", "nan") instead of `mask`/`other`. `cache_modifier` (".ca", ".cg",
+".cv") and `eviction_policy` ("evict_first", "evict_last") are emitted; `volatile` only False.""",
     "store": """store(pointer, value, mask=None, boundary_check=(), cache_modifier="", \
 eviction_policy="")
 
 Store `value` (converted to the pointee type and broadcast) at `pointer` where `mask` holds; a
-block pointer takes `boundary_check` instead of `mask`. `cache_modifier` and `eviction_policy`
-only at their defaults.""",
+block pointer takes `boundary_check` instead of `mask`. `cache_modifier` ("", ".wb", ".cg",
+".cs", ".wt") and `eviction_policy` ("", "evict_first", "evict_last") are emitted as the target
+has them.""",
     "where": """where(condition, x, y)
 
 Elementwise `x` where `condition` is true, else `y`, broadcast to one shape. Both `x` and `y`

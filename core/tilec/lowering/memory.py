@@ -7,7 +7,9 @@ when the axis-info analysis says the pointers are contiguous and 16-byte-style a
 16 bytes / element bytes, mask constancy)`), so a kernel whose pointers are divisible by 16 gets
 `ld.global.v4.f32`. A mask constant across the vector costs one branch per vector; masked-off
 loads give `other` (zero without it). Stores are done by owners only where a layout replicates
-elements (`LoweringContext.owner_masks`), and by thread 0 alone for a scalar store.
+elements (`LoweringContext.owner_masks`), and by thread 0 alone for a scalar store. An op with
+a cache modifier or eviction policy (`tilec.lowering.memory_hints`) makes each access through the
+target's `global_load`/`global_store`, which emit them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.elementwise import map_registers
+from tilec.lowering.memory_hints import MemoryHints, hints_of
 
 MAX_VECTOR_BYTES = 16
 
@@ -143,12 +146,15 @@ def _load(ctx: LoweringContext, op: LoadOp) -> None:
     others = _registers(ctx, other)
     values: list[ir.Value] = []
     access_type = ir.VectorType(mem, vec) if vec > 1 else mem
+    hints = _prepared_hints(ctx, op, store=False)
     for start in range(0, len(ptrs), vec):
         fallback = ir.Constant(access_type, None)
         if others is not None:
             fallback = _pack(b, others[start : start + vec], access_type, is_bool)
 
         def load(address: ir.Value = ptrs[start]) -> ir.Value:
+            if hints is not None:
+                return ctx.target.global_load(b, address, access_type, vec * elem_bytes, hints)
             return b.load(address, typ=access_type, align=vec * elem_bytes)
 
         loaded = _masked(ctx, None if masks is None else masks[start], load, fallback)
@@ -176,6 +182,7 @@ def _store(ctx: LoweringContext, op: StoreOp) -> None:
     masks = _registers(ctx, mask)
     owners = _owners(ctx, ptr)
     access_type = ir.VectorType(mem, vec) if vec > 1 else mem
+    hints = _prepared_hints(ctx, op, store=True)
     for start in range(0, len(ptrs), vec):
         condition = None if masks is None else masks[start]
         if owners is not None:
@@ -184,9 +191,18 @@ def _store(ctx: LoweringContext, op: StoreOp) -> None:
         vector = _pack(b, values[start : start + vec], access_type, is_bool)
 
         def store(address: ir.Value = ptrs[start], data: ir.Value = vector) -> None:
+            if hints is not None:
+                ctx.target.global_store(b, data, address, vec * elem_bytes, hints)
+                return
             b.store(data, address, align=vec * elem_bytes)
 
         _masked(ctx, condition, store)
+
+
+def _prepared_hints(ctx: LoweringContext, op: LoadOp | StoreOp, store: bool) -> MemoryHints | None:
+    """The op's cache modifier and eviction policy, prepared by the target; None without."""
+    hints = hints_of(op, store)
+    return None if hints is None else ctx.target.prepare_memory_hints(ctx.builder, hints)
 
 
 def _pack(

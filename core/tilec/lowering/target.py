@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 from llvmlite import ir
 
+from tilec.lowering.memory_hints import MemoryHints
+
 
 class TargetInfo:
     """Target hooks of the core lowering. Subclasses set the class attributes and methods."""
@@ -79,6 +81,32 @@ class TargetInfo:
     def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         """The `value` (i32 or f32) of lane `lane` (an i32 value) in the same warp."""
         raise NotImplementedError
+
+    # Global memory -----------------------------------------------------------------------------
+
+    def prepare_memory_hints(self, builder: ir.IRBuilder, hints: MemoryHints) -> MemoryHints:
+        """What one load or store with `hints` needs computed once, before its accesses (which
+        may be in masked branches): returned in `hints.prepared`. None by default."""
+        return hints
+
+    def global_load(
+        self, builder: ir.IRBuilder, address: ir.Value, typ: ir.Type, align: int, hints: MemoryHints
+    ) -> ir.Value:
+        """Load `typ` (a scalar or a vector) from global `address` (aligned to `align`) with the
+        cache modifier and eviction policy of `hints` (`tilec.lowering.memory_hints`). They
+        change speed, not results: the default is a plain load."""
+        return builder.load(address, typ=typ, align=align)
+
+    def global_store(
+        self,
+        builder: ir.IRBuilder,
+        value: ir.Value,
+        address: ir.Value,
+        align: int,
+        hints: MemoryHints,
+    ) -> None:
+        """Store `value` to global `address` with `hints` (as `global_load`)."""
+        builder.store(value, address, align=align)
 
     # Math and printing -------------------------------------------------------------------------
 

@@ -41,9 +41,22 @@ class CodegenError(RuntimeError):
     """LLVM or ptxas rejected a kernel; the message names the kernel and the tool's diagnostic."""
 
 
-def ptx_features(arch: str) -> str:
-    """The LLVM feature string (`+ptxNN`) selecting the PTX ISA version emitted for `arch`."""
-    return ARCHS.check(arch).llvm_features
+def ptx_features(arch: str, llvm_ir: str = "") -> str:
+    """The LLVM feature string (`+ptxNN`) selecting the PTX ISA version emitted for `arch`: the
+    arch's, or the newer one `llvm_ir`'s `tilec.ptx_version` metadata asks for (the cache hints
+    of `tilec_nvidia.cache_hints` need PTX ISA 7.4)."""
+    version = ARCHS.check(arch).ptx_version
+    match = _PTX_VERSION.search(llvm_ir)
+    if match:
+        node = re.search(
+            rf"^{re.escape(match.group(1))} = !{{\s*i32 (\d+)\s*}}", llvm_ir, re.MULTILINE
+        )
+        if node:
+            version = max(version, int(node.group(1)))
+    return f"+ptx{version}"
+
+
+_PTX_VERSION = re.compile(r"^!tilec\.ptx_version = !{\s*(![0-9]+)\s*}", re.MULTILINE)
 
 
 def _describe(llvm_ir: str) -> str:
@@ -55,7 +68,7 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 
     Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
     """
-    features = ptx_features(arch)
+    features = ptx_features(arch, llvm_ir)
     check_opt_level(opt_level)
     with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
         machine = target_machine(TRIPLE, arch, features, opt_level)

@@ -21,8 +21,9 @@ from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
+from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
-from tilec_nvidia import capabilities
+from tilec_nvidia import cache_hints, capabilities
 from tilec_nvidia.arch import ARCHS
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -137,6 +138,26 @@ class NvidiaTargetInfo(TargetInfo):
 
     def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         return self._shuffle(builder, "idx", value, lane, self.threads_per_warp - 1)
+
+    # Global memory (cache modifiers and eviction policies: tilec_nvidia.cache_hints) -----------
+
+    def prepare_memory_hints(self, builder: ir.IRBuilder, hints: MemoryHints) -> MemoryHints:
+        return cache_hints.prepare(builder, self.capability, hints)
+
+    def global_load(
+        self, builder: ir.IRBuilder, address: ir.Value, typ: ir.Type, align: int, hints: MemoryHints
+    ) -> ir.Value:
+        return cache_hints.load(builder, self.capability, address, typ, hints)
+
+    def global_store(
+        self,
+        builder: ir.IRBuilder,
+        value: ir.Value,
+        address: ir.Value,
+        align: int,
+        hints: MemoryHints,
+    ) -> None:
+        cache_hints.store(builder, self.capability, value, address, hints)
 
     # Math and printing -------------------------------------------------------------------------
 
