@@ -20,12 +20,14 @@ from tilec.frontend.errors import UserError
 from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
+from tilec.frontend.scaled_dot import dot_scaled
 from tilec.frontend.semantics import Semantics, check_atomic_type, computation_type
 from tilec.frontend.split_dot import PARTS, split_dot
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, f64, i1, i32, is_power_of_two
 from tilec.language import PropagateNan, constexpr, dtype
+from tilec.language import float32 as f32_dtype
 
 UNARY_MATH: dict[str, type[Operation]] = {
     "exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
@@ -520,6 +522,25 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         attributes = {} if precision is None else {"input_precision": StringAttr(precision)}
         result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type, **attributes)
         return result if out is None else self.sem.cast(result, out)
+
+    def tl_dot_scaled(
+        self,
+        lhs: Any,
+        lhs_scale: Any,
+        lhs_format: Any,
+        rhs: Any,
+        rhs_scale: Any,
+        rhs_format: Any,
+        acc: Any = None,
+        fast_math: Any = False,
+        lhs_k_pack: Any = True,
+        rhs_k_pack: Any = True,
+        out_dtype: Any = f32_dtype,
+    ) -> TensorValue:
+        """Triton's microscaled dot, decoded and scaled in f16/bf16, then `tl.dot`
+        (`tilec.frontend.scaled_dot`)."""
+        return dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc,
+                          fast_math, lhs_k_pack, rhs_k_pack, out_dtype)  # fmt: skip
 
     def tl_trans(self, x: Any, *dims: Any) -> TensorValue:
         order = tuple(_const(d, "dims") for d in dims)

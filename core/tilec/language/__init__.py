@@ -369,6 +369,7 @@ BUILTIN_NAMES += [
     "store_tensor_descriptor",
     "make_block_ptr",
     "advance",
+    "dot_scaled",
 ]
 
 program_id = _builtin("program_id")
@@ -472,6 +473,7 @@ load_tensor_descriptor = _builtin("load_tensor_descriptor")
 store_tensor_descriptor = _builtin("store_tensor_descriptor")
 make_block_ptr = _builtin("make_block_ptr")
 advance = _builtin("advance")
+dot_scaled = _builtin("dot_scaled")
 
 
 def cdiv(a: int, b: int) -> int:

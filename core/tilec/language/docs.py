@@ -162,7 +162,17 @@ max_num_imprecise_acc=None, out_dtype=float32)
 The matrix product of [M, K] and [K, N] blocks ([B, M, K] and [B, K, N]: B dots), plus `acc`.
 float8 inputs (any two formats) are converted to f16, exactly, first; others share one dtype.
 f32 inputs take `input_precision` "tf32" (truncated to 10 mantissa bits, as tensor cores read
-f32), "tf32x3" or "ieee"; `max_num_imprecise_acc` None or 0; `out_dtype` rounds once.""",
+f32), "tf32x3", "ieee", "bf16x3" or "bf16x6" (the inputs split into bf16 parts, Triton's
+products of them summed); `max_num_imprecise_acc` None or 0; `out_dtype` rounds once.""",
+    "dot_scaled": """dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, \
+fast_math=False, lhs_k_pack=True, rhs_k_pack=True, out_dtype=float32)
+
+The matrix product of microscaled blocks, plus `acc`. Formats: "e2m1" (two fp4 values a uint8,
+the first in the low bits, packed along K, or along M/N where `*_k_pack` is False), "e4m3",
+"e5m2", "bf16", "fp16". Scales: uint8 e8m0 exponents (one per 32 elements along K), shaped
+[M, K // 32] (lhs) and [N, K // 32] (rhs), or None. Computed as Triton computes it without
+scaled MMA: operands decoded to bf16 (f16 if a format is "fp16"), multiplied by their scales
+(NaN where a scale is 0xFF, unless `fast_math`), then `tl.dot` into f32.""",
     "trans": """trans(input, *dims)
 
 `input` with its dimensions permuted by `dims` (reversed if none are given).""",
