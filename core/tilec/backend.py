@@ -241,8 +241,16 @@ class GpuBackend(Backend):
 
     def device_target(self) -> tuple[str, str | None]:
         """The current device's architecture name and the entry of `targets` to compile for
-        it (None where there is none). Called only when the backend is available."""
-        properties = self.driver.runtime().properties  # a tilec.interop.GpuDriver's
+        it (None where there is none). Called only when the backend is available. The default
+        asks the driver's `runtime()` (a `tilec.interop.GpuDriver`'s) for its properties."""
+        runtime = getattr(self.driver, "runtime", None)
+        if runtime is None:
+            raise NotImplementedError(
+                f"backend '{self.name}': its driver ({type(self.driver).__name__}) has no "
+                "runtime() to ask for the device's architecture: derive the driver from "
+                "tilec.interop.GpuDriver, or override GpuBackend.device_target()"
+            )
+        properties = runtime().properties
         return properties.arch, properties.target
 
     def layout_rules(self, target: str) -> Any:
@@ -256,8 +264,18 @@ class GpuBackend(Backend):
             async_copies=self.async_copies(target),
         )
 
+    def _check_target_option(self, options: Any) -> None:
+        if not hasattr(options, "target"):
+            raise TypeError(
+                f"backend '{self.name}': a GpuBackend's options need a `target` field (the "
+                f"architecture to compile for, None for the device's); "
+                f"{type(options).__qualname__} has none: add `target: str | None = "
+                "attrs.field(default=None, validator=one_of(ARCHS.names))` to its options_class"
+            )
+
     def resolve_target(self, options: Any) -> str:
         """The architecture to compile for: the `target` option, else the current device's."""
+        self._check_target_option(options)
         if options.target is not None:
             return options.target
         availability = self.is_available()
@@ -278,6 +296,7 @@ class GpuBackend(Backend):
     def hash(self, options: Any = None) -> str:
         """As `Backend.hash`, plus the device's target when the options leave it open."""
         options = options or self.parse_options()
+        self._check_target_option(options)
         if options.target is None and self.is_available():
             options = attrs.evolve(options, target=self.device_target()[1])
         return super().hash(options)

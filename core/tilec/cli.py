@@ -77,6 +77,11 @@ def plugin_failures() -> list[tuple[str, str]]:
     return plugin_host.plugin_failures()
 
 
+def pass_plugin_failures() -> list[tuple[str, str]]:
+    """(plugin, reason) for each plugin whose passes are left out of the pipeline."""
+    return plugin_host.pass_plugin_failures()
+
+
 # Commands -------------------------------------------------------------------------------------
 
 
@@ -123,8 +128,9 @@ def cmd_opt(args: argparse.Namespace) -> int:
                 )
         print_names = None if args.print_after_all else print_after
         instrumentations, timing = _instrumentations(args.timing, print_names, args.locations)
-        if args.validate:
-            instrumentations.insert(0, ValidatePasses(stages=("tir",)))
+        validator = ValidatePasses(stages=("tir",)) if args.validate else None
+        if validator is not None:
+            instrumentations.insert(0, validator)
         options = {name: opts for name, opts in entries if opts}
         manager.run(
             module,
@@ -135,6 +141,8 @@ def cmd_opt(args: argparse.Namespace) -> int:
         )
         if timing is not None:
             timing.print_report(sys.stderr)
+        if validator is not None:
+            _report_validation(validator)
 
     output = print_module(module, locations=args.locations)
     if args.output in (None, "-"):
@@ -147,6 +155,18 @@ def cmd_opt(args: argparse.Namespace) -> int:
         except OSError as err:
             raise UserError(f"cannot write '{args.output}': {err.strerror or err}") from None
     return 0
+
+
+def _report_validation(validator: ValidatePasses) -> None:
+    """Say which functions --validate could not check, and fail where it checked none: a
+    validation that silently checked nothing would pass any rewrite."""
+    for name, reason in validator.skipped.items():
+        print(f"tilec opt: warning: @{name} is not validated: {reason}", file=sys.stderr)
+    if not validator.checked:
+        raise UserError(
+            "--validate checked no function: it runs kernels (pointer and scalar arguments, "
+            "no results) on the interpreter; see the warnings above"
+        )
 
 
 def _select_backend(name: str, backends: dict[str, Any]) -> Any:
@@ -165,7 +185,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
         classes = sorted(manager.registry.values(), key=lambda c: STAGES.index(c.stage))
         rows = [(c.name, c.stage, pass_origin(c), _pass_flags(c)) for c in classes]
         _print_rows(rows)
-        return 0
+        return _report_plugin_failures()
     backends = load_backends()
     backend = _select_backend(args.backend, backends) if args.backend else None
     stages = backend_stages(backend) if backend is not None else ("tir",)
@@ -175,7 +195,16 @@ def cmd_passes(args: argparse.Namespace) -> int:
         sys.stdout.write(to_dot(graph))
         return 0
     _print_rows([(n, graph.nodes[n]["stage"], graph.nodes[n]["origin"], "") for n in order])
-    return 0
+    return _report_plugin_failures()
+
+
+def _report_plugin_failures() -> int:
+    """Print each plugin left out of the pipeline and why (stderr); 1 if any, else 0: a pass
+    author checking the order sees that their plugin was dropped, in the exit code too."""
+    failures = pass_plugin_failures()
+    for plugin, reason in failures:
+        print(f"tilec: plugin '{plugin}' is left out: {reason}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _pass_flags(cls: type[Pass]) -> str:

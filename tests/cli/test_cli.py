@@ -134,6 +134,7 @@ def plugin_host(monkeypatch):
     monkeypatch.setattr(cli, "load_pass_classes", lambda: list(classes))
     monkeypatch.setattr(cli, "load_backends", lambda: dict(backends))
     monkeypatch.setattr(cli, "plugin_failures", lambda: [("broken", "ImportError: no module x")])
+    monkeypatch.setattr(cli, "pass_plugin_failures", lambda: [])
 
 
 @pytest.fixture

@@ -112,6 +112,33 @@ def test_opt_validate_passes_the_core_pipeline(tmp_path, capsys):
     assert "arith.divsi" in capsys.readouterr().out
 
 
+RETURNING_TIR = """\
+func.func @divide_value(%x: i32) -> i32 {
+  %c = arith.constant {value = 4 : i32} : i32
+  %q = arith.divsi %x, %c : i32
+  tile.return %q
+}
+"""
+
+
+def test_opt_validate_says_what_it_cannot_check_and_fails_when_it_checked_nothing(
+    with_bad_pass, tmp_path, capsys
+):
+    """A function that returns its value cannot be run as a kernel: --validate checked nothing
+    and let the wrong rewrite through with exit 0; now it says so, and fails."""
+    source = tmp_path / "returning.tir"
+    source.write_text(RETURNING_TIR)
+    status = cli.main(["opt", str(source), "--validate", "--passes", "bad-signed-division"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "warning: @divide_value is not validated: it returns a value" in err
+    assert "--validate checked no function" in err
+    both = tmp_path / "both.tir"
+    both.write_text(DIVIDE_TIR + RETURNING_TIR)
+    assert cli.main(["opt", str(both), "--validate", "--passes", "canonicalize,cse"]) == 0
+    assert "warning: @divide_value is not validated" in capsys.readouterr().err
+
+
 def test_opt_validate_needs_passes(tmp_path, capsys):
     source = tmp_path / "divide.tir"
     source.write_text(DIVIDE_TIR)

@@ -12,7 +12,7 @@ import types
 import attrs
 import pytest
 
-from tilec.backend import Availability, Backend, BackendOptions
+from tilec.backend import Availability, Backend, BackendOptions, GpuBackend
 from tilec_amd.backend import AmdBackend
 from tilec_interp.backend import InterpBackend
 from tilec_nvidia.backend import NvidiaBackend
@@ -216,3 +216,44 @@ def test_a_driver_that_cannot_be_imported_is_reported_not_raised():
     assert "ModuleNotFoundError" in availability.reason
     with pytest.raises(RuntimeError, match="reinstall the plugin"):
         _BrokenDriverPathBackend().make_driver()
+
+
+class _HostDriver:
+    """A driver with no `runtime()` (no GpuDriver): it runs on the host."""
+
+    def is_available(self) -> Availability:
+        return Availability(True, "always")
+
+
+class _NoTargetBackend(GpuBackend):
+    """A backend author's first try: a GpuBackend left with the base options."""
+
+    name = "no-target"
+    archs = NvidiaBackend.archs
+    driver_class = _HostDriver
+
+
+def test_gpu_backend_without_a_target_option_names_the_field_to_add():
+    backend = _NoTargetBackend()
+    for call in (lambda: backend.resolve_target(backend.parse_options()), backend.hash):
+        with pytest.raises(TypeError) as info:
+            call()
+        message = str(info.value)
+        assert "backend 'no-target': a GpuBackend's options need a `target` field" in message
+        assert "BackendOptions has none: add `target: str | None" in message
+
+
+def test_default_device_target_without_a_gpu_driver_says_what_to_override():
+    with pytest.raises(NotImplementedError) as info:
+        _NoTargetBackend().device_target()
+    assert "its driver (_HostDriver) has no runtime()" in str(info.value)
+    assert "override GpuBackend.device_target()" in str(info.value)
+
+
+def test_automatic_choice_is_by_the_priority_plugins_declare():
+    from tilec.runtime.compiler import automatic_order
+
+    order = [b.name for b in automatic_order()]
+    assert order.index("nvidia") < order.index("amd") < order.index("interp")
+    priorities = [b.priority for b in automatic_order()]
+    assert priorities == sorted(priorities, reverse=True)

@@ -132,7 +132,10 @@ def test_misspelled_hook_is_a_registration_failure(make_distribution):
 
     [message] = plugin_warnings()
 
-    assert "'typo (tilec-typo 0.1)': registration failed" in message
+    assert (
+        "'typo (tilec-typo 0.1)': registration failed (did you mean 'tilec_backends'? " in message
+    )
+    assert "tilec's hooks are tilec_backends, tilec_passes; see tilec.plugin.hookspecs" in message
     assert "tilec_backend" in message
     assert "typo" not in dict(get_plugin_manager().list_name_plugin())
 
@@ -247,3 +250,34 @@ def test_disable_autoload_skips_entry_points(make_distribution, monkeypatch):
 def test_autoload_stays_on_for_empty_or_zero(monkeypatch, value):
     monkeypatch.setenv(DISABLE_AUTOLOAD_ENV, value)
     assert set(load_backends()) >= SHIPPED_BACKENDS
+
+
+def test_tilec_passes_fails_when_a_plugins_relation_runs_backwards_across_stages(
+    make_distribution, capsys
+):
+    """A tir pass that asks to run after a gir pass cannot be placed: the plugin is left out,
+    and `tilec passes` says so on stderr and exits 1 (it printed a warning and exited 0)."""
+    source = """
+    from tilec.passes.base import Pass
+    from tilec.plugin import hookimpl
+
+    class Late(Pass):
+        name = "late-tir-pass"
+        stage = "tir"
+        after = ("assign-layouts",)
+
+        def run(self, module, context):
+            return False
+
+    @hookimpl
+    def tilec_passes():
+        return [Late]
+    """
+    make_distribution("tilec-late", {"late": "late_plugin"}, {"late_plugin": source})
+    from tilec import cli
+
+    code = cli.main(["passes", "--backend", "nvidia"])  # the command shows warnings itself
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "tilec: plugin 'late (tilec-late 0.1)' is left out: pass 'late-tir-pass' (tir)" in err
+    assert "declares after=('assign-layouts',) but 'assign-layouts' is a gir pass" in err

@@ -7,7 +7,9 @@ pass manager runs: `tilec opt --validate` adds it, and so does every compile whi
 `TILEC_VALIDATE_PASSES=1` (`tilec.settings.VALIDATE_PASSES`). A function is validated when the
 interpreter can run it on the module as given: every argument a pointer or a scalar, no result;
 inputs that make the original IR fail (an access out of bounds for the random sizes) are replaced
-by other random inputs, and a function no input runs is listed in `skipped`, not validated.
+by other random inputs. A function that cannot be run so (one that returns a value, say) or that
+no input runs is listed in `skipped` with the reason, not validated; `tilec opt --validate` says
+so and fails when it validated nothing.
 """
 
 from __future__ import annotations
@@ -90,16 +92,25 @@ def _random_argument(rng: np.random.Generator, t: Any, attrs: dict, largest: int
     return int(rng.integers(1, largest + 1)) * int(divisibility)
 
 
+def _not_runnable(function: Operation) -> str:
+    """Why the interpreter cannot run `function` on its own as a kernel; empty if it can."""
+    signature = function.signature
+    if signature.results:
+        return (
+            "it returns a value (the interpreter runs kernels, which return nothing): store "
+            "the value through a pointer argument to have it validated"
+        )
+    for t in signature.inputs:
+        if not isinstance(t, PointerType | IntegerType | FloatType):
+            return f"its argument of type {t} is no pointer or scalar"
+        if isinstance(getattr(t, "pointee", None), PointerType):
+            return f"its argument of type {t} points to pointers"
+    return ""
+
+
 def _kernels(module: Operation) -> list[Operation]:
     """The functions the interpreter can run on their own: pointer and scalar arguments."""
-    functions = getattr(module, "functions", [])
-    return [
-        f for f in functions
-        if not f.signature.results
-        and all(isinstance(t, PointerType | IntegerType | FloatType) for t in f.signature.inputs)
-        and not any(isinstance(getattr(t, "pointee", None), PointerType)
-                    for t in f.signature.inputs)
-    ]  # fmt: skip
+    return [f for f in getattr(module, "functions", []) if not _not_runnable(f)]
 
 
 def _copy(args: list) -> list:
@@ -126,6 +137,10 @@ class ValidatePasses(PassInstrumentation):
         self.text = print_module(module)
         interp = _interpreter()
         rng = np.random.default_rng(self.seed)
+        for function in getattr(module, "functions", []):
+            reason = _not_runnable(function)
+            if reason:
+                self.skipped[function.name_str] = reason
         for function in _kernels(module):
             name = function.name_str
             reason = ""

@@ -11,10 +11,12 @@ Set `TILEC_DISABLE_PLUGIN_AUTOLOAD=1` to skip entry points (built-in plugins sti
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import importlib
 import importlib.metadata
 import os
+import re
 import traceback
 import warnings
 from typing import Any, NamedTuple
@@ -60,6 +62,8 @@ class _State:
     failures: list[PluginFailure] = attrs.Factory(list)
     backends: dict[str, Backend] | None = None
     pass_classes: list[type[Pass]] | None = None
+    pass_failures: list[PluginFailure] = attrs.Factory(list)
+    """The failures that left passes out of the pipeline (a subset of `failures`)."""
     fingerprint: str | None = None
 
 
@@ -95,6 +99,7 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
     label = name or getattr(plugin, "__name__", None) or repr(plugin)
     _register(state, plugin, name, label)
     state.backends = state.pass_classes = state.fingerprint = None
+    state.pass_failures = []
     _generation += 1
 
 
@@ -180,6 +185,7 @@ def load_pass_classes() -> list[type[Pass]]:
     state = _load_state()
     if state.pass_classes is not None:
         return list(state.pass_classes)
+    known_failures = len(state.failures)
     by_name: dict[str, tuple[type[Pass], str]] = {}
     for label, cls in _call_hook(state, "tilec_passes"):
         if not (isinstance(cls, type) and issubclass(cls, Pass) and cls.name):
@@ -202,7 +208,14 @@ def load_pass_classes() -> list[type[Pass]]:
     for label, reason in invalid.items():
         _fail(state, label, f"{reason}; its passes are left out")
     state.pass_classes = [cls for cls, label in by_name.values() if label not in invalid]
+    state.pass_failures = state.failures[known_failures:]
     return list(state.pass_classes)
+
+
+def pass_plugin_failures() -> list[PluginFailure]:
+    """The plugins (or hooks) whose passes were left out of the pipeline, and why."""
+    load_pass_classes()
+    return list(_load_state().pass_failures)
 
 
 # Loading ---------------------------------------------------------------------------------------
@@ -276,7 +289,18 @@ def _register(state: _State, plugin: object, name: str | None, label: str) -> No
         manager.check_pending()  # a misspelled hook (`tilec_backend`) is an error, not silence
     except _PLUGIN_ERRORS as error:
         manager.unregister(name=registered_name)
-        _fail(state, label, "registration failed", error)
+        _fail(state, label, f"registration failed{_hook_advice(error)}", error)
+
+
+def _hook_advice(error: BaseException) -> str:
+    """For an unknown hook: the hooks there are, and the nearest to the name written."""
+    if not isinstance(error, pluggy.PluginValidationError):
+        return ""
+    names = sorted(n for n in dir(hookspecs) if n.startswith(f"{hookspecs.PROJECT_NAME}_"))
+    written = re.search(r"unknown hook '([^']+)'", str(error))
+    near = difflib.get_close_matches(written[1], names, n=1) if written else []
+    hint = f"did you mean '{near[0]}'? " if near else ""
+    return f" ({hint}tilec's hooks are {', '.join(names)}; see tilec.plugin.hookspecs)"
 
 
 def _call_hook(state: _State, hook_name: str) -> list[tuple[str, Any]]:
