@@ -62,6 +62,21 @@ def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int]:
         ) from None
 
 
+def _lines_before_def(src: str) -> int:
+    """How many lines of a function's source come before its `def` (its decorators)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return 0
+    first = tree.body[0] if tree.body else None
+    return first.lineno - 1 if isinstance(first, ast.FunctionDef) else 0
+
+
+_SOURCE_UPDATES = [0]
+"""How many `_unsafe_update_src` calls this process has seen: a kernel's cache key computed
+before the last one is computed again (the updated kernel may be inlined into it)."""
+
+
 class SourceNotFoundError(OSError):
     """A `@tilec.jit` function whose source text cannot be read (neither a file nor linecache)."""
 
@@ -73,16 +88,49 @@ class KernelFunction:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        lines, self.first_line = _source_lines(fn)
+        lines, first_line = _source_lines(fn)
         raw = "".join(lines)
-        self.src = textwrap.dedent(raw)
-        self.indent = len(raw.splitlines()[0]) - len(self.src.splitlines()[0])
+        src = textwrap.dedent(raw)
+        self.indent = len(raw.splitlines()[0]) - len(src.splitlines()[0])
+        decorators = _lines_before_def(src)
+        self._src = "".join(src.splitlines(True)[decorators:])
+        self.first_line = first_line + decorators
+        """The file's line of the source's first line (the `def`)."""
+        self._source_updates = _SOURCE_UPDATES[0]
         self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.arg_names = list(inspect.signature(fn).parameters)
         self._key: str | None = None
         self._used: tuple[tuple[Any, str, Any], ...] = ()
         self._names: tuple[tuple[str, ...], ...] | None = None
         self._unchanged_fast: Callable[[], bool] = lambda: False
+
+    @property
+    def src(self) -> str:
+        """The kernel's source text from its `def` (decorators left out, dedented), as Triton's
+        `JITFunction.src`: what the frontend compiles and the cache key hashes."""
+        return self._src
+
+    @src.setter
+    def src(self, _value: str) -> None:
+        raise AttributeError(
+            "Cannot set attribute 'src' directly. Use '_unsafe_update_src()' and manually clear "
+            "`.hash` of all callers instead."
+        )
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's: compile `new_src` (the function's text from its `def`, as `src` gives it)
+        from now on, in place of the source (Triton's tests make kernel variants this way:
+        `kernel._unsafe_update_src(kernel.src.replace(...))`). Unlike Triton, the callers'
+        keys need no clearing: every kernel's cache key is computed again (it may inline this
+        one). Locations stay those of the original source's lines in its file."""
+        if not isinstance(new_src, str):
+            raise TypeError(f"{self.__name__}._unsafe_update_src takes the source text (a str)")
+        self._src = new_src
+        self._key = None
+        self._names = None
+        self._used = ()
+        self._unchanged_fast = lambda: False
+        _SOURCE_UPDATES[0] += 1
 
     def is_constexpr(self, param: str) -> bool:
         """Whether parameter `param` is annotated `tl.constexpr`."""
@@ -108,8 +156,10 @@ class KernelFunction:
     def cache_key(self) -> str:
         """The hash of this kernel and what it depends on by name (see the module docstring)."""
         key = self._key
-        if key is not None and (self._unchanged_fast() or self._unchanged()):
+        fresh = self._source_updates == _SOURCE_UPDATES[0]
+        if key is not None and fresh and (self._unchanged_fast() or self._unchanged()):
             return key
+        self._source_updates = _SOURCE_UPDATES[0]
         used: list[tuple[Any, str, Any]] = []
         parts: list[str] = []
         self._collect(parts, used, set())

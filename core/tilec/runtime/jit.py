@@ -12,7 +12,7 @@ from typing import Any
 from tilec import settings
 from tilec.errors import LaunchArgumentError
 from tilec.frontend.kernel import KernelFunction
-from tilec.runtime import compiler
+from tilec.runtime import cache, compiler
 from tilec.runtime.entry import user_entry
 from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
@@ -23,6 +23,13 @@ class JITFunction(KernelFunction):
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
         return launcher(self, grid)
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Triton's: compile `new_src` from the next launch on (see `KernelFunction`). Every
+        kernel's launch caches and fast launches are dropped (they would launch the code of the
+        old source, also in kernels that inline this one); compiled kernels stay cached."""
+        super()._unsafe_update_src(new_src)
+        cache.generation += 1  # what `cache.clear_memory` bumps, without forgetting compiles
 
     @user_entry
     def warmup(self, *args: Any, grid: Any, **meta: Any) -> Any:
