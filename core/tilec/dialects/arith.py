@@ -126,151 +126,205 @@ class FloatBinaryOp(BinaryOp):
 
 @register_op
 class AddIOp(IntBinaryOp):
+    """x + y, wrapping (two's complement)."""
+
     name = "arith.addi"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class SubIOp(IntBinaryOp):
+    """x - y, wrapping."""
+
     name = "arith.subi"
 
 
 @register_op
 class MulIOp(IntBinaryOp):
+    """x * y, wrapping."""
+
     name = "arith.muli"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class DivSIOp(IntBinaryOp):
+    """Signed division rounding toward zero (C's and Triton's `//` on integers)."""
+
     name = "arith.divsi"
 
 
 @register_op
 class DivUIOp(IntBinaryOp):
+    """Unsigned division."""
+
     name = "arith.divui"
 
 
 @register_op
 class RemSIOp(IntBinaryOp):
+    """The signed remainder, with the sign of the dividend."""
+
     name = "arith.remsi"
 
 
 @register_op
 class RemUIOp(IntBinaryOp):
+    """The unsigned remainder."""
+
     name = "arith.remui"
 
 
 @register_op
 class AndIOp(IntBinaryOp):
+    """Bitwise and."""
+
     name = "arith.andi"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class OrIOp(IntBinaryOp):
+    """Bitwise or."""
+
     name = "arith.ori"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class XOrIOp(IntBinaryOp):
+    """Bitwise exclusive or."""
+
     name = "arith.xori"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class ShLIOp(IntBinaryOp):
+    """Shift left; a shift by the bit width or more gives 0."""
+
     name = "arith.shli"
 
 
 @register_op
 class ShRSIOp(IntBinaryOp):
+    """Arithmetic (sign-filling) shift right."""
+
     name = "arith.shrsi"
 
 
 @register_op
 class ShRUIOp(IntBinaryOp):
+    """Logical (zero-filling) shift right."""
+
     name = "arith.shrui"
 
 
 @register_op
 class MaxSIOp(IntBinaryOp):
+    """The larger, as signed integers."""
+
     name = "arith.maxsi"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MinSIOp(IntBinaryOp):
+    """The smaller, as signed integers."""
+
     name = "arith.minsi"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MaxUIOp(IntBinaryOp):
+    """The larger, as unsigned integers."""
+
     name = "arith.maxui"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MinUIOp(IntBinaryOp):
+    """The smaller, as unsigned integers."""
+
     name = "arith.minui"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class AddFOp(FloatBinaryOp):
+    """`%z = arith.addf %x, %y : f32`: x + y, rounded once (may be contracted with a multiply unless `nocontract`)."""
+
     name = "arith.addf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class SubFOp(FloatBinaryOp):
+    """x - y, rounded once (may be contracted with a multiply unless `nocontract`)."""
+
     name = "arith.subf"
 
 
 @register_op
 class MulFOp(FloatBinaryOp):
+    """x * y, rounded once (may be contracted with an add unless `nocontract`)."""
+
     name = "arith.mulf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class DivFOp(FloatBinaryOp):
+    """x / y, correctly rounded."""
+
     name = "arith.divf"
 
 
 @register_op
 class RemFOp(FloatBinaryOp):
+    """The remainder of x / y with the sign of x (C's `fmod`)."""
+
     name = "arith.remf"
 
 
 @register_op
 class MaxNumFOp(FloatBinaryOp):
+    """The larger of x and y; the other operand if one is NaN."""
+
     name = "arith.maxnumf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MinNumFOp(FloatBinaryOp):
+    """The smaller of x and y; the other operand if one is NaN."""
+
     name = "arith.minnumf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MaximumFOp(FloatBinaryOp):
+    """The larger of x and y; NaN if either is NaN."""
+
     name = "arith.maximumf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class MinimumFOp(FloatBinaryOp):
+    """The smaller of x and y; NaN if either is NaN."""
+
     name = "arith.minimumf"
     traits = _COMMUTATIVE_BINARY_TRAITS
 
 
 @register_op
 class NegFOp(Operation):
+    """-x (flips the sign bit)."""
+
     name = "arith.negf"
     operand = operand_def(FLOAT_LIKE)
     result = result_def(FLOAT_LIKE)
@@ -412,6 +466,8 @@ class CastOp(Operation):
 
 @register_op
 class ExtSIOp(CastOp):
+    """Sign extension to a wider integer."""
+
     name = "arith.extsi"
     source_kind = IntegerType
     result_kind = IntegerType
@@ -420,6 +476,8 @@ class ExtSIOp(CastOp):
 
 @register_op
 class ExtUIOp(CastOp):
+    """Zero extension to a wider integer."""
+
     name = "arith.extui"
     source_kind = IntegerType
     result_kind = IntegerType
@@ -428,6 +486,8 @@ class ExtUIOp(CastOp):
 
 @register_op
 class TruncIOp(CastOp):
+    """Integer narrowing: the low bits."""
+
     name = "arith.trunci"
     source_kind = IntegerType
     result_kind = IntegerType
@@ -436,6 +496,8 @@ class TruncIOp(CastOp):
 
 @register_op
 class ExtFOp(CastOp):
+    """Float widening (f16 -> f32), exact."""
+
     name = "arith.extf"
     source_kind = FloatType
     result_kind = FloatType
@@ -444,6 +506,8 @@ class ExtFOp(CastOp):
 
 @register_op
 class TruncFOp(CastOp):
+    """Float narrowing (f32 -> f16), rounded to nearest even."""
+
     name = "arith.truncf"
     source_kind = FloatType
     result_kind = FloatType
@@ -452,6 +516,8 @@ class TruncFOp(CastOp):
 
 @register_op
 class SIToFPOp(CastOp):
+    """Signed integer to float, rounded to nearest."""
+
     name = "arith.sitofp"
     source_kind = IntegerType
     result_kind = FloatType
@@ -460,6 +526,8 @@ class SIToFPOp(CastOp):
 
 @register_op
 class UIToFPOp(CastOp):
+    """Unsigned integer to float, rounded to nearest."""
+
     name = "arith.uitofp"
     source_kind = IntegerType
     result_kind = FloatType
@@ -468,6 +536,8 @@ class UIToFPOp(CastOp):
 
 @register_op
 class FPToSIOp(CastOp):
+    """Float to signed integer, rounding toward zero."""
+
     name = "arith.fptosi"
     source_kind = FloatType
     result_kind = IntegerType
@@ -476,6 +546,8 @@ class FPToSIOp(CastOp):
 
 @register_op
 class FPToUIOp(CastOp):
+    """Float to unsigned integer, rounding toward zero."""
+
     name = "arith.fptoui"
     source_kind = FloatType
     result_kind = IntegerType
@@ -484,6 +556,8 @@ class FPToUIOp(CastOp):
 
 @register_op
 class BitcastOp(CastOp):
+    """The same bits read as another type of the same width (`%f = arith.bitcast %i : f32`)."""
+
     name = "arith.bitcast"
     source_kind = (IntegerType, FloatType, Float8Type)
     result_kind = (IntegerType, FloatType, Float8Type)

@@ -333,6 +333,8 @@ class AddPtrOp(Operation):
 
 @register_op
 class IntToPtrOp(Operation):
+    """An integer address as a pointer (`tl.int64` to `tl.pointer_type`)."""
+
     name = "tile.int_to_ptr"
     source = operand_def(INT_LIKE)
     result = result_def(PTR_LIKE)
@@ -341,6 +343,8 @@ class IntToPtrOp(Operation):
 
 @register_op
 class PtrToIntOp(Operation):
+    """A pointer's address as an i64."""
+
     name = "tile.ptr_to_int"
     source = operand_def(PTR_LIKE)
     result = result_def(INT_LIKE)
@@ -592,6 +596,8 @@ class ReduceOp(Operation):
 
 @register_op
 class ReduceReturnOp(Operation):
+    """Ends a `tile.reduce` combine region with the combined value(s)."""
+
     name = "tile.reduce.return"
     values = operand_def(variadic=True)
     traits = (IsTerminator(), Pure(), HasParent(ReduceOp))
@@ -631,6 +637,8 @@ class ScanOp(Operation):
 
 @register_op
 class ScanReturnOp(Operation):
+    """Ends a `tile.scan` combine region with the combined value(s)."""
+
     name = "tile.scan.return"
     values = operand_def(variadic=True)
     traits = (IsTerminator(), Pure(), HasParent(ScanOp))
