@@ -26,8 +26,11 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec.errors import KernelCallError
+from tilec.frontend import exec_sources
 from tilec.language import constexpr, dtype
 from tilec.version import __version__
+
+exec_sources.install()
 
 _MISSING = object()
 _SCALARS = (bool, int, float, str, bytes, type(None))
@@ -46,19 +49,27 @@ def _annotated_constexpr(annotation: Any) -> bool:
     return annotation is constexpr or isinstance(annotation, constexpr)
 
 
-def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int]:
-    """The function's source lines and first line number, read as Triton does: through
-    `inspect`, which reads files and `linecache` entries (a kernel made with `exec()` has source
-    only when its file name was registered in `linecache.cache`)."""
+def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int, str]:
+    """The function's source lines, first line number and file, read as Triton does: through
+    `inspect`, which reads files and `linecache` entries; for a function made by `exec()` of a
+    string (no file), from the text Python's `compile` audit event carried
+    (`tilec.frontend.exec_sources`)."""
     try:
-        return inspect.getsourcelines(fn)
+        lines, first = inspect.getsourcelines(fn)
+        return lines, first, inspect.getsourcefile(fn) or fn.__code__.co_filename
     except (OSError, TypeError):
-        file = fn.__code__.co_filename
+        found = exec_sources.find(fn)
+        if found is not None:
+            return found
+        code = getattr(fn, "__code__", None)
+        where = f"file {code.co_filename!r}, line {code.co_firstlineno}" if code else "no code"
         raise SourceNotFoundError(
-            f"cannot read the source of kernel '{fn.__qualname__}' (file {file!r}, line "
-            f"{fn.__code__.co_firstlineno}): tilec compiles a kernel from its source. For a "
-            "kernel made with exec(), compile the source with a file name and register it "
-            "first: linecache.cache[name] = (len(src), None, src.splitlines(True), name)"
+            f"cannot read the source of kernel '{getattr(fn, '__qualname__', fn)}' ({where}): "
+            "tilec compiles a kernel from its "
+            "source. For a kernel made with exec() before tilec was imported (or by a "
+            "compile() of no string), import tilec first, or compile the source with a file "
+            "name and register it: linecache.cache[name] = (len(src), None, "
+            "src.splitlines(True), name)"
         ) from None
 
 
@@ -88,7 +99,7 @@ class KernelFunction:
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
-        lines, first_line = _source_lines(fn)
+        lines, first_line, self.file = _source_lines(fn)
         raw = "".join(lines)
         src = textwrap.dedent(raw)
         self.indent = len(raw.splitlines()[0]) - len(src.splitlines()[0])
@@ -97,7 +108,6 @@ class KernelFunction:
         self.first_line = first_line + decorators
         """The file's line of the source's first line (the `def`)."""
         self._source_updates = _SOURCE_UPDATES[0]
-        self.file = inspect.getsourcefile(fn) or fn.__code__.co_filename
         self.arg_names = list(inspect.signature(fn).parameters)
         self._key: str | None = None
         self._used: tuple[tuple[Any, str, Any], ...] = ()
