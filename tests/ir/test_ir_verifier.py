@@ -319,8 +319,16 @@ CASES = [
         _func('  %v = tile.load %p {cache = ".xx"} : f32\n  tile.return', "%p: !tile.ptr<f32>"),
         "tile.load",
         "tile.load",
-        "cache '.xx' is not one of '', '.ca', '.cg', '.cv', '.wb', '.cs', '.wt'",
+        "cache '.xx' is not one of '', '.ca', '.cg', '.cs', '.cv'",
         '%v = tile.load %p {cache = ".xx"} : f32',
+    ),
+    (
+        "store-cache-modifier-of-a-load",
+        _func('  tile.store %p, %v {cache = ".cv"}\n  tile.return', "%p: !tile.ptr<f32>, %v: f32"),
+        "tile.store",
+        "tile.store",
+        "cache '.cv' is not one of '', '.wb', '.cg', '.cs', '.wt'",
+        'tile.store %p, %v {cache = ".cv"}',
     ),
     (
         "atomic-kind-needs-integers",

@@ -364,7 +364,9 @@ def _check_memory_operands(op: Operation, ptr: Value, value_type: Type, mask: Va
         _check_same_layout(op, [ptr, mask], "pointer and mask")
 
 
-CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt")
+LOAD_CACHE_MODIFIERS = ("", ".ca", ".cg", ".cs", ".cv")
+STORE_CACHE_MODIFIERS = ("", ".wb", ".cg", ".cs", ".wt")
+"""The PTX cache operators of loads and of stores (`tl.load` takes Triton's `.ca`, `.cg`, `.cv`)."""
 EVICTION_POLICIES = ("", "evict_first", "evict_last", "evict_normal")
 
 
@@ -399,7 +401,7 @@ class LoadOp(Operation):
             raise VerifyError(
                 f"other type {other.type} must be the result type {self.result.type}", self
             )
-        _check_choice(self, "cache", CACHE_MODIFIERS)
+        _check_choice(self, "cache", LOAD_CACHE_MODIFIERS)
         _check_choice(self, "eviction", EVICTION_POLICIES)
 
 
@@ -417,7 +419,7 @@ class StoreOp(Operation):
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
-        _check_choice(self, "cache", CACHE_MODIFIERS)
+        _check_choice(self, "cache", STORE_CACHE_MODIFIERS)
         _check_choice(self, "eviction", EVICTION_POLICIES)
 
 

@@ -29,6 +29,8 @@ from typing import Any
 from llvmlite import ir
 
 from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
+from tilec.lowering.memory_hints import MemoryHints, volatile_load, volatile_store
+from tilec.lowering.memory_hints import nontemporal as mark_nontemporal
 from tilec.lowering.target import TargetInfo
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -42,6 +44,23 @@ DATA_LAYOUT = (
 CONSTANT_ADDRESS_SPACE = 4
 LOG2E = math.log2(math.e)
 LN2 = math.log(2.0)
+
+CACHE_FLAGS = {
+    ("load", ""): (False, False),
+    ("load", ".ca"): (False, False),
+    ("load", ".cg"): (False, True),
+    ("load", ".cs"): (False, True),
+    ("load", ".cv"): (True, True),
+    ("store", ""): (False, False),
+    ("store", ".wb"): (False, False),
+    ("store", ".cg"): (False, False),
+    ("store", ".cs"): (False, True),
+    ("store", ".wt"): (True, True),
+}
+"""(volatile, nontemporal) of a global load or store per cache modifier, Triton 3.6's table
+(`getCacheModifierFlagsForPredicatedCall`): LLVM sets the arch's bits for them (gfx942:
+`nt` for nontemporal, `sc0 sc1` for volatile; gfx90a: `glc slc`, `glc`). Eviction policies
+have no AMD counterpart and, as in Triton, no effect."""
 
 DISPATCH_WORKGROUP_SIZE_X = 4
 """Byte offset of `workgroup_size_x` (u16) in the HSA kernel dispatch packet."""
@@ -85,6 +104,7 @@ class AmdTargetInfo(TargetInfo):
     global_address_space = 1
     shared_address_space = 3
     sync_scopes = {"cta": "workgroup", "gpu": "agent", "sys": None}
+    inline_asm_constraints = "vsaIJABCDni"  # AMDGPU's register classes, inline constants
 
     def __init__(
         self,
@@ -176,6 +196,34 @@ class AmdTargetInfo(TargetInfo):
 
     def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         return self._bpermute(builder, value, lane)
+
+    # Global memory: Triton's cache modifiers as LLVM's volatile and nontemporal flags --------
+
+    def global_load(
+        self, builder: ir.IRBuilder, address: ir.Value, typ: ir.Type, align: int, hints: MemoryHints
+    ) -> ir.Value:
+        volatile, nontemporal = CACHE_FLAGS[("load", hints.cache)]
+        if volatile:
+            instr = volatile_load(builder, address, typ, align)
+        else:
+            instr = builder.load(address, typ=typ, align=align)
+        return mark_nontemporal(instr, builder.module) if nontemporal else instr
+
+    def global_store(
+        self,
+        builder: ir.IRBuilder,
+        value: ir.Value,
+        address: ir.Value,
+        align: int,
+        hints: MemoryHints,
+    ) -> None:
+        volatile, nontemporal = CACHE_FLAGS[("store", hints.cache)]
+        if volatile:
+            instr = volatile_store(builder, value, address, align)
+        else:
+            instr = builder.store(value, address, align=align)
+        if nontemporal:
+            mark_nontemporal(instr, builder.module)
 
     # Math and printing -------------------------------------------------------------------------
 
