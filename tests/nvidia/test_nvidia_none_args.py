@@ -11,6 +11,7 @@ from test_native_launch import Tensor, gpu  # noqa: F401 (the fixture)
 
 import tilec
 import tilec.language as tl
+from tilec.runtime import launcher
 
 
 def make_kernel():
@@ -57,3 +58,29 @@ def test_none_on_the_python_fast_launch(gpu):  # noqa: F811
     assert launch(x, None, out, 4096, BLOCK=1024, stream=stream) is without
     assert launch(x, w_ptr=None, out_ptr=out, n=4096, BLOCK=1024, stream=stream) is without
     assert len(gpu.python) == 5 and not gpu.native
+
+
+def test_kernels_of_constexprs_only_take_the_fast_launch(gpu, monkeypatch):  # noqa: F811
+    """No runtime argument at all (issue 20: their fast launch had a SyntaxError); with no
+    tensor among the arguments, the Python fast launch."""
+    general = []
+    original = launcher.Launcher._launch
+    monkeypatch.setattr(
+        launcher.Launcher, "_launch", lambda self, *a: general.append(a) or original(self, *a)
+    )
+
+    @tilec.jit
+    def constant_shape(shape: tl.constexpr = (16, 32), value: tl.constexpr = None):
+        tl.static_assert(shape[0] * shape[1] == 512)
+        if value is not None:
+            tl.full(shape, value, tl.float32)
+
+    @tilec.jit
+    def nothing():
+        pass
+
+    for _ in range(3):
+        constant_shape[(1,)]()
+        constant_shape[(1,)](shape=(32, 16), value=2.0)
+        nothing[(1,)]()
+    assert len(gpu.python) == 9 and len(general) == 3
