@@ -45,14 +45,18 @@ def test_range_takes_its_arguments_by_keyword():
         ("num_stages", 1),
         ("num_stages", 3),
         ("loop_unroll_factor", 1),
+        ("loop_unroll_factor", 4),
         ("flatten", False),
+        ("flatten", True),
         ("warp_specialize", False),
+        ("warp_specialize", True),
         ("disable_licm", False),
+        ("disable_licm", True),
         ("disallow_acc_multi_buffer", True),
         ("disallow_acc_multi_buffer", False),
     ],
 )
-def test_range_hints_that_describe_tilec_are_accepted(hint, value):
+def test_every_range_hint_of_triton_is_accepted(hint, value):
     out = np.zeros(1, np.int32)
     run_interp(range_hints, {"out_ptr": "*i32", "n": "i32"}, [out, 10], HINT=hint, VALUE=value)
     assert out[0] == 45
@@ -61,12 +65,12 @@ def test_range_hints_that_describe_tilec_are_accepted(hint, value):
 @pytest.mark.parametrize(
     ("hint", "value", "message"),
     [
-        ("num_stages", 0, "tl.range's num_stages must be a positive int, got 0"),
-        ("num_stages", 2.5, "tl.range's num_stages must be a positive int, got 2.5"),
-        ("loop_unroll_factor", 4, "tl.range(loop_unroll_factor=4) is not supported"),
-        ("flatten", True, "tl.range(flatten=True) is not supported"),
-        ("warp_specialize", True, "tl.range(warp_specialize=True) is not supported"),
-        ("disable_licm", True, "tl.range(disable_licm=True) is not supported"),
+        ("num_stages", 0, "tl.range's num_stages must be an int >= 1 or None, got 0"),
+        ("num_stages", 2.5, "tl.range's num_stages must be an int >= 1 or None, got 2.5"),
+        ("loop_unroll_factor", 2.5, "loop_unroll_factor must be an int >= 0 or None, got 2.5"),
+        ("flatten", 1, "tl.range's flatten must be a bool, got 1"),
+        ("warp_specialize", "yes", "tl.range's warp_specialize must be a bool, got 'yes'"),
+        ("disable_licm", None, "tl.range's disable_licm must be a bool, got None"),
         ("disallow_acc_multi_buffer", 2, "disallow_acc_multi_buffer must be a bool"),
         ("bogus", 1, "unexpected keyword argument 'bogus'"),
         ("static_hint", 2, "tl.static_range takes no num_stages"),
@@ -78,7 +82,7 @@ def test_range_hints_that_describe_tilec_are_accepted(hint, value):
         ("python_range", 2, "range() takes no keyword arguments, got step"),
     ],
 )
-def test_range_hints_tilec_cannot_honour_are_rejected_by_name(hint, value, message):
+def test_range_hints_of_a_wrong_type_are_rejected_by_name(hint, value, message):
     error = compile_error(range_hints, {"out_ptr": "*i32", "n": "i32"}, HINT=hint, VALUE=value)
     assert message in error.message, error.message
 

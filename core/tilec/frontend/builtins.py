@@ -16,6 +16,7 @@ from tilec.frontend.batched_dot import batched_dot
 from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.compat_builtins import CompatBuiltinsMixin
 from tilec.frontend.context import TensorValue
+from tilec.frontend.elementwise import ElementwiseMixin
 from tilec.frontend.errors import UserError
 from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
@@ -92,7 +93,9 @@ def _ir_type(value: Any) -> Any:
     return value.ir_type
 
 
-class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMixin):
+class Builtins(
+    ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMixin, ElementwiseMixin
+):
     """Dispatch table from `tl` function names to the ops they emit."""
 
     def __init__(self, sem: Semantics, inline: Callable[..., Any] | None = None):
@@ -105,6 +108,7 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
             method = self.unary_math_of(UNARY_MATH[name])
         if method is None:
             raise UserError(f"tl.{name} is not supported by the frontend yet")
+        self.check_effects(name, args, kwargs)
         try:
             return method(*args, **kwargs)
         except TypeError as err:
@@ -478,8 +482,10 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         out_dtype: Any = None,
     ) -> TensorValue:
         """`a @ b (+ acc)`, batched for 3-D operands (`batched_dot`). f32 inputs are multiplied
-        with the `input_precision` (Triton's meanings, `_dot_precision`), which the op records. `out_dtype` narrower than the f32
-        (i32) accumulator rounds the f32 (i32) result once, after the dot."""
+        with the `input_precision` (Triton's meanings, `_dot_precision`), which the op records.
+        The result's type follows Triton (`dot_types`): integer operands give the i32 sums
+        whatever `out_dtype` says; an f16 `out_dtype` of f16 operands rounds the f32 result
+        once, after the dot."""
         a, b = self.value(a), self.value(b)
         a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
         if len(a.shape) == 3 or len(b.shape) == 3:
@@ -496,12 +502,11 @@ class Builtins(ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMi
         precision = _dot_precision(a.dtype, input_precision, allow_tf32, max_num_imprecise_acc)
         shape = (a.shape[0], b.shape[1])
         out = None if _const(out_dtype, "out_dtype") is None else _ir_type(out_dtype)
-        wide = i32 if isinstance(a.dtype, IntegerType) else f32
+        wide, rounded = dot_types(a.dtype, out)  # Triton's result types (`dot_types`)
         if acc is None:
-            if out is not None and isinstance(out, IntegerType) != isinstance(wide, IntegerType):
-                raise UserError(f"tl.dot of {a.dtype} inputs cannot have out_dtype {out}")
             acc_value = self.sem.constant(0, TensorType(shape, wide))
         else:
+            rounded = None
             acc_value = self.value(acc)
             if acc_value.shape != shape:
                 raise UserError(f"tl.dot accumulator must be {list(shape)}, got {acc_value.shape}")

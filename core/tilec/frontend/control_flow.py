@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import logging
 from typing import Any
 
 from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
@@ -10,10 +11,13 @@ from tilec.frontend import block_pointers
 from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
-from tilec.ir.attributes import IntegerAttr
+from tilec.ir.attributes import IntegerAttr, UnitAttr
 from tilec.ir.core import Block, Region
 from tilec.ir.types import IntegerType, i1, i32, i64
+from tilec.language import condition as tl_condition
 from tilec.language import constexpr
+
+log = logging.getLogger(__name__)
 
 LOOP_ITERATORS = ("range", "static_range")
 """The `tl` functions a `for` loop iterates over (`for i in tl.range(...)`), compiled here."""
@@ -36,23 +40,30 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
     return names
 
 
-RANGE_HINTS: dict[str, tuple[Any, str]] = {
-    "loop_unroll_factor": (
-        1,
-        "tilec does not unroll runtime loops (a factor of 1 is what it does)",
-    ),
-    "flatten": (False, "tilec does not flatten nested loops"),
-    "warp_specialize": (False, "tilec does not warp-specialize loops"),
-    "disable_licm": (False, "tilec's loop-invariant code motion cannot be turned off per loop"),
+RANGE_HINTS: dict[str, str] = {
+    "loop_unroll_factor": "tilec does not unroll runtime loops (LLVM may, on its own)",
+    "flatten": "tilec does not flatten loop nests (Triton tries to, for pipelining)",
+    "warp_specialize": "tilec does not warp-specialize loops",
 }
-"""`tl.range`'s performance hints: the value that describes what tilec does (accepted, as is
-None) and why any other value is rejected. `disallow_acc_multi_buffer` takes any bool: tilec
-never multi-buffers an accumulator, which honours both. `num_stages` is honoured: it becomes the
-loop's `num_stages` attribute, which `pipeline-loops` takes instead of the launch's
-`num_stages` for that loop (the interpreter pipelines nothing, as for the launch option)."""
+"""`tl.range`'s scheduling hints that have no effect in tilec, and why: each asks the compiler
+to try a transformation that leaves the results unchanged, which Triton too skips where it
+cannot apply it. They are checked for type and logged (`TILEC_LOG=info`). The other hints are
+honoured: `num_stages` becomes the loop's `num_stages` attribute, which `pipeline-loops` takes
+instead of the launch's `num_stages` (the interpreter pipelines nothing, as for the launch
+option); `disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone;
+`disallow_acc_multi_buffer` holds either way (tilec never multi-buffers an accumulator)."""
+
+BOOL_HINTS = ("flatten", "warp_specialize", "disable_licm", "disallow_acc_multi_buffer")
+
+DISABLE_LICM_ATTR = "disable_licm"
+"""The `scf.for`/`scf.while` flag of `tl.range(disable_licm=True)` / `tl.condition(...)`."""
 
 NUM_STAGES_ATTR = "num_stages"
 """The `scf.for` attribute holding `tl.range(num_stages=...)`."""
+
+
+def unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, constexpr) else value
 
 
 def _range(arg1: Any, arg2: Any = None, step: Any = None) -> list[Any]:
@@ -77,11 +88,7 @@ def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -
     name = {None: "range", "range": "tl.range", "static_range": "tl.static_range"}[iterator]
     if iterator is None and kwargs:
         raise UserError(f"range() takes no keyword arguments, got {', '.join(kwargs)}")
-    hints = {
-        k: v
-        for k, v in kwargs.items()
-        if k in RANGE_HINTS or k in ("disallow_acc_multi_buffer", NUM_STAGES_ATTR)
-    }
+    hints = {k: v for k, v in kwargs.items() if k in (*RANGE_HINTS, *BOOL_HINTS, NUM_STAGES_ATTR)}
     if iterator != "range" and hints:
         raise UserError(f"{name} takes no {', '.join(hints)}", "use tl.range for loop hints")
     for hint, value in hints.items():
@@ -98,24 +105,19 @@ def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -
 def _check_range_hint(hint: str, value: Any) -> None:
     if isinstance(value, TensorValue):
         raise UserError(f"tl.range's {hint} must be a compile-time constant")
-    if hint == "disallow_acc_multi_buffer":
+    if hint in BOOL_HINTS:
         if not isinstance(value, bool):
-            raise UserError(f"tl.range's disallow_acc_multi_buffer must be a bool, got {value!r}")
-        return
-    if hint == NUM_STAGES_ATTR:
-        if value is not None and (type(value) is not int or value < 1):
-            raise UserError(
-                f"tl.range's num_stages must be a positive int, got {value!r}",
-                "give the number of stages to pipeline the loop's loads in (1: none)",
-            )
-        return
-    honoured, reason = RANGE_HINTS[hint]
-    if value is None or (value == honoured and type(value) is type(honoured)):
-        return
-    raise UserError(
-        f"tl.range({hint}={value!r}) is not supported: {reason}",
-        f"leave out {hint} (the loop computes the same results without it)",
-    )
+            raise UserError(f"tl.range's {hint} must be a bool, got {value!r}")
+    elif value is not None and (type(value) is not int or value < 1 - (hint != NUM_STAGES_ATTR)):
+        smallest = 1 if hint == NUM_STAGES_ATTR else 0
+        raise UserError(
+            f"tl.range's {hint} must be an int >= {smallest} or None, got {value!r}",
+            "give the number of stages to pipeline the loop's loads in (1: none)"
+            if hint == NUM_STAGES_ATTR
+            else "give how many times to unroll the loop (below 2: not at all)",
+        )
+    if hint in RANGE_HINTS and value not in (None, False, 0, 1):
+        log.info("tl.range(%s=%r) has no effect: %s", hint, value, RANGE_HINTS[hint])
 
 
 class ControlFlowMixin:
@@ -149,9 +151,15 @@ class ControlFlowMixin:
                 f"loop step must be positive, got {bounds[2]}",
                 "count upwards, e.g. range(0, n, 1), and compute the index from the counter",
             )
-        self.emit_for(node, bounds, stages)
+        self.emit_for(node, bounds, stages, unwrap(kwargs.get(DISABLE_LICM_ATTR)) is True)
 
-    def emit_for(self, node: ast.For, bounds: list[Any], stages: int | None = None) -> None:
+    def emit_for(
+        self,
+        node: ast.For,
+        bounds: list[Any],
+        stages: int | None = None,
+        disable_licm: bool = False,
+    ) -> None:
         widest = i64 if any(isinstance(b, TensorValue) and b.dtype == i64 for b in bounds) else i32
         values = []
         for bound in bounds:
@@ -174,6 +182,8 @@ class ControlFlowMixin:
         )
         if stages is not None:
             op.attributes[NUM_STAGES_ATTR] = IntegerAttr(stages, i32)
+        if disable_licm:
+            op.attributes[DISABLE_LICM_ATTR] = UnitAttr()
         outer = self.scope
         self.scope = self.bind_carried(outer, carried, body.args[1:])
         self.scope[node.target.id] = TensorValue(body.args[0])  # type: ignore[attr-defined]
@@ -240,6 +250,9 @@ class ControlFlowMixin:
         condition = self.visit(node.test)
         if not isinstance(condition, TensorValue):
             self.visit_body(node.body if condition else node.orelse)
+            return
+        if condition.is_tensor and self.elementwise:  # type: ignore[attr-defined]
+            self.elementwise_if(node, condition)  # type: ignore[attr-defined]
             return
         if condition.is_tensor:
             raise UserError(
@@ -360,7 +373,18 @@ class ControlFlowMixin:
         outer = self.scope
         self.scope = self.bind_carried(outer, carried, before.args)
         with self.builder.at(before):
-            condition = self.sem.to_value(self.visit(node.test), i1)
+            condition = self.visit(node.test)
+            if isinstance(condition, tl_condition):  # `while tl.condition(c, disable_licm)`
+                if condition.disable_licm:
+                    op.attributes[DISABLE_LICM_ATTR] = UnitAttr()
+                condition = condition.condition
+            condition = self.sem.to_value(condition, i1)
+            if condition.is_tensor and self.elementwise:  # type: ignore[attr-defined]
+                raise UserError(
+                    "'while' on a per-element condition in tl.map_elementwise's function is "
+                    "not supported by tilec (its branches are if-converted, its loops are not)",
+                    "loop a fixed number of times (range) and select with 'if' inside",
+                )
             if condition.is_tensor:
                 raise UserError(
                     "'while' needs a scalar condition, got a tensor",

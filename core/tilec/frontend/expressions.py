@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from tilec.frontend import indexing
 from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
@@ -15,6 +16,7 @@ from tilec.frontend.kernel import KernelFunction
 from tilec.frontend.semantics import NONE_HINT
 from tilec.ir.types import i1
 from tilec.language import block_type, constexpr, dtype, dtype_of
+from tilec.language import slice as tl_slice
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -42,7 +44,7 @@ TENSOR_METHODS = frozenset({
     "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "flip", "floor",
     "gather", "histogram", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reshape",
     "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn", "sum", "trans",
-    "view", "xor_sum",
+    "view", "xor_sum", "item",
 })  # fmt: skip
 """Triton's tensor methods: `x.name(*args)` is `tl.name(x, *args)`."""
 
@@ -132,6 +134,7 @@ class ExpressionsMixin:
                 "operator ** is defined only on compile-time constants in kernels",
                 "multiply, or use tl.exp2(y * tl.log2(x)) for a float power",
             )
+        rhs = self.safe_divisor(symbol, lhs, rhs)  # type: ignore[attr-defined]
         return self.sem.binary(symbol, lhs, rhs)
 
     def visit_Compare(self, node: ast.Compare) -> Any:
@@ -201,25 +204,16 @@ class ExpressionsMixin:
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
-        index = node.slice
-        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        index = self.visit(node.slice)
         if not isinstance(base, TensorValue):
-            return base[self.visit(index)]
-        result, axis = base, 0
-        for item in items:
-            if isinstance(item, ast.Constant) and item.value is None:
-                result = self.sem.expand_dims(result, axis)
-                axis += 1
-            elif (
-                isinstance(item, ast.Slice) and not item.lower and not item.upper and not item.step
-            ):
-                axis += 1
-            else:
-                raise UserError(
-                    "tensor indexing supports only ':' and None, as in x[:, None]",
-                    "use tl.load with computed offsets to pick elements",
-                )
-        return result
+            if isinstance(index, tl_slice):
+                index = slice(index.start, index.stop, index.step)
+            return base[unwrap(index)]
+        return indexing.subscript(self.sem, base, index)
+
+    def visit_Slice(self, node: ast.Slice) -> slice:
+        parts = (node.lower, node.upper, node.step)
+        return slice(*(unwrap(self.visit(p)) if p is not None else None for p in parts))
 
     def visit_Call(self, node: ast.Call) -> Any:
         if any(k.arg is None for k in node.keywords) or any(
@@ -229,6 +223,8 @@ class ExpressionsMixin:
         callee = self.visit(node.func)
         args = [self.visit(a) for a in node.args]
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        if isinstance(callee, TensorMethod) and callee.name == "item":  # not a tl function
+            return indexing.item(self.builtins, callee.tensor, *args, **kwargs)
         if isinstance(callee, TensorMethod):  # x.to(...) is tl.cast(x, ...), x.sum() tl.sum(x)
             name = "cast" if callee.name == "to" else callee.name
             return self.builtins.call(name, [callee.tensor, *args], kwargs)

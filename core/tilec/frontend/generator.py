@@ -13,6 +13,7 @@ from tilec.errors import ArgumentValueError, LaunchArgumentError
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
+from tilec.frontend.elementwise import IfConversionMixin
 from tilec.frontend.errors import CompilationError, UserError
 from tilec.frontend.expressions import ExpressionsMixin, unwrap
 from tilec.frontend.kernel import KernelFunction
@@ -25,13 +26,16 @@ from tilec.ir.module import ModuleOp
 from tilec.ir.type_names import parse_signature_type
 from tilec.ir.types import FunctionType
 from tilec.ir.verifier import Diagnostic, verify
+from tilec.language import const as tl_const
 
 MAX_INLINE_DEPTH = 24
 """How deep calls of @jit functions may nest. The frontend inlines every call, so a recursion
 must end at compile time (on constexpr arguments); deeper nesting would exhaust Python's stack."""
 
 
-class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.NodeVisitor):
+class CodeGenerator(
+    ExpressionsMixin, StatementsMixin, ControlFlowMixin, IfConversionMixin, ast.NodeVisitor
+):
     """Walks one kernel's AST, emitting tile IR at `builder` with the node's location."""
 
     def __init__(
@@ -43,6 +47,10 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
         self.sem = Semantics(builder)
         self.builtins = Builtins(self.sem, self.inline_call)
         self.returned: Any = None
+        self.elementwise = False
+        """Inside a function `tl.map_elementwise` maps (inlined on tensors, if-converted)."""
+        self.lane_mask: TensorValue | None = None
+        """The elements an if-converted branch applies to (`frontend/elementwise.py`)."""
 
     def location(self, node: ast.AST) -> FileLineColLoc:
         line = self.fn.first_line + node.lineno - 1  # type: ignore[attr-defined]
@@ -61,8 +69,15 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
             ) from None
 
-    def inline_call(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """Calls to other @jit functions are inlined, so constexpr arguments stay constant."""
+    def inline_call(
+        self,
+        callee: KernelFunction,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        elementwise: bool = False,
+    ) -> Any:
+        """Calls to other @jit functions are inlined, so constexpr arguments stay constant;
+        `elementwise`: the callee is mapped by `tl.map_elementwise`."""
         chain = (*self.calls, self.fn.__name__, callee.__name__)
         if len(chain) > MAX_INLINE_DEPTH:
             shown = " -> ".join((*chain[:3], "...", *chain[-2:]))
@@ -81,6 +96,9 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
             zip(params[len(params) - len(tree.args.defaults) :], tree.args.defaults, strict=True)
         )
         inner = CodeGenerator(callee, self.builder, Scope(), (*self.calls, self.fn.__name__))
+        inner.elementwise = self.elementwise or elementwise
+        inner.builtins.const_pointers = self.builtins.const_pointers
+        inner.set_lane_mask(self.lane_mask)
         for name in params:
             if name in bound:
                 inner.scope[name] = bound[name]
@@ -90,6 +108,14 @@ class CodeGenerator(ExpressionsMixin, StatementsMixin, ControlFlowMixin, ast.Nod
                 raise UserError(f"{callee.__name__}() is missing the argument '{name}'")
         inner.visit_body(tree.body)
         return None if inner.returned == () else inner.returned
+
+
+def _annotated_const(fn: KernelFunction, param: str) -> bool:
+    """Whether `param` is annotated `tl.const` (a pointer to data the kernel only reads)."""
+    annotation = getattr(fn.fn, "__annotations__", {}).get(param)
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "const"
+    return annotation is tl_const
 
 
 def _parameter_type(fn: KernelFunction, param: str, text: Any) -> Any:
@@ -154,6 +180,9 @@ def compile_to_tir(
             raise LaunchArgumentError(f"constexpr parameter '{name}' of {fn.__name__} has no value")
     builder = Builder.at_end(entry)
     generator = CodeGenerator(fn, builder, scope)
+    generator.builtins.const_pointers = frozenset(
+        arg for name, arg in zip(runtime, entry.args, strict=True) if _annotated_const(fn, name)
+    )
     func.location = generator.location(tree)
     try:
         generator.visit_body(tree.body)

@@ -122,7 +122,13 @@ class dtype:
     def is_fp64(self) -> bool:
         return self.name == "float64"
 
+    def is_void(self) -> bool:
+        return self.name == "void"
 
+
+void = dtype("void", None)  # type: ignore[arg-type]
+"""Triton's type of no value (`tl.void`): what builtins without a result return; in tilec such
+calls give None, and `tl.void` is there for code that names it (`dtype.is_void()`)."""
 int1 = dtype("int1", IntegerType(1))
 int8 = dtype("int8", IntegerType(8))
 int16 = dtype("int16", IntegerType(16))
@@ -236,6 +242,68 @@ class constexpr:
 
     def __repr__(self) -> str:
         return f"constexpr({self.value!r})"
+
+
+class constexpr_type:
+    """Triton's frontend type of a compile-time value (`constexpr_type[4]`): equal when the
+    values are."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value}]"
+
+    def mangle(self) -> str:
+        return repr(self)
+
+
+class const:
+    """Triton's annotation of a pointer parameter to constant data (`X: tl.const`): the kernel
+    only reads through it; a store or atomic through it is refused, as in Triton."""
+
+
+class tuple(abc.ABC):  # noqa: B024 - a marker: isinstance holds for Python tuples
+    """Triton's tuple: `tl.tuple([a, b])` in a kernel is the tuple `(a, b)`, and
+    `isinstance(t, tl.tuple)` holds for every tuple value."""
+
+    def __new__(cls, args: Any = (), type: Any = None) -> Any:
+        return _builtin_tuple(args)
+
+
+_builtin_tuple = __builtins__["tuple"] if isinstance(__builtins__, dict) else __builtins__.tuple
+tuple.register(_builtin_tuple)
+
+
+class slice:
+    """Triton's slice value: `tl.slice(start, stop, step)` indexes tuples (`t[tl.slice(1, 3,
+    None)]` is `t[1:3]`) and, with all three None, tensors (`x[tl.slice(None, None, None)]`)."""
+
+    def __init__(self, start: Any, stop: Any, step: Any):
+        self.start, self.stop, self.step = start, stop, step
+
+    def __repr__(self) -> str:
+        return f"tl.slice({self.start!r}, {self.stop!r}, {self.step!r})"
+
+
+class condition:
+    """`while tl.condition(c, disable_licm=False):`, Triton's while-loop condition with its hint:
+    `disable_licm=True` keeps tilec's loop-invariant code motion out of that loop."""
+
+    def __init__(self, arg1: Any, disable_licm: Any = False):
+        self.condition = arg1
+        self.disable_licm = disable_licm
+
+
+slice.__tilec_builtin__ = "slice"  # type: ignore[attr-defined]
+tuple.__tilec_builtin__ = "tuple"  # type: ignore[attr-defined]
+condition.__tilec_builtin__ = "condition"  # type: ignore[attr-defined]
 
 
 class PropagateNan(enum.IntEnum):
@@ -370,6 +438,10 @@ BUILTIN_NAMES += [
     "make_block_ptr",
     "advance",
     "dot_scaled",
+    "map_elementwise",
+    "slice",
+    "tuple",
+    "condition",
 ]
 
 program_id = _builtin("program_id")
@@ -474,6 +546,7 @@ store_tensor_descriptor = _builtin("store_tensor_descriptor")
 make_block_ptr = _builtin("make_block_ptr")
 advance = _builtin("advance")
 dot_scaled = _builtin("dot_scaled")
+map_elementwise = _builtin("map_elementwise")
 
 
 def cdiv(a: int, b: int) -> int:

@@ -306,6 +306,23 @@ dimension first) describes the memory layout. Loops and ifs carry it.""",
 
 The block pointer `base` moved by `offsets` (one per dimension, added to its offsets); also
 `base.advance(offsets)`.""",
+    "map_elementwise": """map_elementwise(scalar_fn, *args, pack=1)
+
+`scalar_fn` (a @jit function of scalars) applied to each element of the broadcast `args`; one
+result or a tuple. tilec inlines it on the tensors: an `if` on an element runs both branches and
+selects (no loads, stores or prints there). `pack=k` passes k consecutive elements of each.""",
+    "slice": """slice(start, stop, step)
+
+Triton's slice value: `t[tl.slice(1, 3, None)]` is `t[1:3]` on tuples; on tensors only
+`tl.slice(None, None, None)` (`:`), as in Triton.""",
+    "tuple": """tuple(args, type=None)
+
+The tuple of `args` (`tl.tuple([a, b])` is `(a, b)`); `isinstance(t, tl.tuple)` holds for tuples
+in kernels.""",
+    "condition": """condition(arg1, disable_licm=False)
+
+`while tl.condition(c, disable_licm=True):` loops while `c` holds; `disable_licm` keeps tilec's
+loop-invariant code motion out of that loop.""",
     "bitonic_merge": """bitonic_merge(x, dim=None, descending=False)
 
 Triton's bitonic merge along the last dimension: sorts a bitonic sequence (any other input gets

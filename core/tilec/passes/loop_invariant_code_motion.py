@@ -9,7 +9,7 @@ An op moves to just before its loop when
 Loops are visited innermost first and each body in order, so chains of invariant ops and ops
 hoisted out of an inner loop keep moving out through the enclosing loops.
 
-Loads are never hoisted: the loop may write the memory they read (and a loop that runs zero
+A loop marked `disable_licm` keeps its ops. Loads are never hoisted: the loop may write the memory they read (and a loop that runs zero
 times must not load at all). Nor are stores, atomics or any other op with effects.
 """
 
@@ -25,6 +25,10 @@ from tilec.ir.traits import ConstantLike, IsTerminator, Pure
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
 
 LOOPS = (ForOp, WhileOp)
+
+DISABLE_LICM = "disable_licm"
+"""The loop flag of `tl.range(disable_licm=True)` and `tl.condition(c, disable_licm=True)`: the
+loop's own ops stay in it (invariants of loops nested in it may still move out to it)."""
 
 _INTEGER_DIVISIONS: dict[type[Operation], bool] = {
     DivSIOp: True,
@@ -48,7 +52,8 @@ class LoopInvariantCodeMotion(ModulePass):
         rewriter = Rewriter()
         loops = [op for op in module.walk(post_order=True) if isinstance(op, LOOPS)]
         for loop in loops:
-            hoist_invariants(loop, rewriter)
+            if DISABLE_LICM not in loop.attributes:
+                hoist_invariants(loop, rewriter)
         return rewriter.changed
 
 

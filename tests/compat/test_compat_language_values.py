@@ -1,0 +1,136 @@
+"""Triton 3.6 language features (issue 20): `x.item()`, tensor indexing exactly as Triton's
+`tensor.__getitem__`, `tl.map_elementwise` (if-converted, packs), `tl.range`'s hints,
+`tl.condition`, `tl.tuple`, `tl.slice`, `tl.void`, `tl.constexpr_type` and `tl.const`. The
+kernels run on interp; the nvidia compile path (to PTX, no GPU) must accept them too."""
+
+import numpy as np
+import pytest
+from compat_helpers import compile_error, run_interp
+from compat_language_kernels import (
+    bad_index,
+    bad_map,
+    index_shapes,
+    item_kernel,
+    licm_kernel,
+    map_kernel,
+    values_kernel,
+)
+
+import tilec
+import tilec.language as tl
+
+MAP_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"}
+
+
+def ptx_of(kernel, signature, **constexprs) -> str:
+    compiled = tilec.compile(kernel, signature, constexprs, backend="nvidia", target="sm_90a")
+    return compiled.asm["ptx"]
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (1, 1, 1)])
+def test_item_is_the_one_element_as_a_scalar(shape):
+    out = np.zeros(1, np.float32)
+    run_interp(item_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, [np.float32([-2.5]), out],
+               SHAPE=shape)  # fmt: skip
+    assert out[0] == -5.0
+    assert ".entry item_kernel" in ptx_of(item_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                                          SHAPE=shape)  # fmt: skip
+
+
+def test_item_of_several_elements_is_a_located_error():
+    error = compile_error(item_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, SHAPE=(2,), NUMEL=2)
+    assert "needs a single-element tensor" in error.message
+
+
+def test_none_and_colon_index_as_in_triton():
+    out = np.zeros(8, np.int32)
+    run_interp(index_shapes, {"out_ptr": "*i32"}, [out], N=8, NONE=None)
+    assert list(out) == list(range(8))
+
+
+@pytest.mark.parametrize(
+    ("which", "shown"),
+    [("int", "0"), ("bounded", "slice(1, None, None)"), ("mixed", "2"),
+     ("pointer", "slice(10, None, None)")],
+)  # fmt: skip
+def test_other_indices_are_refused_as_triton_refuses_them(which, shown):
+    error = compile_error(bad_index, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, N=8, WHICH=which)
+    assert f"unsupported tensor index: {shown}" in error.message
+
+
+def _map(which, x, y):
+    out = np.zeros_like(x)
+    run_interp(map_kernel, MAP_SIGNATURE, [x, y, out], N=x.size, WHICH=which)
+    return out
+
+
+def test_map_elementwise_takes_each_branch_per_element():
+    x = np.float32([3.0, -1.0, 0.0, -0.5, 2.0, -3.0, 1.0, 0.25])
+    out = _map("selu", x, x)
+    np.testing.assert_allclose(out, np.where(x > 0, x, 2 * (np.exp(x) - 1)), rtol=1e-6)
+
+
+def test_map_elementwise_merges_early_returns_of_constants():
+    x = np.float32([-3, -1, 0, 2, 5, -8, 9, 0])
+    y = np.float32([-4, 1, 0, 1, 7, -8, 3, 2])
+    np.testing.assert_array_equal(_map("classify", x, y), np.sign(x - y) * 1)
+
+
+def test_map_elementwise_divides_only_where_the_branch_applies():
+    x = np.float32([7, -9, 5, 0, 12, 3, -4, 8])
+    y = np.float32([2, 0, -3, 0, 5, 0, 3, 4])
+    q = np.where(y != 0, np.trunc(x / np.where(y == 0, 1, y)), 0)
+    np.testing.assert_array_equal(_map("safe_div", x, y), q * 1000 + (x - q))
+
+
+def test_map_elementwise_packs_consecutive_elements():
+    x = np.float32([7, 9, 5, 0, 12, 3, 4, 8])
+    y = np.float32([2, 4, 3, 1, 5, 2, 3, 4])
+    q, r = x // y, x % y
+    np.testing.assert_array_equal(_map("pack2", x, y), q * 1000 + r)
+
+
+@pytest.mark.parametrize("which", ["selu", "classify", "safe_div", "pack2"])
+def test_map_elementwise_compiles_for_nvidia(which):
+    assert ".entry map_kernel" in ptx_of(map_kernel, MAP_SIGNATURE, N=128, WHICH=which)
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("store", "tl.store under an 'if' on a per-element condition"),
+        ("while", "'while' on a per-element condition"),
+        ("pack", "pack (3) must divide the last dimension"),
+    ],
+)
+def test_map_elementwise_refuses_what_it_cannot_honour(which, message):
+    error = compile_error(bad_map, {"x_ptr": "*fp32"}, N=8, WHICH=which)
+    assert message in error.message
+
+
+def test_tuple_slice_void_constexpr_type_condition():
+    x = np.float32([1, 2, 3, 4])
+    out = np.zeros(1, np.float32)
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    run_interp(values_kernel, signature, [x, out, 4], STORE_CONST=False)
+    assert out[0] == 1 + 10 + 3
+    assert ".entry values_kernel" in ptx_of(values_kernel, signature, STORE_CONST=False)
+    assert tl.constexpr_type(4) == tl.constexpr_type(4) != tl.constexpr_type(5)
+
+
+def test_storing_through_a_const_pointer_is_refused_as_in_triton():
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    error = compile_error(values_kernel, signature, STORE_CONST=True)
+    assert "Cannot store to a constant pointer" in error.message
+
+
+@pytest.mark.parametrize("disable", [False, True])
+def test_disable_licm_keeps_the_loop_invariant_in_the_loop(disable):
+    signature = {"x_ptr": "*fp32", "out_ptr": "*i32", "n": "i32", "k": "i32"}
+    compiled = tilec.compile(licm_kernel, signature, {"DISABLE": disable}, backend="interp")
+    tir = compiled.asm["tir"]
+    loop = tir[tir.index("scf.for") :]
+    assert ("arith.muli" in loop) is disable
+    out = np.zeros(1, np.int32)
+    compiled.run((1,), [np.zeros(1, np.float32), out, 5, 2])
+    assert out[0] == 5 * 6 + 10
