@@ -64,7 +64,7 @@ class CodeGenerator(
             with self.builder.loc(loc):
                 return super().visit(node)
         except UserError as err:
-            line_text = linecache.getline(loc.file, loc.line).rstrip()
+            line_text = self.fn.line_text(loc.line)
             raise CompilationError(
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
             ) from None
@@ -194,7 +194,7 @@ def compile_to_tir(
             loc.file,
             loc.line,
             loc.col,
-            linecache.getline(loc.file, loc.line).rstrip(),
+            fn.line_text(loc.line),
             "split the deepest expression into statements, or the work into helper functions",
         ) from None
     if generator.returned not in (None, ()):

@@ -20,6 +20,7 @@ import ast
 import functools
 import hashlib
 import inspect
+import linecache
 import textwrap
 import types
 from collections.abc import Callable
@@ -108,6 +109,7 @@ class KernelFunction:
         self.first_line = first_line + decorators
         """The file's line of the source's first line (the `def`)."""
         self._source_updates = _SOURCE_UPDATES[0]
+        self._updated = False
         self.arg_names = list(inspect.signature(fn).parameters)
         self._key: str | None = None
         self._used: tuple[tuple[Any, str, Any], ...] = ()
@@ -132,15 +134,26 @@ class KernelFunction:
         from now on, in place of the source (Triton's tests make kernel variants this way:
         `kernel._unsafe_update_src(kernel.src.replace(...))`). Unlike Triton, the callers'
         keys need no clearing: every kernel's cache key is computed again (it may inline this
-        one). Locations stay those of the original source's lines in its file."""
+        one). Locations stay those of the original source's lines in its file; error messages
+        show the updated lines (`line_text`)."""
         if not isinstance(new_src, str):
             raise TypeError(f"{self.__name__}._unsafe_update_src takes the source text (a str)")
         self._src = new_src
+        self._updated = True
         self._key = None
         self._names = None
         self._used = ()
         self._unchanged_fast = lambda: False
         _SOURCE_UPDATES[0] += 1
+
+    def line_text(self, line: int) -> str:
+        """The text of line `line` of the kernel's file as the frontend compiles it, for error
+        messages: the file's line, or after `_unsafe_update_src` the updated source's."""
+        if not self._updated:
+            return linecache.getline(self.file, line).rstrip()
+        lines = self._src.splitlines()
+        index = line - self.first_line
+        return (" " * self.indent + lines[index]).rstrip() if 0 <= index < len(lines) else ""
 
     def is_constexpr(self, param: str) -> bool:
         """Whether parameter `param` is annotated `tl.constexpr`."""
