@@ -48,7 +48,7 @@ from tilec.passes.manager import (
 from tilec.pipeline import backend_stages, other_backend_origins
 from tilec.pipeline.validation import ValidatePasses, ValidationError
 from tilec.plugin import manager as plugin_host
-from tilec.runtime import check, compiler
+from tilec.runtime import cache, check, compiler
 from tilec.runtime.jit import JITFunction
 from tilec.version import __version__
 
@@ -486,7 +486,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.action == "clear":
         args.clear = args.what or "all"
     root = settings.cache_dir()
-    compiled = sorted(root.glob("*.json")) if root.is_dir() else []
+    compiled = cache.entries()  # tilec's own entries: a shared folder's other files stay
     results = store.entries()
     if args.clear in ("autotune", "all"):
         for path, _ in results:

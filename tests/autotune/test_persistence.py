@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tilec.cli import main
+from tilec.runtime import cache
 from tilec.runtime.autotune import store
 
 SCRIPT = """
@@ -127,14 +128,19 @@ def test_stored_results_are_read_like_cache_entries(tmp_path):
 
 def test_cache_info_and_clear_subcommands(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    (tmp_path / "cache").mkdir()
-    (tmp_path / "cache" / ("a" * 64 + ".json")).write_text("{}")
+    cache.write("a" * 64, "{}")
+    foreign = tmp_path / "cache" / ("b" * 64 + ".json")  # an entry's name, not tilec's header
+    foreign.write_text("{}")
+    (tmp_path / "cache" / "config.json").write_text("{}")
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out
     assert "1 kernels" in out and "bound" in out and "TILEC_CACHE_MAX_MB" in out
     assert main(["cache", "clear", "compile"]) == 0
     assert "removed 1 compiled kernels" in capsys.readouterr().out
-    assert not list((tmp_path / "cache").glob("*.json"))
+    assert sorted(p.name for p in (tmp_path / "cache").glob("*.json")) == [
+        foreign.name,
+        "config.json",
+    ]
     assert main(["cache", "clear"]) == 0  # everything
     assert "autotuning results" in capsys.readouterr().out
     assert main(["cache", "info", "compile"]) == 1

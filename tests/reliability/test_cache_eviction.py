@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -86,3 +87,37 @@ def test_small_writes_scan_the_folder_at_most_once_a_minute(monkeypatch):
     assert len(scans) == 2  # the last scan is a minute old
     cache.write(key("f"), "x" * (1024 * 1024 // 10))
     assert len(scans) == 3  # a tenth of the bound written
+
+
+def test_eviction_removes_only_tilecs_own_entries(monkeypatch, tmp_path):
+    """Issue 22: the cache pointed at a project folder. Its `config.json`, data files, a file
+    named like an entry that tilec did not write, and a link named like an entry (and the file
+    it points to) survive eviction, however old; tilec's entries go least recently used first."""
+    monkeypatch.setenv("TILEC_CACHE_MAX_MB", "1")
+    folder = cache.cache_dir()
+    folder.mkdir(mode=0o700)
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious")
+    foreign = {
+        "config.json": '{"learning_rate": 0.1}',
+        "data.json": "d" * 600_000,
+        f"{key('f')}.json": "f" * 600_000,  # an entry's name, but not tilec's header
+        "weights.bin": "w" * 600_000,
+        "notes.txt": "keep me",
+    }
+    for name, text in foreign.items():
+        (folder / name).write_text(text)
+    (folder / f"{key('s')}.json").symlink_to(victim)
+    long_ago = time.time() - 10_000  # older than every entry: the first to go were they entries
+    for name in [*foreign, f"{key('s')}.json"]:
+        os.utime(folder / name, (long_ago, long_ago), follow_symlinks=False)
+    cache.write(key("a"), ENTRY)
+    age("a", 300)
+    cache.write(key("b"), ENTRY)
+    age("b", 200)
+    cache.write(key("c"), ENTRY)
+    for name, text in foreign.items():
+        assert (folder / name).read_text() == text, name
+    assert (folder / f"{key('s')}.json").is_symlink()
+    assert victim.read_text() == "precious"
+    assert {path.name[0] for path in cache.entries()} == {"b", "c"}

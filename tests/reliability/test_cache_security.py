@@ -12,33 +12,18 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
-from frontend_kernels import add_kernel
+from cache_launches import launch, relaunch
 
-import tilec
 from tilec import cache_files, settings
 from tilec.cache_files import CacheWarning
 from tilec.passes import resolved_orders
 from tilec.runtime import cache
 
 
-def launch(n: int = 1000) -> None:
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
-    out = np.empty_like(x)
-    add_kernel[(tilec.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256, backend="interp")
-    np.testing.assert_array_equal(out, x + y)
-
-
 def only_entry() -> Path:
     (entry,) = sorted(cache.cache_dir().glob("*.json"))
     return entry
-
-
-def relaunch() -> None:
-    cache.clear_memory()
-    launch()
 
 
 def test_folder_is_private_and_key_is_private_and_outside(frontend_calls):
