@@ -3,6 +3,7 @@ indexing, `tl.map_elementwise`, `tl.condition`, `tl.tuple`, `tl.slice` and `tl.c
 
 import tilec
 import tilec.language as tl
+from tilec.language.target_info import is_hip
 
 
 @tilec.jit
@@ -134,3 +135,16 @@ def licm_kernel(x_ptr, out_ptr, n, k, DISABLE: tl.constexpr):
     for i in tl.range(0, n, disable_licm=DISABLE):
         acc += k * 3 + i
     tl.store(out_ptr, acc)
+
+
+@tilec.jit
+def target_kernel(out_ptr):
+    if tl.target_info.is_cuda():
+        v = 1
+    elif is_hip():
+        v = 2
+    else:
+        v = 3
+    if tl.target_info.cuda_capability_geq(9, 0) or tl.target_info.is_hip_cdna3():
+        v += 10
+    tl.store(out_ptr, v)

@@ -13,6 +13,7 @@ from compat_language_kernels import (
     item_kernel,
     licm_kernel,
     map_kernel,
+    target_kernel,
     values_kernel,
 )
 
@@ -134,3 +135,26 @@ def test_disable_licm_keeps_the_loop_invariant_in_the_loop(disable):
     out = np.zeros(1, np.int32)
     compiled.run((1,), [np.zeros(1, np.float32), out, 5, 2])
     assert out[0] == 5 * 6 + 10
+
+
+@pytest.mark.parametrize(
+    ("backend", "target", "value"),
+    [("interp", None, 3), ("nvidia", "sm_80", 1), ("nvidia", "sm_90a", 11), ("amd", "gfx942", 12),
+     ("amd", "gfx90a", 2)],
+)  # fmt: skip
+def test_target_info_answers_for_the_compile_target(backend, target, value):
+    compiled = tilec.compile(target_kernel, {"out_ptr": "*i32"}, backend=backend, target=target)
+    assert f"arith.constant {{value = {value} : i32}}" in compiled.asm["tir"]
+    if backend == "interp":
+        out = np.zeros(1, np.int32)
+        compiled.run((1,), [out])
+        assert out[0] == value
+
+
+def test_target_info_outside_a_kernel_is_the_active_drivers():
+    tilec.set_backend("interp")
+    try:
+        assert tl.target_info.current_target().backend == "interp"
+        assert not tl.target_info.is_cuda() and not tl.target_info.is_hip()
+    finally:
+        tilec.set_backend(None)

@@ -239,6 +239,10 @@ class ExpressionsMixin:
             return self.builtins.call(name, args, kwargs)
         if isinstance(callee, KernelFunction):
             return self.inline_call(callee, args, kwargs)
+        if getattr(callee, "__tilec_constexpr_function__", False):  # tl.target_info's queries
+            if any(isinstance(a, TensorValue) for a in [*args, *kwargs.values()]):
+                raise UserError(f"{callee.__name__}() takes compile-time values only")
+            return callee(*map(unwrap, args), **{k: unwrap(v) for k, v in kwargs.items()})
         if callee in ALLOWED_PYTHON_CALLS:
             if callee is py_builtins.isinstance:  # isinstance(x, tl.tensor) holds for values
                 return callee(*args, **kwargs)

@@ -562,9 +562,9 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-SUBMODULES = ("extra", "math")
-"""`tl.math` and `tl.extra` (`tl.extra.libdevice`): imported on first use, since they are made of
-the names above."""
+SUBMODULES = ("extra", "math", "target_info")
+"""`tl.math`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on first use,
+since they are made of the names above."""
 
 
 def __getattr__(name: str) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from tilec import settings
-from tilec.backend import Backend, BackendOptions
+from tilec.backend import Backend, BackendOptions, GpuBackend
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
 from tilec.errors import (
@@ -37,6 +37,8 @@ from tilec.errors import (
 )
 from tilec.frontend import CompilationError, compile_to_tir
 from tilec.ir import IntegerAttr, Operation, parse_module
+from tilec.language import target_info
+from tilec.language.target_info import GPUTarget
 from tilec.plugin.manager import fingerprint as plugin_fingerprint
 from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
@@ -401,7 +403,8 @@ def _compile_trimmed(*args: Any) -> Any:
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
-    module = _tir_module(kernel, signature, constexprs, spec_facts)
+    with target_info.compiling_for(compile_target(backend, options)):
+        module = _tir_module(kernel, signature, constexprs, spec_facts)
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
     from tilec.pipeline import compile_module
 
@@ -414,6 +417,23 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
         instrumentations=instrumentations,
     )
     return compiled.asm, compiled.metadata, compiled.located
+
+
+def compile_target(backend: Backend, options: BackendOptions) -> GPUTarget | None:
+    """Triton's `GPUTarget` of what `backend` compiles for with `options`, which
+    `tl.target_info` answers for inside kernels (None: a GPU backend with neither a `target`
+    option nor a device, which the pipeline then refuses itself)."""
+    if not isinstance(backend, GpuBackend):
+        return GPUTarget(backend.triton_name or backend.name, backend.name, 1)
+    try:
+        target = backend.resolve_target(options)
+    except BackendUnavailableError:
+        return None
+    arch: int | str = target
+    capability = getattr(backend.archs.check(target), "capability", None)
+    if capability is not None:  # Triton's CUDA arch: the compute capability as an int
+        arch = capability[0] * 10 + capability[1]
+    return GPUTarget(backend.triton_name or backend.name, arch, backend.lanes(target))
 
 
 def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:

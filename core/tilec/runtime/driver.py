@@ -9,20 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from tilec import driver as devices
 from tilec.errors import BackendUnavailableError
+from tilec.language import target_info
+from tilec.language.target_info import GPUTarget
 from tilec.runtime import compiler
-
-@attrs.frozen
-class GPUTarget:
-    """Triton's `GPUTarget`: `backend` is "cuda", "hip" or "interp"; `arch` the compute
-    capability as an int on CUDA (90 for sm_90), the arch name elsewhere."""
-
-    backend: str
-    arch: int | str
-    warp_size: int
 
 
 class _Utils:
@@ -89,3 +80,4 @@ class ActiveDriver:
 
 
 active = ActiveDriver()
+target_info.host_target = active.get_current_target
