@@ -171,18 +171,20 @@ def test_tf32_truncates_the_inputs_on_the_fma_path_too():
 
 
 @tilec.jit
-def f64_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+def f64_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                   ACC: tl.constexpr):  # fmt: skip
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+    c = tl.dot(a, b) if ACC is None else tl.dot(a, b, tl.zeros((M, N), ACC))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
 
 
 def test_f64_inputs_with_an_f32_accumulator_match_the_interpreter():
-    """The FMA dot of f64 inputs into the default f32 accumulator rounds the inputs to f32 (it
-    emitted an invalid `fpext double to float` before), as the interpreter's `astype` does."""
+    """The FMA dot of f64 inputs into an f32 accumulator rounds the inputs to f32 (it emitted an
+    invalid `fpext double to float` before), as the interpreter's `astype` does."""
     signature = {"a_ptr": "*fp64", "b_ptr": "*fp64", "c_ptr": "*fp32"}
-    constexprs = dict(M=16, N=16, K=8)
+    constexprs = dict(M=16, N=16, K=8, ACC=tl.float32)
     kernel = tilec.compile(f64_dot_kernel, signature, constexprs, backend="nvidia",
                            target="sm_80")  # fmt: skip
     assert "cvt.rn.f32.f64" in kernel.asm["ptx"]
@@ -194,3 +196,17 @@ def test_f64_inputs_with_an_f32_accumulator_match_the_interpreter():
     np.testing.assert_allclose(c, expected, rtol=1e-6, atol=1e-6)
     reference = a.astype(np.float32).astype(np.float64) @ b.astype(np.float32).astype(np.float64)
     np.testing.assert_allclose(c.reshape(16, 16), reference, rtol=1e-5, atol=1e-5)
+
+
+def test_f64_inputs_accumulate_in_f64_by_default():
+    """Triton's result type for f64 operands: f64 (issue 22), on the FMA path."""
+    signature = {"a_ptr": "*fp64", "b_ptr": "*fp64", "c_ptr": "*fp64"}
+    constexprs = dict(M=16, N=16, K=8, ACC=None)
+    kernel = tilec.compile(f64_dot_kernel, signature, constexprs, backend="nvidia",
+                           target="sm_80")  # fmt: skip
+    assert re.search(r"tile.dot .* : tensor<16x16xf64", kernel.asm["tir"])
+    assert "fma.rn.f64" in kernel.asm["ptx"] and "cvt.rn.f32.f64" not in kernel.asm["ptx"]
+    a, b = RNG.standard_normal((16, 8)), RNG.standard_normal((8, 16))
+    c = np.zeros(256, np.float64)
+    _run_on_emulator(kernel, [a.reshape(-1), b.reshape(-1), c], (1, 1))
+    np.testing.assert_allclose(c.reshape(16, 16), a @ b, rtol=1e-13, atol=1e-13)

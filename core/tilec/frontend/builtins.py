@@ -16,6 +16,7 @@ from tilec.frontend.batched_dot import batched_dot
 from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.compat_builtins import CompatBuiltinsMixin
 from tilec.frontend.context import TensorValue
+from tilec.frontend.dot_types import dot_types
 from tilec.frontend.elementwise import ElementwiseMixin
 from tilec.frontend.errors import UserError
 from tilec.frontend.permutations import PermutationsMixin
@@ -523,10 +524,10 @@ class Builtins(
                     "give an f32 accumulator (convert the result afterwards)",
                 )
             result = split_dot(self.sem, a, b, acc_value, precision)
-            return result if out is None else self.sem.cast(result, out)
+            return result if rounded is None else self.sem.cast(result, rounded)
         attributes = {} if precision is None else {"input_precision": StringAttr(precision)}
         result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type, **attributes)
-        return result if out is None else self.sem.cast(result, out)
+        return result if rounded is None else self.sem.cast(result, rounded)
 
     def tl_dot_scaled(
         self,
