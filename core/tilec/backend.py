@@ -109,6 +109,12 @@ class Backend:
     other value is refused with `reason`. The options the backend honours are the fields of
     `options_class`. Another backend accepts both kinds, with no effect, as Triton accepts an
     option of another vendor's backend."""
+    launch_stages: ClassVar[tuple[str, ...]] = ("tir",)
+    """The compiled stages (`asm` keys) that loading and launching a kernel of this backend need:
+    a cache entry that lacks one is a miss, recompiled (a stage left out by the compile, such as
+    a cubin that ptxas could not make, is not among them)."""
+    launch_metadata: ClassVar[tuple[str, ...]] = ()
+    """The metadata keys the driver reads to load and launch a kernel; likewise required."""
 
     # Compiler --------------------------------------------------------------------------------
 
@@ -202,6 +208,10 @@ class GpuBackend(Backend):
     """The architectures this backend compiles for: the one source of its arch facts."""
     binary_stage: ClassVar[str] = ""
     """The stage whose output the driver loads (`cubin`, `hsaco`): the end of a compile."""
+    launch_stages: ClassVar[tuple[str, ...]] = ("tir", "gir", "llir")
+    launch_metadata: ClassVar[tuple[str, ...]] = (
+        "kernel", "params", "shared_bytes", "num_warps", "threads_per_warp",
+    )  # fmt: skip
     check_targets: ClassVar[tuple[str, ...]] = ()
     """The targets that checks of code generation on the CPU compile for (`tilec fuzz --mode
     codegen`): a few that cover the backend's kinds of hardware."""

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from tilec import settings
+from tilec import cache_files, settings
 from tilec.backend import Backend, BackendOptions, GpuBackend
 from tilec.dialects.arith import ConstantOp
 from tilec.dialects.func import FuncOp
@@ -310,7 +310,7 @@ def compile_cached(
         hit = None if instrumentations else cache.memory.get(key)
         if hit is not None:  # another thread compiled it while this one waited
             return hit
-        entry = None if instrumentations else _read_entry(cache.read(key))
+        entry = None if instrumentations else _read_entry(cache.read(key), key, backend)
         if entry is None:
             log.info(
                 "%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name
@@ -369,9 +369,13 @@ def _entry_text(asm: dict[str, str | bytes], metadata: dict[str, Any], located: 
     return json.dumps({"asm": stages, "metadata": metadata, "located": located}, sort_keys=True)
 
 
-def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any], str] | None:
-    """The stages and metadata of a cache entry; None for an absent or unusable one, which is
-    recompiled, never trusted."""
+def _read_entry(
+    text: str | None, key: str, backend: Backend
+) -> tuple[dict[str, str | bytes], dict[str, Any], str] | None:
+    """The stages and metadata of cache entry `key`; None for an absent or unusable one, which is
+    recompiled, never trusted. An authentic entry without a stage or metadata that `backend`
+    loads and launches from (`Backend.launch_stages`, `launch_metadata`) is a miss too, with a
+    warning: it was not written by this compiler's complete compile."""
     if text is None:
         return None
     try:
@@ -380,11 +384,21 @@ def _read_entry(text: str | None) -> tuple[dict[str, str | bytes], dict[str, Any
         for name, stage in data["asm"].items():
             asm[name] = base64.b64decode(stage["base64"]) if "base64" in stage else stage["text"]
         located = data["located"]
+        metadata = dict(data["metadata"])
         if not isinstance(asm.get("tir"), str) or not isinstance(located, str):
+            return None
+        lacking = [s for s in backend.launch_stages if not isinstance(asm.get(s), (str, bytes))]
+        lacking += [f"metadata {k}" for k in backend.launch_metadata if k not in metadata]
+        if lacking:
+            cache_files.warn_once(
+                cache.cache_dir() / f"{key}{cache.SUFFIX}",
+                f"the cache entry lacks what backend '{backend.name}' launches from "
+                f"({', '.join(lacking)})",
+            )
             return None
         if "gir" not in asm:
             parse_module(located)  # the interp runs the tir: it must parse
-        return asm, dict(data["metadata"]), located
+        return asm, metadata, located
     except Exception:
         return None
 

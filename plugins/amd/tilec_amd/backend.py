@@ -39,6 +39,7 @@ class AmdBackend(GpuBackend):
     version = __version__
     options_class = AmdOptions
     binary_stage = "hsaco"
+    launch_stages = (*GpuBackend.launch_stages, "hsaco")
     check_targets = ("gfx942", "gfx1100")
     priority = 20
     triton_name = "hip"

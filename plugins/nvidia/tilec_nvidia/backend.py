@@ -37,6 +37,8 @@ class NvidiaBackend(GpuBackend):
     version = __version__
     options_class = NvidiaOptions
     binary_stage = "cubin"
+    # a cubin may be absent (no usable ptxas): the driver JIT-compiles the PTX
+    launch_stages = (*GpuBackend.launch_stages, "ptx")
     check_targets = ("sm_80", "sm_90a")
     priority = 30
     triton_name = "cuda"
