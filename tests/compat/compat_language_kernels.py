@@ -95,10 +95,40 @@ def store_in_branch(x, p):
 
 
 @tilec.jit
-def loop_on_element(x):
+def store_in_loop(x, p):
     while x > 1:
+        tl.store(p, x)
         x = x // 2
     return x
+
+
+@tilec.jit
+def collatz_steps(x):
+    steps = 0
+    while x != 1:
+        if x % 2 == 0:
+            x = x // 2
+        else:
+            x = 3 * x + 1
+        steps += 1
+    return steps
+
+
+@tilec.jit
+def odd_sum(n):
+    acc = 0
+    for i in range(1, n + 1, 2):
+        acc += i
+    return acc
+
+
+@tilec.jit
+def loop_kernel(x_ptr, out_ptr, N: tl.constexpr, WHICH: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    if WHICH == "collatz":
+        tl.store(out_ptr + tl.arange(0, N), tl.map_elementwise(collatz_steps, x))
+    else:
+        tl.store(out_ptr + tl.arange(0, N), tl.map_elementwise(odd_sum, x))
 
 
 @tilec.jit
@@ -107,7 +137,7 @@ def bad_map(x_ptr, N: tl.constexpr, WHICH: tl.constexpr):
     if WHICH == "store":
         y = tl.map_elementwise(store_in_branch, x, x_ptr)
     elif WHICH == "while":
-        y = tl.map_elementwise(loop_on_element, x.to(tl.int32)).to(tl.float32)
+        y = tl.map_elementwise(store_in_loop, x.to(tl.int32), x_ptr).to(tl.float32)
     else:
         y = tl.map_elementwise(divmod_pack2, x, x, pack=3)[0]
     tl.store(x_ptr + tl.arange(0, N), y)

@@ -12,6 +12,7 @@ from compat_language_kernels import (
     index_shapes,
     item_kernel,
     licm_kernel,
+    loop_kernel,
     map_kernel,
     target_kernel,
     values_kernel,
@@ -99,14 +100,35 @@ def test_map_elementwise_compiles_for_nvidia(which):
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("store", "tl.store under an 'if' on a per-element condition"),
-        ("while", "'while' on a per-element condition"),
+        ("store", "tl.store under a per-element condition ('if' or loop)"),
+        ("while", "tl.store under a per-element condition ('if' or loop)"),
         ("pack", "pack (3) must divide the last dimension"),
     ],
 )
 def test_map_elementwise_refuses_what_it_cannot_honour(which, message):
     error = compile_error(bad_map, {"x_ptr": "*fp32"}, N=8, WHICH=which)
     assert message in error.message
+
+
+def _steps(v: int) -> int:
+    steps = 0
+    while v != 1:
+        v, steps = (v // 2 if v % 2 == 0 else 3 * v + 1), steps + 1
+    return steps
+
+
+@pytest.mark.parametrize("which", ["collatz", "odd_sum"])
+def test_map_elementwise_loops_per_element(which):
+    x = np.arange(1, 33, dtype=np.int32)
+    out = np.zeros_like(x)
+    run_interp(loop_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, [x, out], N=32, WHICH=which)
+    if which == "collatz":
+        expected = [_steps(int(v)) for v in x]
+    else:
+        expected = [sum(range(1, int(v) + 1, 2)) for v in x]
+    np.testing.assert_array_equal(out, expected)
+    signature = {"x_ptr": "*i32", "out_ptr": "*i32"}
+    assert ".entry loop_kernel" in ptx_of(loop_kernel, signature, N=128, WHICH=which)
 
 
 def test_tuple_slice_void_constexpr_type_condition():

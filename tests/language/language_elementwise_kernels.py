@@ -33,6 +33,18 @@ def guarded_div(a, b):
 
 
 @tilec.jit
+def collatz_steps(x, limit):
+    steps = 0
+    while x != 1 and steps < limit:
+        if x % 2 == 0:
+            x = x // 2
+        else:
+            x = 3 * x + 1
+        steps += 1
+    return steps
+
+
+@tilec.jit
 def swap_pack2(a0, a1):
     return a1, a0
 
@@ -67,6 +79,9 @@ def map_int_kernel(x_ptr, y_ptr, out_ptr, out2_ptr, N: tl.constexpr, OP: tl.cons
     y = tl.load(y_ptr + offs)
     if OP == "sign":
         tl.store(out_ptr + offs, tl.map_elementwise(sign_scalar, x, y).to(x.dtype))
+        tl.store(out2_ptr + offs, y)
+    elif OP == "collatz":
+        tl.store(out_ptr + offs, tl.map_elementwise(collatz_steps, x, y).to(x.dtype))
         tl.store(out2_ptr + offs, y)
     else:
         q, r = tl.map_elementwise(guarded_div, x, y)

@@ -151,6 +151,11 @@ class ControlFlowMixin:
                 f"loop step must be positive, got {bounds[2]}",
                 "count upwards, e.g. range(0, n, 1), and compute the index from the counter",
             )
+        if self.elementwise and any(  # type: ignore[attr-defined]
+            isinstance(b, TensorValue) and b.is_tensor for b in bounds
+        ):
+            self.elementwise_for(node, bounds)  # type: ignore[attr-defined]
+            return
         self.emit_for(node, bounds, stages, unwrap(kwargs.get(DISABLE_LICM_ATTR)) is True)
 
     def emit_for(
@@ -360,6 +365,12 @@ class ControlFlowMixin:
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise UserError("while/else is not supported in kernels", "remove the else clause")
+        if self.elementwise:  # type: ignore[attr-defined]
+            first = self.visit(node.test)  # a per-element condition loops per element
+            first = first.condition if isinstance(first, tl_condition) else first
+            if isinstance(first, TensorValue) and first.is_tensor:
+                self.elementwise_while(node, first)  # type: ignore[attr-defined]
+                return
         carried = [n for n in assigned_names(node.body) if n in self.scope]
         inits = self.carried_inits(carried)
         types = [v.type for v in inits]
@@ -379,12 +390,6 @@ class ControlFlowMixin:
                     op.attributes[DISABLE_LICM_ATTR] = UnitAttr()
                 condition = condition.condition
             condition = self.sem.to_value(condition, i1)
-            if condition.is_tensor and self.elementwise:  # type: ignore[attr-defined]
-                raise UserError(
-                    "'while' on a per-element condition in tl.map_elementwise's function is "
-                    "not supported by tilec (its branches are if-converted, its loops are not)",
-                    "loop a fixed number of times (range) and select with 'if' inside",
-                )
             if condition.is_tensor:
                 raise UserError(
                     "'while' needs a scalar condition, got a tensor",

@@ -6,9 +6,11 @@ of its (broadcast) arguments. Triton builds a region that runs per element; tile
 the whole tensors instead, which gives the same results: `fn` may only compute on its arguments
 (arithmetic and math are elementwise), and an `if` on a per-element condition runs both branches
 and picks each element's result with `where` (if-conversion: the generator's `lane_mask` holds
-the elements a branch applies to). That is why such a branch may not load, store, print or
-assert (a located error says so), and why an integer division in it divides by 1 where the
-branch does not apply (a division by zero there would be undefined behaviour on GPUs).
+the elements a branch applies to); a `while` (or a `for` over `range` bounds) on per-element
+values loops while some element does, updating only the elements still looping. That is why
+such a branch or loop may not load, store, print or assert (a located error says so), and why an
+integer division in it divides by 1 where it does not apply (a division by zero there would be
+undefined behaviour on GPUs).
 
 With `pack=k`, `fn` takes k elements of each argument and returns k results of each output, as
 in Triton: the packs are k consecutive elements along the last dimension (which k must divide).
@@ -20,12 +22,14 @@ import ast
 from typing import Any
 
 from tilec.dialects import arith, tile
+from tilec.dialects.scf import ConditionOp, WhileOp, YieldOp
 from tilec.frontend.compat_builtins import constant_arg as const
 from tilec.frontend.context import TensorValue
 from tilec.frontend.control_flow import assigned_names
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
-from tilec.ir.types import IntegerType, i1
+from tilec.ir.core import Block, Region
+from tilec.ir.types import IntegerType, i1, i32
 from tilec.language import condition as tl_condition
 from tilec.language import slice as tl_slice
 
@@ -62,10 +66,11 @@ class ElementwiseMixin:
                 )
         if self.lane_masked and name in EFFECT_BUILTINS:
             raise UserError(
-                f"tl.{name} under an 'if' on a per-element condition in tl.map_elementwise's "
-                "function: tilec runs both branches for every element (if-conversion), so it "
-                "cannot do this for some elements only",
-                "move the memory access or print out of the mapped function, or out of the 'if'",
+                f"tl.{name} under a per-element condition ('if' or loop) in tl.map_elementwise's "
+                "function: tilec runs both branches and every iteration for every element "
+                "(if-conversion), so it cannot do this for some elements only",
+                "move the memory access or print out of the mapped function, or out of the 'if' "
+                "or loop",
             )
 
     def tl_slice(self, start: Any, stop: Any, step: Any) -> tl_slice:
@@ -186,6 +191,83 @@ class IfConversionMixin:
                 self.scope[name] = a
                 continue
             self.scope[name] = self.merge(cond, a, b, f"'{name}'")
+
+    def elementwise_while(self, node: ast.While, first: TensorValue) -> None:
+        """`while` on a per-element condition: the loop runs while some element's condition
+        holds; each iteration updates only the elements still looping (the `active` mask, a
+        loop-carried value), as if each element ran its own loop."""
+        shape = first.shape
+        outer_scope, outer_mask = self.scope, self.lane_mask
+        active = self.sem.broadcast_to(self.sem.cast(first, i1), shape)
+        if outer_mask is not None:
+            active = self.sem.binary("&", self.sem.broadcast_to(outer_mask, shape), active)
+        carried = [n for n in assigned_names(node.body) if n in outer_scope]
+        inits = [self.per_element(outer_scope[n], shape, n) for n in carried] + [active]
+        types = [v.type for v in inits]
+        before, after = Block(types), Block(types)
+        op = self.builder.create(
+            WhileOp, [v.value for v in inits], types, regions=[Region([before]), Region([after])]
+        )
+        self.scope = self.bind_carried(outer_scope, carried, before.args[:-1])
+        with self.builder.at(before):
+            test = self.visit(node.test)
+            condition = self.sem.broadcast_to(self.sem.cast(self.sem.to_value(test), i1), shape)
+            looping = self.sem.binary("&", TensorValue(before.args[-1]), condition)
+            count = self.builtins.tl_max(self.sem.cast(looping, i32))
+            go_on = self.sem.binary("!=", count, 0)
+            carried_now = [self.scope[n] for n in carried]
+            self.builder.create(ConditionOp, [go_on.value, *(v.value for v in carried_now),
+                                              looping.value])  # fmt: skip
+        self.scope = self.bind_carried(outer_scope, carried, after.args[:-1])
+        looping = TensorValue(after.args[-1])
+        with self.builder.at(after):
+            old = {n: self.scope[n] for n in carried}
+            self.set_lane_mask(looping)
+            self.visit_body(node.body)
+            self.check_no_return("a loop")
+            updated = [
+                self.merge(looping, self.per_element(self.scope[n], shape, n), old[n], f"'{n}'")
+                for n in carried
+            ]
+            for n, value, init in zip(carried, updated, inits, strict=False):
+                if value.type != init.type:
+                    raise UserError(
+                        f"loop-carried variable '{n}' changes type from {init.type} to "
+                        f"{value.type} in the while loop body",
+                        f"initialize '{n}' before the loop with its final type",
+                    )
+            self.builder.create(YieldOp, [v.value for v in (*updated, looping)])
+        self.set_lane_mask(outer_mask)
+        self.scope = self.bind_carried(outer_scope, carried, op.results[:-1])
+
+    def elementwise_for(self, node: ast.For, bounds: list[Any]) -> None:
+        """`for` over `range` bounds that differ per element: the `while` loop it is
+        (`i = start; while i < stop: body; i += step`), per element."""
+        assert isinstance(node.target, ast.Name)
+        name = node.target.id
+        stop, step = f"{name} stop (tilec)", f"{name} step (tilec)"  # no Python name clashes
+        self.scope[name], self.scope[stop], self.scope[step] = bounds
+
+        def load(n: str) -> ast.Name:
+            return ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node)
+
+        test = ast.copy_location(ast.Compare(load(name), [ast.Lt()], [load(stop)]), node)
+        target = ast.copy_location(ast.Name(id=name, ctx=ast.Store()), node)
+        advance = ast.copy_location(ast.AugAssign(target, ast.Add(), load(step)), node)
+        loop = ast.copy_location(ast.While(test, [*node.body, advance], []), node)
+        first = self.visit(test)
+        self.elementwise_while(loop, self.sem.broadcast_to(first, first.shape))
+
+    def per_element(self, value: Any, shape: tuple[int, ...], name: str) -> TensorValue:
+        """`value` as a tensor of `shape` (each element's own copy of it)."""
+        if not isinstance(value, (TensorValue, int, float, bool)) or (
+            isinstance(value, TensorValue) and value.is_pointer
+        ):
+            raise UserError(
+                f"'{name}' cannot change per element in a loop on a per-element condition",
+                "carry numbers in such loops",
+            )
+        return self.sem.broadcast_to(self.sem.to_value(value), shape)
 
     def set_lane_mask(self, mask: TensorValue | None) -> None:
         self.lane_mask = mask
