@@ -19,6 +19,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.dot_types import dot_types
 from tilec.frontend.elementwise import ElementwiseMixin
 from tilec.frontend.errors import UserError
+from tilec.frontend.inline_asm import inline_asm_elementwise
 from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
@@ -547,6 +548,12 @@ class Builtins(
         (`tilec.frontend.scaled_dot`)."""
         return dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc,
                           fast_math, lhs_k_pack, rhs_k_pack, out_dtype)  # fmt: skip
+
+    def tl_inline_asm_elementwise(
+        self, asm: Any, constraints: Any, args: Any, dtype: Any, is_pure: Any, pack: Any
+    ) -> Any:
+        """Target assembly over the broadcast `args` (`tilec.frontend.inline_asm`)."""
+        return inline_asm_elementwise(self, asm, constraints, args, dtype, is_pure, pack)
 
     def tl_trans(self, x: Any, *dims: Any) -> TensorValue:
         order = tuple(_const(d, "dims") for d in dims)

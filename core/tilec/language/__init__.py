@@ -438,6 +438,7 @@ BUILTIN_NAMES += [
     "make_block_ptr",
     "advance",
     "dot_scaled",
+    "inline_asm_elementwise",
     "map_elementwise",
     "slice",
     "tuple",
@@ -546,6 +547,7 @@ store_tensor_descriptor = _builtin("store_tensor_descriptor")
 make_block_ptr = _builtin("make_block_ptr")
 advance = _builtin("advance")
 dot_scaled = _builtin("dot_scaled")
+inline_asm_elementwise = _builtin("inline_asm_elementwise")
 map_elementwise = _builtin("map_elementwise")
 
 

@@ -173,6 +173,13 @@ the first in the low bits, packed along K, or along M/N where `*_k_pack` is Fals
 [M, K // 32] (lhs) and [N, K // 32] (rhs), or None. Computed as Triton computes it without
 scaled MMA: operands decoded to bf16 (f16 if a format is "fp16"), multiplied by their scales
 (NaN where a scale is 0xFF, unless `fast_math`), then `tl.dot` into f32.""",
+    "inline_asm_elementwise": """inline_asm_elementwise(asm, constraints, args, dtype, is_pure, \
+pack)
+
+Target assembly (PTX on nvidia, AMDGCN on amd; LLVM constraint syntax, `$N` operands) run on
+the elements of the broadcast `args`, `pack` elements a call, giving a tensor of `dtype` (a tuple
+for several dtypes). Elements narrower than 32 bits travel packed in 32-bit registers. The interp
+backend cannot run assembly.""",
     "trans": """trans(input, *dims)
 
 `input` with its dimensions permuted by `dims` (reversed if none are given).""",

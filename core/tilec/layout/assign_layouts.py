@@ -26,6 +26,7 @@ from __future__ import annotations
 from tilec.dialects import arith, tile
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu import BlockedEncodingAttr, ConvertLayoutOp, SliceEncodingAttr
+from tilec.dialects.inline_asm import ElementwiseInlineAsmOp
 from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
 from tilec.ir.attributes import DenseAttr, IntegerAttr
 from tilec.ir.core import BlockArgument, Operation, OpResult, Value
@@ -38,7 +39,7 @@ from tilec.layout.rules import GpuTarget, LayoutRules
 from tilec.layout.scf_values import forwarded, yielded
 from tilec.passes.base import ModulePass, PassContext
 
-SAME_LAYOUT_OPS = (arith.SelectOp, tile.BroadcastOp, tile.ScanOp)
+SAME_LAYOUT_OPS = (arith.SelectOp, tile.BroadcastOp, tile.ScanOp, ElementwiseInlineAsmOp)
 """Ops whose tensor operands and results share one layout, as element-wise and memory ops do."""
 CHEAP_SOURCES = (arith.ConstantOp, tile.SplatOp, tile.MakeRangeOp)
 """Ops that make a tensor from scalars and attributes: cheap to compute in any layout."""

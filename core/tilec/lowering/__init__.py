@@ -12,6 +12,7 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
     dot,
     elementwise,
     float8,
+    inline_asm,
     layout_ops,
     math_ops,
     memory,

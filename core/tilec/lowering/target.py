@@ -30,6 +30,11 @@ class TargetInfo:
     """LLVM `syncscope` names of the atomic scopes `cta`, `gpu`, `sys` (None: LLVM's default,
     the system scope). These are NVPTX's; AMDGPU calls them `workgroup` and `agent`."""
 
+    inline_asm_constraints: ClassVar[str | None] = None
+    """The letters of LLVM inline-asm constraints the target has (`r`, `l`, `h`, `f` on NVPTX;
+    `v`, `s` on AMDGPU): `tl.inline_asm_elementwise` constraints with another letter are refused
+    with a located error, where LLVM would abort the process (None: not checked)."""
+
     fp_fusion: bool = False
     """Whether floating-point multiplies, adds and subtracts are marked `contract` (LLVM may fuse
     them into FMAs): the compile's `enable_fp_fusion` (`tilec.pipeline.stages.make_llir`)."""

@@ -26,6 +26,7 @@ from tilec.lowering.llvm_codegen import (
     optimized_module,
     target_machine,
 )
+from tilec_amd import assembler
 from tilec_amd.arch import ARCHS
 
 TRIPLE = "amdgcn-amd-amdhsa"
@@ -75,14 +76,23 @@ def llir_to_amdgcn(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
 def compile_llir(llvm_ir: str, arch: str, *, opt_level: int = 3) -> tuple[str, bytes]:
     """Optimize `llvm_ir` once and emit both AMDGCN assembly and a relocatable AMDGPU ELF
     object for `arch` (each from its own copy: code generation changes the module)."""
+    inline_asm = assembler.has_inline_asm(llvm_ir)  # llvm-mc assembles it (`assembler`)
     with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
         machine, module = _optimized(llvm_ir, arch, opt_level)
         try:
             assembly = machine.emit_assembly(module.clone())
-            obj = machine.emit_object(module)
+            obj = None if inline_asm else machine.emit_object(module)
         except RuntimeError as error:
             raise CodegenError(
                 f"LLVM could not generate code for {_describe(llvm_ir)} ({arch}): {error}"
+            ) from None
+    if obj is None:
+        try:
+            obj = assembler.assemble(assembly, TRIPLE, arch, features(arch))
+        except assembler.AssemblerError as error:
+            raise CodegenError(
+                f"{_describe(llvm_ir)} has inline assembly, which the amd backend assembles "
+                f"with llvm-mc: {error}"
             ) from None
     return assembly, obj
 

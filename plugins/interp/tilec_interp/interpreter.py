@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from tilec import settings
-from tilec.dialects import arith, func, gpu, gpu_shared, scf, tile
+from tilec.dialects import arith, func, gpu, gpu_shared, inline_asm, scf, tile
 from tilec.errors import GridTypeError, GridValueError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
@@ -458,6 +458,15 @@ class Interpreter:
     def nothing(self, op, env, ctx):
         return None
 
+    def refuse_inline_asm(self, op, env, ctx):
+        """Assembly is the target's text: the interpreter has no machine to run it on (Triton's
+        interpreter refuses it too: "inline_asm not supported in interpreter mode")."""
+        raise InterpreterError(
+            f"{location_text(op)}: the interp backend cannot execute inline assembly "
+            "(tl.inline_asm_elementwise); run this kernel on a GPU backend (backend='nvidia' or "
+            "'amd'), or write the operation with tl functions"
+        )
+
 
 def _addresses(x):
     return x.materialize() if type(x) is Pointers else x
@@ -516,6 +525,8 @@ _METHODS: dict[type[Operation], Method] = {
     tile.PrintOp: Interpreter.print_,
     tile.AssertOp: Interpreter.assert_,
     tile.BarrierOp: Interpreter.nothing,
+    inline_asm.ElementwiseInlineAsmOp: Interpreter.refuse_inline_asm,
+    inline_asm.ElementwiseInlineAsmEffectsOp: Interpreter.refuse_inline_asm,
     scf.ForOp: Interpreter.scf_for,
     scf.IfOp: Interpreter.scf_if,
     scf.WhileOp: Interpreter.scf_while,

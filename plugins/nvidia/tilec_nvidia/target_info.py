@@ -68,6 +68,7 @@ class NvidiaTargetInfo(TargetInfo):
     data_layout = DATA_LAYOUT
     global_address_space = 1
     shared_address_space = 3
+    inline_asm_constraints = "bchlqrfdni"  # NVPTX's register classes, immediates
 
     def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32, maxnreg: int | None = None):
         super().__init__(arch, threads_per_warp)
