@@ -317,7 +317,7 @@ The block pointer `base` moved by `offsets` (one per dimension, added to its off
 
 `scalar_fn` (a @jit function of scalars) applied to each element of the broadcast `args`; one
 result or a tuple. tilec inlines it on the tensors: an `if` on an element runs both branches and
-selects (no loads, stores or prints there). `pack=k` passes k consecutive elements of each.""",
+selects, loops run per element (no loads, stores or prints in them). `pack=k`: k consecutive.""",
     "slice": """slice(start, stop, step)
 
 Triton's slice value: `t[tl.slice(1, 3, None)]` is `t[1:3]` on tuples; on tensors only
