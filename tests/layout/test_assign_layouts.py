@@ -215,3 +215,58 @@ def test_a_kernel_with_a_tensor_argument_is_a_located_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "k.tir:1:1: error: 'func.func' op argument #0 is a tensor (tensor<4xf32>)" in err
     assert "produced invalid IR" not in err
+
+
+ARGMAX_OF_CONSTANTS = """func.func @k(%o: !tile.ptr<i32>) {
+  %0 = arith.constant {value = dense<0> : tensor<1x1xi32>} : tensor<1x1xi32>
+  %1 = tile.make_range {start = 0 : i32, end = 1 : i32} : tensor<1xi32>
+  %2 = tile.splat %o : tensor<1x!tile.ptr<i32>>
+  %3 = tile.addptr %2, %1 : tensor<1x!tile.ptr<i32>>
+  %4 = tile.reshape %1 : tensor<1x1xi32>
+  %5, %6 = tile.reduce %0, %4 {axis = 0 : i32} : tensor<1xi32>, tensor<1xi32> {
+  ^bb0(%7: i32, %8: i32, %9: i32, %10: i32):
+    %11 = arith.cmpi %7, %9 {predicate = "sgt"} : i1
+    %12 = arith.cmpi %7, %9 {predicate = "eq"} : i1
+    %13 = arith.cmpi %8, %10 {predicate = "slt"} : i1
+    %14 = arith.andi %12, %13 : i1
+    %15 = arith.ori %11, %14 : i1
+    %16 = arith.select %15, %7, %9 : i32
+    %17 = arith.select %15, %8, %10 : i32
+    tile.reduce.return %16, %17
+  }
+  tile.store %3, %6
+  tile.return
+}
+"""
+
+
+@pytest.mark.parametrize("lanes", [32, 64])
+def test_a_reduction_of_a_constant_gets_its_layout_before_its_operands_are_copied(lanes):
+    """`tl.argmax(tl.zeros([1, 1], tl.int32), 0)` (the tir above) was "max() arg is an empty
+    sequence": the store asked for the reduction's layout after the constant operand had been
+    copied into it, and the copy belonged to no class."""
+    module = parse_module(ARGMAX_OF_CONSTANTS, "argmax.tir")
+    to_gir(module, target(lanes), plugin_pass_manager())
+    reduce = ops_named(module, "tile.reduce")[0]
+    assert isinstance(layout_of(reduce.results[1].type), SliceEncodingAttr)
+
+
+def test_a_kernel_with_a_laid_out_tensor_argument_is_a_located_error(tmp_path, capsys):
+    """Before, assign-layouts gave the argument another layout than its signature's, and the
+    verifier reported "pass 'assign-layouts' produced invalid IR"."""
+    from tilec import cli
+
+    path = tmp_path / "k.tir"
+    path.write_text(
+        "#blocked = #gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], "
+        "warpsPerCTA = [2], order = [0]}>\n"
+        "func.func @k(%x: tensor<128xf32, #blocked>, %p: !tile.ptr<f32>) {\n"
+        "  %y = arith.addf %x, %x : tensor<128xf32, #blocked>\n"
+        "  tile.return\n"
+        "}\n"
+    )
+    assert cli.main(["opt", str(path), "--passes", "assign-layouts"]) == 1
+    err = capsys.readouterr().err
+    assert "k.tir:2:1: error: 'func.func' op argument #0 is a tensor (tensor<128xf32, #gpu" in err
+    assert "cannot keep a signature's" in err
+    assert "produced invalid IR" not in err

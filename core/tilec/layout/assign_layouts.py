@@ -109,20 +109,27 @@ class AssignLayouts(ModulePass):
 def _check_kernel_signature(func: FuncOp) -> None:
     """A function that reaches layout assignment is a kernel (inline has removed the helpers):
     its arguments and results are scalars and pointers. A tensor argument would get a layout that
-    its signature does not have, which the verifier then blames on this pass."""
+    its signature does not have, which the verifier then blames on this pass; one that has a
+    layout already (gir given again) would get another one than its signature's."""
     signature = func.signature
     for what, types in (("argument", signature.inputs), ("result", signature.results)):
         for index, t in enumerate(types):
-            if isinstance(t, TensorType) and t.encoding is None:
-                raise Diagnostic(
-                    format_diagnostic(
-                        func,
-                        f"{what} #{index} is a tensor ({t}); a kernel takes and returns scalars "
-                        "and pointers: pass a pointer and tl.load the tensor, or mark the "
-                        "function private so that inline removes it",
-                    ),
+            if not isinstance(t, TensorType):
+                continue
+            laid_out = (
+                " (assign-layouts chooses every tensor's layout, and cannot keep a signature's)"
+                if t.encoding is not None
+                else ""
+            )
+            raise Diagnostic(
+                format_diagnostic(
                     func,
-                )
+                    f"{what} #{index} is a tensor ({t}); a kernel takes and returns scalars "
+                    f"and pointers{laid_out}: pass a pointer and tl.load the tensor, or mark the "
+                    "function private so that inline removes it",
+                ),
+                func,
+            )
 
 
 class _Assigner:
@@ -153,9 +160,14 @@ class _Assigner:
         layouts = {v: self.layout(v) for v in values}
         for value, layout in layouts.items():
             value.type = with_layout(value.type, layout)  # type: ignore[arg-type]
-        for op in self.ops:
-            if not self._is_cheap_op(op):
-                self._fix_operands(op)
+        # Every op's requirements are read before any operand is rewritten: a layout found
+        # through an operand (a reduction's) must be that operand's class's, not a rewritten
+        # copy's (a reduction of constants got a new constant, of no class, as its operand).
+        requirements = [
+            (op, self._requirements(op)) for op in self.ops if not self._is_cheap_op(op)
+        ]
+        for op, required in requirements:
+            self._fix_operands(op, required)
         for op in reversed(self.ops):
             if self._is_cheap_op(op) and not any(r.has_uses() for r in op.results):
                 op.erase()
@@ -343,8 +355,8 @@ class _Assigner:
 
     # Rewriting -------------------------------------------------------------------------------
 
-    def _fix_operands(self, op: Operation) -> None:
-        for index, required in self._requirements(op):
+    def _fix_operands(self, op: Operation, requirements: list[tuple[int, object]]) -> None:
+        for index, required in requirements:
             value = op.operands[index]
             new = self.materialize(value, required)
             if new is not value:
