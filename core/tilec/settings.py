@@ -41,6 +41,14 @@ class Setting:
         return os.environ.get(self.name, "").strip().lower() not in _FALSE
 
 
+AS_TRITON = Setting(
+    "TILEC_AS_TRITON",
+    "off",
+    "When on, `import triton` (and `triton.language`, `triton.runtime`, ...) resolves to tilec "
+    "(`tilec.as_triton`) in environments where `python -m tilec.as_triton --install-hook` was "
+    "run once; read when a program first imports `triton`. `python -m tilec.as_triton` sets it "
+    "for the processes it starts.",
+)
 BACKEND = Setting(
     "TILEC_BACKEND",
     "the first available installed backend, by the priority each declares (GPU backends before interp)",
@@ -140,10 +148,18 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG, DISABLE_PLUGIN_AUTOLOAD,
-    F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
+    AS_TRITON, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
+    DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
     TEST_BACKEND, VALIDATE_PASSES,
 )  # fmt: skip
+
+TRITON_INTERPRET = Setting(
+    "TRITON_INTERPRET",
+    "off",
+    "Triton's variable, read by `tilec.as_triton` (`triton.knobs.runtime.interpret`): when on, "
+    "launches run on the interp backend, as Triton's run on its interpreter.",
+)
+"""Not a `TILEC_*` variable (so not in `SETTINGS`): Triton's, honoured under the alias."""
 
 
 def backend() -> str | None:

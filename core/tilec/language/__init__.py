@@ -20,9 +20,9 @@ never dropped):
 - The float8 dtypes convert as Triton's Hopper conversions do (`tilec.ir.float8`) on every backend
   and arch (Triton refuses `float8e4nv` below sm_89); `tl.dot` of float8 inputs computes in f16
   with f32 accumulation, without Hopper's reduced-precision fp8 accumulation.
-- `tl.range` accepts its hints at the values that describe what tilec does (`num_stages=1`,
-  `loop_unroll_factor=1`, `flatten`/`warp_specialize`/`disable_licm` False,
-  `disallow_acc_multi_buffer` either way) and rejects other values by name.
+- `tl.range` takes every hint of Triton 3.6: `num_stages`, `loop_unroll_factor` and
+  `disable_licm` are honoured, `disallow_acc_multi_buffer` holds either way, and `flatten` and
+  `warp_specialize` (scheduling hints that leave results unchanged) have no effect.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import abc
 import enum
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -51,12 +51,33 @@ from tilec.ir.types import (
 from tilec.language.docs import DOCS
 
 
-@attrs.frozen
+@attrs.frozen(init=False)
 class dtype:
-    """A kernel element type such as `tl.float32`; `ir_type` is its tile IR type."""
+    """A kernel element type such as `tl.float32`; `ir_type` is its tile IR type. As in Triton,
+    `tl.dtype("fp16")` names a type by Triton's spelling (its lists `SINT_TYPES`, `UINT_TYPES`,
+    `FP_TYPES`, `STANDARD_FP_TYPES`, `OTHER_TYPES`) and is that type (`== tl.float16`)."""
 
     name: str
     ir_type: Type
+
+    SINT_TYPES: ClassVar[list[str]] = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES: ClassVar[list[str]] = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES: ClassVar[list[str]] = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16",
+                                     "fp16", "bf16", "fp32", "fp64"]  # fmt: skip
+    STANDARD_FP_TYPES: ClassVar[list[str]] = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES: ClassVar[list[str]] = ["void"]
+
+    def __init__(self, name: str, ir_type: Type | None = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "ir_type", ir_type)
+        if ir_type is not None or name == "void":
+            return
+        known = _BY_TRITON_NAME.get(self.name) or globals().get(self.name)
+        if not isinstance(known, dtype) or known.ir_type is None:
+            names = self.SINT_TYPES + self.UINT_TYPES + self.FP_TYPES + self.OTHER_TYPES
+            raise ValueError(f"tl.dtype({self.name!r}): not a type name; expected one of {names}")
+        object.__setattr__(self, "name", known.name)
+        object.__setattr__(self, "ir_type", known.ir_type)
 
     def __repr__(self) -> str:
         return f"tl.{self.name}"
@@ -150,6 +171,13 @@ float8e5 = dtype("float8e5", f8e5m2)
 float8e4b8 = dtype("float8e4b8", f8e4m3fnuz)
 float8e5b16 = dtype("float8e5b16", f8e5m2fnuz)
 float8e4b15 = dtype("float8e4b15", f8e4m3b15)
+
+_BY_TRITON_NAME: dict[str, dtype] = {
+    "fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,
+    "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp8e4b8": float8e4b8, "fp8e5b16": float8e5b16,
+    "fp8e4b15": float8e4b15,
+}  # fmt: skip
+"""Triton's spellings of the float types (`tl.dtype("fp16")`); the others are tilec's names."""
 DTYPES += (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
 """The 8-bit floats (`tilec.ir.float8`): loaded, stored and converted with `x.to(...)`; as in
 Triton, arithmetic needs them converted to a wider float first (`tl.dot` does that itself)."""

@@ -2,7 +2,9 @@
 launch would use now (`tilec.set_backend`, `TILEC_BACKEND`, else the first available).
 
 It answers the questions Triton programs ask of it: `get_current_target()` (backend, arch, warp
-size), `get_current_device()`, `get_active_torch_device()` and `utils.get_device_properties()`.
+size), `get_current_device()`/`set_current_device()`, `get_current_stream()`,
+`get_active_torch_device()`, `get_device_interface()`, `utils.get_device_properties()`, and the
+benchmarking helpers (`get_benchmarker()`, `get_empty_cache_for_benchmark()`, `clear_cache()`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from tilec import driver as devices
 from tilec.errors import BackendUnavailableError
+from tilec.interop import streams
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
 from tilec.runtime import compiler
@@ -57,6 +60,47 @@ class ActiveDriver:
 
     def get_current_device(self) -> int:
         return devices.current_device()
+
+    def set_current_device(self, device: int) -> None:
+        """`tilec.set_device(device)`: the GPU later launches run on."""
+        devices.set_device(device)
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        """The raw handle of the stream a launch on `device` (default: the current one) runs on
+        when it passes no `stream=`: torch's current stream where torch is loaded, else the
+        default stream (0). The interp backend runs each launch to completion on the host: 0."""
+        if getattr(self.backend().driver, "runtime", None) is None:
+            return 0
+        getter = streams.torch_stream_getter()
+        index = devices.current_device() if device is None else device
+        return 0 if getter is None else int(getter(index))
+
+    def get_device_interface(self) -> Any:
+        """torch's module for the active device: `torch.cuda` on a GPU backend (ROCm's torch
+        answers `torch.cuda` too), `torch.cpu` on interp."""
+        import torch  # deferred: torch is optional and heavy
+
+        if getattr(self.backend().driver, "runtime", None) is None:
+            return torch.cpu
+        return torch.cuda
+
+    def get_benchmarker(self) -> Any:
+        """`tilec.testing.do_bench`, what Triton's drivers return."""
+        from tilec import testing  # deferred: the benchmarking helpers load on use
+
+        return testing.do_bench
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        """A 256 MB torch buffer on the active device; `clear_cache(buffer)` writes it, which
+        evicts the L2 cache between timed runs (Triton's)."""
+        import torch  # deferred: torch is optional and heavy
+
+        return torch.empty(
+            256 * 1024 * 1024 // 4, dtype=torch.int, device=self.get_active_torch_device()
+        )
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
 
     def get_current_target(self) -> GPUTarget:
         backend = self.backend()

@@ -6,19 +6,27 @@ source (parameters, constexprs, defaults, the cache key) is the frontend's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tilec import settings
-from tilec.errors import LaunchArgumentError
+from tilec.errors import DecoratorValueError, LaunchArgumentError
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime.entry import user_entry
 from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
+log = logging.getLogger(__name__)
+
 
 class JITFunction(KernelFunction):
     """A `@tilec.jit` kernel: `kernel[grid](*args, **meta)` launches it."""
+
+    do_not_specialize: frozenset = frozenset()
+    do_not_specialize_on_alignment: frozenset = frozenset()
+    default_options: dict[str, Any] = {}
+    """What `@jit(...)` set (see `jit`); the bare form and `JITFunction(fn)` keep these."""
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
@@ -55,15 +63,72 @@ class JITFunction(KernelFunction):
         return Launcher(self, grid)._specialize(kernel_info(self), args, meta, backend_name)
 
 
-def jit(fn: Callable[..., Any]) -> JITFunction:
-    """jit(fn)
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    version: Any = None,
+    repr: Any = None,
+    launch_metadata: Any = None,
+    do_not_specialize: Iterable[int | str] | None = None,
+    do_not_specialize_on_alignment: Iterable[int | str] | None = None,
+    debug: bool | None = None,
+    noinline: bool | None = None,
+) -> Any:
+    """jit(fn) or jit(**keywords)(fn)
 
     Mark `fn` as a kernel written in `tilec.language` (`import tilec.language as tl`); parameters
     annotated `tl.constexpr` are compile-time constants. `kernel[grid](*args, **meta)` launches
     it: `grid` is an int, a tuple or a callable of the meta dict; `meta` holds constexpr values
     and launch options (`num_warps`, `num_stages`, ...), plus tilec's `backend=`, `check=` and
-    `stream=`. `kernel.warmup(*args, grid=grid, **meta)` compiles without launching. Only the
-    bare `@tilec.jit` form is taken: Triton's decorator keywords (`do_not_specialize`, `debug`,
-    `noinline`, ...) are not.
+    `stream=`. `kernel.warmup(*args, grid=grid, **meta)` compiles without launching.
+
+    Triton's keywords: `do_not_specialize` (parameters, by name or index, whose integer
+    arguments are not specialized: no `== 1` constant, no divisibility by 16) and
+    `do_not_specialize_on_alignment` (pointers not specialized on 16-byte alignment) are
+    honoured; `debug=True` is the kernel's default `debug` launch option (device assertions);
+    `noinline=True` is accepted and logged as having no effect (tilec inlines every call: the
+    results are the same). `repr` and `launch_metadata` (profiler hooks) are refused: tilec has
+    no profiler hooks. `version` is accepted and unused, as in Triton.
     """
-    return JITFunction(fn)
+    refused = {"repr": repr, "launch_metadata": launch_metadata}
+    for key, value in refused.items():
+        if value is not None:
+            raise DecoratorValueError(
+                f"@jit({key}=...): tilec has no profiler hooks; drop {key}= (the kernel keeps "
+                "its function's name)"
+            )
+
+    def decorate(function: Callable[..., Any]) -> JITFunction:
+        kernel = JITFunction(function)
+        kernel.do_not_specialize = _parameters(kernel, "do_not_specialize", do_not_specialize)
+        kernel.do_not_specialize_on_alignment = _parameters(
+            kernel, "do_not_specialize_on_alignment", do_not_specialize_on_alignment
+        )
+        kernel.default_options = {} if debug is None else {"debug": bool(debug)}
+        if noinline:
+            log.info(
+                "%s: @jit(noinline=True) has no effect: tilec inlines every call to it (the "
+                "results are the same)",
+                kernel.__name__,
+            )
+        return kernel
+
+    return decorate if fn is None else decorate(fn)
+
+
+def _parameters(kernel: JITFunction, keyword: str, given: Iterable[int | str] | None) -> frozenset:
+    """The parameter names `given` by name or index, or a DecoratorValueError naming one the
+    kernel lacks."""
+    names = list(kernel.arg_names)
+    chosen = set()
+    for item in given or ():
+        if isinstance(item, int) and 0 <= item < len(names):
+            chosen.add(names[item])
+        elif isinstance(item, str) and item in names:
+            chosen.add(item)
+        else:
+            raise DecoratorValueError(
+                f"@jit({keyword}=...) of {kernel.__name__}: {item!r} is not one of its "
+                f"parameters ({', '.join(names)}) or their indices"
+            )
+    return frozenset(chosen)

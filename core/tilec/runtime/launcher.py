@@ -268,6 +268,10 @@ def bind_launch(
                 f"{name} got an unknown keyword '{key}' (parameters: {', '.join(names)}; "
                 f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
             )
+    for key, value in getattr(kernel, "default_options", {}).items():  # @jit(debug=...)
+        options.setdefault(key, value)
+    unspecialized = getattr(kernel, "do_not_specialize", ())
+    unaligned = getattr(kernel, "do_not_specialize_on_alignment", ())
     signature, constexprs, divisible, equal_to_1 = {}, {}, [], []
     for param, cx in zip(names, constexpr_flags, strict=True):
         if param not in bound and param in defaults:
@@ -280,6 +284,8 @@ def bind_launch(
             constexprs[param] = bound[param]
             continue
         signature[param], divisible_16 = arg_type(name, param, bound[param])
+        if param in unspecialized or (param in unaligned and signature[param][0] == "*"):
+            continue  # @jit(do_not_specialize=...): no facts of the value
         if divisible_16:
             divisible.append(param)
         if signature[param] in ("i32", "i64") and bound[param] == 1:

@@ -1,0 +1,28 @@
+"""`triton.runtime` (also `triton.runtime.autotuner` and `triton.runtime.interpreter`) under
+the alias: tilec's autotuner and heuristics, `triton.runtime.jit`'s names
+(`tilec.as_triton.jit`), Triton's errors (`tilec.as_triton.errors`) and `driver`
+(`tilec.as_triton.driver`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.as_triton.driver import driver
+from tilec.as_triton.errors import CompilationError, OutOfResources, TritonError
+from tilec.as_triton.errors import __getattr__ as _plugin_error
+from tilec.as_triton.jit import JITFunction, KernelInterface, TensorWrapper, reinterpret
+from tilec.runtime.autotune import Autotuner, Config, Heuristics, autotune, heuristics
+
+__path__: list[str] = []
+"""A package to the import system: `tilec.as_triton.finder` answers its submodules."""
+
+
+def __getattr__(name: str) -> Any:
+    return _plugin_error(name)  # InterpreterError, PTXASError: the backends' own
+
+
+__all__ = [
+    "Autotuner", "CompilationError", "Config", "Heuristics", "JITFunction", "KernelInterface",
+    "OutOfResources", "TensorWrapper", "TritonError", "autotune", "driver", "heuristics",
+    "reinterpret",
+]  # fmt: skip
