@@ -9,12 +9,13 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec.runtime import launcher
+from tilec.runtime import cache, launcher
 
 
 @pytest.fixture
 def general(monkeypatch):
-    """The launches that took the general path (not a fast launch)."""
+    """The launches that took the general path (not a fast launch), from no fast launch."""
+    cache.clear_memory()  # every kernel's fast launches go (earlier tests made some)
     calls = []
     original = launcher.Launcher._launch
 
