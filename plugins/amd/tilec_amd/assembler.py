@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
+
+from tilec_amd.tools import run_tool, tool_version
 
 INLINE_ASM = re.compile(r'\basm\s+(?:sideeffect\s+)?"')
 MC_VERSIONS = range(22, 16, -1)
@@ -46,7 +47,7 @@ def find_llvm_mc() -> str:
         path = shutil.which(name)
         if not path:
             continue
-        version = _version(path)
+        version = tool_version(path, r"LLVM version (\d+)\.")
         if version is not None and version >= MC_VERSIONS[-1]:
             return path
         too_old.append(f"{path} (version {version or 'unknown'})")
@@ -56,17 +57,6 @@ def find_llvm_mc() -> str:
     )
 
 
-def _version(path: str) -> int | None:
-    try:
-        result = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r"LLVM version (\d+)\.", result.stdout + result.stderr)
-    return int(match.group(1)) if match else None
-
-
 def assemble(assembly: str, triple: str, arch: str, features: str) -> bytes:
     """The relocatable object of `assembly` for `arch`."""
     mc = find_llvm_mc()
@@ -74,21 +64,7 @@ def assemble(assembly: str, triple: str, arch: str, features: str) -> bytes:
         source, obj = Path(folder) / "kernel.s", Path(folder) / "kernel.o"
         source.write_text(assembly)
         command = [mc, f"-triple={triple}", f"-mcpu={arch}", "-filetype=obj", "-o", str(obj)]
-        if features:
-            command.append(f"-mattr={features}")
-        try:
-            result = subprocess.run(
-                [*command, str(source)],
-                capture_output=True,
-                text=True,
-                timeout=MC_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise AssemblerError(f"llvm-mc ({mc}) failed: {error}") from None
-        if result.returncode != 0:
-            raise AssemblerError(
-                f"llvm-mc ({mc}) rejected the assembly (exit status {result.returncode}):\n"
-                f"{(result.stderr or result.stdout).strip()}"
-            )
+        command += [f"-mattr={features}"] if features else []
+        run_tool([*command, str(source)], MC_TIMEOUT_S, AssemblerError,
+                 f"llvm-mc ({mc}) rejected the assembly")  # fmt: skip
         return obj.read_bytes()

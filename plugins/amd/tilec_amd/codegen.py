@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from tilec.lowering.llvm_codegen import (
 )
 from tilec_amd import assembler
 from tilec_amd.arch import ARCHS
+from tilec_amd.tools import run_tool, tool_version
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
@@ -117,14 +116,7 @@ def lld_candidates() -> list[str]:
 
 def lld_version(path: str) -> int | None:
     """The major version `path --version` reports (`LLD 22.1.8`), or None."""
-    try:
-        result = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r"LLD (\d+)\.", result.stdout + result.stderr)
-    return int(match.group(1)) if match else None
+    return tool_version(path, r"LLD (\d+)\.")
 
 
 @functools.cache
@@ -157,17 +149,9 @@ def link_hsaco(obj: bytes, name: str = "kernel") -> bytes:
         source, binary = Path(folder) / "kernel.o", Path(folder) / "kernel.hsaco"
         source.write_bytes(obj)
         command = [lld, "-shared", str(source), "-o", str(binary)]
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=LLD_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise CodegenError(f"ld.lld failed on kernel {name}: {error}") from None
-        if result.returncode != 0:
-            raise CodegenError(
-                f"ld.lld ({lld}) could not link kernel {name} (exit status "
-                f"{result.returncode}):\n{(result.stderr or result.stdout).strip()}"
-            )
+        run_tool(
+            command, LLD_TIMEOUT_S, CodegenError, f"ld.lld ({lld}) could not link kernel {name}"
+        )
         return binary.read_bytes()
 
 
