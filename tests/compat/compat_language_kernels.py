@@ -178,3 +178,14 @@ def target_kernel(out_ptr):
     if tl.target_info.cuda_capability_geq(9, 0) or tl.target_info.is_hip_cdna3():
         v += 10
     tl.store(out_ptr, v)
+
+
+@tilec.jit
+def unroll_kernel(out_ptr, start, n, STEP: tl.constexpr, UNROLL: tl.constexpr):
+    acc = 0
+    x = tl.zeros([4], tl.int32)
+    for i in tl.range(start, n, STEP, loop_unroll_factor=UNROLL):
+        acc += i * i
+        x += i
+    tl.store(out_ptr, acc)
+    tl.store(out_ptr + 1 + tl.arange(0, 4), x)

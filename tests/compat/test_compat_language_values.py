@@ -15,6 +15,7 @@ from compat_language_kernels import (
     loop_kernel,
     map_kernel,
     target_kernel,
+    unroll_kernel,
     values_kernel,
 )
 
@@ -180,3 +181,17 @@ def test_target_info_outside_a_kernel_is_the_active_drivers():
         assert not tl.target_info.is_cuda() and not tl.target_info.is_hip()
     finally:
         tilec.set_backend(None)
+
+
+@pytest.mark.parametrize("unroll", [2, 3, 4])
+@pytest.mark.parametrize(("start", "stop", "step"), [(0, 13, 1), (-5, 17, 3), (5, 5, 1), (7, 3, 2)])
+def test_loop_unroll_factor_unrolls_with_a_remainder_loop(unroll, start, stop, step):
+    out = np.zeros(5, np.int32)
+    signature = {"out_ptr": "*i32", "start": "i32", "n": "i32"}
+    compiled = tilec.compile(unroll_kernel, signature, {"STEP": step, "UNROLL": unroll},
+                             backend="interp")  # fmt: skip
+    compiled.run((1,), [out, start, stop])
+    counters = range(start, stop, step)
+    assert out[0] == sum(i * i for i in counters) and list(out[1:]) == [sum(counters)] * 4
+    main, rest = compiled.asm["tir"].split("scf.for")[1:3]
+    assert main.count("arith.muli") == unroll * rest.count("arith.muli") > 0

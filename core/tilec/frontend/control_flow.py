@@ -41,7 +41,6 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
 
 
 RANGE_HINTS: dict[str, str] = {
-    "loop_unroll_factor": "tilec does not unroll runtime loops (LLVM may, on its own)",
     "flatten": "tilec does not flatten loop nests (Triton tries to, for pipelining)",
     "warp_specialize": "tilec does not warp-specialize loops",
 }
@@ -50,10 +49,12 @@ to try a transformation that leaves the results unchanged, which Triton too skip
 cannot apply it. They are checked for type and logged (`TILEC_LOG=info`). The other hints are
 honoured: `num_stages` becomes the loop's `num_stages` attribute, which `pipeline-loops` takes
 instead of the launch's `num_stages` (the interpreter pipelines nothing, as for the launch
-option); `disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone;
+option); `loop_unroll_factor=k` (k > 1) unrolls the loop k times (`emit_unrolled_for`);
+`disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone;
 `disallow_acc_multi_buffer` holds either way (tilec never multi-buffers an accumulator)."""
 
 BOOL_HINTS = ("flatten", "warp_specialize", "disable_licm", "disallow_acc_multi_buffer")
+INT_HINTS = ("num_stages", "loop_unroll_factor")
 
 DISABLE_LICM_ATTR = "disable_licm"
 """The `scf.for`/`scf.while` flag of `tl.range(disable_licm=True)` / `tl.condition(...)`."""
@@ -88,7 +89,7 @@ def loop_bounds(iterator: str | None, args: list[Any], kwargs: dict[str, Any]) -
     name = {None: "range", "range": "tl.range", "static_range": "tl.static_range"}[iterator]
     if iterator is None and kwargs:
         raise UserError(f"range() takes no keyword arguments, got {', '.join(kwargs)}")
-    hints = {k: v for k, v in kwargs.items() if k in (*RANGE_HINTS, *BOOL_HINTS, NUM_STAGES_ATTR)}
+    hints = {k: v for k, v in kwargs.items() if k in (*RANGE_HINTS, *BOOL_HINTS, *INT_HINTS)}
     if iterator != "range" and hints:
         raise UserError(f"{name} takes no {', '.join(hints)}", "use tl.range for loop hints")
     for hint, value in hints.items():
@@ -156,15 +157,15 @@ class ControlFlowMixin:
         ):
             self.elementwise_for(node, bounds)  # type: ignore[attr-defined]
             return
-        self.emit_for(node, bounds, stages, unwrap(kwargs.get(DISABLE_LICM_ATTR)) is True)
+        disable_licm = unwrap(kwargs.get(DISABLE_LICM_ATTR)) is True
+        unroll = unwrap(kwargs.get("loop_unroll_factor")) or 1
+        if unroll > 1:
+            self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm)
+            return
+        self.emit_for(node, bounds, stages, disable_licm)
 
-    def emit_for(
-        self,
-        node: ast.For,
-        bounds: list[Any],
-        stages: int | None = None,
-        disable_licm: bool = False,
-    ) -> None:
+    def loop_values(self, bounds: list[Any]) -> list[TensorValue]:
+        """The bounds as integer scalars of one type (i64 if one is, else i32)."""
         widest = i64 if any(isinstance(b, TensorValue) and b.dtype == i64 for b in bounds) else i32
         values = []
         for bound in bounds:
@@ -172,6 +173,40 @@ class ControlFlowMixin:
             if not isinstance(value.dtype, IntegerType) or value.is_tensor:
                 raise UserError("loop bounds must be integer scalars")
             values.append(self.sem.cast(value, widest))
+        return values
+
+    def emit_unrolled_for(
+        self, node: ast.For, bounds: list[Any], unroll: int, stages: Any, disable_licm: bool
+    ) -> None:
+        """`tl.range(..., loop_unroll_factor=k)`: a loop whose body is the loop body k times
+        (counters i, i + step, ...) over the first multiple of k iterations, then the loop
+        over the remaining ones, as Triton's loop unroller does."""
+        start, stop, step = self.loop_values(bounds)
+        wide = [self.sem.cast(v, i64) for v in (start, stop, step)]
+        span = self.sem.binary("-", wide[1], wide[0])
+        trips = self.sem.binary(
+            "+", self.sem.binary("//", self.sem.binary("-", span, 1), wide[2]), 1
+        )
+        trips = self.builtins.tl_where(self.sem.binary(">", span, 0), trips, 0)  # type: ignore[attr-defined]
+        whole = self.sem.binary("-", trips, self.sem.binary("%", trips, unroll))
+        middle = self.sem.binary("+", wide[0], self.sem.binary("*", whole, wide[2]))
+        middle = self.sem.cast(middle, start.dtype)
+        self.emit_for(node, [start, middle, self.sem.binary("*", step, unroll)], stages,
+                      disable_licm, copies=(unroll, step))  # fmt: skip
+        self.emit_for(node, [middle, stop, step], None, disable_licm)
+
+    def emit_for(
+        self,
+        node: ast.For,
+        bounds: list[Any],
+        stages: int | None = None,
+        disable_licm: bool = False,
+        copies: tuple[int, TensorValue] | None = None,
+    ) -> None:
+        """The `scf.for` of `node`; with `copies` (k, step), its body is `node`'s body k times,
+        for the counter and the k - 1 values after it."""
+        values = self.loop_values(bounds)
+        widest = values[0].dtype
         carried = [
             n
             for n in assigned_names(node.body)
@@ -194,8 +229,14 @@ class ControlFlowMixin:
         self.scope[node.target.id] = TensorValue(body.args[0])  # type: ignore[attr-defined]
         body.args[0].name_hint = node.target.id  # type: ignore[attr-defined]
         with self.builder.at(body):
-            self.visit_body(node.body)
-            self.check_no_return("a loop")
+            counter = self.scope[node.target.id]  # type: ignore[attr-defined]
+            count, step = copies or (1, None)
+            for copy in range(count):
+                if copy:
+                    offset = self.sem.binary("*", step, copy)
+                    self.scope[node.target.id] = self.sem.binary("+", counter, offset)  # type: ignore[attr-defined]
+                self.visit_body(node.body)
+                self.check_no_return("a loop")
             yielded = self.carried_values(outer, carried, inits, "loop")
             self.builder.create(YieldOp, [v.value for v in yielded])
         self.scope = self.bind_carried(outer, carried, op.results)

@@ -252,9 +252,8 @@ hints.""",
 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False)
 
 A `for` loop iterator, like Python's `range`. `num_stages` pipelines the loop on GPU backends
-(overriding the launch's); the other hints are accepted only at the values that describe what
-tilec does (`loop_unroll_factor=1`, `flatten`, `warp_specialize`, `disable_licm` False,
-`disallow_acc_multi_buffer` either way) and rejected by name otherwise.""",
+(overriding the launch's), `loop_unroll_factor=k` unrolls it k times, `disable_licm` keeps licm
+out; `flatten` and `warp_specialize` have no effect (results are the same).""",
     "static_assert": """static_assert(cond, msg="")
 
 Fail compilation with `msg` unless the compile-time constant `cond` is true.""",
