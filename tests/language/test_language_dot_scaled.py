@@ -200,3 +200,37 @@ def test_dot_scaled_errors_are_located(which, message):
     with pytest.raises(CompilationError, match=message) as error:
         tilec.compile(bad_kernel, signature, {"WHICH": which}, backend="interp")
     assert "test_language_dot_scaled.py" in str(error.value)
+
+
+@tilec.jit
+def fp8_scale_kernel(a_ptr, s_ptr, b_ptr, c_ptr, FAST: tl.constexpr):
+    r, k = tl.arange(0, 16), tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + k[None, :])  # e2m1 pairs: [16, 64] values
+    s = tl.load(s_ptr + r[:, None] * 4 + tl.arange(0, 4)[None, :]).to(tl.float8e4nv, bitcast=True)
+    b = tl.load(b_ptr + tl.arange(0, 64)[:, None] * 16 + r[None, :])
+    c = tl.dot_scaled(a, s, "e2m1", b, None, "bf16", fast_math=FAST)
+    tl.store(c_ptr + r[:, None] * 16 + r[None, :], c)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_dot_scaled_float8_scales(rng, fast):
+    """float8e4nv scales, one per 16 elements along K (Triton's `verify_scaled_shape`), are
+    converted to the compute type and multiplied; a NaN scale makes its group NaN either way
+    (the product is NaN), which fast_math cannot skip."""
+    a = rng.integers(0, 256, (16, 32), dtype=np.uint8)
+    s = rng.integers(0x20, 0x50, (16, 4), dtype=np.uint8)  # e4m3 from 2**-4 to 2**3
+    s[5, 2] = 0x7F  # NaN
+    b = random_bits(rng, "bf16", (64, 16), "bf16")
+    c = np.zeros((16, 16), np.float32)
+    run(fp8_scale_kernel, [("*uint8", a), ("*uint8", s), ("*uint16", b), ("*float32", c)],
+        exact_order=False, FAST=fast)  # fmt: skip
+    pairs = np.stack([decode(a & 0xF, "e2m1"), decode(a >> 4, "e2m1")], axis=2).reshape(16, 64)
+    factor = np.repeat(to_compute(decode(s, "e4m3"), "bf16"), 16, axis=1)
+    factor[5, 32:48] = np.nan
+    a64 = to_compute(pairs * factor, "bf16")
+    b64 = decode(b, "bf16")
+    expected = a64 @ b64
+    assert np.isnan(c[5]).all() and np.isnan(expected[5]).all()
+    rows = [i for i in range(16) if i != 5]
+    bound = 66 * 2.0**-23 * (np.abs(a64[rows]) @ np.abs(b64))
+    assert (np.abs(c[rows] - expected[rows]) <= bound).all()

@@ -8,9 +8,10 @@ Where tilec differs from Triton (every argument is honoured or rejected with a l
 never dropped):
 
 - `tl.dot` on f32 inputs takes Triton's `input_precision` ("tf32", the default unless
-  `TILEC_F32_DEFAULT` or `allow_tf32=False` says otherwise, "tf32x3", "ieee"), with Triton's
-  numerics: tf32 inputs are what the tensor cores read of the f32 bits (truncated toward zero to
-  10 mantissa bits, on every backend, the interpreter and the FMA fallback included).
+  `TILEC_F32_DEFAULT` or `allow_tf32=False` says otherwise, "tf32x3", "ieee", "bf16x3",
+  "bf16x6"), with Triton's numerics: tf32 inputs are what the tensor cores read of the f32 bits
+  (truncated toward zero to 10 mantissa bits, on every backend, the interpreter and the FMA
+  fallback included); bf16x3 and bf16x6 are dots of the inputs' bf16 parts.
   `out_dtype` rounds the f32 (i32) result once, after the dot.
 - `tl.load`/`tl.store` take Triton's `cache_modifier` and `eviction_policy` values and emit them
   (NVIDIA: PTX cache operators, L1/L2 eviction priorities; AMD: the nontemporal and volatile
