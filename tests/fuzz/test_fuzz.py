@@ -14,7 +14,7 @@ import tilec.language as tl
 from tilec import cli
 from tilec.fuzz import check, program
 from tilec.fuzz.campaign import Worker, run_campaign
-from tilec.fuzz.generate import generate
+from tilec.fuzz.generate import DOT_FORMS, generate
 from tilec.fuzz.program import Store, Unary, statement_nodes, walk_statements
 from tilec.fuzz.shrink import is_valid, shrink
 
@@ -155,3 +155,37 @@ def test_fma_of_mixed_float_types_computes_in_the_wider_type(x, y, z):
     expected = values[0].astype(np.float64) * values[1] + values[2]
     assert np.array_equal(out, expected.astype(np.float32))
     assert "tensor<4xf32>" in compiled.asm["tir"].split("math.fma")[1].splitlines()[0]
+
+
+def _dots(seeds: range, bf16: bool = True) -> list[tuple[int, program.Dot]]:
+    return [
+        (seed, node)
+        for seed in seeds
+        for stmt in walk_statements(generate(seed, bf16=bf16).body)
+        for root in statement_nodes(stmt)
+        for node in root.walk()
+        if isinstance(node, program.Dot)
+    ]
+
+
+def test_dots_take_every_out_dtype_triton_allows():
+    """Issue 22: the fuzzer made only float16 -> float32 and int8 -> int32 dots, so an int8 dot
+    with `out_dtype=tl.int8` (Triton: the int32 sums; tilec truncated them) was never tried."""
+    made = {(dot.a.dtype, dot.out_dtype) for _, dot in _dots(range(1500))}
+    for result, forms in DOT_FORMS.items():
+        for source, outs in forms:
+            for out in outs:
+                assert (source, out) in made, (source, out, result)
+
+
+def test_dots_with_an_out_dtype_narrower_than_the_accumulator_match_the_model():
+    """Before the fix, 5 of these (seeds 558, 901, 1512, 1830, 1923) stored truncated sums or
+    failed to compile where the model (Triton) has the int32 sums."""
+    dots = _dots(range(2000), bf16=False)
+    int8 = sorted({seed for seed, dot in dots if dot.a.dtype == "int8" and dot.out_dtype in
+                   ("int8", "int16")})  # fmt: skip
+    f16 = sorted({seed for seed, dot in dots if dot.out_dtype == "float16" and
+                  dot.a.dtype == "float16"})[:4]  # fmt: skip
+    assert {558, 901, 1512, 1830, 1923} <= set(int8) and len(f16) == 4
+    findings = {seed: check.check_interp(generate(seed)) for seed in int8 + f16}
+    assert not any(findings.values()), findings

@@ -136,7 +136,7 @@ class Generator:
             return self.atomic()
         prog = self.program
         if choice < 0.7 and prog.rank == 2 and prog.block == prog.cols and prog.block >= 16:
-            node = self.dot(rng.choice(("float32", "int32")), "tile", 2)
+            node = self.dot(rng.choice(tuple(DOT_FORMS)), "tile", 2)
             if node is not None:
                 return self.assign(node)
         return self.assign(self.expr(rng.choice(self.dtypes), self.shape(), 3))
@@ -392,18 +392,42 @@ class Generator:
         return float_bound_ok(bound, dtype)
 
     def dot(self, dtype: str, shape: str, depth: int) -> Node | None:
-        if dtype not in ("float32", "int32"):
+        """A `tl.dot` whose result is `dtype`, with any operand dtype and `out_dtype` that give
+        it in Triton 3.6 (`DOT_FORMS`); with an accumulator, Triton wants `out_dtype` to be the
+        accumulator's dtype (float32 by default)."""
+        rng = self.rng
+        forms = [f for f in DOT_FORMS.get(dtype, ()) if self.bf16 or f[0] != "bfloat16"]
+        if not forms:
             return None
-        source = "float16" if dtype == "float32" else "int8"
+        source, outs = rng.choice(forms)
         a, b = self.expr(source, "tile", depth), self.expr(source, "tile", depth)
         bound = a.bound * b.bound * self.program.block
-        acc = None
-        if self.rng.random() < 0.3:
+        acc, out = None, rng.choice(outs)
+        if rng.random() < 0.3:
             acc = self.expr(dtype, "tile", depth)
             bound += acc.bound
+            out = rng.choice((None, dtype)) if dtype == "float32" else dtype
         if is_float(dtype) and not float_bound_ok(bound, dtype):
             return None
-        return Dot(dtype, "tile", bound, not is_float(dtype), a, b, acc)
+        precision = "ieee" if source == "float32" else None  # the model has no tf32
+        return Dot(dtype, "tile", bound, not is_float(dtype), a, b, acc, out, precision)
+
+
+DOT_FORMS: dict[str, tuple[tuple[str, tuple[str | None, ...]], ...]] = {
+    "int32": (("int8", (None, "int8", "int16", "int32", "int64", "uint8", "float16", "float32")),),
+    "float32": (
+        ("float16", (None, "float32")),
+        ("float32", (None, "float16", "float32", "float64", "int32")),
+        ("bfloat16", (None, "float16", "float32", "float64")),
+    ),
+    "float16": (("float16", ("float16",)),),
+    "float64": (("float64", (None, "float16", "float32", "float64", "int32")),),
+}
+"""For each result dtype of `tl.dot`, the operand dtypes and the `out_dtype` values (None: left
+out) that give it in Triton 3.6's `semantic.dot`: int8 operands give int32 whatever `out_dtype`
+says, float32 and bfloat16 operands float32, float64 operands float64, float16 operands
+`out_dtype` (float32 or float16; narrower than the accumulator: tilec rounds the float32 sums
+once). `out_dtype=tl.bfloat16` is an error there for float operands."""
 
 
 CMP_OPS = ("lt", "le", "gt", "ge", "eq", "ne")

@@ -5,7 +5,7 @@ A program is one kernel over a 1-D tile `[BLOCK]` or a square 2-D tile `[BLOCK, 
 `grid` programs. Every binary operation has operands of one dtype (the generator casts), so the
 only promotions the NumPy model needs are Triton's own: a Python literal takes the other
 operand's dtype, comparisons give `int1`, `tl.sum`/`tl.cumsum` of integers narrower than 32 bits
-give 32 bits, `tl.dot` of float16 gives float32 and of int8 int32, `tl.argmax` gives int32.
+give 32 bits, `tl.dot` gives Triton's result type (`Dot`), `tl.argmax` gives int32.
 
 Each node carries a bound on the magnitude of its float values (the generator keeps every float
 well inside its dtype's range, so no infinity or NaN arises) and whether it is exact: computed
@@ -384,18 +384,30 @@ class Reduce(Node):
 
 @attrs.define(eq=False)
 class Dot(Node):
+    """`tl.dot(a, b[, acc][, out_dtype=...][, input_precision=...])`: its dtype is Triton's
+    result type (int32 for int8 operands whatever `out_dtype` says, float32 for float32 and
+    bfloat16 operands, float64 for float64, `out_dtype` for float16)."""
+
     a: Node = None  # type: ignore[assignment]
     b: Node = None  # type: ignore[assignment]
     acc: Node | None = None
+    out_dtype: str | None = None
+    precision: str | None = None
 
     def children(self) -> tuple[Node, ...]:
         return (self.a, self.b) if self.acc is None else (self.a, self.b, self.acc)
 
     def src(self, prog: Program) -> str:
         acc = "" if self.acc is None else f", {self.acc.src(prog)}"
+        if self.out_dtype is not None:
+            acc += f", out_dtype={tl_name(self.out_dtype)}"
+        if self.precision is not None:
+            acc += f", input_precision={self.precision!r}"
         return f"tl.dot({self.a.src(prog)}, {self.b.src(prog)}{acc})"
 
     def eval(self, env: dict) -> np.ndarray:
+        """The exact sums rounded once to the result's dtype (a float16 result: tilec
+        accumulates in float32 and rounds once; the tolerance covers either)."""
         wide = np.float64 if is_float(self.dtype) else np.int64
         product = self.a.eval(env).astype(wide) @ self.b.eval(env).astype(wide)
         if self.acc is not None:
