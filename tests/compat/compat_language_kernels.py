@@ -189,3 +189,10 @@ def unroll_kernel(out_ptr, start, n, STEP: tl.constexpr, UNROLL: tl.constexpr):
         x += i
     tl.store(out_ptr, acc)
     tl.store(out_ptr + 1 + tl.arange(0, 4), x)
+
+
+@tilec.jit
+def sort_defaults(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DESCENDING: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sort(x, dim=None, descending=DESCENDING))

@@ -14,6 +14,7 @@ from compat_language_kernels import (
     licm_kernel,
     loop_kernel,
     map_kernel,
+    sort_defaults,
     target_kernel,
     unroll_kernel,
     values_kernel,
@@ -195,3 +196,19 @@ def test_loop_unroll_factor_unrolls_with_a_remainder_loop(unroll, start, stop, s
     assert out[0] == sum(i * i for i in counters) and list(out[1:]) == [sum(counters)] * 4
     main, rest = compiled.asm["tir"].split("scf.for")[1:3]
     assert main.count("arith.muli") == unroll * rest.count("arith.muli") > 0
+
+
+@pytest.mark.parametrize(("n", "descending"), [(8, False), (8, True), (1, None), (8, 0)])
+def test_sort_takes_tritons_defaults(rng, n, descending):
+    x = rng.standard_normal((4, n)).astype(np.float32)
+    out = np.zeros_like(x)
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    run_interp(sort_defaults, signature, [x, out], M=4, N=n, DESCENDING=descending)
+    expected = np.sort(x, axis=1)
+    np.testing.assert_array_equal(out, expected[:, ::-1] if descending else expected)
+
+
+def test_sort_descending_none_of_several_elements_is_a_located_error():
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    error = compile_error(sort_defaults, signature, M=4, N=8, DESCENDING=None)
+    assert "descending must be True or False, got None" in error.message

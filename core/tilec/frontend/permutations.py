@@ -280,7 +280,7 @@ class PermutationsMixin:
         """Sort along the last dimension (the only one Triton supports) with Triton's bitonic
         network, so every input (NaN, -0.0 included) gives Triton's result."""
         v, log_n = self._sort_input(x, dim, "tl.sort")
-        order = _order(descending)
+        order = _order(descending) if log_n else 0  # Triton reads it only where it sorts
         for stage in range(1, log_n + 1):
             v = self.bitonic_merge_steps(v, stage, 2 if stage < log_n else order)
         return v
@@ -309,7 +309,7 @@ class PermutationsMixin:
         """Triton's bitonic merge along the last dimension: sorts a bitonic sequence; any other
         input gets exactly the network's result, as in Triton."""
         v, log_n = self._sort_input(x, dim, "tl.bitonic_merge")
-        return self.bitonic_merge_steps(v, log_n, _order(descending))
+        return self.bitonic_merge_steps(v, log_n, _order(descending) if log_n else 0)
 
     def tl_histogram(self, input: Any, num_bins: Any, mask: Any = None) -> TensorValue:
         """int32 counts of the values 0 .. num_bins-1 of a 1-D integer tensor (values outside
