@@ -12,7 +12,8 @@ never dropped):
   "bf16x6"), with Triton's numerics: tf32 inputs are what the tensor cores read of the f32 bits
   (truncated toward zero to 10 mantissa bits, on every backend, the interpreter and the FMA
   fallback included); bf16x3 and bf16x6 are dots of the inputs' bf16 parts.
-  `out_dtype` rounds the f32 (i32) result once, after the dot.
+  The result's dtype is Triton's whatever `out_dtype` says (int8 inputs: the i32 sums; f32
+  and bf16: f32; f64: f64); an f16 `out_dtype` of f16 inputs rounds the f32 result once.
 - `tl.load`/`tl.store` take Triton's `cache_modifier` and `eviction_policy` values and emit them
   (NVIDIA: PTX cache operators, L1/L2 eviction priorities; AMD: the nontemporal and volatile
   bits), `volatile` only at its default, `boundary_check` and `padding_option` only with block
