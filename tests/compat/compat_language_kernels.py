@@ -196,3 +196,8 @@ def sort_defaults(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DESCENDING: 
     offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, tl.sort(x, dim=None, descending=DESCENDING))
+
+
+@tilec.jit
+def tuple_argument(pair, out_ptr):
+    tl.store(out_ptr, tl.load(pair[0]))

@@ -16,6 +16,7 @@ from compat_language_kernels import (
     map_kernel,
     sort_defaults,
     target_kernel,
+    tuple_argument,
     unroll_kernel,
     values_kernel,
 )
@@ -212,3 +213,9 @@ def test_sort_descending_none_of_several_elements_is_a_located_error():
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
     error = compile_error(sort_defaults, signature, M=4, N=8, DESCENDING=None)
     assert "descending must be True or False, got None" in error.message
+
+
+def test_a_tuple_argument_is_refused_naming_the_parameter():
+    x = np.zeros(4, np.float32)
+    with pytest.raises(tilec.errors.LaunchArgumentError, match="argument 'pair' of tuple_argument"):
+        tuple_argument[(1,)]((x, x), x, backend="interp")

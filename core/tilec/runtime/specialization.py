@@ -184,6 +184,12 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
         if elem.startswith("unsupported"):
             raise LaunchArgumentError(f"argument '{param}' of {kernel_name}: {elem}")
         return "*" + elem, address % 16 == 0
+    if isinstance(value, (tuple, list)):
+        raise LaunchArgumentError(
+            f"argument '{param}' of {kernel_name}: a {type(value).__name__}; tilec does not take "
+            "tuples as kernel arguments yet (Triton 3.6 does): pass its elements as separate "
+            "arguments, or as a tl.constexpr if they are compile-time values"
+        )
     raise LaunchArgumentError(
         f"argument '{param}' of {kernel_name}: expected an array (a NumPy array, a torch tensor "
         f"or a DLPack producer) for a pointer, an int, float or bool; got {type(value).__name__}"
