@@ -166,12 +166,10 @@ f32), "tf32x3", "ieee", "bf16x3" or "bf16x6" (bf16 parts); `max_num_imprecise_ac
     "dot_scaled": """dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, \
 fast_math=False, lhs_k_pack=True, rhs_k_pack=True, out_dtype=float32)
 
-The matrix product of microscaled blocks, plus `acc`. Formats: "e2m1" (two fp4 values a uint8,
-the first in the low bits, packed along K, or along M/N where `*_k_pack` is False), "e4m3",
-"e5m2", "bf16", "fp16". Scales: uint8 e8m0 exponents (one per 32 elements along K), shaped
-[M, K // 32] (lhs) and [N, K // 32] (rhs), or None. Computed as Triton computes it without
-scaled MMA: operands decoded to bf16 (f16 if a format is "fp16"), multiplied by their scales
-(NaN where a scale is 0xFF, unless `fast_math`), then `tl.dot` into f32.""",
+Microscaled `lhs @ rhs + acc`: "e2m1" (two fp4 a uint8, low first), "e4m3", "e5m2", "bf16",
+"fp16" operands; uint8 e8m0 scales ([M, K // 32], [N, K // 32]) or None. As Triton without
+scaled MMA: decoded to bf16 (f16 with "fp16"), scaled (0xFF: NaN unless `fast_math`), then
+`tl.dot` into f32.""",
     "inline_asm_elementwise": """inline_asm_elementwise(asm, constraints, args, dtype, is_pure, \
 pack)
 
