@@ -59,7 +59,9 @@ CACHE_DIR = Setting(
     "TILEC_CACHE_DIR",
     "`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`",
     "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders). Created "
-    "0700; refused, with a warning, when it is not the user's or others may write it.",
+    "0700; refused, with a warning, and nothing made in it, when it is not the user's or others "
+    "may write it, or when a folder on the way to it (through symbolic links) is neither the "
+    "user's nor root's, or others may write it without its sticky bit being set (as ssh checks).",
 )
 CACHE_KEY_FILE = Setting(
     "TILEC_CACHE_KEY_FILE",
@@ -71,7 +73,8 @@ CACHE_MAX_MB = Setting(
     "TILEC_CACHE_MAX_MB",
     "1024",
     "The size bound of the on-disk compile cache, in MiB: after a write, the least recently "
-    "used entries are removed until the cache fits.",
+    "used entries are removed until the cache fits. Only tilec's entries (told by name and "
+    "header) count and are removed: other files in the folder are never touched.",
 )
 CHECK = Setting(
     "TILEC_CHECK",
