@@ -201,3 +201,15 @@ def sort_defaults(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DESCENDING: 
 @tilec.jit
 def tuple_argument(pair, out_ptr):
     tl.store(out_ptr, tl.load(pair[0]))
+
+
+@tilec.jit
+def bad_python_index(x_ptr, i, WHICH: tl.constexpr):
+    t = (1, 2)
+    if WHICH == "runtime":
+        v = t[i]
+    elif WHICH == "range":
+        v = t[5]
+    else:
+        v = tl.load(x_ptr + tl.arange(0, 4))[i]
+    tl.store(x_ptr, v)

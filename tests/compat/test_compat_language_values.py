@@ -9,6 +9,7 @@ from compat_helpers import compile_error, run_interp
 from compat_language_kernels import (
     bad_index,
     bad_map,
+    bad_python_index,
     index_shapes,
     item_kernel,
     licm_kernel,
@@ -219,3 +220,16 @@ def test_a_tuple_argument_is_refused_naming_the_parameter():
     x = np.zeros(4, np.float32)
     with pytest.raises(tilec.errors.LaunchArgumentError, match="argument 'pair' of tuple_argument"):
         tuple_argument[(1,)]((x, x), x, backend="interp")
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("runtime", "cannot index tuple with a runtime value"),
+        ("range", "cannot index tuple with 5: tuple index out of range"),
+        ("tensor", "unsupported tensor index: a runtime value of type i32"),
+    ],
+)
+def test_bad_indices_are_located_errors(which, message):
+    error = compile_error(bad_python_index, {"x_ptr": "*fp32", "i": "i32"}, WHICH=which)
+    assert message in error.message

@@ -16,7 +16,6 @@ from tilec.frontend.kernel import KernelFunction
 from tilec.frontend.semantics import NONE_HINT
 from tilec.ir.types import i1
 from tilec.language import block_type, constexpr, dtype, dtype_of
-from tilec.language import slice as tl_slice
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -206,9 +205,7 @@ class ExpressionsMixin:
         base = self.visit(node.value)
         index = self.visit(node.slice)
         if not isinstance(base, TensorValue):
-            if isinstance(index, tl_slice):
-                index = slice(index.start, index.stop, index.step)
-            return base[unwrap(index)]
+            return indexing.python_subscript(base, index)
         return indexing.subscript(self.sem, base, index)
 
     def visit_Slice(self, node: ast.Slice) -> slice:

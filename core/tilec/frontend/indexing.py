@@ -29,6 +29,8 @@ def _is_full_slice(index: Any) -> bool:
 
 
 def _shown(index: Any) -> str:
+    if isinstance(index, TensorValue):
+        return f"a runtime value of type {index.type}"
     if isinstance(index, tl_slice):
         return f"slice({index.start!r}, {index.stop!r}, {index.step!r})"
     return repr(index)
@@ -50,6 +52,25 @@ def subscript(sem: Any, base: TensorValue, index: Any) -> TensorValue:
                 "offsets; add axes with x[None, :] or x[:, None]",
             )
     return result
+
+
+def python_subscript(base: Any, index: Any) -> Any:
+    """`base[index]` of a compile-time value (a tuple, a constexpr list or string)."""
+    index = _unwrap(index)
+    if isinstance(index, tl_slice):
+        index = slice(index.start, index.stop, index.step)
+    if isinstance(index, TensorValue) or (
+        isinstance(index, slice)
+        and any(isinstance(p, TensorValue) for p in (index.start, index.stop, index.step))
+    ):
+        raise UserError(
+            f"cannot index {type(base).__name__} with a runtime value",
+            "index tuples with compile-time constants (tl.constexpr or literals)",
+        )
+    try:
+        return base[index]
+    except (TypeError, IndexError, KeyError) as error:
+        raise UserError(f"cannot index {type(base).__name__} with {index!r}: {error}") from None
 
 
 def item(builtins: Any, x: Any, *args: Any, **kwargs: Any) -> TensorValue:
