@@ -67,6 +67,8 @@ def test_triton_modules_are_tilecs(tmp_path):
         from triton.tools.tensor_descriptor import TensorDescriptor
         import triton.backends
         assert "interp" in triton.backends.backends
+        from triton.runtime._allocation import NullAllocator
+        triton.set_allocator(NullAllocator())
         assert isinstance(triton.jit(tilec.testing.do_bench), triton.runtime.KernelInterface)
         try:
             import triton.profiler
@@ -290,6 +292,10 @@ def test_jit_keywords_refused_and_named():
 
 def test_dtype_by_triton_name():
     assert tl.dtype("fp16") == tl.float16 and tl.dtype("int1") == tl.int1
+    assert tl.str_to_ty("fp32", None) == tl.float32 and tl.str_to_ty("u8") == tl.uint8
+    assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16)
+    with pytest.raises(ValueError, match="not a signature type"):
+        tl.str_to_ty("f33")
     assert [tl.dtype(n) for n in tl.dtype.STANDARD_FP_TYPES][1] is not None
     with pytest.raises(ValueError, match="not a type name"):
         tl.dtype("float128")

@@ -36,6 +36,7 @@ ALIASES: dict[str, str] = {
     "triton.runtime.errors": "tilec.as_triton.errors",
     "triton.runtime.driver": "tilec.as_triton.driver",
     "triton.runtime.cache": "tilec.as_triton.cache",
+    "triton.runtime._allocation": "tilec.as_triton.allocation",
     "triton.runtime.interpreter": "tilec.as_triton.runtime",
     "triton.testing": "tilec.testing",
     "triton.compiler": "tilec.as_triton.compiler",

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import attrs
 
 from tilec.errors import KernelCallError
+from tilec.ir.type_names import BY_SIGNATURE
 from tilec.ir.types import (
     Float8Type,
     FloatType,
@@ -249,6 +250,24 @@ def dtype_of(ir_type: Type) -> dtype | None:
         element = dtype_of(ir_type.pointee)
         return pointer_type(element) if element is not None else None
     return next((d for d in DTYPES if d.ir_type == ir_type), None)
+
+
+def str_to_ty(name: str, c: Any = None) -> dtype:
+    """Triton's `tl.str_to_ty`: the dtype of a signature spelling, `"fp32"`, `"i8"`, `"u1"`-style
+    names as in `tilec.compile`'s signatures, or `"*fp16"` for a pointer. `c` (Triton's IR
+    context) is not used."""
+    if name.startswith("*"):
+        element = name[1:]
+        if element.startswith("k"):
+            raise ValueError(f"tl.str_to_ty({name!r}): tilec has no const pointer types")
+        return pointer_type(str_to_ty(element))
+    scalar = BY_SIGNATURE.get(name)
+    found = dtype_of(scalar.ir_type) if scalar is not None else None
+    if found is None:
+        raise ValueError(
+            f"tl.str_to_ty({name!r}): not a signature type; expected one of {sorted(BY_SIGNATURE)}"
+        )
+    return found
 
 
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
