@@ -124,8 +124,49 @@ def scales_none(out_ptr, w, N: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, N), w * 2)
 
 
+@tilec.jit
+def reads_an_attribute_of_none(out_ptr, w, N: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, N), tl.zeros((N,), w.dtype.element_ty))
+
+
+@tilec.jit
+def indexes_none(out_ptr, w, N: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, N), w[0])
+
+
+@tilec.jit
+def negates_none(out_ptr, w, N: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, N), -w)
+
+
+@tilec.jit
+def loops_to_none(out_ptr, w, N: tl.constexpr):
+    for i in range(w):
+        tl.store(out_ptr + i, 1.0)
+
+
+@tilec.jit
+def branches_on_not_none(out_ptr, w, N: tl.constexpr):
+    if not w:
+        tl.store(out_ptr + tl.arange(0, N), tl.full((N,), 4.0, tl.float32))
+
+
+def test_not_none_is_true():
+    out = np.zeros(8, np.float32)
+    branches_on_not_none[(1,)](out, None, 8, backend="interp")
+    np.testing.assert_array_equal(out, np.full(8, 4.0))
+
+
 @pytest.mark.parametrize(
-    ("kernel", "text"), [(loads_none, "w_ptr + offsets"), (scales_none, "w * 2")]
+    ("kernel", "text"),
+    [
+        (loads_none, "w_ptr + offsets"),
+        (scales_none, "w * 2"),
+        (reads_an_attribute_of_none, "w.dtype"),
+        (indexes_none, "w[0]"),
+        (negates_none, "-w"),
+        (loops_to_none, "range(w)"),
+    ],
 )
 def test_a_none_used_as_a_value_is_a_located_error(kernel, text):
     with pytest.raises(CompilationError) as info:

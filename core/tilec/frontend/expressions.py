@@ -107,6 +107,8 @@ class ExpressionsMixin:
             if node.attr in TENSOR_METHODS:
                 return TensorMethod(base, node.attr)
             raise UserError(f"tensors have no attribute '{node.attr}'")
+        if base is None:
+            raise UserError(f"None has no attribute '{node.attr}'", NONE_HINT)
         if not hasattr(base, node.attr):
             raise UserError(f"{base!r} has no attribute '{node.attr}'")
         return unwrap(getattr(base, node.attr))
@@ -160,6 +162,8 @@ class ExpressionsMixin:
                 f"operator {type(node.op).__name__} is not defined on block pointers",
                 "move a block pointer with tl.advance(p, offsets); load its block to compute",
             )
+        if operand is None and not isinstance(node.op, ast.Not):
+            raise UserError(f"operator {type(node.op).__name__} on None", NONE_HINT)
         if not isinstance(operand, TensorValue):
             ops = {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x}
             ops[ast.Invert] = lambda x: ~x
@@ -204,6 +208,8 @@ class ExpressionsMixin:
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
         index = self.visit(node.slice)
+        if base is None:
+            raise UserError("None cannot be indexed", NONE_HINT)
         if not isinstance(base, TensorValue):
             return indexing.python_subscript(base, index)
         return indexing.subscript(self.sem, base, index)

@@ -154,6 +154,8 @@ class Semantics:
         """Materialize a Python constant (of `type_`, else its literal type) as a value."""
         if isinstance(x, TensorValue):
             return x
+        if x is None:
+            raise UserError("None cannot be used as a kernel value", NONE_HINT)
         return self.constant(x, type_ or literal_type(x))
 
     # Shapes --------------------------------------------------------------------------------
