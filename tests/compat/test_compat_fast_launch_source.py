@@ -9,22 +9,6 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec.runtime import cache, launcher
-
-
-@pytest.fixture
-def general(monkeypatch):
-    """The launches that took the general path (not a fast launch), from no fast launch."""
-    cache.clear_memory()  # every kernel's fast launches go (earlier tests made some)
-    calls = []
-    original = launcher.Launcher._launch
-
-    def counted(self, args, meta):
-        calls.append(args)
-        return original(self, args, meta)
-
-    monkeypatch.setattr(launcher.Launcher, "_launch", counted)
-    return calls
 
 
 @tilec.jit

@@ -9,7 +9,6 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.frontend import CompilationError
-from tilec.runtime import cache, launcher
 
 
 @tilec.jit
@@ -34,21 +33,6 @@ def optional_bias(out_ptr, bias_ptr=None, N: tl.constexpr = 8):
     if bias_ptr is not None:
         value += tl.load(bias_ptr + offsets)
     tl.store(out_ptr + offsets, value)
-
-
-@pytest.fixture
-def general(monkeypatch):
-    """The launches that took the general path (not a fast launch), from no fast launch."""
-    cache.clear_memory()  # every kernel's fast launches go (earlier tests made some)
-    calls = []
-    original = launcher.Launcher._launch
-
-    def counted(self, args, meta):
-        calls.append(args)
-        return original(self, args, meta)
-
-    monkeypatch.setattr(launcher.Launcher, "_launch", counted)
-    return calls
 
 
 def _launch(w, b, **meta):
