@@ -41,7 +41,7 @@ def _hook(event: str, args: tuple) -> None:
     source, filename = args[0], args[1]
     if not isinstance(filename, str) or not isinstance(source, (bytes, str)):
         return
-    if filename in ("<unknown>", "<stdin>") or filename.startswith("<tilec "):
+    if filename == "<unknown>" or filename.startswith("<tilec "):
         return  # ast.parse's default name; tilec's own generated code
     if ("def " not in source) if isinstance(source, str) else (b"def " not in source):
         return

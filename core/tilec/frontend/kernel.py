@@ -66,11 +66,11 @@ def _source_lines(fn: Callable[..., Any]) -> tuple[list[str], int, str]:
         where = f"file {code.co_filename!r}, line {code.co_firstlineno}" if code else "no code"
         raise SourceNotFoundError(
             f"cannot read the source of kernel '{getattr(fn, '__qualname__', fn)}' ({where}): "
-            "tilec compiles a kernel from its "
-            "source. For a kernel made with exec() before tilec was imported (or by a "
-            "compile() of no string), import tilec first, or compile the source with a file "
-            "name and register it: linecache.cache[name] = (len(src), None, "
-            "src.splitlines(True), name)"
+            "tilec compiles a kernel from its source, and this text was compiled before tilec "
+            "was imported (a script from stdin or python -c, an exec() before import tilec) or "
+            "from a tree. Put the kernel in a file, import tilec before the exec(), or compile "
+            "the source with a file name and register it: linecache.cache[name] = (len(src), "
+            "None, src.splitlines(True), name)"
         ) from None
 
 
