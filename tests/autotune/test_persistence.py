@@ -88,9 +88,11 @@ def test_cache_command_shows_and_clears(tmp_path, capsys, monkeypatch):
     assert "autotuning results" in out and ": 1" in out
     assert "scale" in out and "2 configs timed, best BLOCK=" in out
     assert "compile cache" in out and "0 kernels" not in out
+    foreign = tmp_path / "cache" / "autotune" / f"{'c' * 64}.json"  # not written by tilec
+    foreign.write_text('{"timings": {}}')
     assert main(["cache", "--clear", "autotune"]) == 0
     assert "removed 1 autotuning results" in capsys.readouterr().out
-    assert not list((tmp_path / "cache" / "autotune").glob("*.json"))
+    assert list((tmp_path / "cache" / "autotune").glob("*.json")) == [foreign]
     assert main(["cache", "--clear", "all"]) == 0
     assert main(["cache"]) == 0
     assert "0 kernels" in capsys.readouterr().out

@@ -115,11 +115,12 @@ def evict(folder: Path, limit: int) -> None:
             total -= size
 
 
-def entries() -> list[Path]:
-    """The compile cache's entries (for `tilec cache`): the files of the cache folder named as
-    `make_key` names them, regular files of this user's that start with tilec's header
-    (`cache_files.is_own_entry`); whatever else the folder holds is not the cache's."""
-    folder = cache_dir()
+def entries(folder: Path | None = None) -> list[Path]:
+    """The compile cache's entries (for `tilec cache`), or those of another folder of the cache
+    (`autotune/`): its files named as `make_key` names them, regular files of this user's that
+    start with tilec's header (`cache_files.is_own_entry`); whatever else the folder holds is
+    not the cache's."""
+    folder = cache_dir() if folder is None else folder
     with _opened(folder) as dir_fd:
         if dir_fd is None:
             return []

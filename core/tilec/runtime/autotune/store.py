@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tilec import cache_files, settings
+from tilec.runtime import cache
 from tilec.version import __version__
 
 SUFFIX = ".json"
@@ -78,7 +79,7 @@ def save(path: Path, timings: dict[str, list[float]], about: dict[str, str]) -> 
     cache_files.write_entry(_root(path), path.parent, path.stem, SUFFIX, body)
 
 
-def entries() -> list[tuple[Path, dict[str, Any]]]:
-    """Every stored result (for `tilec cache`): its path and contents (None when corrupt)."""
-    paths = sorted(folder().glob(f"*{SUFFIX}")) if folder().is_dir() else []
-    return [(path, _read(path)) for path in paths]
+def entries() -> list[tuple[Path, dict[str, Any] | None]]:
+    """Every stored result (for `tilec cache`): its path and contents (None when corrupt). Only
+    tilec's files count (`tilec.runtime.cache.entries`): `tilec cache clear` removes no other."""
+    return [(path, _read(path)) for path in cache.entries(folder())]
