@@ -33,6 +33,7 @@ def test_parameters_with_defaults_can_be_left_out():
         {"enable_fp_fusion": True},
         {"enable_fp_fusion": False},  # a backend option (tests/nvidia/test_nvidia_fp_fusion.py)
         {"launch_cooperative_grid": False},
+        {"launch_cooperative_grid": True},  # honoured on interp (test_compat_sync.py)
         {"launch_pdl": False},
         {"maxnreg": 128},
         {"waves_per_eu": 2},
@@ -50,7 +51,6 @@ def test_triton_launch_options_tilec_honours_are_accepted(options):
     [
         ({"num_ctas": 2}, "num_ctas=2 is not supported by backend 'interp': tilec runs each"),
         ({"extern_libs": {"libdevice": "x.bc"}}, "tilec links no external libraries"),
-        ({"launch_cooperative_grid": True}, "no cooperative"),
     ],
 )
 def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, message):

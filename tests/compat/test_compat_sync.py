@@ -161,3 +161,11 @@ def test_loops_whose_exit_reads_written_memory_are_found(kernel, signature):
     assert len(loops) == 1
     (loop,) = loops
     assert loop.location.line == _line_of(kernel, "while")
+
+
+def test_a_cooperative_launch_is_honoured_on_the_interpreter():
+    """Triton's launch_cooperative_grid=True promises every program resident at once, which the
+    interpreter gives any grid: a grid barrier passes."""
+    count, seen = np.zeros(1, np.int32), np.zeros(8, np.int32)
+    kernels.grid_barrier[(8,)](count, seen, backend="interp", launch_cooperative_grid=True)
+    np.testing.assert_array_equal(seen, 8)

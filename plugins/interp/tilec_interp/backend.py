@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tilec.backend import Availability, Backend, BackendOptions, Driver
+import attrs
+
+from tilec.backend import Availability, Backend, BackendOptions, Driver, is_bool
 from tilec.interop.device import stream_handle
 from tilec_interp import __version__
 
@@ -31,15 +33,24 @@ class InterpDriver(Driver):
         execute(compiled.module, compiled.name, grid, list(args))
 
 
+@attrs.frozen
+class InterpOptions(BackendOptions):
+    launch_cooperative_grid: bool = attrs.field(default=False, validator=is_bool)
+    """Triton's cooperative launch (grid-wide barriers): honoured whatever its value, since every
+    program of an interpreted grid is resident at once (programs that wait on each other take
+    turns, `tilec_interp.scheduler`), which is what a cooperative launch guarantees."""
+
+
 class InterpBackend(Backend):
-    """Accepts the common options (`num_warps`, `num_stages`, `debug`, `enable_fp_fusion`); all
-    but `debug` have no meaning on the CPU. The GPU backends' own options (`maxnreg`,
+    """Accepts the common options (`num_warps`, `num_stages`, `debug`, `enable_fp_fusion`) and
+    `launch_cooperative_grid` (`InterpOptions`); of the common ones, all but `debug` have no
+    meaning on the CPU. The GPU backends' own options (`maxnreg`,
     `waves_per_eu`, ...) are accepted at launch with no effect, as every backend accepts
     another's."""
 
     name = "interp"
     version = __version__
-    options_class = BackendOptions
+    options_class = InterpOptions
     driver_class = InterpDriver
 
     def execute(self, module: Any, function_name: str, grid: tuple[int, ...], args: list) -> None:
