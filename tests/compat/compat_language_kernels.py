@@ -199,8 +199,13 @@ def sort_defaults(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DESCENDING: 
 
 
 @tilec.jit
-def tuple_argument(pair, out_ptr):
-    tl.store(out_ptr, tl.load(pair[0]))
+def tuple_argument(ptrs, scale, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.static_assert(isinstance(ptrs, tl.tuple) and len(ptrs) == 2 and ptrs[1][1] is None)
+    a = tl.load(ptrs[0] + offs)
+    b = tl.load(ptrs[1][0] + offs)
+    x, y = scale
+    tl.store(out_ptr + offs, a + b * x + y)
 
 
 @tilec.jit

@@ -216,10 +216,27 @@ def test_sort_descending_none_of_several_elements_is_a_located_error():
     assert "descending must be True or False, got None" in error.message
 
 
-def test_a_tuple_argument_is_refused_naming_the_parameter():
+def test_tuple_arguments_are_their_elements_as_in_triton():
+    x, y = np.arange(8, dtype=np.float32), np.full(8, 2.0, np.float32)
+    out = np.zeros(8, np.float32)
+    compiled = tuple_argument[(1,)]((x, (y, None)), (3, 1), out, 8, backend="interp")
+    np.testing.assert_array_equal(out, x + y * 3 + 1)
+    assert list(compiled.signature) == ["ptrs.0", "ptrs.1.0", "scale.0", "scale.1", "out_ptr"]
+    assert compiled.constexprs["ptrs.1.1"] is None
+    tuple_argument[(1,)]((x, (y, None)), (0.5, 2), out, 8, backend="interp")  # an fp32: again
+    np.testing.assert_array_equal(out, x + y * 0.5 + 2)
+    compiled[(1,)]((x, (y, None)), (1, 1), out, 8)
+    np.testing.assert_array_equal(out, x + y + 1)
+    signature = {"ptrs.0": "*fp32", "ptrs.1.0": "*fp32", "scale.0": "i32", "scale.1": "i32",
+                 "out_ptr": "*fp32"}  # fmt: skip
+    ptx = ptx_of(tuple_argument, signature, **{"ptrs.1.1": None, "BLOCK": 128})
+    assert ptx.count(".param .u64") == 3
+
+
+def test_a_list_argument_is_refused_naming_the_parameter():
     x = np.zeros(4, np.float32)
-    with pytest.raises(tilec.errors.LaunchArgumentError, match="argument 'pair' of tuple_argument"):
-        tuple_argument[(1,)]((x, x), x, backend="interp")
+    with pytest.raises(tilec.errors.LaunchArgumentError, match="argument 'scale' of tuple_arg"):
+        tuple_argument[(1,)]((x, (x, None)), [1, 2], x, 4, backend="interp")
 
 
 @pytest.mark.parametrize(

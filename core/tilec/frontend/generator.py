@@ -10,6 +10,7 @@ import tilec.dialects  # noqa: F401 - registers the ops
 from tilec.dialects.func import FuncOp
 from tilec.dialects.tile import ReturnOp
 from tilec.errors import ArgumentValueError, LaunchArgumentError
+from tilec.frontend import tuple_params
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
@@ -145,16 +146,18 @@ def compile_to_tir(
     if not isinstance(tree, ast.FunctionDef):
         raise TypeError(f"{fn!r} is not a function")
     params = [a.arg for a in tree.args.args]
-    runtime = [
-        p
-        for p in params
-        if p not in constexprs and signature.get(p) != "constexpr" and not fn.is_constexpr(p)
-    ]
-    for p in runtime:
-        if p not in signature:
+    elements = {p for p in [*signature, *constexprs] if tuple_params.root(p) != p}
+    tuples = {tuple_params.root(e) for e in elements}
+    for p in params:
+        if not (p in signature or p in constexprs or p in tuples or fn.is_constexpr(p)):
             raise LaunchArgumentError(
                 f"parameter '{p}' of {fn.__name__} has neither a signature type nor a constexpr value"
             )
+    runtime = [  # a tuple parameter's elements in its place (frontend/tuple_params.py)
+        p
+        for p in tuple_params.expand(params, signature)
+        if p not in constexprs and signature[p] != "constexpr" and not fn.is_constexpr(p)
+    ]
     inputs = [_parameter_type(fn, p, signature[p]) for p in runtime]
     entry = Block(inputs)
     func = FuncOp.create(
@@ -169,6 +172,11 @@ def compile_to_tir(
     for name, arg in zip(runtime, entry.args, strict=True):
         arg.name_hint = name
         scope[name] = TensorValue(arg)
+    for name in params:  # a tuple parameter: its runtime and constexpr elements, rebuilt
+        parts = {e: scope[e] if e in scope else constexprs[e] for e in elements if
+                 tuple_params.root(e) == name}  # fmt: skip
+        if parts:
+            scope[name] = tuple_params.rebuild(parts)
     for name in params:
         if name in scope:
             continue

@@ -35,7 +35,7 @@ from tilec.errors import (
     LaunchArgumentError,
     UnknownBackendError,
 )
-from tilec.frontend import CompilationError, compile_to_tir
+from tilec.frontend import CompilationError, compile_to_tir, tuple_params
 from tilec.ir import IntegerAttr, Operation, parse_module
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
@@ -178,19 +178,30 @@ class CompiledKernel:
                     f"{self.name}[grid]() takes the kernel's {len(self.arg_names)} arguments "
                     f"({', '.join(self.arg_names)}), got {len(args)}"
                 )
-            runtime = []
-            for name, value in zip(self.arg_names, args, strict=True):
-                if name in self.signature:
-                    runtime.append(value)
-                elif self.constexprs.get(name) != value:
+            bound = dict(zip(self.arg_names, args, strict=True))
+            roots = {tuple_params.root(n) for n in [*self.signature, *self.constexprs]}
+            for name in [*self.constexprs, *(n for n in self.arg_names if n not in roots)]:
+                value = self._element(bound, name)
+                if self.constexprs.get(name) != value:
                     raise ArgumentValueError(
                         f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
                         f"got {value!r}: compile it again (kernel.warmup) for another value"
                     )
+            runtime = [self._element(bound, name) for name in self.signature]
             self.run(grid, runtime, stream)
             return self
 
         return launch
+
+    def _element(self, bound: dict[str, Any], name: str) -> Any:
+        """Argument `name` (an element `p.0` of a tuple argument `p`) of a launch."""
+        try:
+            return tuple_params.element(bound, name)
+        except (IndexError, TypeError):
+            raise ArgumentValueError(
+                f"{self.name} was compiled with a tuple for '{tuple_params.root(name)}' that has "
+                f"an element {name}; got {bound[tuple_params.root(name)]!r}"
+            ) from None
 
     def _init_handles(self) -> None:
         """Triton's: load the kernel where it will run, so that `n_regs`, `n_spills` and
@@ -282,13 +293,13 @@ def compile_cached(
     equal_to_1: tuple[str, ...] = (),
 ) -> CompiledKernel:
     """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
-    unknown = sorted(set(signature) - set(kernel.arg_names))
+    unknown = sorted({tuple_params.root(p) for p in signature} - set(kernel.arg_names))
     if unknown:
         raise LaunchArgumentError(f"{kernel.__name__} has no parameter '{unknown[0]}'")
-    signature = {
+    signature = {  # in parameter order, a tuple's elements in its place
         p: signature[p]
-        for p in kernel.arg_names
-        if p in signature and p not in constexprs and signature[p] != "constexpr"
+        for p in tuple_params.expand(kernel.arg_names, signature)
+        if p not in constexprs and signature[p] != "constexpr"
     }
     spec = (
         sorted(signature.items()),
@@ -455,7 +466,7 @@ def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:
     divisible ones get `tile.divisibility = 16`, those equal to 1 are compiled in."""
     divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
-    runtime = [p for p in kernel.arg_names if p in signature and p not in constexprs]
+    runtime = [p for p in tuple_params.expand(kernel.arg_names, signature) if p not in constexprs]
     func = next(
         op for op in module.walk() if isinstance(op, FuncOp) and op.name_str == kernel.__name__
     )

@@ -29,6 +29,7 @@ from tilec.errors import (
     OptionTypeError,
     TilecError,
 )
+from tilec.frontend import tuple_params
 from tilec.frontend.kernel import KernelFunction
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
@@ -185,11 +186,17 @@ class Launcher:
                 info.launches[key] = hot
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
-        if len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr:
+        tuples = any(type(a) is tuple for a in args) or any(
+            type(v) is tuple for v in given.values()
+        )
+        if (
+            len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr
+            and not tuples
+        ):
             runtime_args = args  # every runtime argument given by position, in order, no None
         else:
             bound = {**info.defaults, **dict(zip(info.names, args, strict=False)), **meta}
-            runtime_args = [bound[p] for p in compiled.runtime_params]
+            runtime_args = [tuple_params.element(bound, p) for p in compiled.runtime_params]
         if check or (check is None and checking.enabled):
             if stream is not None:
                 raise LaunchArgumentError(
@@ -205,7 +212,7 @@ class Launcher:
             if key is not None and key in info.launches:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args, stream)
-        if key is not None:
+        if key is not None and not tuples:  # tuple arguments take this path every time
             _add_fast_launch(info, (key, len(args), frozenset(given)), lambda: make_fast_launch(
                 kernel, info, args, given, backend_name, compiled, runner, self.grid
             ))  # fmt: skip
@@ -283,13 +290,18 @@ def bind_launch(
         if cx or bound[param] is None:  # None: a compile-time constant, as in Triton
             constexprs[param] = bound[param]
             continue
-        signature[param], divisible_16 = arg_type(name, param, bound[param])
-        if param in unspecialized or (param in unaligned and signature[param][0] == "*"):
-            continue  # @jit(do_not_specialize=...): no facts of the value
-        if divisible_16:
-            divisible.append(param)
-        if signature[param] in ("i32", "i64") and bound[param] == 1:
-            equal_to_1.append(param)
+        # a tuple is its elements (frontend/tuple_params.py), each an argument of its own
+        for arg, value in tuple_params.flatten(param, bound[param]):
+            if value is None or (type(value) is tuple and not value):
+                constexprs[arg] = value
+                continue
+            signature[arg], divisible_16 = arg_type(name, arg, value)
+            if param in unspecialized or (param in unaligned and signature[arg][0] == "*"):
+                continue  # @jit(do_not_specialize=...): no facts of the value
+            if divisible_16:
+                divisible.append(arg)
+            if signature[arg] in ("i32", "i64") and value == 1:
+                equal_to_1.append(arg)
     try:
         parsed = backend.parse_options(**options)
     except OptionError as error:

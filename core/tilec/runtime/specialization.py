@@ -87,7 +87,13 @@ def _type_token(value: Any) -> Any:
     return type(value)
 
 
-_TOKENS: dict[type, Any] = {int: _int_token, float: _type_token, bool: _type_token}
+def _tuple_token(value: tuple) -> Any:
+    return (tuple, *map(spec_token, value))
+
+
+_TOKENS: dict[type, Any] = {
+    int: _int_token, float: _type_token, bool: _type_token, tuple: _tuple_token,
+}  # fmt: skip
 
 
 def _subclass_token(value: np.ndarray) -> Any:
@@ -184,11 +190,10 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
         if elem.startswith("unsupported"):
             raise LaunchArgumentError(f"argument '{param}' of {kernel_name}: {elem}")
         return "*" + elem, address % 16 == 0
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, list):
         raise LaunchArgumentError(
-            f"argument '{param}' of {kernel_name}: a {type(value).__name__}; tilec does not take "
-            "tuples as kernel arguments yet (Triton 3.6 does): pass its elements as separate "
-            "arguments, or as a tl.constexpr if they are compile-time values"
+            f"argument '{param}' of {kernel_name}: a list; kernels take tuples (as Triton), "
+            "pass tuple(values)"
         )
     raise LaunchArgumentError(
         f"argument '{param}' of {kernel_name}: expected an array (a NumPy array, a torch tensor "
