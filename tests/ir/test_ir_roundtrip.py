@@ -330,6 +330,19 @@ SAMPLES: dict[str, str] = {
         "%a: i32, %b: tensor<4xf32>",
     ),
     "tile.barrier": _func("  tile.barrier\n  tile.return"),
+    "tile.elementwise_inline_asm": _func(
+        '  %r = tile.elementwise_inline_asm %a, %b {asm_string = "and.b32 $0, $1, $2;\\n\\tshl.b32'
+        ' $0, $0, 3;", constraints = "=r,r,r", pack = 4 : i32} : tensor<8xu8>\n  tile.return %r',
+        "%a: tensor<8xu8>, %b: tensor<8xu8>",
+        "tensor<8xu8>",
+    ),
+    "tile.elementwise_inline_asm_effects": _func(
+        '  %r, %s = tile.elementwise_inline_asm_effects {asm_string = "mov.u32 $0, %clock;\\n\\t'
+        'mov.u32 $1, %clock_hi;", constraints = "=r,=r", pack = 1 : i32} : u32, u32\n'
+        "  tile.return %r",
+        "",
+        "u32",
+    ),
     "tile.assert": _func(
         '  tile.assert %c {message = "index out of bounds"}\n  tile.return', "%c: tensor<8xi1>"
     ),
