@@ -218,3 +218,13 @@ def bad_python_index(x_ptr, i, WHICH: tl.constexpr):
     else:
         v = tl.load(x_ptr + tl.arange(0, 4))[i]
     tl.store(x_ptr, v)
+
+
+@tilec.jit
+def count_down_kernel(out_ptr, a, b, STEP: tl.constexpr, UNROLL: tl.constexpr):
+    acc = 0
+    j = 0
+    for i in tl.range(a, b, STEP, loop_unroll_factor=UNROLL):
+        acc += i * (j + 1)
+        j += 1  # noqa: SIM113 - kernels loop over range only
+    tl.store(out_ptr, acc)

@@ -10,6 +10,7 @@ from compat_language_kernels import (
     bad_index,
     bad_map,
     bad_python_index,
+    count_down_kernel,
     index_shapes,
     item_kernel,
     licm_kernel,
@@ -250,3 +251,14 @@ def test_a_list_argument_is_refused_naming_the_parameter():
 def test_bad_indices_are_located_errors(which, message):
     error = compile_error(bad_python_index, {"x_ptr": "*fp32", "i": "i32"}, WHICH=which)
     assert message in error.message
+
+
+@pytest.mark.parametrize("unroll", [1, 3])
+@pytest.mark.parametrize(
+    ("start", "stop", "step"), [(10, 0, -3), (10, 1, -1), (0, 10, -1), (5, -7, -2)]
+)
+def test_a_negative_constant_step_counts_down_as_in_triton(unroll, start, stop, step):
+    out = np.zeros(1, np.int32)
+    signature = {"out_ptr": "*i32", "a": "i32", "b": "i32"}
+    run_interp(count_down_kernel, signature, [out, start, stop], STEP=step, UNROLL=unroll)
+    assert out[0] == sum(i * (j + 1) for j, i in enumerate(range(start, stop, step)))

@@ -86,8 +86,8 @@ def returns_in_loop(x_ptr, n):
 
 
 @tilec.jit
-def counts_down(x_ptr, n):
-    for i in range(n, 0, -1):
+def counts_by_zero(x_ptr, n):
+    for i in range(n, 0, 0):
         tl.store(x_ptr + i, 1.0)
 
 

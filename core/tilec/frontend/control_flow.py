@@ -147,22 +147,23 @@ class ControlFlowMixin:
                 self.scope[node.target.id] = i
                 self.visit_body(node.body)
             return
-        if not isinstance(bounds[2], TensorValue) and bounds[2] <= 0:
-            raise UserError(
-                f"loop step must be positive, got {bounds[2]}",
-                "count upwards, e.g. range(0, n, 1), and compute the index from the counter",
-            )
+        if not isinstance(bounds[2], TensorValue) and bounds[2] == 0:
+            raise UserError("loop step must not be zero", "count by a nonzero step")
         if self.elementwise and any(  # type: ignore[attr-defined]
             isinstance(b, TensorValue) and b.is_tensor for b in bounds
         ):
             self.elementwise_for(node, bounds)  # type: ignore[attr-defined]
             return
+        reverse = None
+        if not isinstance(bounds[2], TensorValue) and bounds[2] < 0:  # as Triton: counts up
+            bounds = [bounds[1], bounds[0], -bounds[2]]  # from the end, i = stop + start - iv
+            reverse = self.loop_values(bounds)[:2]
         disable_licm = unwrap(kwargs.get(DISABLE_LICM_ATTR)) is True
         unroll = unwrap(kwargs.get("loop_unroll_factor")) or 1
         if unroll > 1:
-            self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm)
+            self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm, reverse)
             return
-        self.emit_for(node, bounds, stages, disable_licm)
+        self.emit_for(node, bounds, stages, disable_licm, reverse=reverse)
 
     def loop_values(self, bounds: list[Any]) -> list[TensorValue]:
         """The bounds as integer scalars of one type (i64 if one is, else i32)."""
@@ -176,7 +177,13 @@ class ControlFlowMixin:
         return values
 
     def emit_unrolled_for(
-        self, node: ast.For, bounds: list[Any], unroll: int, stages: Any, disable_licm: bool
+        self,
+        node: ast.For,
+        bounds: list[Any],
+        unroll: int,
+        stages: Any,
+        disable_licm: bool,
+        reverse: list[TensorValue] | None = None,
     ) -> None:
         """`tl.range(..., loop_unroll_factor=k)`: a loop whose body is the loop body k times
         (counters i, i + step, ...) over the first multiple of k iterations, then the loop
@@ -192,8 +199,8 @@ class ControlFlowMixin:
         middle = self.sem.binary("+", wide[0], self.sem.binary("*", whole, wide[2]))
         middle = self.sem.cast(middle, start.dtype)
         self.emit_for(node, [start, middle, self.sem.binary("*", step, unroll)], stages,
-                      disable_licm, copies=(unroll, step))  # fmt: skip
-        self.emit_for(node, [middle, stop, step], None, disable_licm)
+                      disable_licm, copies=(unroll, step), reverse=reverse)  # fmt: skip
+        self.emit_for(node, [middle, stop, step], None, disable_licm, reverse=reverse)
 
     def emit_for(
         self,
@@ -202,9 +209,11 @@ class ControlFlowMixin:
         stages: int | None = None,
         disable_licm: bool = False,
         copies: tuple[int, TensorValue] | None = None,
+        reverse: list[TensorValue] | None = None,
     ) -> None:
         """The `scf.for` of `node`; with `copies` (k, step), its body is `node`'s body k times,
-        for the counter and the k - 1 values after it."""
+        for the counter and the k - 1 values after it; with `reverse` (lb, ub), the loop variable
+        is `ub + lb - counter` (a negative constant step, counted up as Triton does)."""
         values = self.loop_values(bounds)
         widest = values[0].dtype
         carried = [
@@ -232,9 +241,13 @@ class ControlFlowMixin:
             counter = self.scope[node.target.id]  # type: ignore[attr-defined]
             count, step = copies or (1, None)
             for copy in range(count):
+                value = counter
                 if copy:
-                    offset = self.sem.binary("*", step, copy)
-                    self.scope[node.target.id] = self.sem.binary("+", counter, offset)  # type: ignore[attr-defined]
+                    value = self.sem.binary("+", counter, self.sem.binary("*", step, copy))
+                if reverse is not None:
+                    lower, upper = reverse
+                    value = self.sem.binary("+", self.sem.binary("-", upper, value), lower)
+                self.scope[node.target.id] = value  # type: ignore[attr-defined]
                 self.visit_body(node.body)
                 self.check_no_return("a loop")
             yielded = self.carried_values(outer, carried, inits, "loop")

@@ -242,7 +242,8 @@ class IfConversionMixin:
 
     def elementwise_for(self, node: ast.For, bounds: list[Any]) -> None:
         """`for` over `range` bounds that differ per element: the `while` loop it is
-        (`i = start; while i < stop: body; i += step`), per element."""
+        (`i = start; while i < stop: body; i += step`, `i > stop` for a negative constant
+        step), per element."""
         assert isinstance(node.target, ast.Name)
         name = node.target.id
         stop, step = f"{name} stop (tilec)", f"{name} step (tilec)"  # no Python name clashes
@@ -251,7 +252,9 @@ class IfConversionMixin:
         def load(n: str) -> ast.Name:
             return ast.copy_location(ast.Name(id=n, ctx=ast.Load()), node)
 
-        test = ast.copy_location(ast.Compare(load(name), [ast.Lt()], [load(stop)]), node)
+        down = not isinstance(bounds[2], TensorValue) and bounds[2] < 0
+        compare = ast.Gt() if down else ast.Lt()
+        test = ast.copy_location(ast.Compare(load(name), [compare], [load(stop)]), node)
         target = ast.copy_location(ast.Name(id=name, ctx=ast.Store()), node)
         advance = ast.copy_location(ast.AugAssign(target, ast.Add(), load(step)), node)
         loop = ast.copy_location(ast.While(test, [*node.body, advance], []), node)
