@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from tilec.dialects.gpu import SharedEncodingAttr, layout_of
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr
-from tilec.ir.attributes import IntegerAttr
+from tilec.dialects.tile import EVICTION_POLICIES, LOAD_CACHE_MODIFIERS, check_choice
+from tilec.ir.attributes import IntegerAttr, StringAttr
 from tilec.ir.core import (
     Constraint,
     Operation,
@@ -89,9 +90,14 @@ class AsyncCopyGlobalToLocalOp(Operation):
     buffer = operand_def(MEMDESC)
     slot = operand_def(INT_SCALAR)
     mask = operand_def(BOOL_LIKE, optional=True)
+    cache = attr_def(StringAttr, optional=True)
+    eviction = attr_def(StringAttr, optional=True)
+    """The pipelined `tile.load`'s cache modifier and eviction policy (`tile.load`'s)."""
     traits = (MemoryRead(),)
 
     def verify_(self) -> None:
+        check_choice(self, "cache", LOAD_CACHE_MODIFIERS)
+        check_choice(self, "eviction", EVICTION_POLICIES)
         ptr = self.ptr.type
         if not isinstance(ptr, TensorType) or layout_of(ptr) is None:
             raise VerifyError(f"the pointers must be a tensor with a layout, got {ptr}", self)

@@ -370,7 +370,7 @@ STORE_CACHE_MODIFIERS = ("", ".wb", ".cg", ".cs", ".wt")
 EVICTION_POLICIES = ("", "evict_first", "evict_last", "evict_normal")
 
 
-def _check_choice(op: Operation, key: str, choices: tuple[str, ...]) -> None:
+def check_choice(op: Operation, key: str, choices: tuple[str, ...]) -> None:
     attr = op.attributes.get(key)
     if attr is not None and attr.value not in choices:  # type: ignore[attr-defined]
         raise VerifyError(
@@ -401,8 +401,8 @@ class LoadOp(Operation):
             raise VerifyError(
                 f"other type {other.type} must be the result type {self.result.type}", self
             )
-        _check_choice(self, "cache", LOAD_CACHE_MODIFIERS)
-        _check_choice(self, "eviction", EVICTION_POLICIES)
+        check_choice(self, "cache", LOAD_CACHE_MODIFIERS)
+        check_choice(self, "eviction", EVICTION_POLICIES)
 
 
 @register_op
@@ -419,8 +419,8 @@ class StoreOp(Operation):
 
     def verify_(self) -> None:
         _check_memory_operands(self, self.ptr, self.value.type, self.mask)
-        _check_choice(self, "cache", STORE_CACHE_MODIFIERS)
-        _check_choice(self, "eviction", EVICTION_POLICIES)
+        check_choice(self, "cache", STORE_CACHE_MODIFIERS)
+        check_choice(self, "eviction", EVICTION_POLICIES)
 
 
 ATOMIC_KINDS = ("add", "max", "min", "umax", "umin", "and", "or", "xor", "xchg")
@@ -463,9 +463,9 @@ class AtomicRMWOp(Operation):
             raise VerifyError(
                 f"result type must be {self.value.type}, got {self.result.type}", self
             )
-        _check_choice(self, "kind", ATOMIC_KINDS)
-        _check_choice(self, "sem", MEMORY_SEMANTICS)
-        _check_choice(self, "scope", MEMORY_SCOPES)
+        check_choice(self, "kind", ATOMIC_KINDS)
+        check_choice(self, "sem", MEMORY_SEMANTICS)
+        check_choice(self, "scope", MEMORY_SCOPES)
         kind = self.kind_str
         if kind in ("and", "or", "xor", "umax", "umin") and not isinstance(
             element_type(self.value.type), IntegerType
@@ -502,8 +502,8 @@ class AtomicCASOp(Operation):
                 f"{self.value.type}, {self.result.type}",
                 self,
             )
-        _check_choice(self, "sem", MEMORY_SEMANTICS)
-        _check_choice(self, "scope", MEMORY_SCOPES)
+        check_choice(self, "sem", MEMORY_SEMANTICS)
+        check_choice(self, "scope", MEMORY_SCOPES)
 
 
 # Reductions, scans and dot ---------------------------------------------------------------------

@@ -3,7 +3,7 @@
 After Triton's Pipeliner, in its simplest schedule (two stages: the loads, then everything else),
 for the matmul pattern. An `scf.for` (constant positive step) qualifies when its body holds
 `tile.load`s whose only uses are `gpu.convert_layout`s to one `#gpu.dot_op` layout, whose `other`
-is absent or zero and that carry no cache, eviction or volatile modifier, and whose pointers and
+is absent or zero and that are not volatile, and whose pointers and
 masks are computed in the body from the induction variable, loop invariants and loop-carried
 values whose own updates depend on nothing else (the pointer increments `a_ptrs += BLOCK_K`).
 With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
@@ -42,6 +42,11 @@ come at the end of the body, so the global loads' latency overlaps the math (glo
 -> LDS). The slot they overwrite was read in iteration i - 1, which every thread has left at the
 barrier; the barrier of the next iteration orders the stores before their reads. No group or
 wait ops are emitted there.
+
+A load's cache modifier and eviction policy go with it: onto its copies
+(`gpu.async_copy_global_to_local {cache, eviction}`, where the target keeps its own cache
+operator, as Triton's cp.async lowering does, and applies the eviction policy where it can) and
+onto the register loads of the staged form.
 
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
@@ -197,7 +202,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     """The conversions to `#gpu.dot_op` that are all of a qualifying load's uses (module doc)."""
     if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
         return None
-    if any(k in op.attributes for k in ("cache", "eviction", "volatile")):
+    if "volatile" in op.attributes:
         return None
     if op.other is not None and not _is_zero(op.other):
         return None
@@ -291,14 +296,16 @@ class _Emitter:
             mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
             if load.mask is not None:
                 mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+            hints = {k: v for k, v in load.attributes.items() if k in ("cache", "eviction")}
             if registers:
                 t: TensorType = load.result.type  # type: ignore[assignment]
                 zero = self.add(ConstantOp(DenseAttr(_zero(t.element_type), t), t))
-                tile = LoadOp(operands=[ptr, mask, zero], result_types=[t])
+                tile = LoadOp(operands=[ptr, mask, zero], result_types=[t], attributes=hints)
                 tile.location = load.location
                 tiles.append(self.add(tile))
                 continue
-            self.add(AsyncCopyGlobalToLocalOp(operands=[ptr, buffer, slot, mask]))
+            copy = AsyncCopyGlobalToLocalOp(operands=[ptr, buffer, slot, mask], attributes=hints)
+            self.add(copy)
         if not registers:
             self.add(AsyncCommitGroupOp())
         return tiles  # type: ignore[return-value]

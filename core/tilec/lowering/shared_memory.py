@@ -48,6 +48,7 @@ from tilec.lowering.context import (
 from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
+from tilec.lowering.memory_hints import MemoryHints, hints_of
 from tilec.lowering.swizzle import NvmmaTile, SharedView, SwizzledTile
 from tilec.lowering.target import TargetInfo
 
@@ -126,15 +127,21 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     coords = ctx.element_coords(mapping)
     asynchronous = has_async_copies(ctx.target)
     nbytes = vec * element_bytes
+    hints = hints_of(op, store=False)
+    if hints is not None:
+        hints = ctx.target.prepare_memory_hints(b, hints)
     for first in range(0, len(ptrs.values), vec):
         row, col = coords[first]
         dst = buffer.address(b, slot, row, col)
         mask = None if masks is None else masks[first]
         if asynchronous and nbytes in ASYNC_COPY_BYTES:
             size = None if mask is None else b.select(mask, I32(nbytes), I32(0))
-            ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes)
+            if hints is None:
+                ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes)
+            else:
+                ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes, hints=hints)
             continue
-        _copy_now(ctx, buffer, ptrs.values[first : first + vec], dst, masks, first)
+        _copy_now(ctx, buffer, ptrs.values[first : first + vec], dst, masks, first, hints)
 
 
 def _copy_now(
@@ -144,6 +151,7 @@ def _copy_now(
     dst: ir.Value,
     masks: list[ir.Value] | None,
     first: int,
+    hints: MemoryHints | None,
 ) -> None:
     """The synchronous form of one vector: load (zeros where masked off) and store."""
     b = ctx.builder
@@ -153,6 +161,8 @@ def _copy_now(
     zero = ir.Constant(access, [ir.Constant(buffer.element, 0)] * vec if vec > 1 else 0)
 
     def load() -> ir.Value:
+        if hints is not None:
+            return ctx.target.global_load(b, ptrs[0], access, align, hints)
         return b.load(ptrs[0], typ=access, align=align)
 
     loaded = masked(ctx, None if masks is None else masks[first], load, zero)

@@ -177,10 +177,12 @@ class TargetInfo:
         src: ir.Value,
         src_size: ir.Value | None,
         nbytes: int = 16,
+        hints: MemoryHints | None = None,
     ) -> None:
         """Start copying `nbytes` (4, 8 or 16) from global `src` to shared `dst` (both aligned
         to `nbytes`), of which only the first `src_size` (an i32; None: all) are read, the rest
-        written as zeros (`gpu.async_copy_global_to_local`)."""
+        written as zeros (`gpu.async_copy_global_to_local`), with the pipelined load's `hints`
+        (prepared by `prepare_memory_hints`) where the copy instruction can carry them."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
 
     def async_commit(self, builder: ir.IRBuilder) -> None:

@@ -283,10 +283,12 @@ class NvidiaTargetInfo(TargetInfo):
         src: ir.Value,
         src_size: ir.Value | None,
         nbytes: int = 16,
+        hints: MemoryHints | None = None,
     ) -> None:
         from tilec_nvidia.tensor_cores import async_copy  # deferred: as mma above
 
-        async_copy(builder, self.arch, dst, src, src_size, nbytes)
+        policy = None if hints is None else hints.prepared
+        async_copy(builder, self.arch, dst, src, src_size, nbytes, policy)
 
     def async_commit(self, builder: ir.IRBuilder) -> None:
         from tilec_nvidia.tensor_cores import async_commit  # deferred: as mma above

@@ -83,13 +83,23 @@ def async_copy(
     src: ir.Value,
     src_size: ir.Value | None,
     nbytes: int = 16,
+    policy: ir.Value | None = None,
 ) -> None:
     """`cp.async` of `nbytes`: 16 bytes bypass L1 (`.cg`, as Triton's); 4 and 8 bytes exist
-    only as `.ca` (cached in L1)."""
+    only as `.ca` (cached in L1), whatever the pipelined load's cache modifier (as Triton's).
+    An L2 cache `policy` (the load's eviction policy, `tilec_nvidia.cache_hints.prepare`) makes
+    it `cp.async...L2::cache_hint`, which LLVM has no intrinsic for: inline asm."""
     if nbytes not in (4, 8, 16):
         raise LoweringError(f"cp.async copies 4, 8 or 16 bytes, not {nbytes}")
     cache = "cg" if nbytes == 16 else "ca"
     require(arch, "cp_async", f"cp.async.{cache}.shared.global")
+    if policy is not None:
+        size = src_size if src_size is not None else I32(nbytes)
+        text = f"cp.async.{cache}.shared.global.L2::cache_hint [$0], [$1], {nbytes}, $2, $3;"
+        fn_type = ir.FunctionType(VOID, [dst.type, src.type, I32, policy.type])
+        asm = ir.InlineAsm(fn_type, text, "l,l,r,l", side_effect=True)
+        builder.call(asm, [dst, src, size, policy])
+        return
     name = f"llvm.nvvm.cp.async.{cache}.shared.global.{nbytes}"
     if src_size is None:
         call_intrinsic(builder, name, VOID, [dst, src])
