@@ -228,3 +228,12 @@ def count_down_kernel(out_ptr, a, b, STEP: tl.constexpr, UNROLL: tl.constexpr):
         acc += i * (j + 1)
         j += 1  # noqa: SIM113 - kernels loop over range only
     tl.store(out_ptr, acc)
+
+
+@tilec.jit
+def unsplat_condition(x_ptr, EXPLICIT: tl.constexpr, N: tl.constexpr):
+    condition = tl.load(x_ptr + tl.arange(0, N)) > 42
+    if EXPLICIT:
+        condition = condition.item()
+    if condition:
+        tl.store(x_ptr, 42)

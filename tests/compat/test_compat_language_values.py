@@ -20,11 +20,13 @@ from compat_language_kernels import (
     target_kernel,
     tuple_argument,
     unroll_kernel,
+    unsplat_condition,
     values_kernel,
 )
 
 import tilec
 import tilec.language as tl
+from tilec.frontend import compile_to_tir
 
 MAP_SIGNATURE = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"}
 
@@ -262,3 +264,22 @@ def test_a_negative_constant_step_counts_down_as_in_triton(unroll, start, stop, 
     signature = {"out_ptr": "*i32", "a": "i32", "b": "i32"}
     run_interp(count_down_kernel, signature, [out, start, stop], STEP=step, UNROLL=unroll)
     assert out[0] == sum(i * (j + 1) for j, i in enumerate(range(start, stop, step)))
+
+
+@pytest.mark.filterwarnings("ignore:If conditional called with multidimensional Tensor")
+@pytest.mark.parametrize("explicit", [False, True])
+@pytest.mark.parametrize("value", [41, 43])
+def test_if_on_a_one_element_tensor_is_its_item_as_in_triton(explicit, value):
+    x = np.full(1, value, np.int32)
+    run_interp(unsplat_condition, {"x_ptr": "*i32"}, [x], EXPLICIT=explicit, N=1)
+    assert x[0] == min(value, 42)
+
+
+def test_if_on_a_one_element_tensor_warns_as_triton_does():
+    with pytest.warns(UserWarning, match=r'please use "if \(condition\).item\(\)" instead'):
+        compile_to_tir(unsplat_condition, {"x_ptr": "*i32"}, {"EXPLICIT": False, "N": 1})
+
+
+def test_if_on_a_tensor_of_several_elements_is_a_located_error():
+    error = compile_error(unsplat_condition, {"x_ptr": "*i32"}, EXPLICIT=False, N=2)
+    assert "Boolean value of Tensor with more than one value is ambiguous" in error.message

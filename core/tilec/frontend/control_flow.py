@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import logging
+import warnings
 from typing import Any
 
 from tilec.dialects.scf import ConditionOp, ForOp, IfOp, WhileOp, YieldOp
-from tilec.frontend import block_pointers
+from tilec.frontend import block_pointers, indexing
 from tilec.frontend.block_pointers import BlockPointerValue
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
@@ -313,9 +314,20 @@ class ControlFlowMixin:
         if condition.is_tensor and self.elementwise:  # type: ignore[attr-defined]
             self.elementwise_if(node, condition)  # type: ignore[attr-defined]
             return
+        if condition.is_tensor and condition.type.numel == 1:  # type: ignore[attr-defined]
+            loc = self.location(node)  # type: ignore[attr-defined]
+            warnings.warn_explicit(  # Triton's warning, and its implicit x.item()
+                "If conditional called with multidimensional Tensor instead of scalar; please "
+                f'use "if ({ast.unparse(node.test)}).item()" instead',
+                UserWarning,
+                loc.file,
+                loc.line,
+            )
+            condition = indexing.item(self.builtins, condition)  # type: ignore[attr-defined]
         if condition.is_tensor:
             raise UserError(
-                "'if' needs a scalar condition, got a tensor",
+                "Boolean value of Tensor with more than one value is ambiguous: 'if' needs a "
+                "scalar condition",
                 "use tl.where(condition, x, y) for elementwise choices",
             )
         condition = self.sem.cast(condition, i1)
