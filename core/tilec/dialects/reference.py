@@ -3,8 +3,8 @@
 Every registered op class declares its operands, results, attributes, regions and traits;
 `markdown_reference()` turns them into one table a dialect, with each op's docstring, so the
 reference cannot drift from the code (`tests/ir/test_ir_reference.py` compares the two).
-Importing `tilec.dialects` registers the core's ops; a plugin's ops appear once its module is
-imported.
+Importing this module imports its package, `tilec.dialects`, which registers the core's ops; a
+plugin's ops appear once its module is imported.
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ def _cell(text: str) -> str:
 
 def markdown_reference() -> str:
     """The op tables, one per dialect (the part of an op's name before the first dot)."""
-    import tilec.dialects  # noqa: F401  (deferred: registers the core's ops; dialects import this module's package)
-
     by_dialect: dict[str, list[type[Operation]]] = {}
     for name in sorted(OP_REGISTRY):
         by_dialect.setdefault(name.split(".")[0], []).append(OP_REGISTRY[name])

@@ -85,6 +85,10 @@ class dtype:
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 
+    def __str__(self) -> str:
+        """Triton's name of the type, as `str(tl.float32)` gives it there: `fp32`, `int8`."""
+        return _TRITON_SPELLING.get(self.name, self.name)
+
     # Triton's dtype queries, also callable in kernels (`x.dtype.is_floating()`).
 
     @property
@@ -181,6 +185,7 @@ _BY_TRITON_NAME: dict[str, dtype] = {
     "fp8e4b15": float8e4b15,
 }  # fmt: skip
 """Triton's spellings of the float types (`tl.dtype("fp16")`); the others are tilec's names."""
+_TRITON_SPELLING = {t.name: name for name, t in _BY_TRITON_NAME.items()}
 DTYPES += (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
 """The 8-bit floats (`tilec.ir.float8`): loaded, stored and converted with `x.to(...)`; as in
 Triton, arithmetic needs them converted to a wider float first (`tl.dot` does that itself)."""
@@ -205,6 +210,9 @@ class pointer_type(dtype):
 
     def __repr__(self) -> str:
         return f"tl.pointer_type({self.element_ty!r})"
+
+    def __str__(self) -> str:
+        return f"pointer<{self.element_ty}>"
 
 
 @attrs.frozen(init=False, repr=False)
@@ -237,6 +245,9 @@ class block_type(dtype):
 
     def __repr__(self) -> str:
         return f"tl.block_type({self.element_ty!r}, {list(self.shape)})"
+
+    def __str__(self) -> str:
+        return f"<{tuple(self.shape)}, {self.element_ty}>"
 
 
 pointer_type.__tilec_builtin__ = "pointer_type"  # type: ignore[attr-defined]
