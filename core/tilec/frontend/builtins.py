@@ -19,6 +19,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.dot_types import dot_types
 from tilec.frontend.elementwise import ElementwiseMixin
 from tilec.frontend.errors import UserError
+from tilec.frontend.extra_builtins import ExtraBuiltinsMixin
 from tilec.frontend.inline_asm import inline_asm_elementwise
 from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
@@ -96,7 +97,12 @@ def _ir_type(value: Any) -> Any:
 
 
 class Builtins(
-    ReductionsMixin, CompatBuiltinsMixin, PermutationsMixin, RandomMixin, ElementwiseMixin
+    ReductionsMixin,
+    CompatBuiltinsMixin,
+    PermutationsMixin,
+    RandomMixin,
+    ElementwiseMixin,
+    ExtraBuiltinsMixin,
 ):
     """Dispatch table from `tl` function names to the ops they emit."""
 

@@ -27,19 +27,28 @@ class GPUTarget:
 
 
 _COMPILING: ContextVar[GPUTarget | None] = ContextVar("tilec_compile_target", default=None)
+_NUM_WARPS: ContextVar[int | None] = ContextVar("tilec_compile_num_warps", default=None)
 
 host_target: Callable[[], GPUTarget | None] | None = None
 """The active driver's target, for calls outside a compile (`tilec.runtime.driver` sets it)."""
 
 
 @contextlib.contextmanager
-def compiling_for(target: GPUTarget | None) -> Iterator[None]:
-    """While the frontend compiles a kernel for `target`, the queries answer for it."""
+def compiling_for(target: GPUTarget | None, num_warps: int | None = None) -> Iterator[None]:
+    """While the frontend compiles a kernel for `target` (with `num_warps`, which
+    `tl.extra.cuda.num_warps()` answers), the queries answer for it."""
     token = _COMPILING.set(target)
+    warps = _NUM_WARPS.set(num_warps)
     try:
         yield
     finally:
+        _NUM_WARPS.reset(warps)
         _COMPILING.reset(token)
+
+
+def compile_num_warps() -> int | None:
+    """The `num_warps` of the kernel being compiled (None outside a compile)."""
+    return _NUM_WARPS.get()
 
 
 def _compile_time(fn: Callable[..., Any]) -> Callable[..., Any]:

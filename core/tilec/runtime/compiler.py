@@ -428,7 +428,7 @@ def _compile_trimmed(*args: Any) -> Any:
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
-    with target_info.compiling_for(compile_target(backend, options)):
+    with target_info.compiling_for(compile_target(backend, options), options.num_warps):
         module = _tir_module(kernel, signature, constexprs, spec_facts)
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
     from tilec.pipeline import compile_module
