@@ -186,9 +186,9 @@ class Launcher:
                 info.launches[key] = hot
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
-        tuples = any(type(a) is tuple for a in args) or any(
-            type(v) is tuple for v in given.values()
-        )
+        tuples = any(  # a tuple for a runtime parameter: its elements are arguments
+            type(a) is tuple and not cx for a, cx in zip(args, info.constexpr, strict=False)
+        ) or any(type(v) is tuple and k in info.runtime for k, v in given.items())
         if (
             len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr
             and not tuples
