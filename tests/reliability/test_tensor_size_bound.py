@@ -79,3 +79,17 @@ def test_launch_with_a_huge_block_fails_fast_on_interp():
     with pytest.raises(CompilationError, match="more than the limit"):
         add_kernel[(1,)](x, x, np.empty_like(x), 16, BLOCK=2**40, backend="interp")
     assert time.perf_counter() - start < 5
+
+
+@tilec.jit
+def far_range_kernel(out_ptr, START: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 16), tl.arange(START, START + 16))
+
+
+def test_an_arange_past_int32_is_a_located_error():
+    """Its bounds are i32 attributes: 2**40 was an internal ValueError once integer attributes
+    had to fit their type (issue 22)."""
+    with pytest.raises(CompilationError, match="does not fit in int32") as info:
+        compile_to_tir(far_range_kernel, {"out_ptr": "*i32"}, {"START": 2**40})
+    assert info.value.line == line_of(far_range_kernel, "tl.arange(START")
+    compile_to_tir(far_range_kernel, {"out_ptr": "*i32"}, {"START": 2**31 - 17})

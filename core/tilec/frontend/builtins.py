@@ -25,7 +25,12 @@ from tilec.frontend.permutations import PermutationsMixin
 from tilec.frontend.philox import RandomMixin
 from tilec.frontend.reductions import ReductionsMixin
 from tilec.frontend.scaled_dot import dot_scaled
-from tilec.frontend.semantics import Semantics, check_atomic_type, computation_type
+from tilec.frontend.semantics import (
+    Semantics,
+    check_atomic_type,
+    check_tensor_size,
+    computation_type,
+)
 from tilec.frontend.split_dot import PARTS, split_dot
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, Operation, Value
@@ -141,8 +146,15 @@ class Builtins(
                 f"tl.arange({start}, {end}) has {end - start} elements, not a power of two",
                 "use a power-of-two range, e.g. tl.arange(0, 1024), and mask the excess elements",
             )
+        result_type = TensorType((end - start,), i32)
+        check_tensor_size(result_type)
+        if not -(2**31) <= start < end <= 2**31 - 1:
+            raise UserError(
+                f"tl.arange({start}, {end}) does not fit in int32, as Triton requires",
+                "offset the range instead: base + tl.arange(0, N), with base an int64 scalar",
+            )
         attrs = {"start": IntegerAttr(start, i32), "end": IntegerAttr(end, i32)}
-        return self.sem.create(tile.MakeRangeOp, [], TensorType((end - start,), i32), **attrs)
+        return self.sem.create(tile.MakeRangeOp, [], result_type, **attrs)
 
     def tl_full(self, shape: Any, value: Any, dtype: Any) -> TensorValue:
         shape, element = _shape(shape), _ir_type(dtype)

@@ -101,6 +101,16 @@ def computation_type(a: Type, b: Type, a_literal: bool, b_literal: bool, div: bo
     return a if _rank(a) > _rank(b) else b
 
 
+def check_tensor_size(result_type: Type) -> None:
+    """A tensor of more than MAX_TENSOR_ELEMENTS elements is the user's error."""
+    if isinstance(result_type, TensorType) and result_type.numel > MAX_TENSOR_ELEMENTS:
+        raise UserError(
+            f"a tensor of shape {list(result_type.shape)} has {result_type.numel} "
+            f"elements, more than the limit of {MAX_TENSOR_ELEMENTS} (2**20, as in Triton)",
+            "use a smaller block size and loop over the data in blocks",
+        )
+
+
 class Semantics:
     """Emits the ops for typed operations at the builder's insertion point and location."""
 
@@ -120,12 +130,7 @@ class Semantics:
             dtype = next(v.dtype for v in operands if isinstance(v.dtype, Float8Type))
             raise float8_arithmetic_error(f"'{cls.name}'", dtype)
         for result_type in result_types:
-            if isinstance(result_type, TensorType) and result_type.numel > MAX_TENSOR_ELEMENTS:
-                raise UserError(
-                    f"a tensor of shape {list(result_type.shape)} has {result_type.numel} "
-                    f"elements, more than the limit of {MAX_TENSOR_ELEMENTS} (2**20, as in Triton)",
-                    "use a smaller block size and loop over the data in blocks",
-                )
+            check_tensor_size(result_type)
         return self.builder.create(cls, [v.value for v in operands], result_types, attributes)
 
     def create(

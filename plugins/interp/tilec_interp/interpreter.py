@@ -3,7 +3,8 @@
 Every SSA value is an array whose leading dimension is the program index within a chunk of the
 grid: scalars have shape (P,), tensors (P, *shape). Programs are numbered with axis 0 fastest;
 the grid runs in chunks of programs so that chunk size x the largest tensor stays under 2**20
-elements (fastest in the benchmarks: a chunk's arrays stay in cache). Pointer tensors are kept
+elements (fastest in the benchmarks: a chunk's arrays stay in cache) and a chunk's tensors
+within a memory budget (`tilec_interp.chunking`). Pointer tensors are kept
 as per-program bases plus offsets until an op needs addresses (`tilec_interp.pointers`).
 Divergent control flow (a loop bound or `if` condition that differs between programs) runs
 under a per-program active mask: stores, atomics, prints and asserts of inactive programs are
@@ -51,8 +52,8 @@ from tilec.errors import GridTypeError, GridValueError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
 from tilec.ir.module import ModuleOp
-from tilec.ir.types import PointerType, TensorType, element_type, shape_of
-from tilec_interp import dtypes, ops, pointers
+from tilec.ir.types import PointerType, element_type, shape_of
+from tilec_interp import chunking, dtypes, ops, pointers
 from tilec_interp.atomics import atomic_cas, atomic_rmw
 from tilec_interp.context import Context, location_text
 from tilec_interp.memory import InterpreterError, Memory
@@ -64,6 +65,8 @@ from tilec_interp.waiting import waiting_loops
 __all__ = ["INTERPRETED", "NOT_INTERPRETED", "InterpreterError", "execute", "uncovered_ops"]
 
 MAX_CHUNK_ELEMENTS = 1 << 20
+MAX_GRID_SIZE = 2**31 - 1
+"""The most programs along a grid axis: program ids and `tl.num_programs` are i32."""
 
 # A handler of `_METHODS`: (interpreter, op, env, ctx) -> the op's results, or None for none.
 Method = Callable[..., "list | None"]
@@ -557,15 +560,6 @@ def uncovered_ops(op_classes: Iterable[type[Operation]]) -> list[type[Operation]
     return [c for c in op_classes if c not in INTERPRETED and c not in NOT_INTERPRETED]
 
 
-def _largest_numel(function: Operation) -> int:
-    largest = 1
-    for op in function.walk():
-        for value in op.results:
-            if isinstance(value.type, TensorType):
-                largest = max(largest, value.type.numel)
-    return largest
-
-
 def _register(memory: Memory, arg: object, param: str | None, function_name: str) -> int:
     """`memory.register`, with an argument it cannot address (on a GPU, of no array type, with
     strides between element boundaries) refused as a LaunchArgumentError naming it."""
@@ -594,6 +588,13 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
         raise GridValueError(
             f"the grid of @{function_name} must have 1 to 3 non-negative sizes, got {grid}"
         )
+    for axis, size in enumerate(grid):
+        if size > MAX_GRID_SIZE:
+            raise GridValueError(
+                f"the grid of @{function_name} is {size} programs along axis {axis}; the interp "
+                f"backend runs at most {MAX_GRID_SIZE} (2**31 - 1) along an axis (program ids "
+                "are i32): launch fewer programs, each doing more (a larger BLOCK)"
+            )
     inputs = list(function.signature.inputs)
     if len(args) != len(inputs):
         raise LaunchArgumentError(
@@ -612,7 +613,9 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
     full = grid + (1,) * (3 - len(grid))
     waiting = waiting_loops(module)
     if waiting:
-        # Programs that wait on each other run one at a time (see tilec_interp.scheduler).
+        # Programs that wait on each other run one at a time (see tilec_interp.scheduler); they
+        # must all be live at once, so they are not chunked.
+        chunking.check_fits(chunking.ProgramFootprint(module), function_name)
         interpreter = Interpreter(module, memory, timeout, waiting)
 
         def run_program(index: int) -> None:
@@ -624,7 +627,7 @@ def execute(module: Operation, function_name: str, grid: tuple[int, ...], args: 
         interpreter.scheduler = Scheduler(total, run_program, describe, timeout)
         interpreter.scheduler.run()
         return
-    chunk = max(1, min(total, MAX_CHUNK_ELEMENTS // _largest_numel(function)))
+    chunk = chunking.chunk_size(module, function_name, total, MAX_CHUNK_ELEMENTS)
     interpreter = Interpreter(module, memory, timeout)
     with np.errstate(all="ignore"):
         for start in range(0, total, chunk):
