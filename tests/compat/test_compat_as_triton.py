@@ -218,13 +218,16 @@ def test_a_real_triton_imported_first_is_an_error(tmp_path):
 
 
 def test_the_startup_hook_follows_tilec_as_triton(tmp_path):
+    real = tmp_path / "site" / "triton"  # stands for an installed Triton
+    real.mkdir(parents=True)
+    (real / "__init__.py").write_text("__version__ = 'the real one'\n")
     line = startup_line()
-    code = line + "import triton; print(triton.__version__, triton.__file__)\n"
-    on = run_python(tmp_path, "-c", code, TILEC_AS_TRITON="1")
-    assert on.returncode == 0, on.stderr
-    assert on.stdout.startswith("3.6.0 ") and "as_triton" in on.stdout
-    off = run_python(tmp_path, "-c", line + "import tilec, sys; print('triton' in sys.modules)")
-    assert off.returncode == 0 and off.stdout.strip() == "False", off.stderr
+    code = line + "import triton; print(triton.__version__)\n"
+    path = str(tmp_path / "site")
+    on = run_python(tmp_path, "-c", code, TILEC_AS_TRITON="1", PYTHONPATH=path)
+    assert on.returncode == 0 and on.stdout.strip() == "3.6.0", on.stderr
+    off = run_python(tmp_path, "-c", code, PYTHONPATH=path)
+    assert off.returncode == 0 and off.stdout.strip() == "the real one", off.stderr
 
 
 def startup_line() -> str:
@@ -299,3 +302,21 @@ def test_dtype_by_triton_name():
     assert [tl.dtype(n) for n in tl.dtype.STANDARD_FP_TYPES][1] is not None
     with pytest.raises(ValueError, match="not a type name"):
         tl.dtype("float128")
+
+
+def test_install_hook_writes_the_startup_line_and_uninstall_removes_it(tmp_path):
+    target = tmp_path / "site-packages" / "tilec_as_triton.pth"
+    target.parent.mkdir()
+    out = run_code(
+        tmp_path,
+        f"""
+        from pathlib import Path
+        from tilec.as_triton import __main__ as command, startup
+        command._hook_path = lambda: Path({str(target)!r})
+        command.main(["--install-hook"])
+        assert Path({str(target)!r}).read_text() == startup.pth_line(startup.__file__)
+        command.main(["--uninstall-hook"])
+        print(Path({str(target)!r}).exists())
+    """,
+    )
+    assert out.strip().endswith("False")

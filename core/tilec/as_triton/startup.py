@@ -5,9 +5,10 @@ Why a `.pth` file: it is the standard start-up hook of `site` (sitecustomize is 
 environment that others own), it is installed only on request and removed with
 `--uninstall-hook`. The line loads this file by its path, without importing tilec (about a second
 that a process that never imports triton should not pay), and puts `TritonHook` on
-`sys.meta_path`. Only when a program first imports `triton` does the hook import `tilec.settings`
-and read `TILEC_AS_TRITON` there (the one reader of tilec's variables); when it is on, the alias
-answers, else the import goes on to whatever else provides `triton` (a real Triton).
+`sys.meta_path`, ahead of the path finder. Only when a program first imports `triton` does the
+hook import `tilec.settings` and read `TILEC_AS_TRITON` there (the one reader of tilec's
+variables); when it is on, the alias answers, even where a real Triton is installed; else the
+import goes on to whatever else provides `triton` (a real Triton).
 
 This file imports nothing of tilec at its top: it runs before tilec is importable.
 """
@@ -35,7 +36,7 @@ class TritonHook(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     if not any(type(f).__name__ == "TritonHook" for f in sys.meta_path):
-        sys.meta_path.append(TritonHook())
+        sys.meta_path.insert(0, TritonHook())  # before the path finder: ahead of a real Triton
 
 
 def pth_line(path: str) -> str:
