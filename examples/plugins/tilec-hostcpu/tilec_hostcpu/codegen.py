@@ -1,0 +1,72 @@
+"""Code generation of the host CPU vendor: LLVM IR -> x86-64 assembly and an ELF object.
+
+The machine is fixed, never the host's: baseline x86-64 (SSE2 floats, 128-bit vectors, no FMA
+instruction), so the same kernel gives the same code and the same results on every x86-64
+machine. Without an FMA instruction LLVM cannot contract a multiply and an add, whatever
+`enable_fp_fusion` says: every operation rounds once, as in the interpreter; `tl.fma` is one
+rounding through libm's `fma`/`fmaf`.
+
+The kernel's shared memory (`@global_smem`) is renamed to the runtime's buffer
+(`RUNTIME_SHARED_MEMORY`). The object uses the large code model, so the JIT (`tilec_hostcpu.driver`) can place it anywhere
+and link it to the runtime's symbols and the C library's (`fmaf`, `floorf`, `memcpy`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import llvmlite.binding as llvm
+
+from tilec.lowering.llvm_codegen import (
+    LLVM_LOCK,
+    InvalidLLVMIR,
+    check_opt_level,
+    initialize_llvm,
+    optimized_module,
+)
+
+TRIPLE = "x86_64-unknown-linux-gnu"
+CPU = "x86-64"
+FEATURES = "+sse2,-sse3,-ssse3,-sse4.1,-sse4.2,-avx,-avx2,-avx512f,-fma,-fma4,-f16c"
+"""Baseline x86-64: no host feature (AVX, FMA, F16C) reaches the code or the results."""
+
+
+SHARED_MEMORY = "global_smem"
+"""The kernel ABI's name of the block's shared memory (an external global the lowering uses)."""
+RUNTIME_SHARED_MEMORY = "tilec_hostcpu_shared"
+"""Its name in the object: the runtime's buffer (a name of this vendor's own, so that no other
+JIT in the process resolves it to its buffer)."""
+
+
+class CodegenError(RuntimeError):
+    """LLVM rejected a kernel; the message names it and gives LLVM's diagnostic."""
+
+
+@functools.cache
+def target_machine(opt_level: int = 2, *, jit: bool = False) -> llvm.TargetMachine:
+    """The fixed machine (`CPU`, `FEATURES`); `jit` for code the JIT compiles itself."""
+    initialize_llvm()
+    llvm.initialize_native_target()  # the JIT's own code generator (MCJIT)
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(
+        cpu=CPU,
+        features=FEATURES,
+        opt=check_opt_level(opt_level),
+        reloc="static",
+        codemodel="jitdefault" if jit else "large",
+    )
+
+
+def compile_llir(llvm_ir: str, name: str, opt_level: int = 2) -> tuple[str, bytes]:
+    """Optimize `llvm_ir` (kernel `name`) once; its assembly and its ELF object."""
+    with LLVM_LOCK:  # llvmlite's global state is not thread-safe
+        machine = target_machine(opt_level)
+        try:
+            module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
+            shared = module.get_global_variable(SHARED_MEMORY) if SHARED_MEMORY in llvm_ir else None
+            if shared is not None:
+                shared.name = RUNTIME_SHARED_MEMORY
+            return machine.emit_assembly(module.clone()), machine.emit_object(module)
+        except (InvalidLLVMIR, RuntimeError) as error:
+            raise CodegenError(f"LLVM could not compile kernel {name}: {error}") from None

@@ -1,0 +1,253 @@
+"""The "device runtime" of the host CPU vendor: the threads of a block as fibers.
+
+A block's threads must be able to meet at barriers and exchange values (shuffles). Here each
+thread of a block is a fiber (a POSIX `ucontext_t` with its own stack) and one OS thread runs
+them all, in turns: a fiber runs until it reaches a barrier (or ends), then the next one runs;
+when every fiber has had its turn, all of them stand at the same barrier and the next round
+resumes them. This is deterministic (threads always run in the same order, whatever the
+machine) and cheap (a switch is one `swapcontext`, no OS thread).
+
+The runtime is LLVM IR built with llvmlite and JIT-compiled once per process (`runtime()`); its
+symbols are published with `llvm.add_symbol`, so the kernels' object files, which reference
+them as external symbols, link against them when they are loaded:
+
+- `tilec_hostcpu_thread` (i32), `tilec_hostcpu_block` and `tilec_hostcpu_grid` ([3 x i32]):
+  the running thread's id, its block's ids and the grid, read by the kernels
+  (`HostCpuTargetInfo.thread_id`, ...);
+- `tilec_hostcpu_exchange` ([MAX_THREADS x i32]): the slots through which shuffles exchange
+  values; `tilec_hostcpu_shared`: the block's shared memory (the kernels' `@global_smem`,
+  renamed by `tilec_hostcpu.codegen`);
+- `tilec_hostcpu_barrier()`: the current fiber's turn ends (back to the scheduler);
+- `tilec_hostcpu_trap()`: the launch stops (a failed `tl.device_assert`);
+- `tilec_hostcpu_run(entry, params, gx, gy, gz, threads, contexts, stacks, stack_bytes,
+  done)`: runs `entry(params)` on every thread of every block; 0, or 1 after a trap.
+
+The layout of `ucontext_t` is glibc's on x86-64 (the driver runs only there: `is_available`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import mmap
+import threading
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from tilec_hostcpu import codegen
+
+MAX_THREADS = 1024
+"""The most threads a block may have (32 warps of 32 lanes)."""
+CONTEXT_BYTES = 2048
+"""Room for one glibc `ucontext_t` (968 bytes on x86-64), rounded up."""
+UC_LINK, SS_SP, SS_SIZE = 8, 16, 32
+"""Byte offsets of `uc_link`, `uc_stack.ss_sp` and `uc_stack.ss_size` in glibc's x86-64
+`ucontext_t`."""
+SHARED_BYTES = 64 * 1024
+"""The block's shared memory: as much as the largest target has (`tilec_hostcpu.backend.ARCHS`)."""
+STACK_BYTES = 1 << 20
+"""The stack of one fiber (mapped lazily: only the pages a kernel touches take memory)."""
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+RUN = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32,
+    ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+    ctypes.c_void_p,
+)  # fmt: skip
+
+
+def build_runtime() -> ir.Module:
+    """The runtime module (see the module doc)."""
+    module = ir.Module(name="tilec_hostcpu_runtime")
+    module.triple = codegen.TRIPLE
+
+    def variable(name: str, ty: ir.Type) -> ir.GlobalVariable:
+        gv = ir.GlobalVariable(module, ty, name)
+        gv.initializer = ir.Constant(ty, None)
+        gv.align = 4096 if name == "tilec_hostcpu_shared" else 16
+        return gv
+
+    for name, ty in VARIABLES.items():
+        variable(name, ty)
+    g = module.globals
+    swapcontext = _declare(module, "swapcontext", I32, [PTR, PTR])
+    _declare(module, "getcontext", I32, [PTR])
+    ir.Function(module, ir.FunctionType(VOID, [PTR], var_arg=True), "makecontext")
+
+    def end_turn(b: ir.IRBuilder) -> None:
+        b.call(swapcontext, [b.load(g["tilec_hostcpu_current"], typ=PTR), g["tilec_hostcpu_scheduler"]])
+
+    b = ir.IRBuilder(_declare(module, "tilec_hostcpu_barrier", VOID, []).append_basic_block())
+    end_turn(b)
+    b.ret_void()
+
+    b = ir.IRBuilder(_declare(module, "tilec_hostcpu_trap", VOID, []).append_basic_block())
+    b.store(I32(1), g["tilec_hostcpu_status"])
+    end_turn(b)  # never resumed
+    b.unreachable()
+
+    # a fiber: the kernel's entry, then the thread is done and hands back for good
+    fiber = _declare(module, "tilec_hostcpu_fiber", VOID, [])
+    b = ir.IRBuilder(fiber.append_basic_block())
+    entry_type = ir.PointerType(ir.FunctionType(VOID, [PTR]))  # llvmlite calls through it
+    entry = b.load(g["tilec_hostcpu_entry"], typ=entry_type)
+    b.call(entry, [b.load(g["tilec_hostcpu_params"], typ=PTR)])
+    done = b.load(g["tilec_hostcpu_done"], typ=PTR)
+    b.store(I8(1), b.gep(done, [b.load(g["tilec_hostcpu_thread"], typ=I32)], source_etype=I8))
+    end_turn(b)
+    b.unreachable()
+
+    _build_run(module, fiber)
+    return module
+
+
+VARIABLES = {
+    "tilec_hostcpu_thread": I32,
+    "tilec_hostcpu_block": ir.ArrayType(I32, 3),
+    "tilec_hostcpu_grid": ir.ArrayType(I32, 3),
+    "tilec_hostcpu_exchange": ir.ArrayType(I32, MAX_THREADS),
+    "tilec_hostcpu_scheduler": ir.ArrayType(I8, CONTEXT_BYTES),
+    "tilec_hostcpu_current": PTR,
+    "tilec_hostcpu_status": I32,
+    "tilec_hostcpu_entry": PTR,
+    "tilec_hostcpu_params": PTR,
+    "tilec_hostcpu_done": PTR,
+    "tilec_hostcpu_shared": ir.ArrayType(I8, SHARED_BYTES),
+}
+"""The runtime's variables (see the module doc for the ones kernels read)."""
+
+
+def _declare(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    return ir.Function(module, ir.FunctionType(ret, args), name)
+
+
+def _build_run(module: ir.Module, fiber: ir.Function) -> None:
+    """`i32 tilec_hostcpu_run(...)`: every block of the grid, x fastest; in each, a fresh
+    fiber a thread, then rounds of turns until every thread is done (see the module doc)."""
+    g = module.globals
+    args = [PTR, PTR, I32, I32, I32, I32, PTR, PTR, I64, PTR]
+    run = _declare(module, "tilec_hostcpu_run", I32, args)
+    entry, params, gx, gy, gz, threads, contexts, stacks, stack_bytes, done = run.args
+    b = ir.IRBuilder(run.append_basic_block("start"))
+    live = b.alloca(I8)
+    for name, value in (("entry", entry), ("params", params), ("done", done)):
+        b.store(value, g[f"tilec_hostcpu_{name}"])
+    b.store(I32(0), g["tilec_hostcpu_status"])
+    for axis, size in enumerate((gx, gy, gz)):
+        b.store(size, b.gep(g["tilec_hostcpu_grid"], [I32(0), I32(axis)]))
+
+    def context_of(t: ir.Value) -> ir.Value:
+        return b.gep(contexts, [b.mul(b.zext(t, I64), I64(CONTEXT_BYTES))], source_etype=I8)
+
+    with _counted_loop(b, b.mul(b.mul(gx, gy), gz), "block") as index:
+        ids = (b.urem(index, gx), b.urem(b.udiv(index, gx), gy), b.udiv(index, b.mul(gx, gy)))
+        for axis, value in enumerate(ids):
+            b.store(value, b.gep(g["tilec_hostcpu_block"], [I32(0), I32(axis)]))
+        with _counted_loop(b, threads, "make") as t:
+            context = context_of(t)
+            b.call(g["getcontext"], [context])
+            b.store(ir.Constant(PTR, None), b.gep(context, [I64(UC_LINK)], source_etype=I8))
+            stack = b.gep(stacks, [b.mul(b.zext(t, I64), stack_bytes)], source_etype=I8)
+            b.store(stack, b.gep(context, [I64(SS_SP)], source_etype=I8))
+            b.store(stack_bytes, b.gep(context, [I64(SS_SIZE)], source_etype=I8))
+            b.call(g["makecontext"], [context, fiber, I32(0)])
+            b.store(I8(0), b.gep(done, [t], source_etype=I8))
+        rounds = b.append_basic_block("round")
+        finished = b.append_basic_block("block_finished")
+        b.branch(rounds)
+        b.position_at_end(rounds)
+        b.store(I8(0), live)
+        with _counted_loop(b, threads, "turn") as t:
+            waiting = b.icmp_unsigned("==", b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(0))
+            with b.if_then(waiting):
+                context = context_of(t)
+                b.store(t, g["tilec_hostcpu_thread"])
+                b.store(context, g["tilec_hostcpu_current"])
+                b.call(g["swapcontext"], [g["tilec_hostcpu_scheduler"], context])
+                status = b.load(g["tilec_hostcpu_status"], typ=I32)
+                with b.if_then(b.icmp_unsigned("!=", status, I32(0)), likely=False):
+                    b.ret(I32(1))
+                still = b.xor(b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(1))
+                b.store(b.or_(b.load(live, typ=I8), still), live)
+        b.cbranch(b.icmp_unsigned("!=", b.load(live, typ=I8), I8(0)), rounds, finished)
+        b.position_at_end(finished)
+    b.ret(I32(0))
+
+
+class _counted_loop:
+    """`with _counted_loop(builder, count, name) as i:` emits `for i in range(count)` (i32)."""
+
+    def __init__(self, builder: ir.IRBuilder, count: ir.Value, name: str):
+        self.b, self.count, self.name = builder, count, name
+
+    def __enter__(self) -> ir.Value:
+        b = self.b
+        before = b.block
+        self.head = b.append_basic_block(f"{self.name}_head")
+        body = b.append_basic_block(f"{self.name}_body")
+        self.exit = b.append_basic_block(f"{self.name}_exit")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.index = b.phi(I32)
+        self.index.add_incoming(I32(0), before)
+        b.cbranch(b.icmp_unsigned("<", self.index, self.count), body, self.exit)
+        b.position_at_end(body)
+        return self.index
+
+    def __exit__(self, *exc: object) -> None:
+        b = self.b
+        self.index.add_incoming(b.add(self.index, I32(1)), b.block)
+        b.branch(self.head)
+        b.position_at_end(self.exit)
+
+
+class Runtime:
+    """The compiled runtime of this process: `run` launches a grid (one launch at a time)."""
+
+    def __init__(self) -> None:
+        module = llvm.parse_assembly(str(build_runtime()))
+        module.verify()
+        self.engine = llvm.create_mcjit_compiler(module, codegen.target_machine(jit=True))
+        self.engine.finalize_object()
+        for name in (*VARIABLES, "tilec_hostcpu_barrier", "tilec_hostcpu_trap"):
+            llvm.add_symbol(name, self.engine.get_global_value_address(name))
+        self._run = RUN(self.engine.get_function_address("tilec_hostcpu_run"))
+        self.lock = threading.Lock()
+        """Held by a launch: the runtime's variables are the running launch's."""
+        self._threads = 0
+        self._memory: list[object] = []
+
+    def variable(self, name: str, ctype: type) -> object:
+        """The runtime variable `name` as a ctypes object of `ctype` (read after a launch)."""
+        return ctype.from_address(self.engine.get_global_value_address(name))
+
+    def _buffers(self, threads: int) -> tuple[int, int, int]:
+        """Contexts, stacks and done flags for `threads` fibers (kept for later launches)."""
+        if threads > self._threads:
+            stacks = mmap.mmap(-1, threads * STACK_BYTES)
+            contexts = (ctypes.c_char * (threads * CONTEXT_BYTES + 64))()
+            done = (ctypes.c_uint8 * threads)()
+            self._memory = [stacks, contexts, done]
+            self._threads = threads
+        stacks, contexts, done = self._memory
+        base = ctypes.addressof(ctypes.c_char.from_buffer(stacks))  # type: ignore[arg-type]
+        aligned = (ctypes.addressof(contexts) + 63) // 64 * 64
+        return aligned, base, ctypes.addressof(done)
+
+    def run(self, entry: int, params: int, grid: tuple[int, int, int], threads: int) -> bool:
+        """Run the kernel entry at `entry` with its packed `params` on every thread of `grid`;
+        False where a thread trapped (the launch stopped there). Call with `lock` held."""
+        contexts, stacks, done = self._buffers(threads)
+        status = self._run(entry, params, *grid, threads, contexts, stacks, STACK_BYTES, done)
+        return status == 0
+
+
+@functools.cache
+def runtime() -> Runtime:
+    """The process's runtime, compiled on first use."""
+    return Runtime()
