@@ -26,6 +26,7 @@ import attrs
 from tilec.arch import ArchTable, GpuArch
 from tilec.driver import Availability, Driver
 from tilec.errors import BackendUnavailableError, OptionTypeError, OptionValueError
+from tilec.extern_libraries import ExternLibs, check_extern_libs, extern_libs
 from tilec.layout.rules import LayoutRules
 from tilec.version import __version__
 
@@ -84,6 +85,11 @@ class BackendOptions:
     """Triton's option: the compiler may contract a floating-point multiply and an add or
     subtract of its result into one fused multiply-add (one rounding instead of two), as Triton
     does by default; False keeps every operation rounded (the interpreter always does)."""
+    extern_libs: ExternLibs = attrs.field(
+        default=(), converter=extern_libs, validator=check_extern_libs
+    )
+    """Triton's `{name: path}` of LLVM bitcode libraries, linked where a kernel declares their
+    functions (`tilec.extern_libraries`)."""
 
 
 class Backend:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from compat_kernels import add_one, with_defaults
 
-from tilec.runtime.compiler import get_backend
+from tilec.errors import OptionValueError
 from tilec.runtime import launcher
+from tilec.runtime.compiler import get_backend
 from tilec.runtime.launcher import bind_launch
 from tilec_nvidia.backend import NvidiaBackend
 
@@ -50,7 +51,6 @@ def test_triton_launch_options_tilec_honours_are_accepted(options):
     ("options", "message"),
     [
         ({"num_ctas": 2}, "num_ctas=2 is not supported by backend 'interp': tilec runs each"),
-        ({"extern_libs": {"libdevice": "x.bc"}}, "tilec links no external libraries"),
     ],
 )
 def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, message):
@@ -58,6 +58,18 @@ def test_triton_launch_options_tilec_cannot_honour_name_the_option(options, mess
         add_one[(1,)](np.zeros(8, np.float32), N=8, backend="interp", **options)
     assert message in str(info.value)
     assert "leave it out" in str(info.value)
+
+
+def test_extern_libs_must_name_bitcode_files(tmp_path):
+    """`extern_libs` is honoured (tests/lowering/test_extern_libs.py): its files must exist and
+    be LLVM bitcode."""
+    text = tmp_path / "libdevice.10.bc"
+    text.write_text("not bitcode")
+    for path, why in [("x.bc", "cannot be read"), (str(text), "is not LLVM bitcode")]:
+        with pytest.raises(OptionValueError) as info:
+            add_one[(1,)](np.zeros(8, np.float32), N=8, backend="interp",
+                          extern_libs={"libdevice": path})  # fmt: skip
+        assert f"option 'extern_libs': library 'libdevice' at {path!r} {why}" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -114,13 +114,27 @@ def test_layer_norm_forward_and_backward(M, N):
     torch.testing.assert_close(dw_tri, dw_ref, atol=1e-2, rtol=0)
 
 
-def test_extern_function_asin():
+def test_extern_function_asin(tmp_path):
     t = tutorial("extern_functions")
     torch.manual_seed(0)
     x = torch.rand(98432, device=t.DEVICE) * 2 - 1
     torch.testing.assert_close(t.asin(x), torch.asin(x), rtol=1e-6, atol=1e-7)
-    with pytest.raises(TypeError, match=r"extern_libs=.* tilec links no external libraries"):
-        t.asin(x, extern_libs={"libdevice": "libdevice.10.bc"})
+    # the tutorial's second launch names libdevice's bitcode (tilec computes asin itself)
+    library = tmp_path / "libdevice.10.bc"
+    library.write_bytes(bitcode_library())
+    y = t.asin(x, extern_libs={"libdevice": str(library)})
+    torch.testing.assert_close(y, torch.asin(x), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match=r"library 'libdevice' at .* cannot be read"):
+        t.asin(x, extern_libs={"libdevice": str(tmp_path / "missing.bc")})
+
+
+def bitcode_library() -> bytes:
+    """A small LLVM bitcode library (what `extern_libs` names), made with llvmlite."""
+    import llvmlite.binding as llvm
+
+    return llvm.parse_assembly(
+        "define float @__nv_asinf(float %x) {\n  ret float %x\n}\n"
+    ).as_bitcode()
 
 
 def test_grouped_gemm_autotuned():

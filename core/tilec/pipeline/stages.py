@@ -143,6 +143,10 @@ def make_llir(
         written=list(lowered.written),
         kernel=lowered.name,
     )
+    if options.extern_libs:
+        from tilec.lowering.extern_libs import link_extern_libs  # deferred: as lower_module
+
+        return link_extern_libs(lowered.llvm_ir, options.extern_libs)
     return lowered.llvm_ir
 
 

@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
-    "extern_libs": (None, "tilec links no external libraries (libdevice/ocml functions)"),
     "launch_cooperative_grid": (False, "tilec has no cooperative (grid-synchronizing) launch"),
 }
 """Triton launch options of every vendor that a backend may lack: the value that describes what
