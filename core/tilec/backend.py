@@ -253,7 +253,11 @@ class GpuBackend(Backend):
 
     def target_info(self, target: str, options: BackendOptions) -> Any:
         """The `tilec.lowering.target.TargetInfo` for `target` and `options`."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"backend '{self.name}' does not define target_info(target, options): a GpuBackend "
+            "returns the tilec.lowering.target.TargetInfo subclass instance the core lowering "
+            "emits its code with (docs/backend-guide.md)"
+        )
 
     def device_target(self) -> tuple[str, str | None]:
         """The current device's architecture name and the entry of `targets` to compile for

@@ -43,49 +43,57 @@ class TargetInfo:
         self.arch = arch
         self.threads_per_warp = threads_per_warp
 
+    def missing(self, method: str) -> NotImplementedError:
+        """The error for a required method that the subclass does not implement."""
+        return NotImplementedError(
+            f"{type(self).__qualname__} (target {self.arch}) does not implement "
+            f"TargetInfo.{method}(), which the core lowering needs: define it in the subclass "
+            "(docs/backend-guide.md lists every required method)"
+        )
+
     # Kernel definition -----------------------------------------------------------------------
 
     def define_kernel(self, module: ir.Module, name: str, fn_type: ir.FunctionType) -> ir.Function:
         """Declare the kernel entry point (calling convention, linkage) in `module`."""
-        raise NotImplementedError
+        raise self.missing("define_kernel")
 
     def finalize_kernel(
         self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int
     ) -> None:
         """Attach the kernel's launch facts (block size, ...) as attributes or metadata."""
-        raise NotImplementedError
+        raise self.missing("finalize_kernel")
 
     # Ids ---------------------------------------------------------------------------------------
 
     def thread_id(self, builder: ir.IRBuilder) -> ir.Value:
         """The thread's index within the block (x dimension; blocks are one-dimensional)."""
-        raise NotImplementedError
+        raise self.missing("thread_id")
 
     def block_id(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
         """The block's (program's) index along `axis` (0, 1, 2)."""
-        raise NotImplementedError
+        raise self.missing("block_id")
 
     def num_blocks(self, builder: ir.IRBuilder, axis: int) -> ir.Value:
         """The grid's extent along `axis`."""
-        raise NotImplementedError
+        raise self.missing("num_blocks")
 
     # Synchronization and cross-lane exchange ---------------------------------------------------
 
     def barrier(self, builder: ir.IRBuilder) -> None:
         """Block-wide barrier that also orders shared-memory accesses."""
-        raise NotImplementedError
+        raise self.missing("barrier")
 
     def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
         """The `value` (an i32 or f32) of lane `lane ^ lane_mask` in the same warp."""
-        raise NotImplementedError
+        raise self.missing("shuffle_xor")
 
     def shuffle_up(self, builder: ir.IRBuilder, value: ir.Value, delta: int) -> ir.Value:
         """The `value` (i32 or f32) of lane `lane - delta` (lanes below `delta` get their own)."""
-        raise NotImplementedError
+        raise self.missing("shuffle_up")
 
     def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         """The `value` (i32 or f32) of lane `lane` (an i32 value) in the same warp."""
-        raise NotImplementedError
+        raise self.missing("shuffle_idx")
 
     # Global memory -----------------------------------------------------------------------------
 
@@ -137,11 +145,11 @@ class TargetInfo:
         self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
     ) -> None:
         """Device-side printf of `fmt` (C format) with scalar `args` (i32, i64, f64, ptr)."""
-        raise NotImplementedError
+        raise self.missing("printf")
 
     def trap(self, builder: ir.IRBuilder) -> None:
         """Abort the kernel (a failed device-side assert)."""
-        raise NotImplementedError
+        raise self.missing("trap")
 
     # Tensor cores ------------------------------------------------------------------------------
 
