@@ -41,8 +41,10 @@ def test_num_threads_and_num_warps_are_the_compiles(warps):
 
 
 def test_triton_names():
-    assert set(tl.extra.cuda.__all__) >= {"globaltimer", "smid", "num_threads", "num_warps",
-                                          "gdc_wait", "gdc_launch_dependents", "libdevice"}  # fmt: skip
+    assert set(tl.extra.cuda.__all__) == {
+        "libdevice", "globaltimer", "num_threads", "num_warps", "smid", "gdc_wait",
+        "gdc_launch_dependents", "convert_custom_float8_sm70", "convert_custom_float8_sm80",
+    }  # fmt: skip
     assert tl.extra.cuda.libdevice.asin is tl.extra.libdevice.asin
     assert set(tl.extra.hip.__all__) == {"libdevice", "memrealtime"}
 
@@ -68,3 +70,38 @@ def test_registers_are_refused_on_the_interpreter(which, name):
 def test_outside_a_kernel_they_say_so():
     with pytest.raises(tilec.errors.KernelCallError, match=r"inside a @tilec\.jit kernel"):
         tl.extra.cuda.globaltimer()
+
+
+@tilec.jit
+def custom_float8(x_ptr, codes_ptr, back_ptr, expected_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    code = tl.extra.cuda.convert_custom_float8_sm80(x, tl.float8e4b15)
+    tl.store(codes_ptr + offsets, code.to(tl.uint8, bitcast=True))
+    tl.store(back_ptr + offsets, tl.extra.cuda.convert_custom_float8_sm70(code, tl.float32))
+    tl.store(expected_ptr + offsets, x.to(tl.float8e4b15).to(tl.uint8, bitcast=True))
+
+
+def test_convert_custom_float8_is_the_float8e4b15_conversion():
+    """What Triton's `.to(tl.float8e4b15)` uses on NVIDIA: round half away from zero,
+    saturating at +-1.75 (`tilec.ir.float8`), decoding exactly."""
+    x = np.concatenate([np.linspace(-2.5, 2.5, 60), [0.0, 1e-6, np.inf, -np.inf]]).astype(
+        np.float32
+    )
+    codes, expected = np.zeros(64, np.uint8), np.zeros(64, np.uint8)
+    back = np.zeros(64, np.float32)
+    custom_float8[(1,)](x, codes, back, expected, BLOCK=64, backend="interp")
+    np.testing.assert_array_equal(codes, expected)
+    assert np.abs(back).max() == 1.75 and back[0] == -1.75 and back[-4] == 0.0
+    assert (np.abs(back - np.clip(x, -1.75, 1.75)) <= 0.0625).all()  # half a step below 2
+
+
+@tilec.jit
+def custom_float8_wrong(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, tl.extra.cuda.convert_custom_float8_sm80(x, tl.float16))
+
+
+def test_convert_custom_float8_needs_float8e4b15():
+    with pytest.raises(CompilationError, match=r"converts to or from tl\.float8e4b15"):
+        run_interp(custom_float8_wrong, {"x_ptr": "*fp32"}, [np.zeros(1, np.float32)])
