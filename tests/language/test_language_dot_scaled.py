@@ -97,14 +97,15 @@ def random_bits(rng, fmt: str, shape, compute: str) -> np.ndarray:
     return bits
 
 
-def launch(a, sa, b, sb, m, n, k, fmt_a, fmt_b, a_k_pack=True, b_k_pack=True, fast=False):
+def launch(a, sa, b, sb, m, n, k, fmt_a, fmt_b, a_k_pack=True, b_k_pack=True, fast=False,
+           scales="uint8"):  # fmt: skip
     c = np.full((m, n), np.nan, np.float32)
     scale_a, scale_b = sa is not None, sb is not None
     unused = np.full((max(m, n), k // 32), 127, np.uint8)  # read, not used
     sa, sb = unused if sa is None else sa, unused if sb is None else sb
     kind = {"bf16": "uint16", "fp16": "uint16"}
-    args = [(f"*{kind.get(fmt_a, 'uint8')}", a), ("*uint8", sa), (f"*{kind.get(fmt_b, 'uint8')}", b),
-            ("*uint8", sb), ("*float32", c)]  # fmt: skip
+    args = [(f"*{kind.get(fmt_a, 'uint8')}", a), (f"*{scales}", sa.view(scales)),
+            (f"*{kind.get(fmt_b, 'uint8')}", b), (f"*{scales}", sb.view(scales)), ("*float32", c)]  # fmt: skip
     run(scaled_kernel, args, exact_order=False, M=m, N=n, K=k, A_ROWS=a.shape[0],
         A_COLS=a.shape[1], B_ROWS=b.shape[0], B_COLS=b.shape[1], FMT_A=fmt_a, FMT_B=fmt_b,
         SCALE_A=scale_a, SCALE_B=scale_b, A_K_PACK=a_k_pack, B_K_PACK=b_k_pack,
@@ -146,16 +147,18 @@ def test_dot_scaled(rng, fmt_a, fmt_b, scale_a, scale_b, a_k_pack, b_k_pack):
     assert (np.abs(c - expected) <= bound).all()
 
 
+@pytest.mark.parametrize("scales", ["uint8", "int8"])
 @pytest.mark.parametrize("fast", [False, True])
-def test_dot_scaled_special_scales(fast):
+def test_dot_scaled_special_scales(fast, scales):
     """e8m0 0xFF is NaN: every value of its group is NaN (not with fast_math, where it is
-    2**128, infinite in bf16); 0 is 0.0 in bf16, as Triton's `scaleTo16` makes it (s << 7)."""
+    2**128, infinite in bf16); 0 is 0.0 in bf16, as Triton's `scaleTo16` makes it (s << 7).
+    Scales loaded as int8 are the same bits (Triton zero-extends them)."""
     m, n, k = 16, 16, 64
     a = np.full((m, k), 0x38, np.uint8)  # e4m3 1.0
     b = np.full((k, n), 0x38, np.uint8)
     sa = np.full((m, k // 32), 127, np.uint8)
     sa[1, 0], sa[2, 1] = 0xFF, 0
-    c = launch(a, sa, b, None, m, n, k, "e4m3", "e4m3", fast=fast)
+    c = launch(a, sa, b, None, m, n, k, "e4m3", "e4m3", fast=fast, scales=scales)
     assert np.isnan(c[1]).all() if not fast else np.isposinf(c[1]).all()
     np.testing.assert_array_equal(c[2], np.float32(32 + 0.5))
     np.testing.assert_array_equal(np.delete(c, [1, 2], axis=0), np.float32(64 + 0.5))

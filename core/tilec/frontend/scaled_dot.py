@@ -32,6 +32,7 @@ from tilec.ir.types import (
     f16,
     f32,
     i1,
+    i8,
     like,
     u8,
     u16,
@@ -99,6 +100,8 @@ def dot_scaled(builtins: Any, lhs: Any, lhs_scale: Any, lhs_format: Any, rhs: An
         )
     ]
     shape = (*a.shape[:-2], m, n)
+    if not isinstance(acc, TensorValue):
+        acc = constant_arg(acc, "tl.dot_scaled's acc")
     if acc is not None:
         acc_value = builtins.value(acc)
         if tuple(acc_value.shape) != shape or acc_value.dtype != f32:
@@ -156,6 +159,8 @@ def _scale(builtins: Any, scale: Any) -> TensorValue | None:
     if scale is None:
         return None
     value = builtins.value(scale)
+    if value.is_tensor and value.dtype == i8:  # e8m0 bits in int8: Triton zero-extends them
+        value = builtins.sem.bitcast(value, u8)
     if not value.is_tensor or value.dtype not in (u8, f8e4m3fn):
         raise UserError(
             f"tl.dot_scaled's scales are uint8 (e8m0) or float8e4nv tensors, got {value.type}",
