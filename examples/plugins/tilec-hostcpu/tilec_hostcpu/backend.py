@@ -71,7 +71,9 @@ class HostCpuBackend(GpuBackend):
         `obj` stage returns it (a stage's output is the next stage's input, so a second
         output travels beside it)."""
         objects: dict[str, bytes] = {}
-        stages["asm"] = lambda llvm_ir, metadata: self._make_asm(llvm_ir, metadata, options, objects)
+        stages["asm"] = lambda llvm_ir, metadata: self._make_asm(
+            llvm_ir, metadata, options, objects
+        )
         stages["obj"] = lambda asm, metadata: objects.pop(metadata["kernel"])
 
     def _make_asm(

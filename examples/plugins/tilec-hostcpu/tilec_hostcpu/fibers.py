@@ -28,6 +28,7 @@ The layout of `ucontext_t` is glibc's on x86-64 (the driver runs only there: `is
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import functools
 import mmap
 import threading
@@ -35,6 +36,7 @@ import threading
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from tilec.lowering.context import BF16, F32, F64
 from tilec_hostcpu import codegen
 
 MAX_THREADS = 1024
@@ -80,7 +82,9 @@ def build_runtime() -> ir.Module:
     ir.Function(module, ir.FunctionType(VOID, [PTR], var_arg=True), "makecontext")
 
     def end_turn(b: ir.IRBuilder) -> None:
-        b.call(swapcontext, [b.load(g["tilec_hostcpu_current"], typ=PTR), g["tilec_hostcpu_scheduler"]])
+        b.call(
+            swapcontext, [b.load(g["tilec_hostcpu_current"], typ=PTR), g["tilec_hostcpu_scheduler"]]
+        )
 
     b = ir.IRBuilder(_declare(module, "tilec_hostcpu_barrier", VOID, []).append_basic_block())
     end_turn(b)
@@ -103,7 +107,43 @@ def build_runtime() -> ir.Module:
     b.unreachable()
 
     _build_run(module, fiber)
+    _build_bf16_conversions(module)
     return module
+
+
+CONVERSIONS = ("__truncsfbf2", "__truncdfbf2")
+"""The bf16 roundings LLVM's x86 code calls (compiler-rt's; the GNU C library and libgcc have
+none): defined here, round to nearest even, NaN stays a quiet NaN."""
+
+
+def _build_bf16_conversions(module: ir.Module) -> None:
+    """`__truncsfbf2(float)` and `__truncdfbf2(double)` (see `CONVERSIONS`)."""
+
+    def round_f32_bits(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
+        magnitude = b.and_(bits, I32(0x7FFFFFFF))
+        nan = b.icmp_unsigned(">", magnitude, I32(0x7F800000))
+        quiet = b.or_(b.lshr(bits, I32(16)), I32(0x40))
+        even = b.and_(b.lshr(bits, I32(16)), I32(1))
+        rounded = b.lshr(b.add(b.add(bits, I32(0x7FFF)), even), I32(16))
+        return b.bitcast(b.trunc(b.select(nan, quiet, rounded), ir.IntType(16)), BF16)
+
+    from_f32 = _declare(module, "__truncsfbf2", BF16, [F32])
+    b = ir.IRBuilder(from_f32.append_basic_block())
+    b.ret(round_f32_bits(b, b.bitcast(from_f32.args[0], I32)))
+
+    # f64 -> f32 rounded to odd, then f32 -> bf16 to nearest even: one correct rounding
+    from_f64 = _declare(module, "__truncdfbf2", BF16, [F64])
+    b = ir.IRBuilder(from_f64.append_basic_block())
+    (d,) = from_f64.args
+    f = b.fptrunc(d, F32)
+    back = b.fpext(f, F64)
+    exact = b.fcmp_unordered("==", back, d)  # NaN counts as exact: it stays NaN
+    fabs = ir.Function(module, ir.FunctionType(F64, [F64]), "llvm.fabs.f64")
+    overshoot = b.fcmp_ordered(">", b.call(fabs, [back]), b.call(fabs, [d]))
+    bits = b.bitcast(f, I32)
+    toward_zero = b.select(overshoot, b.sub(bits, I32(1)), bits)
+    odd = b.select(exact, bits, b.or_(toward_zero, I32(1)))
+    b.ret(round_f32_bits(b, odd))
 
 
 VARIABLES = {
@@ -163,7 +203,9 @@ def _build_run(module: ir.Module, fiber: ir.Function) -> None:
         b.position_at_end(rounds)
         b.store(I8(0), live)
         with _counted_loop(b, threads, "turn") as t:
-            waiting = b.icmp_unsigned("==", b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(0))
+            waiting = b.icmp_unsigned(
+                "==", b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(0)
+            )
             with b.if_then(waiting):
                 context = context_of(t)
                 b.store(t, g["tilec_hostcpu_thread"])
@@ -214,8 +256,10 @@ class Runtime:
         module.verify()
         self.engine = llvm.create_mcjit_compiler(module, codegen.target_machine(jit=True))
         self.engine.finalize_object()
-        for name in (*VARIABLES, "tilec_hostcpu_barrier", "tilec_hostcpu_trap"):
+        for name in (*VARIABLES, "tilec_hostcpu_barrier", "tilec_hostcpu_trap", *CONVERSIONS):
             llvm.add_symbol(name, self.engine.get_global_value_address(name))
+        # f16 conversions (`__extendhfsf2`, `__truncsfhf2`, ...): libgcc's, exact IEEE roundings
+        llvm.load_library_permanently(ctypes.util.find_library("gcc_s"))
         self._run = RUN(self.engine.get_function_address("tilec_hostcpu_run"))
         self.lock = threading.Lock()
         """Held by a launch: the runtime's variables are the running launch's."""

@@ -100,10 +100,10 @@ class HostCpuTargetInfo(TargetInfo):
         lanes = I32(self.threads_per_warp)
         lane = b.urem(tid, lanes)
         bits = b.bitcast(value, I32) if value.type == F32 else value
-        b.store(bits, b.gep(slots, [tid], source_etype=I32))
+        b.store(bits, b.gep(slots, [I32(0), tid]))
         self.barrier(b)
         src = b.add(b.sub(tid, lane), b.urem(source(lane), lanes))
-        result = b.load(b.gep(slots, [src], source_etype=I32), typ=I32)
+        result = b.load(b.gep(slots, [I32(0), src]), typ=I32)
         self.barrier(b)  # every thread has read before the slots are written again
         return b.bitcast(result, F32) if value.type == F32 else result
 
