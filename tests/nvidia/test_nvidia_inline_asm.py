@@ -71,6 +71,17 @@ def pointer_kernel(X, Y, BLOCK: tl.constexpr):
     tl.store(Y + tl.arange(0, BLOCK), y)
 
 
+@tilec.jit
+def swap_kernel(A, B, C, D, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a, b = tl.load(A + r), tl.load(B + r)
+    # two f16 a register (pack=2), two results: C gets b's pair, D gets a's
+    c, d = tl.inline_asm_elementwise("mov.b32 $0, $3; mov.b32 $1, $2;", "=r,=r,r,r", [a, b],
+                                     dtype=(a.dtype, a.dtype), is_pure=True, pack=2)  # fmt: skip
+    tl.store(C + r, c)
+    tl.store(D + r, d)
+
+
 KERNELS = {
     "shift": (shift_kernel, {"X": "*u32", "Y": "*u32", "Z": "*i32"}, {"n": 17, "BLOCK": 128},
               ["shf.l.wrap.b32"]),
@@ -78,6 +89,8 @@ KERNELS = {
                ["0x1F1F1F1F;", "shl.b32"]),
     "outputs": (outputs_kernel, {"X": "*u8", "Y": "*fp32", "Z": "*i32", "W": "*fp32"},
                 {"BLOCK": 512}, ["mov.b32 {tmp0, tmp1, tmp2, tmp3}", "rcp.approx.ftz.f32"]),
+    "swap": (swap_kernel, {"A": "*fp16", "B": "*fp16", "C": "*fp16", "D": "*fp16"},
+             {"BLOCK": 256}, ["; mov.b32 %r"]),
     "pointer": (pointer_kernel, {"X": "*i32", "Y": "*i32"}, {"BLOCK": 256},
                 ["ld.global.b32", "add.s32"]),
 }  # fmt: skip
@@ -179,3 +192,13 @@ def test_pointer_operands_on_the_gpu(rng):
     y = np.zeros(256, np.int32)
     pointer_kernel[(1,)](x, y, BLOCK=256, backend="nvidia")
     np.testing.assert_array_equal(y, x + 1)
+
+
+@pytest.mark.gpu
+def test_packed_pairs_and_two_results_on_the_gpu(rng):
+    _needs_gpu()
+    a, b = rng.standard_normal((2, 256)).astype(np.float16)
+    c, d = np.zeros(256, np.float16), np.zeros(256, np.float16)
+    swap_kernel[(1,)](a, b, c, d, BLOCK=256, backend="nvidia")
+    np.testing.assert_array_equal(c, b)
+    np.testing.assert_array_equal(d, a)
