@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = ["pass-guide.md"]
+GUIDES = ["pass-guide.md", "backend-guide.md"]
 
 
 def python_blocks(text: str) -> list[str]:
