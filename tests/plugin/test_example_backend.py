@@ -1,0 +1,91 @@
+"""The example backend plugin (`examples/plugins/tilec-hostcpu`, installed by `.ci/run`) keeps
+working: it is listed, runs an example with `--check`, and passes the language conformance
+suite (`TILEC_TEST_BACKEND=hostcpu pytest tests/language`, every launch checked against the
+interpreter).
+
+The whole suite takes several minutes on a 2-core machine, so CI runs a fixed, deterministic
+sample: every test file of tests/language, and in each every `SAMPLE_EVERY`-th test in
+collection order (the first of each file included). Run the whole suite with the command above.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tilec.plugin.manager import load_backends
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_EVERY = 4
+TIMEOUT_S = 900
+
+
+def _hostcpu():
+    backend = load_backends().get("hostcpu")
+    if backend is None:
+        pytest.skip(
+            "the example backend is not installed: pip install -e examples/plugins/tilec-hostcpu"
+        )
+    availability = backend.is_available()
+    if not availability:
+        pytest.skip(f"the hostcpu backend cannot run here: {availability.reason}")
+    return backend
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "TILEC_TEST_BACKEND": "hostcpu"}
+
+
+def test_tilec_backends_lists_it():
+    _hostcpu()
+    done = subprocess.run(
+        [sys.executable, "-m", "tilec", "backends"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert any(line.split()[:2] == ["hostcpu", "available"] for line in done.stdout.splitlines())
+
+
+def test_it_is_never_chosen_automatically_before_interp():
+    assert _hostcpu().priority < load_backends()["interp"].priority
+
+
+def test_vector_add_runs_checked_against_the_interpreter():
+    _hostcpu()
+    done = subprocess.run(
+        [sys.executable, "-m", "tilec", "run", "examples/vector_add.py", "--backend", "hostcpu",
+         "--check"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "vector_add: max abs error 0.0 (OK)" in done.stdout
+
+
+def sample(test_ids: list[str]) -> list[str]:
+    """Every `SAMPLE_EVERY`-th test of each file, from the first on."""
+    by_file: dict[str, list[str]] = defaultdict(list)
+    for test_id in test_ids:
+        by_file[test_id.split("::")[0]].append(test_id)
+    return [t for ids in by_file.values() for t in ids[::SAMPLE_EVERY]]
+
+
+def test_the_language_conformance_suite_passes_on_it():
+    _hostcpu()
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/language", "--collect-only", "-q",
+         "-p", "no:cacheprovider"],
+        capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert collected.returncode == 0, collected.stdout[-3000:]
+    ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    chosen = sample(ids)
+    assert {t.split("::")[0] for t in chosen} == {t.split("::")[0] for t in ids}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *chosen],
+        capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
