@@ -1,7 +1,8 @@
 """Run lowered kernels on the CPU: a test `TargetInfo` whose ids, barriers and shuffles are calls
 into Python, and a launcher that runs every thread of a block as an OS thread.
 
-The kernel's LLVM IR is compiled for the host with llvmlite's MCJIT; `@global_smem` is a NumPy
+The kernel's LLVM IR is compiled with llvmlite's MCJIT for a fixed baseline x86-64 machine (no
+FMA, whatever the host has: `target_machine`); `@global_smem` is a NumPy
 buffer, and address spaces 1 and 3 are ordinary host memory. A block's threads run at once
 (`threading.Barrier` for `barrier`), so kernels that go through shared memory or exchange values
 across lanes run as they would on a GPU, slowly. Only for tests of the lowering's index math.
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 import numpy as np
+import pytest
 from llvmlite import ir
 
 from tilec.lowering.context import F32, I32
@@ -166,14 +168,31 @@ def _engine_setup() -> tuple[dict[str, object], np.ndarray]:
 
 _engines: list[object] = []
 
+CPU = "x86-64"
+FEATURES = "+sse2,-sse4.1,-avx,-avx2,-avx512f,-fma,-fma4,-f16c"
+"""The machine the emulator compiles for, whatever the host: baseline x86-64 (SSE2 floats, no
+FMA, 128-bit vectors), so that no host feature reaches the results. Without an FMA
+instruction LLVM cannot contract a `contract`-marked multiply and add (the lowering marks none
+unless the test's `TargetInfo` sets `fp_fusion`): each operation rounds, as in the
+interpreter; `llvm.fma` (`tl.fma`) stays one rounding, through libm's `fmaf`/`fma`."""
 
-def compile_kernel(llvm_ir: str, name: str) -> int:
-    """JIT-compile `llvm_ir` for the host; the address of kernel `name`."""
+
+def target_machine(cpu: str = CPU, features: str = FEATURES) -> llvm.TargetMachine:
+    """The emulator's LLVM target machine: `cpu` and `features`, never the host's (tests pass
+    others to show what they would change)."""
+    triple = llvm.get_process_triple()
+    if not triple.startswith("x86_64"):
+        pytest.skip(f"the CPU emulator runs on x86-64 hosts (this one is {triple})")
+    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+
+
+def compile_kernel(llvm_ir: str, name: str, machine: llvm.TargetMachine | None = None) -> int:
+    """JIT-compile `llvm_ir` for the emulator's fixed machine (`target_machine()`); the address
+    of kernel `name`."""
     _engine_setup()
     module = llvm.parse_assembly(llvm_ir)
     module.verify()
-    target = llvm.Target.from_default_triple().create_target_machine()
-    engine = llvm.create_mcjit_compiler(module, target)
+    engine = llvm.create_mcjit_compiler(module, machine or target_machine())
     engine.finalize_object()
     _engines.append((engine, module))
     return engine.get_function_address(name)

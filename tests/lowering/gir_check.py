@@ -12,6 +12,7 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from cpu_emulator import HostTargetInfo, compile_kernel, launch
+from numerics_check import assert_matches_interpreter
 
 import tilec.dialects
 import tilec.lowering  # noqa: F401  (registers the lowerings)
@@ -79,21 +80,22 @@ def compare_with_interp(
     rtol: float = 0.0,
     atol: float = 0.0,
     run: Runner = run_on_cpu,
+    exact: dict[int, np.ndarray] | None = None,
 ) -> list:
     """Run gir file `name` with `run` (the CPU emulator by default) and on the interpreter, each
     on its own copy of `args`; every array must agree (exactly, unless tolerances are given).
-    Returns the arrays `run` wrote."""
+    Where they differ, the error says which side is nearer `exact[i]`, argument i's exact
+    values (float64) when the test gives them (`numerics_check`). Returns the arrays `run`
+    wrote."""
     cpu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     run(name, cpu, grid)
     run_on_interp(name, ref, grid)
+    side = "emulator" if run is run_on_cpu else "GPU"
     for i, (got, want) in enumerate(zip(cpu, ref, strict=True)):
-        if not isinstance(got, np.ndarray):
-            continue
-        if rtol or atol:
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"argument {i}")
-        else:
-            np.testing.assert_array_equal(got, want, err_msg=f"argument {i}")
+        if isinstance(got, np.ndarray):
+            assert_matches_interpreter(got, want, (exact or {}).get(i), rtol, atol,
+                                       what=f"argument {i}", name=side)  # fmt: skip
     return cpu
 
 

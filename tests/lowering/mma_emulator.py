@@ -9,7 +9,8 @@
 - `mma.m16n8k16.row.col`, `g = l / 4`, `t = l % 4`: A registers `a0 = A[g][2t, 2t+1]`,
   `a1 = A[g+8][..]`, `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`; B registers
   `b0 = B[2t, 2t+1][g]`, `b1 = B[2t+8, 2t+9][g]`; C and D `c0, c1 = C[g][2t, 2t+1]`,
-  `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32.
+  `c2, c3 = C[g+8][2t, 2t+1]`. D = A B + C in f32: the products exact, summed in f64 in a fixed
+  order (`ordered_dot`, not NumPy's BLAS) and rounded once.
 - `mma.m16n8k8.row.col...tf32`: one element per register, `a0 = A[g][t]`, `a1 = A[g+8][t]`,
   `a2 = A[g][t+4]`, `a3 = A[g+8][t+4]`, `b0 = B[t][g]`, `b1 = B[t+4][g]`; C as above. The
   operands arrive as f32 bits, of which the instruction reads the tf32 part (the 13 low
@@ -120,6 +121,20 @@ def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
+def ordered_dot(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """`c + a @ b` in f64, the same bits on every host: each product exact (operands of at most
+    24 significant bits: f16, bf16, tf32, f32), the terms added one at a time in a fixed order
+    (c, then k = 0, 1, ...) by element-wise NumPy operations. Not `@`: NumPy's BLAS sums in an
+    order (and with FMAs) that depend on the CPU it picked a kernel for. One rounding to f32
+    follows, as the tensor cores' result is the exact sum rounded whenever the f64 sum is
+    exact (e.g. 16 products of 8-bit floats)."""
+    d = c.astype(np.float64)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for k in range(a64.shape[1]):
+        d = d + a64[:, k, None] * b64[None, k, :]
+    return d
+
+
 def _mma(address: int, kind: int) -> None:
     mine = (ctypes.c_int32 * 10).from_address(address)
     fragments = _exchange(list(mine))
@@ -130,9 +145,10 @@ def _mma(address: int, kind: int) -> None:
         values = np.array(regs[6:], np.int32)
         accumulators = values if kind == 3 else values.view(np.float32)
         c[g, 2 * t : 2 * t + 2], c[g + 8, 2 * t : 2 * t + 2] = accumulators[:2], accumulators[2:]
-    d = a @ b + c
     if kind == 3:
-        d = d.astype(np.int32)  # wraps, as mma without .satfinite does
+        d = (a @ b + c).astype(np.int32)  # exact in int64 (no BLAS); wraps, as without .satfinite
+    else:
+        d = ordered_dot(a, b, c).astype(np.float32)
     lane = cpu_emulator._state[-1].local.tid % 32
     g, t = lane // 4, lane % 4
     out = np.array([d[g, 2 * t], d[g, 2 * t + 1], d[g + 8, 2 * t], d[g + 8, 2 * t + 1]], d.dtype)

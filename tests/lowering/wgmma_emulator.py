@@ -35,7 +35,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from cpu_emulator import entry_alloca
 from llvmlite import ir
-from mma_emulator import MmaHostTargetInfo, _call
+from mma_emulator import MmaHostTargetInfo, _call, ordered_dot
 
 from tilec.lowering.context import F32, I32, I64
 
@@ -149,7 +149,7 @@ def _wgmma(desc_a: int, desc_b: int, acc: int, a_regs: int, n: int, kind: int, t
             for (row, col), value in zip(_fragment_coords(thread, n), s[6], strict=True):
                 c[row, col] = value
         with np.errstate(all="ignore"):  # a wrong layout (a test's) may read garbage
-            d = (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+            d = ordered_dot(a, b, c).astype(np.float32)
         block.__dict__.setdefault("wgmma_results", {})[first] = d
     block.barrier.wait()
     d = block.wgmma_results[first]

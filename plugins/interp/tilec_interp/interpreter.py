@@ -415,22 +415,27 @@ class Interpreter:
         (`tf32_truncate`, as the tensor cores read them), with "tf32x3" split into a tf32 `big`
         and `small = tf32(x - big)` and multiplied
         as `small_a @ big_b + big_a @ small_b + big_a @ big_b` (Triton's 3xTF32: the term
-        `small_a @ small_b` is left out)."""
+        `small_a @ small_b` is left out). The products are summed in f64 (exact products for
+        inputs up to f32) and rounded once to the compute type, so the sum does not depend on
+        the host: NumPy's f32 BLAS adds in an order, and with FMAs, that depend on the CPU it
+        picked a kernel for (issue 22). Integer dots wrap, as on GPUs."""
         a, b, acc = env[op.a], env[op.b], env[op.acc]
         acc_type = op.acc.type
         dtype = dtypes.value_dtype(acc_type)
+        if np.issubdtype(dtype, np.integer):  # NumPy's own loop (no BLAS): exact, wrapping
+            return [(np.matmul(a.astype(dtype), b.astype(dtype)) + acc).astype(dtype)]
         compute = np.float32 if dtype in (np.float16,) else dtype
         a, b = a.astype(compute), b.astype(compute)
         precision = op.precision if compute == np.float32 else "ieee"
-        if precision == "tf32":
-            product = np.matmul(dtypes.tf32_truncate(a), dtypes.tf32_truncate(b))
-        elif precision == "tf32x3":
+        pairs = [(a, b)]
+        if precision in ("tf32", "tf32x3"):
             a_big, b_big = dtypes.tf32_truncate(a), dtypes.tf32_truncate(b)
-            a_small, b_small = dtypes.tf32_truncate(a - a_big), dtypes.tf32_truncate(b - b_big)
-            product = np.matmul(a_small, b_big) + np.matmul(a_big, b_small)
-            product += np.matmul(a_big, b_big)
-        else:
-            product = np.matmul(a, b)
+            pairs = [(a_big, b_big)]
+            if precision == "tf32x3":
+                a_small, b_small = dtypes.tf32_truncate(a - a_big), dtypes.tf32_truncate(b - b_big)
+                pairs = [(a_small, b_big), (a_big, b_small), *pairs]
+        wide = [np.matmul(x.astype(np.float64), y.astype(np.float64)) for x, y in pairs]
+        product = sum(wide[1:], wide[0]).astype(compute)
         if dtypes.is_bf16(acc_type):
             return [dtypes.bf16_round(product.astype(np.float64) + acc)]
         return [(product.astype(dtype) + acc).astype(dtype)]
