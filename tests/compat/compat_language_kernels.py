@@ -237,3 +237,9 @@ def unsplat_condition(x_ptr, EXPLICIT: tl.constexpr, N: tl.constexpr):
         condition = condition.item()
     if condition:
         tl.store(x_ptr, 42)
+
+
+@tilec.jit
+def namedtuple_argument(p, out_ptr):
+    offs = tl.arange(0, 4)
+    tl.store(out_ptr + offs, tl.load(p.data + offs) * p.scale + len(p))

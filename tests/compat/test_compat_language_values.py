@@ -3,6 +3,8 @@
 `tl.condition`, `tl.tuple`, `tl.slice`, `tl.void`, `tl.constexpr_type` and `tl.const`. The
 kernels run on interp; the nvidia compile path (to PTX, no GPU) must accept them too."""
 
+import collections
+
 import numpy as np
 import pytest
 from compat_helpers import compile_error, run_interp
@@ -16,6 +18,7 @@ from compat_language_kernels import (
     licm_kernel,
     loop_kernel,
     map_kernel,
+    namedtuple_argument,
     sort_defaults,
     target_kernel,
     tuple_argument,
@@ -283,3 +286,16 @@ def test_if_on_a_one_element_tensor_warns_as_triton_does():
 def test_if_on_a_tensor_of_several_elements_is_a_located_error():
     error = compile_error(unsplat_condition, {"x_ptr": "*i32"}, EXPLICIT=False, N=2)
     assert "Boolean value of Tensor with more than one value is ambiguous" in error.message
+
+
+Pair = collections.namedtuple("Pair", ["data", "scale"])
+
+
+def test_namedtuple_arguments_keep_their_fields_and_key_on_their_elements():
+    x, out = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    compiled = namedtuple_argument[(1,)](Pair(x, 3), out, backend="interp")
+    np.testing.assert_array_equal(out, x * 3 + 2)
+    assert compiled.constexprs == {"p.type": Pair} and compiled.signature["p.1"] == "i32"
+    later = namedtuple_argument[(1,)](Pair(x, 0.5), out, backend="interp")  # fp32: another
+    np.testing.assert_array_equal(out, x * 0.5 + 2)
+    assert later.signature["p.1"] == "fp32"

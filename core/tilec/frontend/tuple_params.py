@@ -3,7 +3,8 @@
 At a launch, parameter `p` given the tuple `(x, (y, None))` is the runtime arguments `p.0` and
 `p.1.0` (each typed and specialized as any argument) and the constexpr `p.1.1` (None); the
 compiled kernel takes the elements, and in the kernel `p` is the tuple again (`p[0]`,
-`len(p)`, unpacking). An empty tuple is a constexpr.
+`len(p)`, unpacking). An empty tuple is a constexpr. A namedtuple's class is the constexpr
+`p.type`, so that the kernel's `p.field` reads its fields.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 
 SEPARATOR = "."
+TYPE = "type"
+"""The last part of the name of a namedtuple's class (`p.type`, `p.1.type`)."""
 
 
 def root(name: str) -> str:
@@ -20,14 +23,18 @@ def root(name: str) -> str:
 
 
 def _path(name: str) -> tuple[int, ...]:
-    return tuple(int(i) for i in name.split(SEPARATOR)[1:])
+    return tuple(int(i) for i in name.split(SEPARATOR)[1:] if i != TYPE)
 
 
 def flatten(name: str, value: Any) -> list[tuple[str, Any]]:
-    """`(name, value)` for an argument, `(name.i, element)` for the elements of a tuple."""
+    """`(name, value)` for an argument, `(name.i, element)` for the elements of a tuple (and
+    `(name.type, cls)` for a namedtuple's class)."""
     if not isinstance(value, tuple) or not value:
         return [(name, value)]
-    return [pair for i, item in enumerate(value) for pair in flatten(f"{name}{SEPARATOR}{i}", item)]
+    pairs = [(f"{name}{SEPARATOR}{TYPE}", type(value))] if hasattr(value, "_fields") else []
+    for i, item in enumerate(value):
+        pairs.extend(flatten(f"{name}{SEPARATOR}{i}", item))
+    return pairs
 
 
 def element(bound: dict[str, Any], name: str) -> Any:
@@ -35,7 +42,7 @@ def element(bound: dict[str, Any], name: str) -> Any:
     value = bound[root(name)]
     for i in _path(name):
         value = value[i]
-    return value
+    return type(value) if name.endswith(SEPARATOR + TYPE) else value
 
 
 def expand(params: Iterable[str], names: Iterable[str]) -> list[str]:
@@ -52,9 +59,8 @@ def expand(params: Iterable[str], names: Iterable[str]) -> list[str]:
 
 def rebuild(values: dict[str, Any]) -> Any:
     """The tuple whose flattened elements are `values` (`{"p.0": a, "p.1.0": b}`)."""
-    paths = {_path(name): value for name, value in values.items()}
-    if () in paths:
-        return paths[()]
+    classes = {_path(n): v for n, v in values.items() if n.endswith(SEPARATOR + TYPE)}
+    paths = {_path(n): v for n, v in values.items() if not n.endswith(SEPARATOR + TYPE)}
 
     def build(prefix: tuple[int, ...]) -> tuple:
         size = 1 + max(p[len(prefix)] for p in paths if p[: len(prefix)] == prefix)
@@ -62,6 +68,6 @@ def rebuild(values: dict[str, Any]) -> Any:
         for i in range(size):
             path = (*prefix, i)
             items.append(paths[path] if path in paths else build(path))
-        return tuple(items)
+        return classes[prefix](*items) if prefix in classes else tuple(items)
 
     return build(())

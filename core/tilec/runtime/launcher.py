@@ -186,8 +186,8 @@ class Launcher:
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
         tuples = any(  # a tuple for a runtime parameter: its elements are arguments
-            type(a) is tuple and not cx for a, cx in zip(args, info.constexpr, strict=False)
-        ) or any(type(v) is tuple and k in info.runtime for k, v in given.items())
+            isinstance(a, tuple) and not cx for a, cx in zip(args, info.constexpr, strict=False)
+        ) or any(isinstance(v, tuple) and k in info.runtime for k, v in given.items())
         if (
             len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr
             and not tuples
@@ -291,7 +291,7 @@ def bind_launch(
             continue
         # a tuple is its elements (frontend/tuple_params.py), each an argument of its own
         for arg, value in tuple_params.flatten(param, bound[param]):
-            if value is None or (type(value) is tuple and not value):
+            if value is None or isinstance(value, type) or (type(value) is tuple and not value):
                 constexprs[arg] = value
                 continue
             signature[arg], divisible_16 = arg_type(name, arg, value)

@@ -88,7 +88,7 @@ def _type_token(value: Any) -> Any:
 
 
 def _tuple_token(value: tuple) -> Any:
-    return (tuple, *map(spec_token, value))
+    return (type(value), *map(spec_token, value))
 
 
 _TOKENS: dict[type, Any] = {
@@ -107,6 +107,8 @@ def _token_function(kind: type) -> Any:
         return _ndarray_token
     if issubclass(kind, np.ndarray):
         return _subclass_token
+    if issubclass(kind, tuple):  # a namedtuple: its elements are arguments too
+        return _tuple_token
     if issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_)):
         return _int_token
     if callable(getattr(kind, "data_ptr", None)) and callable(getattr(kind, "get_device", None)):
