@@ -42,9 +42,11 @@ def test_range_takes_its_arguments_by_keyword():
     ("hint", "value"),
     [
         ("num_stages", None),
+        ("num_stages", 0),
         ("num_stages", 1),
         ("num_stages", 3),
         ("loop_unroll_factor", 1),
+        ("loop_unroll_factor", 0),
         ("loop_unroll_factor", 4),
         ("flatten", False),
         ("flatten", True),
@@ -65,9 +67,9 @@ def test_every_range_hint_of_triton_is_accepted(hint, value):
 @pytest.mark.parametrize(
     ("hint", "value", "message"),
     [
-        ("num_stages", 0, "tl.range's num_stages must be an int >= 1 or None, got 0"),
-        ("num_stages", 2.5, "tl.range's num_stages must be an int >= 1 or None, got 2.5"),
-        ("loop_unroll_factor", 2.5, "loop_unroll_factor must be an int >= 0 or None, got 2.5"),
+        ("num_stages", 2.5, "tl.range's num_stages must be an int or None, got 2.5"),
+        ("num_stages", True, "tl.range's num_stages must be an int or None, got True"),
+        ("loop_unroll_factor", 2.5, "loop_unroll_factor must be an int or None, got 2.5"),
         ("flatten", 1, "tl.range's flatten must be a bool, got 1"),
         ("warp_specialize", "yes", "tl.range's warp_specialize must be a bool, got 'yes'"),
         ("disable_licm", None, "tl.range's disable_licm must be a bool, got None"),

@@ -110,11 +110,10 @@ def _check_range_hint(hint: str, value: Any) -> None:
     if hint in BOOL_HINTS:
         if not isinstance(value, bool):
             raise UserError(f"tl.range's {hint} must be a bool, got {value!r}")
-    elif value is not None and (type(value) is not int or value < 1 - (hint != NUM_STAGES_ATTR)):
-        smallest = 1 if hint == NUM_STAGES_ATTR else 0
+    elif value is not None and type(value) is not int:  # as Triton, below 2 means none
         raise UserError(
-            f"tl.range's {hint} must be an int >= {smallest} or None, got {value!r}",
-            "give the number of stages to pipeline the loop's loads in (1: none)"
+            f"tl.range's {hint} must be an int or None, got {value!r}",
+            "give the number of stages to pipeline the loop's loads in (below 2: none)"
             if hint == NUM_STAGES_ATTR
             else "give how many times to unroll the loop (below 2: not at all)",
         )
@@ -138,6 +137,7 @@ class ControlFlowMixin:
         bounds = loop_bounds(iterator, args, kwargs)
         stages = kwargs.get(NUM_STAGES_ATTR)
         stages = stages.value if isinstance(stages, constexpr) else stages
+        stages = None if stages is None else max(stages, 1)  # Triton: below 2 pipelines nothing
         if not isinstance(node.target, ast.Name):
             raise UserError("the loop variable must be a single name")
         static = all(not isinstance(b, TensorValue) for b in bounds)
