@@ -93,3 +93,40 @@ def test_an_arange_past_int32_is_a_located_error():
         compile_to_tir(far_range_kernel, {"out_ptr": "*i32"}, {"START": 2**40})
     assert info.value.line == line_of(far_range_kernel, "tl.arange(START")
     compile_to_tir(far_range_kernel, {"out_ptr": "*i32"}, {"START": 2**31 - 17})
+
+
+@pytest.mark.parametrize(
+    ("backend", "target", "lanes"), [("nvidia", "sm_90a", 32), ("amd", "gfx942", 64)]
+)
+def test_more_elements_a_thread_than_compile_in_reasonable_time_is_a_located_error(
+    backend, target, lanes
+):
+    """A block of 2**20 elements on 4 warps never finished compiling for nvidia (LLVM's code
+    generation grows as the square of the elements a thread: issue 22, item 5)."""
+    start = time.perf_counter()
+    with pytest.raises(CompilationError) as info:
+        tilec.compile(
+            add_kernel, SIGNATURE, {"BLOCK": 2**20}, backend=backend, target=target, num_warps=4
+        )
+    assert time.perf_counter() - start < 30
+    error = info.value
+    assert error.line == line_of(add_kernel, "tl.arange(0, BLOCK)")
+    per_thread = 2**20 // (4 * lanes)
+    assert f"is {per_thread} elements a thread, more than the limit of 1024" in error.message
+    assert f"more warps (num_warps={2**20 // (1024 * lanes)})" in error.hint
+
+
+def test_the_elements_a_thread_limit_itself_reaches_the_gir():
+    from tilec.layout.assign_layouts import MAX_ELEMENTS_PER_THREAD
+    from tilec.layout.assignment import to_gir
+    from tilec.layout.rules import GpuTarget, LayoutRules
+    from tilec.pipeline import plugin_pass_manager
+
+    block = MAX_ELEMENTS_PER_THREAD * 32 * 4
+    module = compile_to_tir(add_kernel, SIGNATURE, {"BLOCK": block})
+    to_gir(module, GpuTarget(LayoutRules(threads_per_warp=32), "test", 4), plugin_pass_manager())
+    module = compile_to_tir(add_kernel, SIGNATURE, {"BLOCK": 2 * block})
+    with pytest.raises(Exception, match="2048 elements a thread"):
+        to_gir(
+            module, GpuTarget(LayoutRules(threads_per_warp=32), "test", 4), plugin_pass_manager()
+        )

@@ -75,6 +75,16 @@ class Diagnostic(Exception):
         self.op = op
 
 
+class KernelDiagnostic(Diagnostic):
+    """A pass's diagnostic of the kernel itself (a limit it passes), not of a tilec bug: the
+    compile of a Python kernel reports it as a CompilationError at the op's source line, with
+    `hint` saying what to do."""
+
+    def __init__(self, op: Operation, message: str, hint: str):
+        super().__init__(format_diagnostic(op, f"{message}: {hint}"), op)
+        self.message, self.hint = message, hint
+
+
 def verify(root: Operation) -> None:
     """Verify `root` and everything nested in it. Raises `Diagnostic` on the first error."""
     try:

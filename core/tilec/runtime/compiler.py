@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import linecache
 import logging
 import sys
 import threading
@@ -37,6 +38,8 @@ from tilec.errors import (
 )
 from tilec.frontend import CompilationError, compile_to_tir, tuple_params
 from tilec.ir import IntegerAttr, Operation, parse_module
+from tilec.ir.attributes import FileLineColLoc
+from tilec.ir.verifier import KernelDiagnostic
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
 from tilec.plugin.manager import fingerprint as plugin_fingerprint
@@ -433,15 +436,29 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
     from tilec.pipeline import compile_module
 
-    compiled = compile_module(
-        module,
-        backend,
-        options,
-        name=kernel.__name__,
-        target=target,
-        instrumentations=instrumentations,
-    )
+    try:
+        compiled = compile_module(
+            module,
+            backend,
+            options,
+            name=kernel.__name__,
+            target=target,
+            instrumentations=instrumentations,
+        )
+    except KernelDiagnostic as diagnostic:  # a limit the kernel passes, found by a pass
+        raise _located(diagnostic) from None
     return compiled.asm, compiled.metadata, compiled.located
+
+
+def _located(diagnostic: KernelDiagnostic) -> Exception:
+    """`diagnostic` as a CompilationError at its op's line of the kernel."""
+    loc = diagnostic.op.location if diagnostic.op is not None else None
+    if not isinstance(loc, FileLineColLoc):
+        return diagnostic
+    source = linecache.getline(loc.file, loc.line).rstrip()
+    return CompilationError(
+        diagnostic.message, loc.file, loc.line, loc.col, source, diagnostic.hint
+    )
 
 
 def compile_target(backend: Backend, options: BackendOptions) -> GPUTarget | None:
