@@ -149,3 +149,24 @@ def test_dot_bf16x3_infinite_input():
         M=m, N=n, K=k, PRECISION="bf16x3")  # fmt: skip
     assert np.isposinf(c[3]).all()
     np.testing.assert_array_equal(np.delete(c, 3, axis=0), np.full((m - 1, n), k * 0.5 + 0.25))
+
+
+@tilec.jit
+def out_dtype_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     OUT: tl.constexpr):  # fmt: skip
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=OUT))
+
+
+@pytest.mark.parametrize("out", [tl.int8, tl.int16, tl.int32], ids=str)
+def test_int8_dot_with_an_out_dtype_keeps_the_int32_sums(rng, out):
+    """Triton 3.6 makes an int8 dot int32 whatever `out_dtype` says (issue 22: tilec truncated
+    the sums to out_dtype on every backend)."""
+    m, n, k = 64, 64, 64
+    a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    c = np.zeros((m, n), np.int32)
+    run(out_dtype_kernel, [("*int8", a), ("*int8", b), ("*int32", c)], M=m, N=n, K=k, OUT=out)
+    np.testing.assert_array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
