@@ -26,18 +26,24 @@ _PLUGIN_ERRORS = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def plugin_error(module: str, name: str) -> Any:
+    """`InterpreterError` or `PTXASError` for a module's `__getattr__`; any other name is the
+    AttributeError of `module` (a Triton module name)."""
     if name not in _PLUGIN_ERRORS:
-        raise AttributeError(f"module 'triton.errors' (tilec.as_triton) has no attribute {name!r}")
+        raise AttributeError(f"module '{module}' (tilec.as_triton) has no attribute {name!r}")
     module_name, attribute, plugin = _PLUGIN_ERRORS[name]
     try:
-        module = importlib.import_module(module_name)  # the plugin's, loaded on first use
+        found = importlib.import_module(module_name)  # the plugin's, loaded on first use
     except ImportError:
         raise AttributeError(
-            f"triton.errors.{name} is the {plugin} backend's error, and tilec's {plugin} plugin "
+            f"{module}.{name} is the {plugin} backend's error, and tilec's {plugin} plugin "
             f"is not installed (install tilec's {plugin} plugin)"
         ) from None
-    return getattr(module, attribute)
+    return getattr(found, attribute)
+
+
+def __getattr__(name: str) -> Any:
+    return plugin_error("triton.errors", name)
 
 
 __all__ = ["CompilationError", "OutOfResources", "TritonError"]  # and the plugins' two

@@ -37,7 +37,6 @@ ALIASES: dict[str, str] = {
     "triton.runtime.driver": "tilec.as_triton.driver",
     "triton.runtime.cache": "tilec.as_triton.cache",
     "triton.runtime._allocation": "tilec.as_triton.allocation",
-    "triton.runtime.interpreter": "tilec.as_triton.runtime",
     "triton.testing": "tilec.testing",
     "triton.compiler": "tilec.as_triton.compiler",
     "triton.compiler.compiler": "tilec.as_triton.compiler",

@@ -1,15 +1,13 @@
-"""`triton.runtime` (also `triton.runtime.autotuner` and `triton.runtime.interpreter`) under
-the alias: tilec's autotuner and heuristics, `triton.runtime.jit`'s names
-(`tilec.as_triton.jit`), Triton's errors (`tilec.as_triton.errors`) and `driver`
-(`tilec.as_triton.driver`)."""
+"""`triton.runtime` (also `triton.runtime.autotuner`) under the alias: tilec's autotuner and
+heuristics, `triton.runtime.jit`'s names (`tilec.as_triton.jit`), Triton's errors
+(`tilec.as_triton.errors`) and `driver` (`tilec.as_triton.driver`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tilec.as_triton.driver import driver
-from tilec.as_triton.errors import CompilationError, OutOfResources, TritonError
-from tilec.as_triton.errors import __getattr__ as _plugin_error
+from tilec.as_triton.errors import CompilationError, OutOfResources, TritonError, plugin_error
 from tilec.as_triton.jit import JITFunction, KernelInterface, TensorWrapper, reinterpret
 from tilec.runtime.autotune import Autotuner, Config, Heuristics, autotune, heuristics
 
@@ -18,7 +16,7 @@ __path__: list[str] = []
 
 
 def __getattr__(name: str) -> Any:
-    return _plugin_error(name)  # InterpreterError, PTXASError: the backends' own
+    return plugin_error("triton.runtime", name)  # InterpreterError, PTXASError: the backends'
 
 
 __all__ = [
