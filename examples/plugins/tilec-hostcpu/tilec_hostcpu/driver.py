@@ -11,6 +11,7 @@ CPU torch tensors are passed by address and written in place.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import platform
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,8 @@ class HostCpuDriver(Driver):
             )
         if platform.libc_ver()[0] != "glibc":
             return Availability(False, "needs the GNU C library (its ucontext fibers)")
+        if ctypes.util.find_library("gcc_s") is None:
+            return Availability(False, "needs libgcc_s (GCC's runtime: the f16 conversions)")
         return Availability(True, "runs on this CPU (x86-64 code for a fixed baseline CPU)")
 
     def load(self, compiled: Any) -> LoadedKernel:

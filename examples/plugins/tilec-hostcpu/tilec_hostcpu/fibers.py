@@ -39,6 +39,7 @@ from llvmlite import ir
 from tilec.lowering.context import BF16, F32, F64
 from tilec_hostcpu import codegen
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
 MAX_THREADS = 1024
 """The most threads a block may have (32 warps of 32 lanes)."""
 CONTEXT_BYTES = 2048
@@ -265,23 +266,29 @@ class Runtime:
         """Held by a launch: the runtime's variables are the running launch's."""
         self._threads = 0
         self._memory: list[object] = []
+        self._addresses = (0, 0, 0)
 
     def variable(self, name: str, ctype: type) -> object:
         """The runtime variable `name` as a ctypes object of `ctype` (read after a launch)."""
         return ctype.from_address(self.engine.get_global_value_address(name))
 
     def _buffers(self, threads: int) -> tuple[int, int, int]:
-        """Contexts, stacks and done flags for `threads` fibers (kept for later launches)."""
+        """Contexts, stacks and done flags for `threads` fibers (kept for later launches).
+        The lowest page of each stack is made inaccessible: a fiber that overflows its stack
+        faults there rather than writing into its neighbour's."""
         if threads > self._threads:
             stacks = mmap.mmap(-1, threads * STACK_BYTES)
+            base = ctypes.addressof(ctypes.c_char.from_buffer(stacks))  # type: ignore[arg-type]
+            for t in range(threads):
+                if _LIBC.mprotect(ctypes.c_void_p(base + t * STACK_BYTES), mmap.PAGESIZE, 0):
+                    raise OSError(ctypes.get_errno(), "mprotect of a fiber's guard page failed")
             contexts = (ctypes.c_char * (threads * CONTEXT_BYTES + 64))()
             done = (ctypes.c_uint8 * threads)()
+            aligned = (ctypes.addressof(contexts) + 63) // 64 * 64
             self._memory = [stacks, contexts, done]
+            self._addresses = (aligned, base, ctypes.addressof(done))
             self._threads = threads
-        stacks, contexts, done = self._memory
-        base = ctypes.addressof(ctypes.c_char.from_buffer(stacks))  # type: ignore[arg-type]
-        aligned = (ctypes.addressof(contexts) + 63) // 64 * 64
-        return aligned, base, ctypes.addressof(done)
+        return self._addresses
 
     def run(self, entry: int, params: int, grid: tuple[int, int, int], threads: int) -> bool:
         """Run the kernel entry at `entry` with its packed `params` on every thread of `grid`;

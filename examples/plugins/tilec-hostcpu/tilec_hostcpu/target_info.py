@@ -5,7 +5,7 @@ runtime's variables and barriers calls into the runtime (`tilec_hostcpu.fibers`)
 through memory: every thread writes its value into its slot of `tilec_hostcpu_exchange`, the
 block meets at a barrier, each reads the slot of its source lane, and the block meets again
 before the slots are reused. Math is the core's (the `TargetInfo.math` default: LLVM intrinsics
-and the core's expansions, the same results on every machine); global loads and stores are the
+and the core's expansions, the same results on every machine) but for f32 `rsqrt`; global loads and stores are the
 defaults (plain loads and stores: cache hints change speed, not results).
 
 The kernel's ABI on this vendor: `finalize_kernel` adds an entry point `<kernel>.entry(params)`
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
-from tilec.lowering.context import F32, I32, call_intrinsic
+from tilec.lowering.context import F32, F64, I32, call_intrinsic
 from tilec.lowering.target import TargetInfo
 from tilec_hostcpu import codegen
 
@@ -106,6 +106,19 @@ class HostCpuTargetInfo(TargetInfo):
         result = b.load(b.gep(slots, [I32(0), src]), typ=I32)
         self.barrier(b)  # every thread has read before the slots are written again
         return b.bitcast(result, F32) if value.type == F32 else result
+
+    # Math --------------------------------------------------------------------------------------
+
+    def math(
+        self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
+    ) -> ir.Value | None:
+        """f32 `rsqrt` in f64, rounded once (within an ulp, where 1 / sqrt(x) in f32 rounds
+        twice); everything else the core's (None)."""
+        if name != "rsqrt" or dtype != "f32":
+            return None
+        wide = builder.fpext(args[0], F64)
+        root = call_intrinsic(builder, "llvm.sqrt.f64", F64, [wide])
+        return builder.fptrunc(builder.fdiv(F64(1.0), root), F32)
 
     # Printing and traps ------------------------------------------------------------------------
 
