@@ -27,6 +27,7 @@ from tilec.errors import (
     OptionError,
     OptionTypeError,
     OptionValueError,
+    TensorDescriptorError,
     TilecError,
     UnknownBackendError,
 )
@@ -35,6 +36,7 @@ from tilec.language import cdiv, next_power_of_2
 from tilec.runtime import entry as _entry
 from tilec.runtime.compiler import compile, get_backend, set_backend
 from tilec.runtime.jit import jit
+from tilec.tools.tensor_descriptor import TensorDescriptor
 from tilec.version import __version__
 
 logs.configure()
@@ -109,6 +111,8 @@ __all__ = [
     "OptionError",
     "OptionTypeError",
     "OptionValueError",
+    "TensorDescriptor",
+    "TensorDescriptorError",
     "TilecError",
     "UnknownBackendError",
     "__version__",

@@ -51,6 +51,12 @@ class FreedArrayError(ArgumentValueError):
     argument), copied (`numpy()`, `copy_from`) or handed on (`__cuda_array_interface__`)."""
 
 
+class TensorDescriptorError(LaunchError, AssertionError):
+    """A host-side `TensorDescriptor` that breaks one of Triton's rules (rank, 16-byte aligned
+    base and strides, a contiguous last dimension, positive shape, padding): an `AssertionError`
+    with Triton's text, as Triton's own checks raise it."""
+
+
 class GridError(LaunchError):
     """A grid that is not 1 to 3 non-negative ints."""
 

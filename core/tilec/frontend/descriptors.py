@@ -16,15 +16,16 @@ from tilec.frontend.expressions import TensorMethod
 from tilec.ir.types import i1, i64, is_power_of_two
 from tilec.language import block_type, dtype_of
 from tilec.language import tensor_descriptor as tl_tensor_descriptor
+from tilec.tools.tensor_descriptor import DescriptorBlock
 
 PADDINGS = ("zero", "nan")
 
 
 class TensorDescriptorValue(tl_tensor_descriptor):
-    """A tensor descriptor in a kernel: `base` (a pointer), `shape` and `strides` (one value or
-    int a dimension), `block_shape` (ints), `padding` ("zero" or "nan")."""
+    """A tensor descriptor in a kernel: `base` (a pointer), `shape` and `strides` (tuples of one
+    value or int a dimension, as Triton's), `block_shape` (ints), `padding` ("zero" or "nan")."""
 
-    def __init__(self, base: TensorValue, shape: list, strides: list, block_shape: tuple,
+    def __init__(self, base: TensorValue, shape: tuple, strides: tuple, block_shape: tuple,
                  padding: str):  # fmt: skip
         self.base, self.shape, self.strides = base, shape, strides
         self.block_shape, self.padding = block_shape, padding
@@ -76,7 +77,20 @@ def make(builtins: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
     padding = padding_option.value if hasattr(padding_option, "value") else padding_option
     if padding not in PADDINGS:
         raise UserError(f"padding_option must be 'zero' or 'nan', got {padding!r}")
-    return TensorDescriptorValue(ptr, dims[0], dims[1], tuple(block), padding)
+    return TensorDescriptorValue(ptr, tuple(dims[0]), tuple(dims[1]), tuple(block), padding)
+
+
+def from_parameter(value: Any) -> Any:
+    """A kernel parameter rebuilt from its flattened arguments (`tuple_params.rebuild`), with each
+    host-side descriptor's parts `(base, shape, strides, DescriptorBlock)` made the descriptor
+    `tl.make_tensor_descriptor` would give."""
+    if not isinstance(value, tuple):
+        return value
+    if len(value) == 4 and isinstance(value[3], DescriptorBlock):
+        base, shape, strides, block = value
+        return TensorDescriptorValue(base, shape, strides, block.block_shape, block.padding)
+    items = [from_parameter(item) for item in value]
+    return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
 
 
 def block_access(builtins: Any, desc: Any, offsets: Any) -> tuple[TensorValue, TensorValue]:

@@ -14,6 +14,7 @@ from tilec.frontend import tuple_params
 from tilec.frontend.builtins import Builtins
 from tilec.frontend.context import Scope, TensorValue
 from tilec.frontend.control_flow import ControlFlowMixin
+from tilec.frontend.descriptors import from_parameter
 from tilec.frontend.elementwise import IfConversionMixin
 from tilec.frontend.errors import CompilationError, UserError
 from tilec.frontend.expressions import ExpressionsMixin, unwrap
@@ -176,7 +177,7 @@ def compile_to_tir(
         parts = {e: scope[e] if e in scope else constexprs[e] for e in elements if
                  tuple_params.root(e) == name}  # fmt: skip
         if parts:
-            scope[name] = tuple_params.rebuild(parts)
+            scope[name] = from_parameter(tuple_params.rebuild(parts))  # or a descriptor
     for name in params:
         if name in scope:
             continue

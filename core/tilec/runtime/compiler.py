@@ -274,12 +274,14 @@ def compile(
             f"{kernel.__name__}: tilec.compile takes the signature as a dict of parameter "
             f"types ({{'x_ptr': '*fp32', 'n': 'i32'}}); got {type(signature).__name__}"
         )
+    signature, constexprs = dict(signature), dict(constexprs or {})
+    tuple_params.expand_descriptors(signature, constexprs)  # tensordesc<fp16[64, 64]>
     if not isinstance(backend, Backend):
         backend = get_backend(backend, require_available=False)
     if target is not None and "target" in attrs.fields_dict(backend.options_class):
         options.setdefault("target", target)
     return compile_cached(
-        kernel, dict(signature), dict(constexprs or {}), tuple(divisibility), backend,
+        kernel, signature, constexprs, tuple(divisibility), backend,
         backend.parse_options(**options), target, instrumentations, tuple(equal_to_1),
     )  # fmt: skip
 

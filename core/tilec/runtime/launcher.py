@@ -45,6 +45,7 @@ from tilec.runtime.hot_path import (
     make_fast_launch,
 )
 from tilec.runtime.specialization import arg_type, spec_token
+from tilec.tools.tensor_descriptor import TensorDescriptor
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,11 @@ def launcher(kernel: KernelFunction, grid: Any) -> Callable[..., Any]:
     return launch
 
 
+def _flattened(value: Any) -> bool:
+    """Whether argument `value` is several arguments (`tilec.frontend.tuple_params`)."""
+    return isinstance(value, (tuple, TensorDescriptor))
+
+
 class Launcher:
     """The general path of `kernel[grid](...)`: one key of small per-argument tokens, one
     dictionary lookup (compiling on a miss), then the backend's prepared runner."""
@@ -185,9 +191,9 @@ class Launcher:
                 info.launches[key] = hot
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
-        tuples = any(  # a tuple for a runtime parameter: its elements are arguments
-            isinstance(a, tuple) and not cx for a, cx in zip(args, info.constexpr, strict=False)
-        ) or any(isinstance(v, tuple) and k in info.runtime for k, v in given.items())
+        tuples = any(  # a tuple (or descriptor) for a runtime parameter: its elements are
+            _flattened(a) and not cx for a, cx in zip(args, info.constexpr, strict=False)
+        ) or any(_flattened(v) and k in info.runtime for k, v in given.items())  # arguments
         if (
             len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr
             and not tuples
@@ -290,11 +296,20 @@ def bind_launch(
             constexprs[param] = bound[param]
             continue
         # a tuple is its elements (frontend/tuple_params.py), each an argument of its own
-        for arg, value in tuple_params.flatten(param, bound[param]):
+        try:
+            elements = tuple_params.flatten(param, bound[param])
+        except TilecError as error:  # a descriptor changed since it was made
+            raise type(error)(f"argument '{param}' of {name}: {error}") from None
+        for arg, value in elements:
             if value is None or isinstance(value, type) or (type(value) is tuple and not value):
                 constexprs[arg] = value
                 continue
+            if type(value) is tuple_params.Constant:  # of a tensor descriptor
+                constexprs[arg] = value.value
+                continue
             signature[arg], divisible_16 = arg_type(name, arg, value)
+            if type(value) is tuple_params.Int64:
+                signature[arg] = "i64"
             if param in unspecialized or (param in unaligned and signature[arg][0] == "*"):
                 continue  # @jit(do_not_specialize=...): no facts of the value
             if divisible_16:

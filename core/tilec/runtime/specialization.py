@@ -16,6 +16,7 @@ import numpy as np
 
 from tilec.errors import FreedArrayError, LaunchArgumentError
 from tilec.ir.type_names import SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
+from tilec.tools.tensor_descriptor import TensorDescriptor
 
 DTYPES = SIGNATURE_BY_NUMPY
 """NumPy dtype name -> element type (`float32` -> `fp32`)."""
@@ -109,6 +110,8 @@ def _token_function(kind: type) -> Any:
         return _subclass_token
     if issubclass(kind, tuple):  # a namedtuple: its elements are arguments too
         return _tuple_token
+    if issubclass(kind, TensorDescriptor):
+        return _descriptor_token
     if issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_)):
         return _int_token
     if callable(getattr(kind, "data_ptr", None)) and callable(getattr(kind, "get_device", None)):
@@ -118,6 +121,14 @@ def _token_function(kind: type) -> Any:
     if hasattr(kind, "__dlpack__"):
         return _dlpack_token
     return _generic_token
+
+
+def _descriptor_token(value: TensorDescriptor) -> Any:
+    # every element's token (`tuple_params.flatten`), the block shape and padding
+    return (
+        type(value), spec_token(value.base), tuple(map(_int_token, value.shape)),
+        tuple(map(_int_token, value.strides)), tuple(value.block_shape), value.padding,
+    )  # fmt: skip
 
 
 def _generic_token(value: Any) -> Any:

@@ -37,6 +37,7 @@ from tilec.runtime.autotune.config import Config, KernelWrapper, resolve
 from tilec.runtime.autotune.spec import compile_job
 from tilec.runtime.compiler import get_backend
 from tilec.runtime.entry import user_entry
+from tilec.tools.tensor_descriptor import TensorDescriptor
 
 QUANTILES = (0.5, 0.2, 0.8)
 
@@ -163,9 +164,15 @@ class Autotuner(KernelWrapper):
 
     def _compile_jobs(self, configs, args, kwargs) -> dict[Config, Callable[[], Any]]:
         jobs = {}
+        descriptors = any(isinstance(a, TensorDescriptor) for a in (*args, *kwargs.values()))
         for config in configs:
             kernel, meta = resolve(self.fn, args, {**kwargs, **config.all_kwargs()})
             try:
+                if descriptors and config.pre_hook is not None:
+                    # it sets the descriptors' block shapes (Triton's tutorial 06): compile
+                    # what the launch after it will run
+                    named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False))}
+                    config.pre_hook({**named, **kwargs, **config.all_kwargs()})
                 jobs[config] = compile_job(kernel, args, meta)
             except ValueError as error:  # an invalid option value of this config
                 self._fail(config, error)
