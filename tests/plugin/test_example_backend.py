@@ -16,8 +16,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import tilec
+import tilec.language as tl
 from tilec.plugin.manager import load_backends
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,3 +92,19 @@ def test_the_language_conformance_suite_passes_on_it():
         capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+
+
+@tilec.jit
+def bounded(x_ptr, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.device_assert(tl.load(x_ptr + offsets) < 5, "too big")
+
+
+def test_a_failed_device_assert_stops_the_launch_naming_the_thread(capfd):
+    _hostcpu()
+    from tilec_hostcpu.driver import HostCpuError
+
+    x = np.concatenate([np.zeros(16, np.int32), np.arange(16, dtype=np.int32)])
+    with pytest.raises(HostCpuError, match=r"stopped in block \(1, 0, 0\), thread 5"):
+        bounded[(2,)](x, BLOCK=16, backend="hostcpu", debug=True)
+    assert "assertion failed in program (1, 0, 0) idx (5): too big" in capfd.readouterr().out
