@@ -97,6 +97,11 @@ class HostCpuDriver(Driver):
         loaded = self.load(compiled)
         sizes = _grid(grid, loaded.name)
         params = compiled.runtime_params
+        if len(args) != len(params):
+            raise LaunchArgumentError(
+                f"{loaded.name} takes {len(params)} arguments ({', '.join(params)}); got "
+                f"{len(args)}"
+            )
         values = [
             _address(value, name) if kind.startswith("*") else value
             for value, name, kind in zip(args, params, compiled.metadata["params"], strict=True)
