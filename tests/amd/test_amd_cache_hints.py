@@ -53,3 +53,17 @@ def _bits(line: str) -> str:
 @pytest.mark.parametrize("eviction", ["evict_first", "evict_last"])
 def test_eviction_policies_have_no_effect(private_cache, target, eviction):
     assert _amdgcn(target, ".cg", "", eviction) == _amdgcn(target, ".cg", "")
+
+
+@tilec.jit
+def volatile_kernel(x_ptr, y_ptr):
+    offsets = tl.arange(0, 256)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, volatile=True))
+
+
+def test_volatile_loads_are_system_coherent(private_cache):
+    compiled = tilec.compile(volatile_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {},
+                             backend="amd", target="gfx942")  # fmt: skip
+    assert "load volatile" in compiled.asm["llir"]
+    loads = re.findall(r"global_load_\w+.*", compiled.asm["amdgcn"])
+    assert loads and {_bits(line) for line in loads} == {"sc0 sc1"}, loads

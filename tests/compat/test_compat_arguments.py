@@ -255,9 +255,15 @@ def test_abs_of_unsigned_is_the_identity(dtype):
         ("volatile", False),
         ("store_cache_modifier", ""),
         ("store_eviction_policy", ""),
+        # hints tilec emits (tests/compat/test_compat_cache_hints.py), and volatile loads
+        ("cache_modifier", ".cg"),
+        ("eviction_policy", "evict_last"),
+        ("volatile", True),
+        ("store_cache_modifier", ".wt"),
+        ("store_eviction_policy", "evict_first"),
     ],
 )
-def test_load_store_keywords_at_their_defaults_are_accepted(which, value):
+def test_load_store_keywords_tilec_honours_are_accepted(which, value):
     x = np.arange(4, dtype=np.float32)
     out = np.zeros(4, np.float32)
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
@@ -270,11 +276,6 @@ def test_load_store_keywords_at_their_defaults_are_accepted(which, value):
     [
         ("boundary_check", (0,), "tl.load(boundary_check=(0,)) is not supported: it applies"),
         ("padding_option", "zero", "tl.load(padding_option='zero') is not supported"),
-        ("cache_modifier", ".cg", "tl.load(cache_modifier='.cg') is not supported"),
-        ("eviction_policy", "evict_last", "tl.load(eviction_policy='evict_last') is not"),
-        ("volatile", True, "tl.load(volatile=True) is not supported"),
-        ("store_cache_modifier", ".wt", "tl.store(cache_modifier='.wt') is not supported"),
-        ("store_eviction_policy", "evict_first", "tl.store(eviction_policy='evict_first')"),
     ],
 )
 def test_load_store_keywords_tilec_cannot_honour_are_rejected(which, value, message):

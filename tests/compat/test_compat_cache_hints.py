@@ -1,5 +1,5 @@
-"""`tl.load`/`tl.store` take Triton's cache modifiers and eviction policies (issue 20): the tir
-carries them as the ops' `cache`/`eviction` attributes (the backends emit them, tests/nvidia and
+"""`tl.load`/`tl.store` take Triton's cache modifiers and eviction policies (issue 20), and
+`tl.load` `volatile=True`: the tir carries them as the ops' `cache`/`eviction`/`volatile` attributes (the backends emit them, tests/nvidia and
 tests/amd), the interpreter's results are those without them, and values Triton refuses are
 refused with Triton's message, located."""
 
@@ -51,7 +51,7 @@ def test_hints_do_not_change_the_interpreters_results(load, store, eviction):
 
 def test_the_tir_carries_the_hints():
     tir = str(compile_to_tir(hinted_copy, SIGNATURE, _hints(".cg", ".wt", "evict_first")))
-    assert 'tile.load' in tir and '{cache = ".cg", eviction = "evict_first"}' in tir
+    assert "tile.load" in tir and '{cache = ".cg", eviction = "evict_first"}' in tir
     assert '{cache = ".wt", eviction = "evict_first"}' in tir
     plain = str(compile_to_tir(hinted_copy, SIGNATURE, _hints()))
     assert "cache =" not in plain and "eviction =" not in plain
@@ -81,3 +81,21 @@ def test_block_pointers_carry_the_hints():
 def test_values_triton_refuses_are_refused_with_its_message(hints, message):
     error = compile_error(hinted_copy, SIGNATURE, **hints)
     assert message in error.message, error.message
+
+
+@tilec.jit
+def volatile_copy(x_ptr, y_ptr, VOLATILE: tl.constexpr):
+    offsets = tl.arange(0, 16)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, volatile=VOLATILE, cache_modifier=".cg"))
+
+
+def test_volatile_loads():
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32"}
+    tir = str(compile_to_tir(volatile_copy, signature, {"VOLATILE": True}))
+    assert '{cache = ".cg", volatile = unit}' in tir
+    assert "volatile =" not in str(compile_to_tir(volatile_copy, signature, {"VOLATILE": False}))
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    run_interp(volatile_copy, signature, [x, y], VOLATILE=True)
+    np.testing.assert_array_equal(y, x)
+    error = compile_error(volatile_copy, signature, VOLATILE="yes")
+    assert "tl.load's volatile must be True or False, got 'yes'" in error.message

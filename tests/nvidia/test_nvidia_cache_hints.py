@@ -93,6 +93,27 @@ def test_a_cache_operator_and_an_eviction_policy_share_only_the_l2_policy():
     assert "L1::" not in ptx
 
 
+@tilec.jit
+def volatile_kernel(x_ptr, y_ptr, CACHE: tl.constexpr, EVICTION: tl.constexpr):
+    offsets = tl.arange(0, 512)
+    x = tl.load(x_ptr + offsets, volatile=True, cache_modifier=CACHE, eviction_policy=EVICTION)
+    tl.store(y_ptr + offsets, x)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize(("cache", "eviction"), [("", ""), (".cg", "evict_first")])
+def test_volatile_loads_are_ld_volatile(target, cache, eviction):
+    """`ld.volatile` takes no cache operator or eviction priority (ptxas refuses them)."""
+    compiled = tilec.compile(volatile_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"},
+                             {"CACHE": cache, "EVICTION": eviction}, backend="nvidia",
+                             target=target)  # fmt: skip
+    loads = re.findall(r"\bld\.(?!param)[\w:.]+", compiled.asm["ptx"])
+    assert loads and all(op.startswith("ld.volatile.global.") for op in loads), loads
+    assert "createpolicy" not in compiled.asm["ptx"]
+    if find_ptxas() is not None:
+        assert compiled.asm.get("cubin")
+
+
 def test_sm_75_has_the_l1_priority_alone():
     ptx = _compile(copy_kernel, "fp32", "sm_75", **_hints("", "", "evict_last")).asm["ptx"]
     assert re.search(r"\bld\.global\.L1::evict_last\.", ptx) and "createpolicy" not in ptx
@@ -151,3 +172,17 @@ def test_hints_give_the_interpreters_results_on_the_gpu(dtype, hints, rng):
 
 def triton_cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
+
+
+@pytest.mark.gpu
+def test_volatile_loads_on_the_gpu(rng):
+    from tilec.plugin.manager import load_backends
+
+    availability = load_backends()["nvidia"].is_available()
+    if not availability:
+        pytest.skip(f"needs an NVIDIA GPU ({availability.reason})")
+    x = rng.standard_normal(512).astype(np.float32)
+    for cache, eviction in [("", ""), (".cg", "evict_first")]:
+        y = np.zeros_like(x)
+        volatile_kernel[(1,)](x, y, CACHE=cache, EVICTION=eviction, backend="nvidia")
+        np.testing.assert_array_equal(y, x)

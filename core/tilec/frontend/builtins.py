@@ -32,7 +32,7 @@ from tilec.frontend.semantics import (
     computation_type,
 )
 from tilec.frontend.split_dot import PARTS, split_dot
-from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, f32, f64, i1, i32, is_power_of_two
 from tilec.language import PropagateNan, constexpr, dtype
@@ -185,13 +185,13 @@ class Builtins(
             return block_pointers.load(
                 self, pointer, mask, other, boundary_check, padding_option, hints
             )
-        _memory_hints(
-            "tl.load",
-            boundary_check=boundary_check,
-            padding_option=padding_option,
-            volatile=volatile,
-        )
-        attrs = _cache_hints(LOAD_CACHE_MODIFIERS, cache_modifier, eviction_policy)
+        _memory_hints("tl.load", boundary_check=boundary_check, padding_option=padding_option)
+        attrs: dict[str, Any] = _cache_hints(LOAD_CACHE_MODIFIERS, cache_modifier, eviction_policy)
+        is_volatile = _const(volatile, "volatile")
+        if is_volatile not in (None, False, True):
+            raise UserError(f"tl.load's volatile must be True or False, got {is_volatile!r}")
+        if is_volatile:
+            attrs["volatile"] = UnitAttr()
         ptr = self.value(pointer)
         pointee = self.sem.pointee(ptr)
         operands = [ptr]
@@ -687,7 +687,6 @@ def _memory_order(sem: Any, scope: Any) -> dict[str, StringAttr]:
 MEMORY_HINT_DEFAULTS: dict[str, Any] = {
     "boundary_check": (),
     "padding_option": "",
-    "volatile": False,
 }
 """Triton's `tl.load`/`tl.store` keywords besides `mask`/`other`, with their default values."""
 
@@ -696,7 +695,6 @@ MEMORY_HINT_REASONS: dict[str, str] = {
     "pointer or a block of pointers are unknown to the compiler",
     "padding_option": "it applies to block pointers (tl.make_block_ptr); the bounds of a "
     "pointer or a block of pointers are unknown to the compiler",
-    "volatile": "tilec does not emit volatile loads yet",
 }
 
 

@@ -14,10 +14,10 @@ never dropped):
   fallback included); bf16x3 and bf16x6 are dots of the inputs' bf16 parts.
   The result's dtype is Triton's whatever `out_dtype` says (int8 inputs: the i32 sums; f32
   and bf16: f32; f64: f64); an f16 `out_dtype` of f16 inputs rounds the f32 result once.
-- `tl.load`/`tl.store` take Triton's `cache_modifier` and `eviction_policy` values and emit them
-  (NVIDIA: PTX cache operators, L1/L2 eviction priorities; AMD: the nontemporal and volatile
-  bits), `volatile` only at its default, `boundary_check` and `padding_option` only with block
-  pointers (as Triton);
+- `tl.load`/`tl.store` take Triton's `cache_modifier` and `eviction_policy` values and
+  `volatile` and emit them (NVIDIA: PTX cache operators, L1/L2 eviction priorities,
+  `ld.volatile`; AMD: the nontemporal and volatile bits), `boundary_check` and `padding_option`
+  only with block pointers (as Triton);
   `x.to(..., fp_downcast_rounding=)` only "rtne".
 - The float8 dtypes convert as Triton's Hopper conversions do (`tilec.ir.float8`) on every backend
   and arch (Triton refuses `float8e4nv` below sm_89); `tl.dot` of float8 inputs computes in f16

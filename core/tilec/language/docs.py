@@ -43,7 +43,7 @@ cache_modifier="", eviction_policy="", volatile=False)
 Load the values at `pointer` (a pointer or a block of pointers); where `mask` is false the
 result is `other` (undefined if `other` is None). A block pointer takes `boundary_check` and
 `padding_option` ("", "zero", "nan") instead of `mask`/`other`. `cache_modifier` (".ca", ".cg",
-".cv") and `eviction_policy` ("evict_first", "evict_last") are emitted; `volatile` only False.""",
+".cv"), `eviction_policy` ("evict_first", "evict_last") and `volatile` are emitted.""",
     "store": """store(pointer, value, mask=None, boundary_check=(), cache_modifier="", \
 eviction_policy="")
 

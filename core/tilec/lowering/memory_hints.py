@@ -1,7 +1,8 @@
 """Triton's cache modifiers and eviction policies of `tile.load`/`tile.store`, for the targets.
 
 `tl.load(..., cache_modifier=".cg", eviction_policy="evict_first")` leaves `cache = ".cg"` and
-`eviction = "evict_first"` on the op; the core lowering hands them, as a `MemoryHints`, to the
+`eviction = "evict_first"` on the op (`volatile=True` leaves `volatile`); the core lowering hands
+them, as a `MemoryHints`, to the
 target's `global_load`/`global_store` (`tilec.lowering.target.TargetInfo`), which emits them as
 its hardware has them (NVIDIA: `ld.global.cg`, `L1::evict_first`, an L2 cache policy; AMD: the
 nontemporal and volatile bits). They change speed, never results, so a target that has no such
@@ -30,6 +31,8 @@ class MemoryHints:
     eviction: str = ""
     store: bool = False
     prepared: Any = None
+    volatile: bool = False
+    """A volatile load (`tl.load(..., volatile=True)`): every access reads memory."""
 
 
 def hints_of(op: Any, store: bool) -> MemoryHints | None:
@@ -40,9 +43,10 @@ def hints_of(op: Any, store: bool) -> MemoryHints | None:
     eviction_value = eviction.value if eviction is not None else ""
     if eviction_value == "evict_normal":  # the IR's spelling of the default
         eviction_value = ""
-    if not cache_value and not eviction_value:
+    volatile = "volatile" in op.attributes
+    if not cache_value and not eviction_value and not volatile:
         return None
-    return MemoryHints(cache_value, eviction_value, store)
+    return MemoryHints(cache_value, eviction_value, store, volatile=volatile)
 
 
 class _VolatileLoad(ir.LoadInstr):

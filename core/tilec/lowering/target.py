@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from llvmlite import ir
 
-from tilec.lowering.memory_hints import MemoryHints
+from tilec.lowering.memory_hints import MemoryHints, volatile_load
 
 
 class TargetInfo:
@@ -107,7 +107,10 @@ class TargetInfo:
     ) -> ir.Value:
         """Load `typ` (a scalar or a vector) from global `address` (aligned to `align`) with the
         cache modifier and eviction policy of `hints` (`tilec.lowering.memory_hints`). They
-        change speed, not results: the default is a plain load."""
+        change speed, not results: the default is a plain load (LLVM's `load volatile` for a
+        volatile one)."""
+        if hints.volatile:
+            return volatile_load(builder, address, typ, align)
         return builder.load(address, typ=typ, align=align)
 
     def global_store(

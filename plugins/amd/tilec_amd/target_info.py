@@ -203,7 +203,7 @@ class AmdTargetInfo(TargetInfo):
         self, builder: ir.IRBuilder, address: ir.Value, typ: ir.Type, align: int, hints: MemoryHints
     ) -> ir.Value:
         volatile, nontemporal = CACHE_FLAGS[("load", hints.cache)]
-        if volatile:
+        if volatile or hints.volatile:
             instr = volatile_load(builder, address, typ, align)
         else:
             instr = builder.load(address, typ=typ, align=align)

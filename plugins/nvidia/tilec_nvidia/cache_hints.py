@@ -6,7 +6,9 @@ LLVM's NVPTX has no intrinsic for `ld.global.cg` or `L1::evict_first`, so, as Tr
     ld.global{.ca|.cg|.cv}{.L1::evict_first|.L1::evict_last}{.L2::cache_hint}{.vN}.bW
     st.global{.wb|.cg|.cs|.wt}{.L1::evict_first|.L1::evict_last}{.L2::cache_hint}{.vN}.bW
 
-An eviction policy is also an L2 policy on sm_80 and later: one
+A volatile load (`tl.load(..., volatile=True)`) is `ld.volatile.global`, which takes neither
+(ptxas refuses them beside `.volatile`), as a volatile load is never cached. An eviction policy
+is also an L2 policy on sm_80 and later: one
 `createpolicy.fractional.L2::evict_first.b64 %p, 1.0` an op (before its accesses), handed to
 each as the `L2::cache_hint` operand. ptxas rejects an L1 eviction priority beside a cache
 operator (`ld.global.cg.L1::evict_first`: "Modifier '.evict_first' cannot be combined with
@@ -36,7 +38,7 @@ _I64 = ir.IntType(64)
 
 def prepare(builder: ir.IRBuilder, capability: int, hints: MemoryHints) -> MemoryHints:
     """The L2 policy register of an op with an eviction policy on sm_80 and later."""
-    if not hints.eviction or capability < L2_POLICY_SINCE:
+    if not hints.eviction or hints.volatile or capability < L2_POLICY_SINCE:
         return hints
     require_ptx_version(builder.module, HINT_PTX_VERSION)
     fn_type = ir.FunctionType(_I64, [])
@@ -104,7 +106,9 @@ def _opcode(
     module: ir.Module, kind: str, capability: int, hints: MemoryHints, width: int, count: int
 ) -> str:
     parts = [kind, "global"]
-    if hints.cache:
+    if hints.volatile:  # ld.volatile takes no cache operator or eviction priority
+        parts.insert(1, "volatile")
+    elif hints.cache:
         parts.append(hints.cache.removeprefix("."))
     elif hints.eviction and capability >= L1_EVICTION_SINCE:
         require_ptx_version(module, HINT_PTX_VERSION)
