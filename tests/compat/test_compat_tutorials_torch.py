@@ -154,7 +154,30 @@ def test_grouped_gemm_autotuned():
 def test_fused_attention_forward_and_backward(causal, warp_specialize):
     """warp_specialize=True (the tutorial asks for it on Blackwell) is tl.range's scheduling
     hint, which has no effect in tilec: the same results."""
+    _check_fused_attention(tutorial("fused_attention"), causal, warp_specialize)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention_with_host_descriptors(causal, monkeypatch):
+    """The tutorial's path for CUDA GPUs of compute capability 9 and later (taken there on the
+    GPU): host-side TensorDescriptors whose block shapes each config's pre_hook sets; here
+    on any backend, as if the GPU had them."""
     t = tutorial("fused_attention")
+    made = []
+
+    class Recorded(t.TensorDescriptor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(t, "supports_host_descriptor", lambda: True)
+    monkeypatch.setattr(t, "is_hopper", lambda: False)
+    monkeypatch.setattr(t, "TensorDescriptor", Recorded)
+    _check_fused_attention(t, causal, False)
+    assert len(made) == 4 and all(d.block_shape != [1, 1] for d in made)
+
+
+def _check_fused_attention(t, causal, warp_specialize):
     Z, H, N_CTX, HEAD_DIM = 1, 2, 128, 64
     dtype = torch.float16
     torch.manual_seed(20)

@@ -5,20 +5,34 @@
 diagonal, then the diagonal block, masked), and keeps the softmax in base 2; the backward
 recomputes the probabilities per block from the saved log-sum-exp (`M`) and `delta`.
 
-The forward reads its blocks through tensor descriptors made in the kernel
-(`tl.make_tensor_descriptor`, the path Triton 3.6's tutorial takes where the GPU has no host-side
-descriptors); host-side descriptors (`triton.tools.tensor_descriptor`) tilec does not have."""
+The forward reads its blocks through tensor descriptors: made on the host
+(`triton.tools.tensor_descriptor.TensorDescriptor`, their block shapes set by the configs'
+pre_hook) where the tutorial makes them, on CUDA GPUs of compute capability 9 and later (but not
+on Hopper with warp_specialize), else made in the kernel (`tl.make_tensor_descriptor`)."""
 
 import torch
 
 import tilec as triton
 import tilec.language as tl
+from tilec.tools.tensor_descriptor import TensorDescriptor
 
 DEVICE = triton.runtime.driver.active.get_active_torch_device()
 
 
 def is_interp():
     return triton.runtime.driver.active.get_current_target().backend == "interp"
+
+
+def is_cuda():
+    return triton.runtime.driver.active.get_current_target().backend == "cuda"
+
+
+def supports_host_descriptor():
+    return is_cuda() and torch.cuda.get_device_capability()[0] >= 9
+
+
+def is_hopper():
+    return is_cuda() and torch.cuda.get_device_capability()[0] == 9
 
 
 @triton.jit
@@ -69,6 +83,18 @@ def _maybe_make_tensor_desc(desc_or_ptr, shape, strides, block_shape):
         return tl.make_tensor_descriptor(desc_or_ptr, shape, strides, block_shape)
 
 
+def _host_descriptor_pre_hook(nargs):
+    BLOCK_M = nargs["BLOCK_M"]
+    BLOCK_N = nargs["BLOCK_N"]
+    HEAD_DIM = nargs["HEAD_DIM"]
+    if not isinstance(nargs["desc_q"], TensorDescriptor):
+        return
+    nargs["desc_q"].block_shape = [BLOCK_M, HEAD_DIM]
+    nargs["desc_v"].block_shape = [BLOCK_N, HEAD_DIM]
+    nargs["desc_k"].block_shape = [BLOCK_N, HEAD_DIM]
+    nargs["desc_o"].block_shape = [BLOCK_M, HEAD_DIM]
+
+
 def keep(conf):
     BLOCK_M = conf.kwargs["BLOCK_M"]
     BLOCK_N = conf.kwargs["BLOCK_N"]
@@ -88,7 +114,12 @@ def prune_invalid_configs(configs, named_args, **kwargs):
 
 
 configs = [
-    triton.Config({"BLOCK_M": BM, "BLOCK_N": BN}, num_stages=s, num_warps=w)
+    triton.Config(
+        {"BLOCK_M": BM, "BLOCK_N": BN},
+        num_stages=s,
+        num_warps=w,
+        pre_hook=_host_descriptor_pre_hook,
+    )
     for BM in [32, 64, 128]
     for BN in [32, 64, 128]
     for s in [2, 3]
@@ -310,6 +341,20 @@ class _attention(torch.autograd.Function):
         o = torch.empty_like(q)
         stage = 3 if causal else 1
         M = torch.empty((q.shape[0], q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+        # host-side descriptors where the tutorial makes them (not for Hopper + warp_specialize)
+        if supports_host_descriptor() and not (is_hopper() and warp_specialize):
+            y_dim = q.shape[0] * q.shape[1] * q.shape[2]
+            dummy_block = [1, 1]
+            desc_q = TensorDescriptor(q, shape=[y_dim, HEAD_DIM_K], strides=[HEAD_DIM_K, 1],
+                                      block_shape=dummy_block)  # fmt: skip
+            desc_v = TensorDescriptor(v, shape=[y_dim, HEAD_DIM_K], strides=[HEAD_DIM_K, 1],
+                                      block_shape=dummy_block)  # fmt: skip
+            desc_k = TensorDescriptor(k, shape=[y_dim, HEAD_DIM_K], strides=[HEAD_DIM_K, 1],
+                                      block_shape=dummy_block)  # fmt: skip
+            desc_o = TensorDescriptor(o, shape=[y_dim, HEAD_DIM_K], strides=[HEAD_DIM_K, 1],
+                                      block_shape=dummy_block)  # fmt: skip
+        else:
+            desc_q, desc_k, desc_v, desc_o = q, k, v, o
 
         def grid(META):
             return (triton.cdiv(q.shape[2], META["BLOCK_M"]), q.shape[0] * q.shape[1], 1)
@@ -322,7 +367,7 @@ class _attention(torch.autograd.Function):
 
         triton.set_allocator(alloc_fn)
         _attn_fwd[grid](
-            sm_scale, M, q.shape[0], q.shape[1], q, k, v, o,
+            sm_scale, M, q.shape[0], q.shape[1], desc_q, desc_k, desc_v, desc_o,
             N_CTX=q.shape[2], HEAD_DIM=HEAD_DIM_K, FP8_OUTPUT=q.dtype == torch.float8_e5m2,
             STAGE=stage, warp_specialize=warp_specialize,
         )  # fmt: skip
