@@ -291,7 +291,7 @@ class tensor(abc.ABC):  # noqa: B024 - a marker: the frontend registers its tens
 
 class tensor_descriptor(abc.ABC):  # noqa: B024 - a marker: the frontend's descriptors derive
     """What `isinstance(d, tl.tensor_descriptor)` tests inside a kernel: a descriptor made by
-    `tl.make_tensor_descriptor` (tilec has no host-side descriptor arguments)."""
+    `tl.make_tensor_descriptor` or a parameter given a host-side `tilec.TensorDescriptor`."""
 
 
 class constexpr:
