@@ -75,4 +75,5 @@ def test_unroll_item_and_target_info():
     assert value[0] == -5.0
     kind = np.zeros(1, np.int32)
     target_kernel[(1,)](kind, backend=BACKEND)
-    assert kind[0] in ((1, 11) if BACKEND == "nvidia" else (2, 12))
+    expected = {"nvidia": (1, 11), "amd": (2, 12)}.get(BACKEND, (3,))  # others: neither
+    assert kind[0] in expected
