@@ -108,3 +108,25 @@ def test_a_failed_device_assert_stops_the_launch_naming_the_thread(capfd):
     with pytest.raises(HostCpuError, match=r"stopped in block \(1, 0, 0\), thread 5"):
         bounded[(2,)](x, BLOCK=16, backend="hostcpu", debug=True)
     assert "assertion failed in program (1, 0, 0) idx (5): too big" in capfd.readouterr().out
+
+
+@tilec.jit
+def increment(x_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1)
+
+
+def test_kernels_load_again_after_the_loaded_ones_are_freed():
+    """Every execution engine owns its target machine: freeing one loaded kernel (its engine)
+    left the others with a deleted machine, and the process crashed."""
+    _hostcpu()
+    import gc
+
+    from tilec.runtime import cache
+
+    x = np.zeros(16, np.float32)
+    for _ in range(3):
+        increment[(1,)](x, BLOCK=16, backend="hostcpu")
+        cache.clear_memory()
+        gc.collect()
+    assert (x == 3).all()

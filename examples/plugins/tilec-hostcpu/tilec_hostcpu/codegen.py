@@ -43,18 +43,28 @@ class CodegenError(RuntimeError):
 
 
 @functools.cache
-def target_machine(opt_level: int = 2, *, jit: bool = False) -> llvm.TargetMachine:
-    """The fixed machine (`CPU`, `FEATURES`); `jit` for code the JIT compiles itself."""
-    initialize_llvm()
+def target_machine(opt_level: int = 2) -> llvm.TargetMachine:
+    """The fixed machine (`CPU`, `FEATURES`) that compiles kernels to objects (cached)."""
+    return _machine(opt_level, "large")
+
+
+def jit_target_machine() -> llvm.TargetMachine:
+    """A new machine for an execution engine: the engine owns it and deletes it with itself,
+    so every engine gets its own."""
     llvm.initialize_native_target()  # the JIT's own code generator (MCJIT)
     llvm.initialize_native_asmprinter()
+    return _machine(2, "jitdefault")
+
+
+def _machine(opt_level: int, codemodel: str) -> llvm.TargetMachine:
+    initialize_llvm()
     target = llvm.Target.from_triple(TRIPLE)
     return target.create_target_machine(
         cpu=CPU,
         features=FEATURES,
         opt=check_opt_level(opt_level),
         reloc="static",
-        codemodel="jitdefault" if jit else "large",
+        codemodel=codemodel,
     )
 
 

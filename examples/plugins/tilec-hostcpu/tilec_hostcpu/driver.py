@@ -76,7 +76,7 @@ class HostCpuDriver(Driver):
         with LLVM_LOCK:
             fibers.runtime()  # its symbols resolve the kernel's references
             engine = llvm.create_mcjit_compiler(
-                llvm.parse_assembly(""), codegen.target_machine(jit=True)
+                llvm.parse_assembly(""), codegen.jit_target_machine()
             )
             engine.add_object_file(llvm.ObjectFileRef.from_data(compiled.asm["obj"]))
             engine.finalize_object()

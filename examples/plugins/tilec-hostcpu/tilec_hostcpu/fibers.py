@@ -255,7 +255,7 @@ class Runtime:
     def __init__(self) -> None:
         module = llvm.parse_assembly(str(build_runtime()))
         module.verify()
-        self.engine = llvm.create_mcjit_compiler(module, codegen.target_machine(jit=True))
+        self.engine = llvm.create_mcjit_compiler(module, codegen.jit_target_machine())
         self.engine.finalize_object()
         for name in (*VARIABLES, "tilec_hostcpu_barrier", "tilec_hostcpu_trap", *CONVERSIONS):
             llvm.add_symbol(name, self.engine.get_global_value_address(name))
