@@ -130,3 +130,14 @@ def test_kernels_load_again_after_the_loaded_ones_are_freed():
         cache.clear_memory()
         gc.collect()
     assert (x == 3).all()
+
+
+def test_loading_the_plugin_imports_neither_llvmlite_nor_its_driver():
+    _hostcpu()
+    code = (
+        "import sys, tilec; before = set(sys.modules); import tilec_hostcpu.plugin; "
+        "print(sorted(m for m in set(sys.modules) - before "
+        "if m.split('.')[0] == 'llvmlite' or m.startswith('tilec_hostcpu.driver')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
