@@ -180,6 +180,7 @@ interpreter; `llvm.fma` (`tl.fma`) stays one rounding, through libm's `fmaf`/`fm
 def target_machine(cpu: str = CPU, features: str = FEATURES) -> llvm.TargetMachine:
     """The emulator's LLVM target machine: `cpu` and `features`, never the host's (tests pass
     others to show what they would change)."""
+    _engine_setup()  # LLVM's native target registered
     triple = llvm.get_process_triple()
     if not triple.startswith("x86_64"):
         pytest.skip(f"the CPU emulator runs on x86-64 hosts (this one is {triple})")

@@ -6,6 +6,7 @@ does, on a host with FMAs too; and its emulated tensor-core sums do not go throu
 
 from __future__ import annotations
 
+import gir_check
 import llvmlite.binding as llvm
 import mma_emulator
 import numpy as np
@@ -118,3 +119,25 @@ def test_the_emulated_mma_sums_as_the_interpreter_on_every_host():
     assert (exact == 2.0**-15).all()
     assert_matches_interpreter(emulated[2], interpreted[2], exact)
     np.testing.assert_array_equal(emulated[2], exact.astype(np.float32))
+
+
+def test_the_test_kernels_compute_alike_with_fma_features_forced():
+    """The emulator's tests lower without `contract` (their `TargetInfo` leaves `fp_fusion`
+    off), so a machine with FMA features fuses nothing more than the kernel's own `llvm.fma`
+    (the FMA dot's: one rounding on either machine, libm's `fmaf` or `vfmadd`), and computes
+    the same bits as the emulator's baseline machine (run where the host has FMAs)."""
+    mod = gir_check.module("dot-f16.gir")
+    lowered = lower_module(mod, HostTargetInfo(), gir_check.kernel_name(mod))
+    assert " contract " not in lowered.llvm_ir and '@"llvm.fma.f32"' in lowered.llvm_ir
+    if not llvm.get_host_cpu_features().get("fma", False):
+        pytest.skip("this host has no FMA: the machine with FMA features cannot run here")
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(2048).astype(np.float16) for _ in range(2))
+    c = rng.standard_normal(64 * 64).astype(np.float16)
+    results = []
+    for machine in (target_machine(), target_machine(features=FMA_FEATURES)):
+        args = [a, b, c.copy()]
+        address = compile_kernel(lowered.llvm_ir, lowered.name, machine)
+        launch(address, lowered.params, args, (1,), lowered.num_warps * lowered.threads_per_warp)
+        results.append(args[2])
+    np.testing.assert_array_equal(results[0], results[1])
