@@ -237,7 +237,8 @@ def test_descriptor_kernels_compile_for_gpus(backend, target):
     compiled = tilec.compile(
         scale_blocks, {"x_desc": "tensordesc<fp16[64, 64]>", "y_desc": "tensordesc<fp16[64, 64]>",
                        "factor": "fp32"},
-        {"BM": 64, "BN": 64}, backend=backend, target=target, divisibility=["x_desc.0", "y_desc.0"],
+        {"BM": 64, "BN": 64}, backend=backend, target=target,
+        divisibility=[f"{d}.{e}" for d in ("x_desc", "y_desc") for e in ("0", "1.1", "2.0")],
     )  # fmt: skip
     assert list(compiled.signature) == [
         "x_desc.0", "x_desc.1.0", "x_desc.1.1", "x_desc.2.0",
@@ -246,3 +247,9 @@ def test_descriptor_kernels_compile_for_gpus(backend, target):
     assert compiled.signature["x_desc.2.0"] == "i64" and compiled.signature["x_desc.1.0"] == "i32"
     binary = compiled.asm["cubin" if backend == "nvidia" else "hsaco"]
     assert isinstance(binary, bytes) and binary
+    # aligned base, strides and width: 16-byte accesses, as a launch's facts give them
+    if backend == "nvidia":
+        assert "ld.global.v4.b32" in compiled.asm["ptx"]
+        assert "st.global.v4.b32" in compiled.asm["ptx"]
+    else:
+        assert "global_load_dwordx4" in compiled.asm["amdgcn"]

@@ -108,7 +108,7 @@ def block_access(builtins: Any, desc: Any, offsets: Any) -> tuple[TensorValue, T
     for axis, (offset, size, stride, extent) in enumerate(
         zip(offs, shape, desc.strides, desc.shape, strict=True)
     ):
-        index = sem.binary("+", builtins.iota(size, axis, shape), _scalar(sem, offset))
+        index = sem.binary("+", _iota(builtins, size, axis, shape), _scalar(sem, offset))
         inside = sem.binary("&", sem.binary(">=", index, 0),
                             sem.binary("<", index, _scalar(sem, extent)))  # fmt: skip
         mask = inside if mask is None else sem.binary("&", mask, inside)
@@ -116,6 +116,16 @@ def block_access(builtins: Any, desc: Any, offsets: Any) -> tuple[TensorValue, T
         pointers = sem.binary("+", pointers, step)
     assert mask is not None
     return pointers, sem.cast(mask, i1)
+
+
+def _iota(builtins: Any, size: int, axis: int, shape: tuple[int, ...]) -> TensorValue:
+    """0 .. size-1 along `axis`, broadcast to `shape`, made with expand_dims (whose axis info
+    keeps the range's contiguity, so that the block's accesses are vectorized)."""
+    index = builtins.iota(size, 0, (size,))
+    for dim in range(len(shape)):
+        if dim != axis:
+            index = builtins.sem.expand_dims(index, dim)
+    return builtins.sem.broadcast_to(index, shape)
 
 
 def _scalar(sem: Any, value: Any) -> Any:
