@@ -253,3 +253,22 @@ def test_descriptor_kernels_compile_for_gpus(backend, target):
         assert "st.global.v4.b32" in compiled.asm["ptx"]
     else:
         assert "global_load_dwordx4" in compiled.asm["amdgcn"]
+
+
+def test_a_compiled_kernel_takes_descriptors_again(rng):
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    x_desc, y_desc = (TensorDescriptor.from_tensor(a, [16, 32]) for a in (x, y))
+    compiled = scale_blocks[(2, 1)](x_desc, y_desc, 2.0, BM=16, BN=32, backend=BACKEND)
+    compiled[(2, 1)](x_desc, y_desc, 5.0, 16, 32)
+    np.testing.assert_allclose(y, x * 5, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"scale_blocks was compiled with x_desc\.3="):
+        compiled[(2, 1)](TensorDescriptor.from_tensor(x, [8, 32]), y_desc, 5.0, 16, 32)
+
+
+def test_check_runs_descriptor_launches_on_the_interpreter_too(rng):
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    x_desc, y_desc = (TensorDescriptor.from_tensor(a, [16, 32]) for a in (x, y))
+    scale_blocks[(2, 1)](x_desc, y_desc, 2.0, BM=16, BN=32, backend=BACKEND, check=True)
+    np.testing.assert_allclose(y, x * 2, rtol=1e-6)
