@@ -320,3 +320,26 @@ def test_install_hook_writes_the_startup_line_and_uninstall_removes_it(tmp_path)
     """,
     )
     assert out.strip().endswith("False")
+
+
+def test_reinterpreted_tensors_of_float_types(tmp_path):
+    pytest.importorskip("torch")
+    out = run_code(tmp_path, """
+        import tilec.as_triton
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def widen(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offsets = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offsets, tl.load(x_ptr + offsets).to(tl.float32))
+
+        bits = torch.arange(0, 64, dtype=torch.uint8)  # e5m2 codes of finite positive values
+        out = torch.empty(64)
+        widen[(1,)](triton.reinterpret(bits, tl.float8e5), out, BLOCK=64)
+        assert torch.equal(out, bits.view(torch.float8_e5m2).float())
+        halves = torch.linspace(-2, 2, 64).half()
+        widen[(1,)](triton.reinterpret(halves.view(torch.int16), tl.float16), out, BLOCK=64)
+        assert torch.equal(out, halves.float())
+        print("ok")
+    """, TILEC_BACKEND="interp")  # fmt: skip
+    assert out.strip() == "ok"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tilec.errors import FreedArrayError, LaunchArgumentError
-from tilec.ir.type_names import SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
+from tilec.ir.type_names import BY_IR_TYPE, SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
 from tilec.tools.tensor_descriptor import TensorDescriptor
 
 DTYPES = SIGNATURE_BY_NUMPY
@@ -33,6 +33,9 @@ def device_array_info(value: Any) -> tuple[str, int] | None:
     type (`fp32`, `bf16`, ...) and data address; None for anything else."""
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr) and hasattr(value, "dtype"):  # torch.Tensor, on any device
+        scalar = BY_IR_TYPE.get(getattr(value.dtype, "ir_type", None))  # a tl dtype (TensorWrapper)
+        if scalar is not None:
+            return scalar.signature, data_ptr()
         elem = TORCH_DTYPES.get(str(value.dtype).rsplit(".", 1)[-1])
         return (elem or f"unsupported dtype {value.dtype}"), data_ptr()
     interface = getattr(value, "__cuda_array_interface__", None)
