@@ -6,7 +6,9 @@ for a call like it, checking inline only what the key held: the number of positi
 and which keywords came, each constexpr and launch option's value, each runtime argument's type
 and specialization (a torch tensor's dtype, device and 16-byte alignment; an int's `== 1`,
 multiple of 16 and 32-bit range; another type's `spec_token`), the backend the launch picks, the
-kernel's cache key and the cache's generation, and that `check=` is off. Any guard that fails
+kernel's cache key and the cache's generation, and that `check=` is off. A tensor descriptor
+argument is guarded by its `spec_token` and passes its parts (`d.base`, `d.shape[i]`,
+`d.strides[i]`). Any guard that fails
 (or raises) returns `MISS`, and the launcher takes the general path, which reports errors with
 their location as before. A fast launch never compiles, allocates or synchronizes.
 
@@ -27,9 +29,11 @@ from tilec import settings
 from tilec.driver import InlineLaunch, grid_sizes
 from tilec.errors import GridTypeError, GridValueError
 from tilec.frontend.kernel import identity_check
+from tilec.frontend.tuple_params import SEPARATOR
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.specialization import I32, _tensor_token, _token_function, spec_token
+from tilec.tools.tensor_descriptor import TensorDescriptor
 
 MISS = object()
 """What a fast launch returns when its guards do not hold: take the general path."""
@@ -116,6 +120,7 @@ def make_fast_launch(
     if args:
         body.append(", ".join(f"a{i}" for i in range(len(args))) + ", = args")
     expressions: dict[str, str] = {}
+    descriptors: dict[str, str] = {}
     addresses: dict[str, str] = {}
     aligned: dict[str, bool] = {}
     for i, (param, cx) in enumerate(zip(info.names, info.constexpr, strict=True)):
@@ -136,6 +141,8 @@ def make_fast_launch(
             guards.append(f"{expression} != c{i}")
             continue
         expressions[param] = expression
+        if isinstance(value, TensorDescriptor):
+            descriptors[param] = expression
         guards.append(" or ".join(_runtime_guards(namespace, i, expression, value)))
         if _token_function(type(value)) is _tensor_token:
             addresses[param] = f"p{i}"
@@ -146,6 +153,12 @@ def make_fast_launch(
             namespace[f"o{j}"] = value
             guards.append(f"meta.get({key!r}, MISS) != o{j}")
     params = compiled.runtime_params
+    for param in params:
+        if param not in expressions:  # a descriptor's part, read from the descriptor
+            part = _descriptor_part(descriptors, param)
+            if part is None:
+                return ()
+            expressions[param] = part
     pointer_params = [p for p in params if compiled.signature[p].startswith("*")]
     run_values = getattr(runner, "run_values", None)
     inline = None
@@ -213,6 +226,18 @@ def _native_fast(
     }
     shape = native_launch.CallShape(positional, len(params), options, grid, kernel.key_reads, state)
     return native_launch.build(inline.native, shape, miss=MISS, compiled=compiled)
+
+
+def _descriptor_part(descriptors: dict[str, str], name: str) -> str | None:
+    """The expression of element `name` (`d.0`, `d.1.0`, `d.2.0`: `tuple_params.flatten`) of a
+    descriptor argument `d`: its base, a size or a stride; None for an element of no descriptor.
+    The descriptor's `spec_token` guards what the kernel was compiled for."""
+    root, *path = name.split(SEPARATOR)
+    if root not in descriptors or not 1 <= len(path) <= 2 or path[0] not in ("0", "1", "2"):
+        return None
+    field = ("base", "shape", "strides")[int(path[0])]
+    index = f"[{int(path[1])}]" if len(path) == 2 else ""
+    return f"{descriptors[root]}.{field}{index}"
 
 
 def _inline(namespace: dict, inline: InlineLaunch | None, grid: Any) -> InlineLaunch | None:

@@ -191,12 +191,18 @@ class Launcher:
                 info.launches[key] = hot
         compiled, runner = hot
         grid = launch_grid(self.grid, info.names, info.defaults, args, meta, self.kernel.__name__)
-        tuples = any(  # a tuple (or descriptor) for a runtime parameter: its elements are
+        flattened = any(  # a tuple or descriptor for a runtime parameter: its elements are
             _flattened(a) and not cx for a, cx in zip(args, info.constexpr, strict=False)
         ) or any(_flattened(v) and k in info.runtime for k, v in given.items())  # arguments
+        tuples = flattened and (
+            any(
+                isinstance(a, tuple) and not cx for a, cx in zip(args, info.constexpr, strict=False)
+            )
+            or any(isinstance(v, tuple) and k in info.runtime for k, v in given.items())
+        )
         if (
             len(args) == info.runtime_count == len(compiled.signature) <= info.first_constexpr
-            and not tuples
+            and not flattened
         ):
             runtime_args = args  # every runtime argument given by position, in order, no None
         else:
@@ -218,6 +224,7 @@ class Launcher:
                 info.launches[key] = (compiled, runner)
         runner(grid, runtime_args, stream)
         if key is not None and not tuples:  # tuple arguments take this path every time
+            # (descriptors take a fast launch: `hot_path` reads their parts)
             _add_fast_launch(info, (key, len(args), frozenset(given)), lambda: make_fast_launch(
                 kernel, info, args, given, backend_name, compiled, runner, self.grid
             ))  # fmt: skip

@@ -11,7 +11,8 @@ two is Triton's TypeError or ValueError).
 At a launch a descriptor argument `d` is the runtime arguments `d.0` (the base pointer, with its
 16-byte alignment), `d.1.i` (the shape, i32 where it fits) and `d.2.i` (the strides, i64, as
 Triton's), the last stride the constant 1, and the constexpr `d.3` (a `DescriptorBlock`: block
-shape and padding), all in the launch's key (`tilec.frontend.tuple_params` flattens it).
+shape and padding), all in the launch's key (`tilec.frontend.tuple_params` flattens it; `tilec.runtime.hot_path`'s
+fast launches read the parts from the descriptor).
 """
 
 from __future__ import annotations
