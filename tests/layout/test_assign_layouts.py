@@ -8,6 +8,8 @@ from collections import Counter
 import pytest
 from layout_kernels import EXAMPLE_KERNELS, SMALL_KERNELS, example_tir, small_tir
 
+import tilec
+import tilec.language as tl
 from tilec.dialects.gpu import BlockedEncodingAttr, SliceEncodingAttr, layout_of
 from tilec.ir import Diagnostic, parse_module, print_module
 from tilec.ir.attributes import IntegerAttr
@@ -270,3 +272,15 @@ def test_a_kernel_with_a_laid_out_tensor_argument_is_a_located_error(tmp_path, c
     assert "k.tir:2:1: error: 'func.func' op argument #0 is a tensor (tensor<128xf32, #gpu" in err
     assert "cannot keep a signature's" in err
     assert "produced invalid IR" not in err
+
+
+@tilec.jit
+def argmax_of_zeros(out):
+    tl.store(out + tl.arange(0, 1), tl.argmax(tl.zeros([1, 1], tl.int32), 0))
+
+
+def test_argmax_of_a_one_by_one_constant_compiles_for_every_gpu_backend():
+    """The kernel behind ARGMAX_OF_CONSTANTS, through each GPU backend's whole pipeline."""
+    for backend, arch in (("nvidia", "sm_90a"), ("amd", "gfx942")):
+        compiled = tilec.compile(argmax_of_zeros, {"out": "*i32"}, backend=backend, target=arch)
+        assert "tile.reduce" in compiled.asm["gir"]
