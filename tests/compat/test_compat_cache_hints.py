@@ -99,3 +99,20 @@ def test_volatile_loads():
     np.testing.assert_array_equal(y, x)
     error = compile_error(volatile_copy, signature, VOLATILE="yes")
     assert "tl.load's volatile must be True or False, got 'yes'" in error.message
+
+
+@tilec.jit
+def method_store(x_ptr, y_ptr, count_ptr):
+    offsets = tl.arange(0, 16)
+    (y_ptr + offsets).store(tl.load(x_ptr + offsets), cache_modifier=".cs")
+    count_ptr.atomic_add(1)
+
+
+def test_pointer_methods_store_and_atomics():
+    """Triton's `ptrs.store(value, ...)` and `ptr.atomic_add(v)` (its tensor member functions)."""
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "count_ptr": "*i32"}
+    assert '{cache = ".cs"}' in str(compile_to_tir(method_store, signature, {}))
+    x, y, count = np.arange(16, dtype=np.float32), np.zeros(16, np.float32), np.zeros(1, np.int32)
+    run_interp(method_store, signature, [x, y, count], grid=(3,))
+    np.testing.assert_array_equal(y, x)
+    assert count[0] == 3

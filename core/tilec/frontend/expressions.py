@@ -43,7 +43,8 @@ TENSOR_METHODS = frozenset({
     "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "flip", "floor",
     "gather", "histogram", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reshape",
     "rsqrt", "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn", "sum", "trans",
-    "view", "xor_sum", "item",
+    "view", "xor_sum", "item", "store", "atomic_add", "atomic_and", "atomic_cas", "atomic_max",
+    "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
 })  # fmt: skip
 """Triton's tensor methods: `x.name(*args)` is `tl.name(x, *args)`."""
 
