@@ -285,3 +285,31 @@ def test_check_runs_descriptor_launches_on_the_interpreter_too(rng):
     x_desc, y_desc = (TensorDescriptor.from_tensor(a, [16, 32]) for a in (x, y))
     scale_blocks[(2, 1)](x_desc, y_desc, 2.0, BM=16, BN=32, backend=BACKEND, check=True)
     np.testing.assert_allclose(y, x * 2, rtol=1e-6)
+
+
+@tilec.jit
+def add_one_rank1(d, e, B: tl.constexpr):
+    i = tl.program_id(0)
+    e.store([i * B], d.load([i * B]) + 1)
+
+
+@tilec.jit
+def double_rank3(d, e):
+    i = tl.program_id(0)
+    e.store([i, 0, 0], d.load([i, 0, 0]) * 2)
+
+
+def test_descriptors_of_rank_1_and_3():
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros_like(x)
+    add_one_rank1[(4,)](TensorDescriptor.from_tensor(x, [32]), TensorDescriptor.from_tensor(y, [32]),
+                        B=32, backend=BACKEND)  # fmt: skip
+    np.testing.assert_array_equal(y, x + 1)
+    x = np.arange(3 * 4 * 8, dtype=np.float32).reshape(3, 4, 8)
+    y = np.zeros_like(x)
+    compiled = double_rank3[(3,)](TensorDescriptor.from_tensor(x, [1, 4, 8]),
+                                  TensorDescriptor.from_tensor(y, [1, 4, 8]), backend=BACKEND)  # fmt: skip
+    np.testing.assert_array_equal(y, x * 2)
+    assert [p for p in compiled.signature if p.startswith("d.")] == [
+        "d.0", "d.1.0", "d.1.1", "d.1.2", "d.2.0", "d.2.1"
+    ]  # fmt: skip
