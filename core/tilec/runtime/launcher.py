@@ -31,6 +31,7 @@ from tilec.errors import (
 )
 from tilec.frontend import tuple_params
 from tilec.frontend.kernel import KernelFunction
+from tilec.language import constexpr
 from tilec.runtime import cache, compiler
 from tilec.runtime import check as checking
 from tilec.runtime.compiler import compile_cached, get_backend
@@ -300,7 +301,8 @@ def bind_launch(
                 f"{name} is missing {'constexpr' if cx else 'argument'} '{param}'"
             )
         if cx or bound[param] is None:  # None: a compile-time constant, as in Triton
-            constexprs[param] = bound[param]
+            value = bound[param]  # tl.constexpr(v), passed or a default (tl.core.CONSTEXPR_0), is v
+            constexprs[param] = value.value if isinstance(value, constexpr) else value
             continue
         # a tuple is its elements (frontend/tuple_params.py), each an argument of its own
         try:

@@ -153,6 +153,11 @@ class Autotuner(KernelWrapper):
         if self.user_pre_hook is not None:
             self.user_pre_hook(named)
 
+    def _reset(self, full: dict[str, Any]) -> None:
+        """Zero the `reset_to_zero` arguments once more before the launch that follows a tuning."""
+        for name in self.reset_to_zero:
+            _zero(full[name])
+
     def _post(self, named: dict[str, Any], exception: BaseException | None) -> None:
         for name, saved in self._saved.items():
             _restore(named[name], saved)
@@ -225,13 +230,16 @@ class Autotuner(KernelWrapper):
                 raise
             self._post(full, None)
 
+        return self._time(kernel_call, kwargs.get("backend"))
+
+    def _time(self, kernel_call: Callable[[], None], backend: Any) -> list[float]:
+        """The QUANTILES of `kernel_call`'s time in milliseconds, on `backend`'s device."""
         # deferred: tilec.testing imports the report helpers, needed only when tuning
         from tilec.testing import do_bench
 
         return do_bench(
-            kernel_call, warmup=self.warmup, rep=self.rep, quantiles=QUANTILES,
-            backend=kwargs.get("backend"),
-        )  # fmt: skip
+            kernel_call, warmup=self.warmup, rep=self.rep, quantiles=QUANTILES, backend=backend
+        )
 
     def _tune(self, configs, grid, args, kwargs, named, key) -> Config:
         backend = get_backend(kwargs.get("backend"))
@@ -299,7 +307,9 @@ class Autotuner(KernelWrapper):
                 f"set by the autotuning configs; do not pass them at launch"
             )
         named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False)), **kwargs}
-        missing = [k for k in self.keys if k not in named]
+        # a key the configs set (a tuned meta-parameter) is no launch argument: Triton leaves it
+        # out of the tuning key (its value follows from the config), as `_key` does
+        missing = [k for k in self.keys if k not in named and k not in tuned]
         if missing:
             raise LaunchArgumentError(
                 f"{self.fn.__name__} is missing argument {missing[0]!r} (an autotuning key)"
@@ -317,8 +327,7 @@ class Autotuner(KernelWrapper):
         self.best_config = config
         full = {**named, **kwargs, **config.all_kwargs()}
         if tuned_now:
-            for name in self.reset_to_zero:
-                _zero(full[name])
+            self._reset(full)
         if config.pre_hook is not None:
             config.pre_hook(full)
         return self.fn[grid](*args, **kwargs, **config.all_kwargs())
