@@ -1,11 +1,12 @@
 """The example backend plugin (`examples/plugins/tilec-hostcpu`, installed by `.ci/run`) keeps
-working: it is listed, runs an example with `--check`, and passes the language conformance
-suite (`TILEC_TEST_BACKEND=hostcpu pytest tests/language`, every launch checked against the
-interpreter).
+working: it is listed, runs an example with `--check`, and passes the whole language
+conformance suite (`TILEC_TEST_BACKEND=hostcpu pytest tests/language`, every launch checked
+against the interpreter), in a subprocess: 791 tests in about 70 s on a 2-core machine, so the
+whole suite runs rather than a sample.
 
-The whole suite takes several minutes on a 2-core machine, so CI runs a fixed, deterministic
-sample: every test file of tests/language, and in each every `SAMPLE_EVERY`-th test in
-collection order (the first of each file included). Run the whole suite with the command above.
+`tests/compat` passes on it too (1049 passed, 3 skipped: nvidia-only tests), but took 25 minutes
+on a busy 2-core machine (the autotuned matmul and attention tutorials compile many large configs without
+a matrix unit), so CI does not run it: `TILEC_TEST_BACKEND=hostcpu pytest tests/compat`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,6 @@ import tilec.language as tl
 from tilec.plugin.manager import load_backends
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_EVERY = 4
 TIMEOUT_S = 900
 
 
@@ -68,27 +67,10 @@ def test_vector_add_runs_checked_against_the_interpreter():
     assert "vector_add: max abs error 0.0 (OK)" in done.stdout
 
 
-def sample(test_ids: list[str]) -> list[str]:
-    """Every `SAMPLE_EVERY`-th test of each file, from the first on."""
-    by_file: dict[str, list[str]] = defaultdict(list)
-    for test_id in test_ids:
-        by_file[test_id.split("::")[0]].append(test_id)
-    return [t for ids in by_file.values() for t in ids[::SAMPLE_EVERY]]
-
-
 def test_the_language_conformance_suite_passes_on_it():
     _hostcpu()
-    collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/language", "--collect-only", "-q",
-         "-p", "no:cacheprovider"],
-        capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
-    )  # fmt: skip
-    assert collected.returncode == 0, collected.stdout[-3000:]
-    ids = [line for line in collected.stdout.splitlines() if "::" in line]
-    chosen = sample(ids)
-    assert {t.split("::")[0] for t in chosen} == {t.split("::")[0] for t in ids}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *chosen],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/language"],
         capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
