@@ -262,13 +262,13 @@ class GpuBackend(Backend):
     def device_target(self) -> tuple[str, str | None]:
         """The current device's architecture name and the entry of `targets` to compile for
         it (None where there is none). Called only when the backend is available. The default
-        asks the driver's `runtime()` (a `tilec.interop.GpuDriver`'s) for its properties."""
+        asks the driver's `runtime()` (a `tilec.interop.gpu_driver.GpuDriver`'s) for its properties."""
         runtime = getattr(self.driver, "runtime", None)
         if runtime is None:
             raise NotImplementedError(
                 f"backend '{self.name}': its driver ({type(self.driver).__name__}) has no "
                 "runtime() to ask for the device's architecture: derive the driver from "
-                "tilec.interop.GpuDriver, or override GpuBackend.device_target()"
+                "tilec.interop.gpu_driver.GpuDriver, or override GpuBackend.device_target()"
             )
         properties = runtime().properties
         return properties.arch, properties.target

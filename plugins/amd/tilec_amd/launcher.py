@@ -1,6 +1,6 @@
 """`AmdDriver`: the AMD backend's `tilec.driver.Driver`, on `HipDriver`'s primitives.
 
-Arrays and the launch path are the core's (`tilec.interop.GpuDriver`); what is AMD's own is
+Arrays and the launch path are the core's (`tilec.interop.gpu_driver.GpuDriver`); what is AMD's own is
 loading the hsaco.
 """
 

@@ -1,6 +1,6 @@
 """`NvidiaDriver`: the NVIDIA backend's `tilec.driver.Driver`, on `CudaDriver`'s primitives.
 
-Arrays and the general launch path are the core's (`tilec.interop.GpuDriver`); what is NVIDIA's
+Arrays and the general launch path are the core's (`tilec.interop.gpu_driver.GpuDriver`); what is NVIDIA's
 own is loading a cubin (else its PTX) and `make_runner`, a launch function compiled per kernel and
 argument kinds that calls `cuLaunchKernel` directly.
 """
