@@ -152,3 +152,34 @@ def test_a_key_naming_a_tuned_meta_parameter_is_left_out_of_the_tuning_key():
     assert len(tuner.cache) == 1 and tuner.best_config in CONFIGS
     with pytest.raises(tilec.LaunchArgumentError, match="missing argument 'n'"):
         tuner[grid](x, out, None, backend="interp")
+
+
+@tilec.jit
+def round_to_store_type(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    tl.store(y_ptr + offsets, x.to(y_ptr.dtype.element_ty, fp_downcast_rounding="rtne"))
+
+
+def test_downcast_rounding_on_a_cast_to_the_same_type_is_the_value():
+    """Triton returns `x` from `x.to(x.dtype, fp_downcast_rounding=...)` before it looks at the
+    rounding (flash-linear-attention casts to the output's element type, f32 or narrower)."""
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+    for dtype in (np.float32, np.float16):
+        y = np.zeros(16, dtype)
+        round_to_store_type[(1,)](x, y, 16, backend="interp")
+        np.testing.assert_array_equal(y, x.astype(dtype))
+
+
+@tilec.jit
+def padded_copy(x_ptr, y_ptr, K: tl.constexpr):
+    BK: tl.constexpr = tilec.next_power_of_2(K)  # as `triton.next_power_of_2(K)` in fla's kernels
+    offsets = tl.arange(0, BK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < K, other=-1.0))
+
+
+def test_next_power_of_2_of_constexprs_in_a_kernel():
+    x = np.arange(5, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    padded_copy[(1,)](x, y, 5, backend="interp")
+    np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -1, -1, -1])

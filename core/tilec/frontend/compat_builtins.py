@@ -110,7 +110,7 @@ class CompatBuiltinsMixin:
                 and isinstance(target, floats)
                 and target.width < source.width
             )
-            if not narrowing:
+            if not narrowing and source != target:  # to its own type: x itself, as Triton
                 raise UserError(
                     "fp_downcast_rounding applies only to float conversions to a narrower type, "
                     f"not {source} to {target}"

@@ -624,6 +624,10 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
+# in a kernel, of constexprs, evaluated at compile time (Triton calls it there as Python)
+next_power_of_2.__tilec_constexpr_function__ = True  # type: ignore[attr-defined]
+
+
 SUBMODULES = ("extra", "math", "target_info")
 """`tl.math`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on first use,
 since they are made of the names above."""
