@@ -283,6 +283,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         if settings.DEBUG.enabled() or isinstance(error, CompilationError):
             raise  # a compile error says where in the kernel; TILEC_DEBUG: the whole traceback
         raise UserError(f"{_call_site(error)}{error}") from None
+    except check.CheckError as error:
+        if settings.DEBUG.enabled():
+            raise
+        raise UserError(
+            f"{_call_site(error)}--check: {error}. The backend computed something else than the "
+            "interpreter, the reference: a bug in the backend or in tilec, not in your script; "
+            f"report it with the kernel ({settings.DEBUG.name}=1 shows the traceback)"
+        ) from None
     except SystemExit as exit_:
         if exit_.code is None or isinstance(exit_.code, int):
             return exit_.code or 0
@@ -294,11 +302,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _call_site(error: TilecError) -> str:
+def _call_site(error: BaseException) -> str:
     """`file:line: ` of the launch that raised `error` (its `call_site`), else of the script's
     innermost frame in its traceback; nothing where no frame is the script's."""
-    if error.call_site is not None:
-        return f"{error.call_site}: "
+    call_site = getattr(error, "call_site", None)
+    if call_site is not None:
+        return f"{call_site}: "
     internal = (os.path.dirname(os.path.abspath(__file__)), os.path.abspath(runpy.__file__))
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         path = os.path.abspath(frame.filename)

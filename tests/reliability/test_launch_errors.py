@@ -547,3 +547,50 @@ def test_tilec_compile_prints_a_kernels_compile_error_located_and_exits_1(tmp_pa
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith(f"{source}:7:")
     assert "not_defined_anywhere" in result.stderr
+
+
+MISMATCH = """\
+import numpy as np
+
+import tilec
+import tilec.language as tl
+from tilec.runtime import check
+
+
+@tilec.jit
+def fill(x_ptr, VALUE: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, 8), tl.full([8], VALUE, tl.float32))
+
+
+def compiled(value, backend):
+    return tilec.compile(fill, {"x_ptr": "*fp32"}, {"VALUE": value}, backend=backend)
+
+
+x = np.zeros(8, np.float32)
+check.run_checked(compiled(1.0, "hostcpu"), (1,), [x], lambda: compiled(2.0, "interp"))
+"""
+
+
+def test_tilec_run_check_mismatch_is_one_line_naming_the_argument_and_what_to_do(tmp_path):
+    """A backend that differs from the interpreter under --check (here the example backend
+    against a reference that is another kernel) printed tilec's whole traceback; it is one line
+    now, with the script's line."""
+    from tilec.plugin.manager import load_backends
+
+    hostcpu = load_backends().get("hostcpu")
+    if hostcpu is None or not hostcpu.is_available():
+        pytest.skip("needs a backend other than interp: the example backend tilec-hostcpu")
+    script = tmp_path / "mismatch.py"
+    script.write_text(MISMATCH)
+    result = tilec_command(tmp_path, "run", str(script), "--backend", "interp")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if "error" in line]
+    assert line.startswith(
+        f"tilec run: error: {script}:18: --check: fill: argument 'x_ptr' differs from the "
+        "interpreter at index 0: got 1.0, expected 2.0 (8 of 8 elements differ"
+    )
+    assert "a bug in the backend or in tilec, not in your script" in line
+    assert "TILEC_DEBUG=1 shows the traceback" in line
+    debug = tilec_command(tmp_path, "run", str(script), "--backend", "interp", debug=True)
+    assert "Traceback" in debug.stderr and "CheckError" in debug.stderr
