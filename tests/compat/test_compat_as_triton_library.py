@@ -183,3 +183,55 @@ def test_next_power_of_2_of_constexprs_in_a_kernel():
     y = np.zeros(8, np.float32)
     padded_copy[(1,)](x, y, 5, backend="interp")
     np.testing.assert_array_equal(y, [0, 1, 2, 3, 4, -1, -1, -1])
+
+
+@tilec.jit
+def sum_rows(x_ptr, y_ptr, n, USE_G: tl.constexpr, WHILE: tl.constexpr):
+    offsets = tl.arange(0, 16)
+    acc = tl.zeros([16], dtype=tl.float32)
+    if USE_G:
+        g = tl.zeros([16], dtype=tl.float32)
+    else:
+        g = None  # flash-linear-attention's kernels: a value only where a constexpr flag is on
+    if WHILE:
+        i = 0
+        while i < n:
+            acc += tl.load(x_ptr + i * 16 + offsets)
+            if USE_G:
+                g += 1.0
+            i += 1
+    else:
+        for i in range(0, n):
+            acc += tl.load(x_ptr + i * 16 + offsets)
+            if USE_G:
+                g += 1.0
+    if USE_G:
+        acc += g
+    tl.store(y_ptr + offsets, acc)
+
+
+@tilec.jit
+def none_set_in_loop(x_ptr, y_ptr, n):
+    offsets = tl.arange(0, 16)
+    g = None
+    for i in range(0, n):
+        g = tl.load(x_ptr + i + offsets)
+    tl.store(y_ptr + offsets, g)
+
+
+@pytest.mark.parametrize("use_while", [False, True])
+def test_a_name_none_before_a_loop_is_not_carried(use_while):
+    """As Triton's loops carry only kernel values, a name that is None before the loop and that
+    the body leaves alone (its assignment under a false constexpr branch) stays None."""
+    x = np.arange(48, dtype=np.float32)
+    expected = x.reshape(3, 16).sum(0)
+    for use_g in (False, True):
+        y = np.zeros(16, np.float32)
+        sum_rows[(1,)](x, y, 3, USE_G=use_g, WHILE=use_while, backend="interp")
+        np.testing.assert_array_equal(y, expected + (3 if use_g else 0))
+
+
+def test_a_name_none_before_a_loop_that_the_body_sets_is_an_error():
+    x, y = np.ones(16, np.float32), np.zeros(16, np.float32)
+    with pytest.raises(tilec.CompilationError, match="'g' is None before the loop and gets a"):
+        none_set_in_loop[(1,)](x, y, 3, backend="interp")

@@ -217,11 +217,12 @@ class ControlFlowMixin:
         is `ub + lb - counter` (a negative constant step, counted up as Triton does)."""
         values = self.loop_values(bounds)
         widest = values[0].dtype
-        carried = [
+        assigned = [
             n
             for n in assigned_names(node.body)
             if n in self.scope and n != node.target.id  # type: ignore[attr-defined]
         ]
+        carried = self.carried_names(assigned)
         inits = self.carried_inits(carried)
         body = Block([widest, *(v.type for v in inits)])
         op = self.builder.create(
@@ -251,6 +252,7 @@ class ControlFlowMixin:
                 self.scope[node.target.id] = value  # type: ignore[attr-defined]
                 self.visit_body(node.body)
                 self.check_no_return("a loop")
+            self.check_nones_kept(assigned, carried, "loop")
             yielded = self.carried_values(outer, carried, inits, "loop")
             self.builder.create(YieldOp, [v.value for v in yielded])
         self.scope = self.bind_carried(outer, carried, op.results)
@@ -437,7 +439,8 @@ class ControlFlowMixin:
             if isinstance(first, TensorValue) and first.is_tensor:
                 self.elementwise_while(node, first)  # type: ignore[attr-defined]
                 return
-        carried = [n for n in assigned_names(node.body) if n in self.scope]
+        assigned = [n for n in assigned_names(node.body) if n in self.scope]
+        carried = self.carried_names(assigned)
         inits = self.carried_inits(carried)
         types = [v.type for v in inits]
         before, after = Block(types), Block(types)
@@ -467,9 +470,27 @@ class ControlFlowMixin:
         with self.builder.at(after):
             self.visit_body(node.body)
             self.check_no_return("a loop")
+            self.check_nones_kept(assigned, carried, "while loop")
             yielded = self.carried_values(outer, carried, inits, "while loop")
             self.builder.create(YieldOp, [v.value for v in yielded])
         self.scope = self.bind_carried(outer, carried, op.results)
+
+    def carried_names(self, assigned: list[str]) -> list[str]:
+        """The loop-carried names of those a loop body assigns: not those that are None before
+        the loop (a None is a compile-time value, as in Triton, whose loops carry only kernel
+        values; such a name is assigned only under a false constexpr branch, or is an error:
+        `check_nones_kept`)."""
+        return [n for n in assigned if self.scope[n] is not None]
+
+    def check_nones_kept(self, assigned: list[str], carried: list[str], what: str) -> None:
+        """A name None before the loop that its body set to a value is a located error."""
+        for name in assigned:
+            if name not in carried and self.scope[name] is not None:
+                raise UserError(
+                    f"'{name}' is None before the {what} and gets a value in its body",
+                    f"a loop carries kernel values only: set '{name}' before the loop to a value "
+                    "of its type, e.g. tl.zeros([...], dtype=tl.float32)",
+                )
 
     def carried_inits(self, carried: list[str]) -> list[TensorValue]:
         """The initial values of the loop-carried names, a block pointer as its parts."""
