@@ -142,6 +142,12 @@ class Backend:
         except ValueError as error:
             raise OptionValueError(f"backend '{self.name}': {error}") from None
 
+    def tool_path(self, name: str) -> str | None:
+        """The path of the vendor tool `name` (`"ptxas"`, `"ld.lld"`) this backend runs, where it
+        uses one and finds it; None otherwise. Triton programs read it through
+        `triton.knobs.nvidia.ptxas` and the like (`tilec.as_triton`)."""
+        return None
+
     def layout_rules(self, target: Any) -> Any:
         """The `LayoutRules` (lane count, vector width, shared memory, ...) for `target`."""
         raise NotImplementedError(f"backend '{self.name}' does not supply layout rules")

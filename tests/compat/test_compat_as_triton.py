@@ -151,7 +151,7 @@ def test_knobs_tied_refused_and_unknown(tmp_path):
                 exec(attempt)
             except tilec.OptionValueError as error:
                 print("refused:", error)
-        for attempt in ("knobs.nvidia.ptxas", "knobs.runtime.no_such_knob"):
+        for attempt in ("knobs.nvidia.libdevice_path", "knobs.runtime.no_such_knob"):
             try:
                 eval(attempt)
             except AttributeError as error:
@@ -160,7 +160,7 @@ def test_knobs_tied_refused_and_unknown(tmp_path):
     )
     assert "refused: triton.knobs.compilation.dump_ir = True: tilec does not honour it" in out
     assert "refused: triton.knobs.runtime.launch_enter_hook = <built-in function print>" in out
-    assert "absent: triton.knobs.nvidia.ptxas: tilec's nvidia backend reads TILEC_PTXAS" in out
+    assert "absent: triton.knobs.nvidia.libdevice_path: tilec's nvidia backend reads TILEC_PTXAS" in out
     assert "absent: triton.knobs.runtime.no_such_knob: tilec has no such knob (it has" in out
 
 
@@ -343,3 +343,26 @@ def test_reinterpreted_tensors_of_float_types(tmp_path):
         print("ok")
     """, TILEC_BACKEND="interp")  # fmt: skip
     assert out.strip() == "ok"
+
+
+def test_knobs_nvidia_ptxas_is_the_nvidia_backends_ptxas(tmp_path):
+    """Triton's own test helpers read `knobs.nvidia.ptxas.version` (`supports_tma`); it is the
+    ptxas tilec's nvidia backend runs, with its release, or None where there is none."""
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
+    fake.chmod(0o755)
+    out = run_code(tmp_path, """
+        import tilec.as_triton
+        from triton import knobs
+        tool = knobs.nvidia.ptxas
+        print(tool.path.endswith("/ptxas"), tool.version)
+        try:
+            knobs.nvidia.libdevice_path
+        except AttributeError as error:
+            print(error)
+    """, TILEC_PTXAS=str(fake))  # fmt: skip
+    assert out.splitlines()[:2] == [
+        "True 12.8",
+        "triton.knobs.nvidia.libdevice_path: tilec's nvidia backend reads TILEC_PTXAS, no other "
+        "nvidia knob",
+    ]

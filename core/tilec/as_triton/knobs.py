@@ -9,8 +9,10 @@ what tilec does or refused.
 - `language.fp32_default` is `TILEC_F32_DEFAULT`, `autotuning.print` `TILEC_PRINT_AUTOTUNING`.
 - The rest (compilation dumps and overrides, hooks, `runtime.debug`, ...) read as Triton's
   defaults; setting one to anything else is an `OptionValueError` naming the knob, since tilec
-  would not honour it. A knob Triton lacks, or one of a group tilec does not have (`nvidia`,
-  `amd`, `build`, `proton`), is an `AttributeError` saying so.
+  would not honour it. A knob Triton lacks, or one of a group tilec does not have (`amd`,
+  `build`, `proton`; of `nvidia` all but its tools), is an `AttributeError` saying so.
+- `nvidia.ptxas` is the ptxas the installed nvidia backend runs (`Backend.tool_path`), with its
+  `release X.Y` version, as Triton's (None where there is none).
 
 Each group has Triton's `scope()`: the values on entry come back on exit.
 """
@@ -18,9 +20,14 @@ Each group has Triton's `scope()`: the values on entry come back on exit.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
+import subprocess
 from collections.abc import Iterator
 from typing import Any
+
+import attrs
 
 from tilec import settings
 from tilec.errors import OptionValueError
@@ -205,12 +212,47 @@ class _AbsentGroup(_Group):
         raise AttributeError(f"triton.knobs.{self._name}.{name}: {self._why}")
 
 
+@attrs.frozen
+class NvidiaTool:
+    """Triton's `knobs.nvidia.ptxas`: a tool's path and its `release X.Y` version."""
+
+    path: str
+    version: str
+
+
+@functools.cache
+def _tool(path: str) -> NvidiaTool | None:
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"release (\d+\.\d+)", text.stdout + text.stderr)
+    return NvidiaTool(path, found[1]) if found else None
+
+
+class _ToolGroup(_AbsentGroup):
+    """A vendor's knob group: its tools (`ptxas`) as the installed backend of that Triton name
+    runs them (`Backend.tool_path`), None where it finds none; its other knobs are refused."""
+
+    def __init__(self, name: str, triton_name: str, tools: tuple[str, ...], why: str) -> None:
+        super().__init__(name, f"{why}, no other {name} knob")
+        vars(self).update(_triton_name=triton_name, _tools=tools)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in self._tools:
+            return super().__getattr__(name)
+        backend = next((b for b in compiler.automatic_order()
+                        if b.triton_name == self._triton_name), None)  # fmt: skip
+        path = backend.tool_path(name) if backend else None
+        return _tool(path) if path else None
+
+
 cache = CacheKnobs()
 compilation = CompilationKnobs()
 runtime = RuntimeKnobs()
 language = LanguageKnobs()
 autotuning = AutotuningKnobs()
-nvidia = _AbsentGroup("nvidia", "tilec's nvidia backend reads TILEC_PTXAS, no other tool knob")
+nvidia = _ToolGroup("nvidia", "cuda", ("ptxas",), "tilec's nvidia backend reads TILEC_PTXAS")
 amd = _AbsentGroup("amd", "tilec's amd backend reads TILEC_LLD, no other tool knob")
 build = _AbsentGroup("build", "tilec builds no C extension (no compiler or library knobs)")
 proton = _AbsentGroup("proton", "tilec has no profiler (proton)")

@@ -48,6 +48,13 @@ class NvidiaBackend(GpuBackend):
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
 
+    def tool_path(self, name: str) -> str | None:
+        if name != "ptxas":
+            return None
+        from tilec_nvidia.codegen import find_ptxas  # deferred: codegen imports llvmlite
+
+        return find_ptxas()
+
     def mma_instructions(self, target: str) -> tuple[Any, ...]:
         # deferred: the checks import the lowering (llvmlite), which only a compile needs
         from tilec_nvidia.capabilities import mma_instructions
