@@ -29,9 +29,9 @@ from tilec.dialects.tile import (
 )
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
-from tilec.lowering.amd_mma import lower_to_amd_dot_operand
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
 from tilec.lowering.dot_operand import lower_to_dot_operand
+from tilec.lowering.matrix_units import CONVERSIONS, registered
 from tilec.lowering.memory import byte_size
 from tilec.lowering.wgmma import lower_to_shared, transpose_shared
 
@@ -114,8 +114,11 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
         values = [source.values[i] for i in picks]
     elif isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
         return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
-    elif isinstance(op, ConvertLayoutOp) and lower_to_amd_dot_operand(ctx, op):
-        return  # AMD matrix-core operands: padded LDS rows (tilec.lowering.amd_mma)
+    elif isinstance(op, ConvertLayoutOp) and (
+        conversion := registered(CONVERSIONS, layout_of(result_type))
+    ):
+        conversion(ctx, op)  # a backend's matrix-unit operands (tilec.lowering.matrix_units)
+        return
     else:
         values = _through_shared(ctx, source, result_type, weights)
     ctx.set(op.result, LTensor(result_type, values))

@@ -22,8 +22,8 @@ from __future__ import annotations
 import attrs
 from llvmlite import ir
 
-from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
-from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr, SwizzledSharedEncodingAttr
+from tilec.dialects.gpu_matrix import SwizzledSharedEncodingAttr
+from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -34,7 +34,6 @@ from tilec.dialects.gpu_shared import (
     LocalStoreOp,
 )
 from tilec.ir.types import MemDescType, TensorType
-from tilec.lowering.amd_mma import read_amd_operand
 from tilec.lowering.context import (
     I8,
     I32,
@@ -46,6 +45,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
+from tilec.lowering.matrix_units import SHARED_READS, registered
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
 from tilec.lowering.memory_hints import MemoryHints, hints_of
@@ -237,9 +237,10 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
         slot = buffer.slot(ctx.builder, ctx.get(op.slot))
         ctx.set(op.result, SharedView(slot, buffer.tile))  # type: ignore[arg-type]
         return
-    if isinstance(result_type.encoding, AmdDotOperandEncodingAttr):
+    read = registered(SHARED_READS, result_type.encoding)
+    if read is not None:  # a backend's matrix-unit operands (tilec.lowering.matrix_units)
         slot = buffer.slot(ctx.builder, ctx.get(op.slot))
-        values = read_amd_operand(ctx, result_type, buffer.tile, slot)  # type: ignore[arg-type]
+        values = read(ctx, result_type, buffer.tile, slot)
         ctx.set(op.result, LTensor(result_type, values))
         return
     if buffer.tile.transposed or not reads_as_dot_operand(result_type, buffer.tile.element_bytes):  # type: ignore[union-attr]

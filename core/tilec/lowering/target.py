@@ -167,9 +167,9 @@ class TargetInfo:
         """One tensor-core `instruction` (a `tilec.layout.rules.MmaInstruction` the target's
         layout rules offered) on this lane's fragments, in `#gpu.dot_op` / `#gpu.mma` register
         order: `a` and `b` are i32 registers, each packing `kWidth` operand elements (the lowest
-        K first), `c` the accumulator elements; returns the result elements (D). For AMD's
-        `#gpu.amd_mfma` / `#gpu.amd_wmma` (`tilec.lowering.amd_mma`), `a` and `b` are the
-        lane's `kWidth` operand elements themselves, which the target packs into its vectors."""
+        K first), `c` the accumulator elements; returns the result elements (D). A backend whose
+        own matrix-unit lowering calls it (`tilec.lowering.matrix_units`) defines what `a`, `b`
+        and `c` hold there (AMD's: the lane's `kWidth` operand elements themselves)."""
         raise NotImplementedError(f"target {self.arch} has no tensor-core instructions")
 
     def ldmatrix(
