@@ -21,7 +21,7 @@
 tables).
 
 `#gpu.nvmma_shared<{swizzle = 128, transposed = false}>` is not a register layout: a tensor with
-it lives in shared memory as `wgmma` descriptors read it (`tilec.lowering.swizzle.NvmmaTile`:
+it lives in shared memory as `wgmma` descriptors read it (`tilec_nvidia.nvmma_tile.NvmmaTile`:
 the contiguous last dimension cut into `swizzle`-byte column blocks, stored one after another,
 each XOR-swizzled in 16-byte chunks by row as the 32/64/128-byte swizzle modes do).
 """
@@ -57,6 +57,7 @@ class MmaEncodingAttr(LayoutEncodingAttr):
 
     name: ClassVar[str] = "gpu.mma"
     alias_prefix: ClassVar[str] = "mma"
+    keeps_loop_values: ClassVar[bool] = True
 
     version: int
     warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
@@ -136,6 +137,7 @@ class DotOperandEncodingAttr(OperandEncodingAttr):
     alias_prefix: ClassVar[str] = "dot_op"
     parent_class: ClassVar[type] = MmaEncodingAttr
     parent_description: ClassVar[str] = "#gpu.mma"
+    rebuilds_shape_ops: ClassVar[bool] = False
 
     def __attrs_post_init__(self) -> None:
         self._check_operand(f", got {self.parent}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu_shared import LocalLoadOp
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import TensorType, element_type
 from tilec.lowering.context import (
@@ -108,7 +109,7 @@ def staged_row_bytes(k_size: int, element_bytes: int, k_width: int) -> int:
 
 
 @lowers_conversion_to(AmdDotOperandEncodingAttr)
-def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> None:
+def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     """Lower `op`, whose result is an `#gpu.amd_dot_op`: through padded LDS rows."""
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
@@ -140,16 +141,19 @@ def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> None:
     mapping = LTensor(result_type, []).mapping
     values = _access(ctx, ctx.element_coords(mapping), None, vector, element, address)
     ctx.set(op.result, LTensor(result_type, values))
+    return True
 
 
 @lowers_shared_read(AmdDotOperandEncodingAttr)
 def read_amd_operand(
-    ctx: LoweringContext, result_type: TensorType, tile: SwizzledTile, base: ir.Value
+    ctx: LoweringContext, op: LocalLoadOp, tile: SwizzledTile, base: ir.Value
 ) -> list[ir.Value]:
-    """The registers of `result_type` (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
+    """The registers of `op`'s result (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
     at `base`, a swizzled `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
     vector access where K is the tile's contiguous dimension (A; B stored transposed), element
     by element where it is not (B stored K x N)."""
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
     layout = result_type.encoding
     assert isinstance(layout, AmdDotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
