@@ -30,6 +30,10 @@ ARCH = re.compile(r"(?i)(?<![a-z0-9])(sm_?\d{2,3}a?|gfx\d{3,4}[a-z]?|cp\.async)(
 
 # Names others define, which the core must spell as they do.
 COMPAT = "Triton's or the ecosystem's own name, which tilec must spell as they do"
+EXTRA = (
+    "Triton's vendor namespaces tl.extra.cuda and tl.extra.hip (their functions, Triton's names, "
+    "and errors naming the backend that compiles them) and CUDA's libdevice file name"
+)
 INTEROP = (
     "a device-interchange protocol's name (__cuda_array_interface__, DLPack's kDLCUDA/kDLROCM, "
     "PyTorch's 'cuda' device and stream attributes)"
@@ -61,6 +65,16 @@ _allow(
         "tilec/as_triton/knobs.py": ["amd", "nvidia", "ptxas"],
         "tilec/language/extra/__init__.py": ["cuda"],
         "tilec/language/target_info.py": ["cuda", "gfx942", "gfx950", "hip"],
+    },
+)
+_allow(
+    EXTRA,
+    {
+        "tilec/extern_libraries.py": ["cuda"],
+        "tilec/frontend/extra_builtins.py": ["amd", "cuda", "hip", "nvidia"],
+        "tilec/language/extra/__init__.py": ["hip"],
+        "tilec/language/extra/cuda/__init__.py": ["cuda", "sm70", "sm80", "sm90"],
+        "tilec/language/extra/hip/__init__.py": ["hip"],
     },
 )
 _allow(
