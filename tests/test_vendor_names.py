@@ -57,6 +57,7 @@ _allow(
     {
         # Triton's backend and target names, its knobs namespaces (knobs.nvidia, knobs.amd),
         # its tl.extra.cuda and triton.language.target_info (is_cuda, is_hip, gfx942 checks)
+        "tilec/as_triton/autotuner.py": ["cuda"],  # Autotuner(use_cuda_graph=...)
         "tilec/as_triton/compiler.py": ["nvidia", "ptx"],
         "tilec/as_triton/driver.py": ["amd", "nvidia"],
         "tilec/as_triton/errors.py": ["nvidia", "ptxas"],
@@ -88,6 +89,7 @@ _allow(
         "tilec/interop/pointers.py": ["cuda"],
         "tilec/interop/streams.py": ["cuda"],
         "tilec/runtime/specialization.py": ["cuda"],
+        "tilec/tools/tensor_descriptor.py": ["cuda"],
     },
 )
 _allow(DOCS, {"tilec/language/docs.py": ["amd", "amdgcn", "nvidia", "ptx"]})
