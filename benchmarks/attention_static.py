@@ -471,7 +471,7 @@ def occupancy(registers: int, warps: int, shared: int) -> tuple[int, float]:
 def hoist_a_packing(ptx: str) -> str:
     """Registers of wgmma's A (the `cvt.rn.f16x2.f32` packing p) written before `wgmma.fence`
     instead of between the wgmmas: the change RESULTS.md proposes for
-    `core/tilec/lowering/wgmma.py` (pack every k-step's A registers, then fence)."""
+    `plugins/nvidia/tilec_nvidia/wgmma_lowering.py` (pack every k-step's A registers, then fence)."""
     lines, out, i = ptx.split("\n"), [], 0
     while i < len(lines):
         if "wgmma.fence.sync.aligned" not in lines[i]:

@@ -108,6 +108,7 @@ def _split_names(values: Sequence[str] | None) -> list[str]:
 
 def cmd_opt(args: argparse.Namespace) -> int:
     text, filename = _read_input(args.file)
+    load_backends()  # the plugins register their layouts and ops with the parser as they load
     module = parse_module(text, filename)
     if args.verify:
         verify(module)

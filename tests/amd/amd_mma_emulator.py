@@ -1,6 +1,6 @@
 """The CPU emulator (`tests/lowering/cpu_emulator.py`) with AMD's matrix instructions, emulated
 per wavefront from the AMD ISA's operand and result tables (written here apart from
-`tilec.layout.amd_mma_mapping`, so that a test compares the two). Lane `l`, element `e` of its
+`tilec_amd.matrix_mapping`, so that a test compares the two). Lane `l`, element `e` of its
 operand vectors, register `v` of its accumulator vector, `D = A' B' + C'` for the instruction's
 first (A') and second (B') operand as the intrinsic receives them:
 

@@ -20,11 +20,11 @@ import tilec
 import tilec.language as tl
 from tilec.ir.parser import parse_module
 from tilec.lowering import lower_module
-from tilec.lowering.amd_mma import staged_row_bytes
 from tilec.lowering.context import BF16, F16, F32, I32, LoweringError
 from tilec_amd.arch import ARCHS
 from tilec_amd.codegen import compile_llir, link_hsaco
 from tilec_amd.matrix_cores import MATRIX_CORES, emit, find, mma_instructions
+from tilec_amd.matrix_lowering import staged_row_bytes
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
 from cpu_emulator import compile_kernel, launch

@@ -11,17 +11,17 @@ import re
 import pytest
 
 from tilec.dialects.gpu import SliceEncodingAttr
-from tilec.dialects.gpu_amd import (
-    AmdDotOperandEncodingAttr,
-    AmdMfmaEncodingAttr,
-    AmdWmmaEncodingAttr,
-)
 from tilec.ir.parser import ParseError, parse_module
 from tilec.ir.verifier import Diagnostic
 from tilec.layout.assignment import verify_gir
 from tilec.layout.mapping import thread_mapping
 from tilec.layout.rules import warps_per_tile
-from tilec.lowering.amd_mma import MAX_ACCESS_BYTES, staged_row_bytes
+from tilec_amd.matrix_layouts import (
+    AmdDotOperandEncodingAttr,
+    AmdMfmaEncodingAttr,
+    AmdWmmaEncodingAttr,
+)
+from tilec_amd.matrix_lowering import MAX_ACCESS_BYTES, staged_row_bytes
 
 
 def mfma32_c(lane: int) -> list[tuple[int, int]]:

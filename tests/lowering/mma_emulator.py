@@ -36,6 +36,7 @@ from cpu_emulator import HostTargetInfo, entry_alloca
 from llvmlite import ir
 
 from tilec.lowering.context import F32, I32, I64
+from tilec_nvidia.target_info import TENSOR_CORE_LOWERINGS  # noqa: F401  (registers them)
 
 _LDMATRIX_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32)
 _MMA_FN = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int32)

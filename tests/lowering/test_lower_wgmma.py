@@ -21,7 +21,7 @@ from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_module
 from tilec.layout.mapping import thread_mapping
-from tilec.lowering.swizzle import NvmmaTile
+from tilec_nvidia.nvmma_tile import NvmmaTile
 
 RNG = np.random.default_rng(90)
 

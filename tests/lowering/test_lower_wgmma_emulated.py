@@ -100,7 +100,7 @@ def test_a_in_registers_on_the_emulator(block_d):
 def test_the_emulator_sees_a_wrong_swizzle():
     """The emulator decodes the swizzle itself: a descriptor claiming another swizzle mode than
     the tile was stored with gives wrong products (so the tests above can fail)."""
-    import tilec.lowering.wgmma as lowering
+    import tilec_nvidia.wgmma_lowering as lowering
 
     m, n, k = 64, 64, 64
     kernel = compiled(tutorial_kernel, 3, (64, 64, 64), 4, target="sm_90a", dtype="fp16")

@@ -59,6 +59,23 @@ class LayoutEncodingAttr(DialectAttr):
     """A register layout: a tensor encoding with a `rank`, `num_warps` and `lanes`, whose
     thread -> element mapping `tilec.layout.mapping.thread_mapping` knows."""
 
+    keeps_loop_values: ClassVar[bool] = False
+    """Whether the values of a loop stay in this layout (a matrix unit's accumulator layout that
+    asks for it, and its slices): `sink-conversions` sinks the conversions out of it to their
+    users, and a conversion from it is tried as register picks first (its lanes may hold the
+    elements of the next dot's operand fragment)."""
+    rebuilds_shape_ops: ClassVar[bool] = True
+    """Whether `remove-layout-conversions` may rebuild a broadcast or `expand_dims` in this
+    layout instead of converting its result (False for an operand layout whose conversion has a
+    faster path of its own, such as NVIDIA's `ldmatrix` reads)."""
+
+
+def in_loop_value_family(layout: object) -> bool:
+    """A layout whose `keeps_loop_values` is set, or a slice (of a slice ...) of one."""
+    while isinstance(layout, SliceEncodingAttr):
+        layout = layout.parent
+    return isinstance(layout, LayoutEncodingAttr) and layout.keeps_loop_values
+
 
 @register_attribute
 @attrs.frozen(repr=False)

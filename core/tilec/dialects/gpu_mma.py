@@ -21,14 +21,14 @@
 tables).
 
 `#gpu.nvmma_shared<{swizzle = 128, transposed = false}>` is not a register layout: a tensor with
-it lives in shared memory as `wgmma` descriptors read it (`tilec.lowering.swizzle.NvmmaTile`:
+it lives in shared memory as `wgmma` descriptors read it (`tilec_nvidia.nvmma_tile.NvmmaTile`:
 the contiguous last dimension cut into `swizzle`-byte column blocks, stored one after another,
 each XOR-swizzled in 16-byte chunks by row as the 32/64/128-byte swizzle modes do).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 
@@ -40,6 +40,7 @@ from tilec.dialects.gpu import (
     _power_of_two,
     check_parameter_keys,
 )
+from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
 from tilec.ir.types import i1
 
@@ -49,12 +50,6 @@ WGMMA_K = (8, 16)
 """The K of a wgmma instruction (`instrShape[2]`): 8 tf32 or 16 f16/bf16 elements, 32 bytes."""
 
 
-def _int(name: str, value: Attribute) -> int:
-    if not isinstance(value, IntegerAttr):
-        raise ValueError(f"'{name}' must be an integer")
-    return value.value
-
-
 @register_attribute
 @attrs.frozen(repr=False)
 class MmaEncodingAttr(LayoutEncodingAttr):
@@ -62,6 +57,7 @@ class MmaEncodingAttr(LayoutEncodingAttr):
 
     name: ClassVar[str] = "gpu.mma"
     alias_prefix: ClassVar[str] = "mma"
+    keeps_loop_values: ClassVar[bool] = True
 
     version: int
     warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
@@ -126,57 +122,10 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     def from_parameters(cls, params: dict[str, Attribute]) -> MmaEncodingAttr:
         check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape"))
         return cls(
-            _int("version", params["version"]),
+            int_parameter("version", params["version"]),
             _ints("warpsPerCTA", params["warpsPerCTA"]),
             _ints("instrShape", params["instrShape"]),
         )
-
-
-@attrs.frozen(repr=False)
-class OperandEncodingAttr(LayoutEncodingAttr):
-    """What the operand layouts of the matrix-instruction families share: `{opIdx, parent,
-    kWidth}` parameters, rank 2, and the parent's warps and lanes. A subclass names its
-    `parent_class` (and `parent_description` for errors) and checks `kWidth` its way."""
-
-    parent_class: ClassVar[type] = LayoutEncodingAttr
-    parent_description: ClassVar[str] = ""
-
-    op_idx: int
-    parent: Any
-    k_width: int
-
-    def _check_operand(self, found: str = "") -> None:
-        if self.op_idx not in (0, 1):
-            raise ValueError(f"'opIdx' must be 0 (A) or 1 (B), got {self.op_idx}")
-        if not isinstance(self.parent, self.parent_class):
-            raise ValueError(f"'parent' must be a {self.parent_description} layout{found}")
-
-    @property
-    def rank(self) -> int:
-        return 2
-
-    @property
-    def num_warps(self) -> int:
-        return self.parent.num_warps
-
-    @property
-    def lanes(self) -> int:
-        return self.parent.lanes
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "opIdx": IntegerAttr(self.op_idx),
-            "parent": self.parent,
-            "kWidth": IntegerAttr(self.k_width),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> Any:
-        check_parameter_keys(params, ("opIdx", "parent", "kWidth"))
-        parent = params["parent"]
-        if not isinstance(parent, cls.parent_class):
-            raise ValueError(f"'parent' must be a {cls.parent_description} layout")
-        return cls(_int("opIdx", params["opIdx"]), parent, _int("kWidth", params["kWidth"]))
 
 
 @register_attribute
@@ -188,6 +137,7 @@ class DotOperandEncodingAttr(OperandEncodingAttr):
     alias_prefix: ClassVar[str] = "dot_op"
     parent_class: ClassVar[type] = MmaEncodingAttr
     parent_description: ClassVar[str] = "#gpu.mma"
+    rebuilds_shape_ops: ClassVar[bool] = False
 
     def __attrs_post_init__(self) -> None:
         self._check_operand(f", got {self.parent}")
@@ -237,33 +187,7 @@ class NvmmaSharedEncodingAttr(SharedEncodingAttr):
         transposed = params["transposed"]
         if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
             raise ValueError("'transposed' must be true or false")
-        return cls(_int("swizzle", params["swizzle"]), bool(transposed.value))
-
-
-@register_attribute
-@attrs.frozen(repr=False)
-class SwizzledSharedEncodingAttr(SharedEncodingAttr):
-    """`#gpu.swizzled_shared<{transposed = true}>`: a ring slot stored as a `SwizzledTile` of
-    the transposed tile (the first dimension contiguous), so that operand fragments running
-    along it are read as vectors (AMD's B operand, K x N, read along K). A `!gpu.memdesc`
-    without an encoding is the same with `transposed = false` (the last dimension contiguous).
-    """
-
-    name: ClassVar[str] = "gpu.swizzled_shared"
-    alias_prefix: ClassVar[str] = "swizzled"
-
-    transposed: bool = False
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {"transposed": IntegerAttr(int(self.transposed), i1)}
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> SwizzledSharedEncodingAttr:
-        check_parameter_keys(params, ("transposed",))
-        transposed = params["transposed"]
-        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
-            raise ValueError("'transposed' must be true or false")
-        return cls(bool(transposed.value))
+        return cls(int_parameter("swizzle", params["swizzle"]), bool(transposed.value))
 
 
 __all__ = [
@@ -272,6 +196,4 @@ __all__ = [
     "DotOperandEncodingAttr",
     "MmaEncodingAttr",
     "NvmmaSharedEncodingAttr",
-    "OperandEncodingAttr",
-    "SwizzledSharedEncodingAttr",
 ]

@@ -21,40 +21,53 @@ contiguous elements a thread loads with one vector access are consecutive regist
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from tilec.dialects.gpu import BlockedEncodingAttr, SliceEncodingAttr
-from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr, AmdMatrixLayout
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
-from tilec.layout.amd_mma_mapping import amd_accumulator_mapping, amd_dot_operand_mapping
 from tilec.layout.mapping_types import DimMapping, ThreadMapping
 from tilec.layout.mma_mapping import dot_operand_mapping, mma_mapping
 
+MappingFunction = Callable[[Any, tuple[int, ...]], ThreadMapping]
+MAPPINGS: dict[type, MappingFunction] = {}
+"""Per layout class, the function giving its `ThreadMapping` for a shape (the most derived
+registered class of a layout's type wins)."""
+
+
+def register_thread_mapping(layout_class: type) -> Callable[[MappingFunction], MappingFunction]:
+    """Register the decorated `function(layout, shape) -> ThreadMapping` as the thread mapping of
+    `layout_class` and its subclasses. A backend registers those of its own layouts (matrix-unit
+    fragments: `tilec.lowering.matrix_units` describes the contract) when its plugin loads."""
+
+    def register(function: MappingFunction) -> MappingFunction:
+        MAPPINGS[layout_class] = function
+        _thread_mapping.cache_clear()
+        return function
+
+    return register
+
 
 def thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
-    """The `ThreadMapping` of a `#gpu.blocked`, `#gpu.slice`, `#gpu.mma`, `#gpu.dot_op`,
-    `#gpu.amd_mfma`, `#gpu.amd_wmma` or `#gpu.amd_dot_op` layout for a tensor `shape` (the
-    tensor-core ones are in `tilec.layout.mma_mapping` and `tilec.layout.amd_mma_mapping`)."""
+    """The `ThreadMapping` of a layout for a tensor `shape`: `#gpu.blocked` and `#gpu.slice`
+    here, the matrix-unit layouts where they are registered (`register_thread_mapping`)."""
     return _thread_mapping(layout, tuple(shape))
 
 
 @lru_cache(maxsize=4096)
 def _thread_mapping(layout: object, shape: tuple[int, ...]) -> ThreadMapping:
-    if isinstance(layout, BlockedEncodingAttr):
-        return _blocked(layout, shape)
-    if isinstance(layout, SliceEncodingAttr):
-        return _slice(layout, shape)
-    if isinstance(layout, MmaEncodingAttr):
-        return mma_mapping(layout, shape)
-    if isinstance(layout, DotOperandEncodingAttr):
-        return dot_operand_mapping(layout, shape)
-    if isinstance(layout, AmdMatrixLayout):
-        return amd_accumulator_mapping(layout, shape)
-    if isinstance(layout, AmdDotOperandEncodingAttr):
-        return amd_dot_operand_mapping(layout, shape)
-    raise TypeError(f"no thread mapping for layout {layout}")
+    for cls in type(layout).__mro__:
+        function = MAPPINGS.get(cls)
+        if function is not None:
+            return function(layout, shape)
+    raise TypeError(
+        f"no thread mapping for layout {layout}: its backend registers one with "
+        "tilec.layout.mapping.register_thread_mapping when its plugin loads"
+    )
 
 
+@register_thread_mapping(BlockedEncodingAttr)
 def _blocked(layout: BlockedEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     if len(shape) != layout.rank:
         raise ValueError(f"layout {layout} has rank {layout.rank}, tensor shape {list(shape)}")
@@ -88,6 +101,7 @@ def _blocked(layout: BlockedEncodingAttr, shape: tuple[int, ...]) -> ThreadMappi
     return ThreadMapping(shape, tuple(dims), (), tuple(registers), fastest, contiguity)
 
 
+@register_thread_mapping(SliceEncodingAttr)
 def _slice(layout: SliceEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     dim = layout.dim
     parent = _thread_mapping(layout.parent, (*shape[:dim], 1, *shape[dim:]))
@@ -102,3 +116,7 @@ def _slice(layout: SliceEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     return ThreadMapping(
         shape, dims, (*parent.hidden, parent.dims[dim]), registers, contiguous_dim, contiguity
     )
+
+
+register_thread_mapping(MmaEncodingAttr)(mma_mapping)
+register_thread_mapping(DotOperandEncodingAttr)(dot_operand_mapping)

@@ -67,4 +67,22 @@ class ThreadMapping:
         ]
 
 
-__all__ = ["DimMapping", "ThreadMapping"]
+def within_shape(
+    registers: list[tuple[int, int]], shape: tuple[int, ...]
+) -> tuple[tuple[int, int], ...]:
+    """The distinct `registers` offsets inside `shape`, in order (a dimension smaller than an
+    instruction's extent keeps only the registers inside it)."""
+    kept: dict[tuple[int, int], None] = {}
+    for reg in registers:
+        if all(offset < size for offset, size in zip(reg, shape, strict=True)):
+            kept.setdefault(reg, None)
+    return tuple(kept)
+
+
+def check_rank_2(layout: object, shape: tuple[int, ...]) -> None:
+    """A `ValueError` unless `shape` is 2-D (the matrix-unit layouts are)."""
+    if len(shape) != 2:
+        raise ValueError(f"layout {layout} is for 2-D tensors, tensor shape {list(shape)}")
+
+
+__all__ = ["DimMapping", "ThreadMapping", "check_rank_2", "within_shape"]

@@ -26,27 +26,12 @@ only the registers inside it; the other lanes along it hold replicas.
 from __future__ import annotations
 
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
-from tilec.layout.mapping_types import DimMapping, ThreadMapping
-
-
-def _within(
-    registers: list[tuple[int, int]], shape: tuple[int, ...]
-) -> tuple[tuple[int, int], ...]:
-    kept: dict[tuple[int, int], None] = {}
-    for reg in registers:
-        if all(offset < size for offset, size in zip(reg, shape, strict=True)):
-            kept.setdefault(reg, None)
-    return tuple(kept)
-
-
-def _check_rank(layout: object, shape: tuple[int, ...]) -> None:
-    if len(shape) != 2:
-        raise ValueError(f"layout {layout} is for 2-D tensors, tensor shape {list(shape)}")
+from tilec.layout.mapping_types import DimMapping, ThreadMapping, check_rank_2, within_shape
 
 
 def mma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     """The accumulator (C/D) fragments of `layout` over a `shape` tensor."""
-    _check_rank(layout, shape)
+    check_rank_2(layout, shape)
     if layout.version == 3:
         return _wgmma_mapping(layout, shape)
     wm, wn = layout.warps_per_cta
@@ -63,7 +48,7 @@ def mma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMappin
         for i in (0, 8)
         for j in (0, 1)
     ]
-    return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(2, n_size))
+    return ThreadMapping(shape, dims, (), within_shape(registers, shape), 1, min(2, n_size))
 
 
 def _wgmma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
@@ -88,12 +73,12 @@ def _wgmma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMap
         for i in (0, 8)
         for e in (0, 1)
     ]
-    return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(2, n_size))
+    return ThreadMapping(shape, dims, (), within_shape(registers, shape), 1, min(2, n_size))
 
 
 def dot_operand_mapping(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     """The A (`opIdx = 0`) or B (`opIdx = 1`) operand fragments of `layout` over `shape`."""
-    _check_rank(layout, shape)
+    check_rank_2(layout, shape)
     wm, wn = layout.parent.warps_per_cta
     width, instr_k = layout.k_width, layout.instr_k
     # warps: row-major over warpsPerCTA for mma.sync, column-major for wgmma (version 3)
@@ -113,7 +98,7 @@ def dot_operand_mapping(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) 
             for mh in (0, 8)
             for e in range(width)
         ]
-        return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(width, k_size))
+        return ThreadMapping(shape, dims, (), within_shape(registers, shape), 1, min(width, k_size))
     k_size, n_size = shape
     dims = (
         DimMapping(k_size, 1, 4, width, 1, 1, instr_k),
@@ -127,7 +112,7 @@ def dot_operand_mapping(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) 
         for kh in (0, 1)
         for e in range(width)
     ]
-    return ThreadMapping(shape, dims, (), _within(registers, shape), 0, min(width, k_size))
+    return ThreadMapping(shape, dims, (), within_shape(registers, shape), 0, min(width, k_size))
 
 
 __all__ = ["dot_operand_mapping", "mma_mapping"]

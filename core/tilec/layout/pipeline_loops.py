@@ -32,8 +32,8 @@ the dot's wait has retired in each warpgroup, and the barrier in all of them), a
 `gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final (the loop and the
 waits inside an `scf.if` on the loop running at all: `_guard` says why).
 
-Loads that feed AMD's matrix cores (`#gpu.amd_dot_op`) are pipelined too. A target without
-asynchronous copies (`LayoutRules.async_copies` false: AMD, which has no cp.async) stages the
+Loads that feed other matrix units (any operand layout, `OperandEncodingAttr`) are pipelined
+too. A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
 ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
 0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
 iteration the loads of iteration i + D are issued after the barrier, before the current tile's
@@ -58,12 +58,8 @@ import attrs
 
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
 from tilec.dialects.gpu import ConvertLayoutOp
-from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
-from tilec.dialects.gpu_mma import (
-    DotOperandEncodingAttr,
-    NvmmaSharedEncodingAttr,
-    SwizzledSharedEncodingAttr,
-)
+from tilec.dialects.gpu_matrix import OperandEncodingAttr, SwizzledSharedEncodingAttr
+from tilec.dialects.gpu_mma import DotOperandEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -212,7 +208,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):
         return None
     encodings = {u.results[0].type.encoding for u in users}  # type: ignore[attr-defined]
-    operand_layouts = DotOperandEncodingAttr | NvmmaSharedEncodingAttr | AmdDotOperandEncodingAttr
+    operand_layouts = OperandEncodingAttr | NvmmaSharedEncodingAttr
     if len(encodings) != 1 or not isinstance(next(iter(encodings)), operand_layouts):
         return None
     if any(u.parent is not block for u in users):
@@ -325,12 +321,18 @@ def _zero(element: Type) -> IntegerAttr | FloatAttr:
 def _ring_encoding(
     converts: tuple[ConvertLayoutOp, ...], registers: bool
 ) -> NvmmaSharedEncodingAttr | SwizzledSharedEncodingAttr | None:
-    """A ring's encoding: wgmma's for its operands; for AMD's B operand staged through registers,
-    stored transposed (K contiguous), so that each lane's K elements are one LDS vector read
-    (the register stores write along N, which costs less: each element is stored once, and read
+    """A ring's encoding: wgmma's for its operands; for a B operand staged through registers
+    whose layout asks for it (`OperandEncodingAttr.staged_b_transposed`: AMD's), stored
+    transposed (K contiguous), so that each lane's K elements are one LDS vector read (the
+    register stores write along N, which costs less: each element is stored once, and read
     by every wavefront along M)."""
     encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
-    if registers and isinstance(encoding, AmdDotOperandEncodingAttr) and encoding.op_idx == 1:
+    if (
+        registers
+        and isinstance(encoding, OperandEncodingAttr)
+        and encoding.staged_b_transposed
+        and encoding.op_idx == 1
+    ):
         return SwizzledSharedEncodingAttr(True)
     return _shared_encoding(converts)
 

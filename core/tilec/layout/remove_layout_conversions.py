@@ -22,8 +22,12 @@ Conversions and cheap ops left without uses are erased.
 from __future__ import annotations
 
 from tilec.dialects import tile
-from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr, SliceEncodingAttr
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr
+from tilec.dialects.gpu import (
+    ConvertLayoutOp,
+    LayoutEncodingAttr,
+    SharedEncodingAttr,
+    SliceEncodingAttr,
+)
 from tilec.dialects.scf import ForOp
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Operation, OpResult, Value
@@ -80,9 +84,7 @@ class _Remover:
             replacement = source
         elif self.is_cheap(source) and not isinstance(layout, SharedEncodingAttr):
             replacement = self.recompute(source, layout)
-        elif _is_shape_op(source) and not isinstance(
-            layout, DotOperandEncodingAttr | SharedEncodingAttr
-        ):
+        elif _is_shape_op(source) and _rebuilds_shape_ops(layout):
             replacement = self.rebuild(source, layout)
         elif earlier is not None and _dominates(earlier, convert):
             replacement = earlier.results[0]
@@ -171,6 +173,14 @@ class _Remover:
                     continue
                 if self.is_cheap(value) or isinstance(value.op, ConvertLayoutOp):
                     worklist.append(value.op)
+
+
+def _rebuilds_shape_ops(layout: object) -> bool:
+    """Whether a shape op may be rebuilt in `layout` (`LayoutEncodingAttr.rebuilds_shape_ops`;
+    never in shared memory)."""
+    if isinstance(layout, SharedEncodingAttr):
+        return False
+    return not isinstance(layout, LayoutEncodingAttr) or layout.rebuilds_shape_ops
 
 
 def _is_shape_op(value: Value) -> bool:

@@ -14,7 +14,7 @@ class MmaInstruction:
     """A tensor-core matrix instruction the target has, as layouts and passes see it.
 
     `version`: the version of the layouts it computes in (`#gpu.mma` 2: NVIDIA's mma.sync;
-    other families, `tilec.layout.amd_instructions`, number their own).
+    other families, defined by their backends, number their own).
     `shape`: (m, n, k) of one instruction. `operand` and `accumulator`: tile element type names
     of the A/B inputs and of C/D (`f16`, `bf16`, `f32`, ...).
     """

@@ -4,7 +4,8 @@
 `assign-layouts` chose, so every use of a dot result inside a loop pays a conversion through
 shared memory, and a value that flows back into the next dot (attention's `p`, or an accumulator
 scaled in the loop) is converted back again. After Triton's layout propagation, a conversion
-`y = convert(x)` from the `#gpu.mma` family (the layout itself and slices of it) inside a loop is
+`y = convert(x)` from the `#gpu.mma` family (an accumulator layout whose
+`keeps_loop_values` is set, and slices of it) inside a loop is
 moved past the users of `y` that compute in any layout: element-wise ops and selects, broadcasts,
 reductions (whose results take the slice of the layout) and `expand_dims` of a matching slice.
 Such a user computes on `x` in its layout instead, its other tensor operands are converted to it
@@ -22,8 +23,7 @@ the better one.
 from __future__ import annotations
 
 from tilec.dialects import arith, tile
-from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr
-from tilec.dialects.gpu_mma import MmaEncodingAttr
+from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr, in_loop_value_family
 from tilec.dialects.scf import ForOp
 from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.traits import Elementwise
@@ -47,19 +47,14 @@ def sink_conversions(module: Operation) -> bool:
     return changed
 
 
-def in_mma_family(layout: object) -> bool:
-    """`#gpu.mma`, or a slice (of a slice ...) of it."""
-    while isinstance(layout, SliceEncodingAttr):
-        layout = layout.parent
-    return isinstance(layout, MmaEncodingAttr)
-
-
 def _encoding(value: Value) -> object:
     return value.type.encoding  # type: ignore[attr-defined]
 
 
 def _sinkable(convert: ConvertLayoutOp) -> bool:
-    if not in_mma_family(_encoding(convert.source)) or in_mma_family(_encoding(convert.result)):
+    if not in_loop_value_family(_encoding(convert.source)) or in_loop_value_family(
+        _encoding(convert.result)
+    ):
         return False
     op: Operation | None = convert.parent_op
     while op is not None and not isinstance(op, ForOp):
@@ -144,7 +139,7 @@ def _carry_converted_yields(loop: ForOp) -> bool:
         if not isinstance(producer, ConvertLayoutOp):
             continue
         carried = producer.source
-        if not in_mma_family(_encoding(carried)) or in_mma_family(_encoding(yielded)):
+        if not in_loop_value_family(_encoding(carried)) or in_loop_value_family(_encoding(yielded)):
             continue
         arg = block.args[1 + i]
         layout = _encoding(carried)
@@ -164,4 +159,4 @@ def _carry_converted_yields(loop: ForOp) -> bool:
     return changed
 
 
-__all__ = ["convert_before", "in_mma_family", "sink_conversions"]
+__all__ = ["convert_before", "sink_conversions"]

@@ -19,7 +19,6 @@ from tilec.lowering import (  # noqa: F401  (imported for their registrations)
     reduce,
     scan,
     shared_memory,
-    wgmma,
 )
 from tilec.lowering.context import LoweringError
 from tilec.lowering.lower import LoweredKernel, lower_module

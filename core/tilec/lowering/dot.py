@@ -1,5 +1,5 @@
-"""`tile.dot` -> LLVM IR with FMAs through shared memory (a `#gpu.mma` result: `lowering.mma`;
-`#gpu.amd_mfma` / `#gpu.amd_wmma`: `lowering.amd_mma`).
+"""`tile.dot` -> LLVM IR with FMAs through shared memory (a result in a matrix-unit layout: the
+lowering its backend registered, `tilec.lowering.matrix_units`).
 
 `a` (MxK) and `b` (KxN) may have any layouts: every thread writes the elements it holds to
 shared memory, `a` transposed (`[k][m]`) and `b` as it is (`[k][n]`), so that at one `k` the
@@ -24,14 +24,11 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilec.dialects.gpu import layout_of
-from tilec.dialects.gpu_amd import AmdMatrixLayout
-from tilec.dialects.gpu_mma import MmaEncodingAttr
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import IntegerType, element_type
 from tilec.layout.mapping import ThreadMapping
-from tilec.lowering.amd_mma import lower_amd_matrix_dot
 from tilec.lowering.context import BF16, F16, F32, F64, I32, LoweringContext, LTensor, lowers
-from tilec.lowering.mma import lower_mma_dot, tf32_truncate
+from tilec.lowering.matrix_units import DOT_LOWERINGS, registered, tf32_truncate
 from tilec.lowering.reduce import element_bytes, load_slot, store_slot
 
 UNROLL = 8
@@ -40,11 +37,9 @@ UNROLL = 8
 
 @lowers(DotOp)
 def _dot(ctx: LoweringContext, op: DotOp) -> None:
-    if isinstance(layout_of(op.result.type), MmaEncodingAttr):
-        lower_mma_dot(ctx, op)  # tensor cores (tilec.lowering.mma)
-        return
-    if isinstance(layout_of(op.result.type), AmdMatrixLayout):
-        lower_amd_matrix_dot(ctx, op)  # AMD matrix cores (tilec.lowering.amd_mma)
+    matrix_unit = registered(DOT_LOWERINGS, layout_of(op.result.type))
+    if matrix_unit is not None:
+        matrix_unit(ctx, op)  # a backend's matrix unit (tilec.lowering.matrix_units)
         return
     b = ctx.builder
     a, bm, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)

@@ -17,8 +17,12 @@ from functools import lru_cache
 
 from llvmlite import ir
 
-from tilec.dialects.gpu import ConvertLayoutOp, SliceEncodingAttr, layout_of
-from tilec.dialects.gpu_mma import MmaEncodingAttr
+from tilec.dialects.gpu import (
+    ConvertLayoutOp,
+    SharedEncodingAttr,
+    in_loop_value_family,
+    layout_of,
+)
 from tilec.dialects.tile import (
     BroadcastOp,
     ExpandDimsOp,
@@ -29,11 +33,9 @@ from tilec.dialects.tile import (
 )
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
-from tilec.lowering.amd_mma import lower_to_amd_dot_operand
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
-from tilec.lowering.dot_operand import lower_to_dot_operand
+from tilec.lowering.matrix_units import CONVERSIONS, registered
 from tilec.lowering.memory import byte_size
-from tilec.lowering.wgmma import lower_to_shared, transpose_shared
 
 
 @lowers(SplatOp)
@@ -85,12 +87,17 @@ def _weights(op: Rearrangement, src: TensorType, dst: TensorType) -> tuple[int, 
 
 @lowers(BroadcastOp, ExpandDimsOp, ReshapeOp, TransOp, ConvertLayoutOp)
 def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
-    if isinstance(op, ConvertLayoutOp) and lower_to_shared(ctx, op):
-        return  # wgmma operands: stored by their gpu.warp_group_dot (tilec.lowering.wgmma)
+    encoding = getattr(op.result.type, "encoding", None)
+    if (
+        isinstance(op, ConvertLayoutOp)
+        and isinstance(encoding, SharedEncodingAttr)
+        and _matrix_unit_conversion(ctx, op)
+    ):
+        return  # operands a matrix unit reads from shared memory (tilec.lowering.matrix_units)
     if isinstance(op, TransOp):
-        view = transpose_shared(ctx.get(op.source))
-        if view is not None:  # a tensor in shared memory: the same bytes, transposed
-            ctx.set(op.result, view)
+        source = ctx.get(op.source)
+        if hasattr(source, "transposed_view"):  # in shared memory: the same bytes, transposed
+            ctx.set(op.result, source.transposed_view())
             return
     source: LTensor = ctx.get(op.source)
     result_type = op.result.type
@@ -98,7 +105,7 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     src_type = source.type
     weights = _weights(op, src_type, result_type)
     picks = None
-    if not isinstance(op, ConvertLayoutOp) or _is_mma(layout_of(src_type)):
+    if not isinstance(op, ConvertLayoutOp) or in_loop_value_family(layout_of(src_type)):
         # An `#gpu.mma` result holds, in each thread, the elements its `#gpu.dot_op` operand
         # fragment needs when the warps tile only M (attention's p): no data moves. Likewise
         # its row vectors (slices) between two `#gpu.mma` of other instruction widths
@@ -112,20 +119,17 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
         )
     if picks is not None:
         values = [source.values[i] for i in picks]
-    elif isinstance(op, ConvertLayoutOp) and lower_to_dot_operand(ctx, op):
-        return  # tensor-core operands: shared memory and ldmatrix (tilec.lowering.dot_operand)
-    elif isinstance(op, ConvertLayoutOp) and lower_to_amd_dot_operand(ctx, op):
-        return  # AMD matrix-core operands: padded LDS rows (tilec.lowering.amd_mma)
+    elif isinstance(op, ConvertLayoutOp) and _matrix_unit_conversion(ctx, op):
+        return  # a backend's matrix-unit operands (tilec.lowering.matrix_units)
     else:
         values = _through_shared(ctx, source, result_type, weights)
     ctx.set(op.result, LTensor(result_type, values))
 
 
-def _is_mma(layout: object) -> bool:
-    """A `#gpu.mma` layout, or a slice of one."""
-    while isinstance(layout, SliceEncodingAttr):
-        layout = layout.parent
-    return isinstance(layout, MmaEncodingAttr)
+def _matrix_unit_conversion(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
+    """Whether the conversion registered for `op`'s result layout lowered it."""
+    conversion = registered(CONVERSIONS, getattr(op.result.type, "encoding", None))
+    return conversion is not None and conversion(ctx, op)
 
 
 @lru_cache(maxsize=1024)

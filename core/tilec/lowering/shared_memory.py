@@ -8,8 +8,10 @@ them around its loop), and the scratch buffer of layout conversions lies above e
 `make_llir` checks it against the arch's limit.
 
 Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row), the layout `ldmatrix` reads
-of `#gpu.dot_op` expect, or for a `#gpu.nvmma_shared` buffer an `NvmmaTile` (wgmma's swizzle
-modes, 1024-byte aligned), which `gpu.local_load` gives as a `SharedView` of the slot.
+of `#gpu.dot_op` expect, or for a buffer in a shared encoding a backend lays out itself
+(`tilec.lowering.matrix_units.lays_out_shared`: `#gpu.nvmma_shared`'s `NvmmaTile`, wgmma's
+swizzle modes, 1024-byte aligned) the tile it gives, which `gpu.local_load` gives as a
+`SharedView` of the slot.
 `gpu.async_copy_global_to_local` copies each thread's vectors with the target's `async_copy`
 (`cp.async` on NVIDIA: 16 bytes where axis info proves them, else 8 or 4, down to one 4-byte
 element, as a tf32 operand stored transposed needs; a masked-off vector is read with source size
@@ -19,11 +21,13 @@ element, as a tf32 operand stored transposed needs; a masked-off vector is read 
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from llvmlite import ir
 
-from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr
-from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr, SwizzledSharedEncodingAttr
+from tilec.dialects.gpu import SharedEncodingAttr
+from tilec.dialects.gpu_matrix import SwizzledSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -34,7 +38,6 @@ from tilec.dialects.gpu_shared import (
     LocalStoreOp,
 )
 from tilec.ir.types import MemDescType, TensorType
-from tilec.lowering.amd_mma import read_amd_operand
 from tilec.lowering.context import (
     I8,
     I32,
@@ -45,19 +48,17 @@ from tilec.lowering.context import (
     lowers,
     memory_type,
 )
-from tilec.lowering.dot_operand import read_dot_operand, reads_as_dot_operand
+from tilec.lowering.matrix_units import SHARED_READS, SHARED_TILES, registered
 from tilec.lowering.memory import _masked as masked
 from tilec.lowering.memory import byte_size, vector_width
 from tilec.lowering.memory_hints import MemoryHints, hints_of
-from tilec.lowering.swizzle import NvmmaTile, SharedView, SwizzledTile
+from tilec.lowering.swizzle import SharedView, SwizzledTile
 from tilec.lowering.target import TargetInfo
 
 ALIGNMENT = 128
 ASYNC_COPY_BYTES = (4, 8, 16)
 """The sizes of one asynchronous copy (`cp.async`): a vector of fewer bytes (a 2-byte element
 alone) is loaded and stored synchronously."""
-NVMMA_ALIGNMENT = 1024
-"""wgmma's swizzle modes repeat every 1024 bytes of the address: its tiles start there."""
 
 
 @attrs.frozen
@@ -68,7 +69,8 @@ class SharedBuffer:
     base: ir.Value
     offset: int
     nbytes: int
-    tile: SwizzledTile | NvmmaTile
+    tile: Any
+    """A `SwizzledTile`, or the tile a backend lays out for the buffer's encoding."""
     element: ir.Type
     slot_bytes: int
 
@@ -86,10 +88,10 @@ def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
     assert isinstance(t, MemDescType)
     element = memory_type(t.element_type, ctx.target)
     rows, cols = t.tile_shape
-    tile: SwizzledTile | NvmmaTile
-    if isinstance(t.encoding, NvmmaSharedEncodingAttr):
-        tile = NvmmaTile(rows, cols, byte_size(element), t.encoding.swizzle, t.encoding.transposed)
-        align = NVMMA_ALIGNMENT
+    tile: Any
+    layout = registered(SHARED_TILES, t.encoding)
+    if layout is not None:  # a backend's own shared layout (tilec.lowering.matrix_units)
+        tile, align = layout(t, byte_size(element))
     else:
         transposed = isinstance(t.encoding, SwizzledSharedEncodingAttr) and t.encoding.transposed
         tile = SwizzledTile(rows, cols, byte_size(element), transposed)
@@ -179,7 +181,7 @@ def _local_store(ctx: LoweringContext, op: LocalStoreOp) -> None:
 def store_registers(
     ctx: LoweringContext,
     tensor: LTensor,
-    tile: SwizzledTile | NvmmaTile,
+    tile: Any,
     element: ir.Type,
     base: ir.Value,
 ) -> None:
@@ -233,22 +235,18 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
     buffer: SharedBuffer = ctx.get(op.buffer)
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
-    if isinstance(result_type.encoding, NvmmaSharedEncodingAttr):
+    if isinstance(result_type.encoding, SharedEncodingAttr):  # read in place: a view
         slot = buffer.slot(ctx.builder, ctx.get(op.slot))
         ctx.set(op.result, SharedView(slot, buffer.tile))  # type: ignore[arg-type]
         return
-    if isinstance(result_type.encoding, AmdDotOperandEncodingAttr):
-        slot = buffer.slot(ctx.builder, ctx.get(op.slot))
-        values = read_amd_operand(ctx, result_type, buffer.tile, slot)  # type: ignore[arg-type]
-        ctx.set(op.result, LTensor(result_type, values))
-        return
-    if buffer.tile.transposed or not reads_as_dot_operand(result_type, buffer.tile.element_bytes):  # type: ignore[union-attr]
+    read = registered(SHARED_READS, result_type.encoding)
+    if read is None:
         raise LoweringError(
-            f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
-            f"instruction tiles; got {result_type}"
+            f"{_where(op)}gpu.local_load reads into the operand layouts of a matrix unit whose "
+            f"backend registered the read (tilec.lowering.matrix_units); got {result_type}"
         )
     slot = buffer.slot(ctx.builder, ctx.get(op.slot))
-    values = read_dot_operand(ctx, result_type, buffer.tile, slot)
+    values = read(ctx, op, buffer.tile, slot)  # a backend's matrix-unit operands
     ctx.set(op.result, LTensor(result_type, values))
 
 

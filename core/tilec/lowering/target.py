@@ -154,7 +154,7 @@ class TargetInfo:
         """Abort the kernel (a failed device-side assert)."""
         raise self.missing("trap")
 
-    # Tensor cores ------------------------------------------------------------------------------
+    # Matrix units and asynchronous copies ---------------------------------------------------------
 
     def mma(
         self,
@@ -167,19 +167,10 @@ class TargetInfo:
         """One tensor-core `instruction` (a `tilec.layout.rules.MmaInstruction` the target's
         layout rules offered) on this lane's fragments, in `#gpu.dot_op` / `#gpu.mma` register
         order: `a` and `b` are i32 registers, each packing `kWidth` operand elements (the lowest
-        K first), `c` the accumulator elements; returns the result elements (D). For AMD's
-        `#gpu.amd_mfma` / `#gpu.amd_wmma` (`tilec.lowering.amd_mma`), `a` and `b` are the
-        lane's `kWidth` operand elements themselves, which the target packs into its vectors."""
+        K first), `c` the accumulator elements; returns the result elements (D). A backend whose
+        own matrix-unit lowering calls it (`tilec.lowering.matrix_units`) defines what `a`, `b`
+        and `c` hold there (AMD's: the lane's `kWidth` operand elements themselves)."""
         raise NotImplementedError(f"target {self.arch} has no tensor-core instructions")
-
-    def ldmatrix(
-        self, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
-    ) -> list[ir.Value] | None:
-        """Load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory, lanes
-        `8i..8i+7` giving the row addresses of matrix i (`address`, a shared pointer): as i32
-        registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of each matrix
-        (of its transpose with `transpose`). None where the target has no such instruction."""
-        return None
 
     def async_copy(
         self,
@@ -203,47 +194,3 @@ class TargetInfo:
     def async_wait(self, builder: ir.IRBuilder, pending: int) -> None:
         """Wait until at most `pending` committed groups of this thread are in flight."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
-
-    # Warpgroup tensor cores (wgmma; the ops of `tilec.dialects.gpu_shared`) -------------------
-
-    def wgmma(
-        self,
-        builder: ir.IRBuilder,
-        n: int,
-        dtype: str,
-        desc_a: ir.Value,
-        desc_b: ir.Value,
-        acc: Sequence[ir.Value],
-        transpose_a: bool,
-        transpose_b: bool,
-    ) -> list[ir.Value]:
-        """Issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs: "f16" or "bf16" with
-        K = 16, "tf32" with K = 8, always K-major; f32 accumulators) on
-        shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
-        of A, mma.sync's A fragment) and B (K-major, or MN-major with
-        `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
-        `#gpu.mma` version 3 order); returns the accumulator registers."""
-        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
-
-    def wgmma_fence(
-        self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
-    ) -> list[ir.Value]:
-        """Order earlier register and shared-memory accesses before the wgmmas that follow;
-        returns `registers` (A fragments) threaded through the fence, so that they are written
-        before it."""
-        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
-
-    def wgmma_commit(self, builder: ir.IRBuilder) -> None:
-        """Close the wgmmas issued since the last commit into a group."""
-        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
-
-    def wgmma_wait(
-        self, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
-    ) -> list[ir.Value]:
-        """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded
-        through the wait so that no read of it moves above it."""
-        raise NotImplementedError(f"target {self.arch} has no warpgroup tensor cores (wgmma)")
-
-    def fence_async_shared(self, builder: ir.IRBuilder) -> None:
-        """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
-        raise NotImplementedError(f"target {self.arch} has no async proxy")

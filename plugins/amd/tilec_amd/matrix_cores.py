@@ -20,9 +20,9 @@ from collections.abc import Sequence
 import attrs
 from llvmlite import ir
 
-from tilec.layout.amd_instructions import AmdMatrixInstruction
 from tilec.lowering.context import BF16, F16, F32, I16, I32, LoweringError, call_intrinsic
 from tilec_amd.arch import ARCHS
+from tilec_amd.matrix_instructions import AmdMatrixInstruction
 
 
 @attrs.frozen

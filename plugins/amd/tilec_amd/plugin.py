@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tilec.backend import Backend
 from tilec.plugin import hookimpl
+from tilec_amd import matrix_instructions  # noqa: F401  (registers the #gpu.amd_* layouts)
 from tilec_amd.backend import AmdBackend
 
 

@@ -32,6 +32,7 @@ from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
 from tilec.lowering.memory_hints import MemoryHints, volatile_load, volatile_store
 from tilec.lowering.memory_hints import nontemporal as mark_nontemporal
 from tilec.lowering.target import TargetInfo
+from tilec_amd import matrix_lowering  # noqa: F401  (registers the matrix-core lowerings)
 
 TRIPLE = "amdgcn-amd-amdhsa"
 DATA_LAYOUT = (

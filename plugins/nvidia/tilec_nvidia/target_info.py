@@ -23,8 +23,20 @@ from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
 from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
-from tilec_nvidia import cache_hints, capabilities
+from tilec_nvidia import (
+    cache_hints,
+    capabilities,
+    dot_operand,
+    mma_sync,
+    nvmma_tile,
+    wgmma_lowering,
+)
 from tilec_nvidia.arch import ARCHS
+
+TENSOR_CORE_LOWERINGS = (dot_operand, mma_sync, nvmma_tile, wgmma_lowering)
+"""The modules whose tensor-core lowerings register themselves with the core
+(`tilec.lowering.matrix_units`, `tilec.lowering.context.lowers`): imported with the target, so
+that a compile for it finds them."""
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -272,6 +284,12 @@ class NvidiaTargetInfo(TargetInfo):
     def ldmatrix(
         self, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
     ) -> list[ir.Value]:
+        """Load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory, lanes
+        `8i..8i+7` giving the row addresses of matrix i (`address`, a shared pointer): as i32
+        registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of each matrix
+        (of its transpose with `transpose`).
+        `tilec_nvidia.dot_operand` reads fragments with it where a target has it (a target
+        without, such as a host emulator, gets element reads)."""
         from tilec_nvidia.tensor_cores import ldmatrix
 
         return ldmatrix(builder, self.arch, address, count, transpose)
@@ -311,6 +329,12 @@ class NvidiaTargetInfo(TargetInfo):
         transpose_a: bool,
         transpose_b: bool,
     ) -> list[ir.Value]:
+        """Issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs: "f16" or "bf16" with
+        K = 16, "tf32" with K = 8, always K-major; f32 accumulators) on
+        shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
+        of A, mma.sync's A fragment) and B (K-major, or MN-major with
+        `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
+        `#gpu.mma` version 3 order); returns the accumulator registers."""
         from tilec_nvidia.wgmma import wgmma  # deferred: as mma above
 
         return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b)
@@ -318,11 +342,15 @@ class NvidiaTargetInfo(TargetInfo):
     def wgmma_fence(
         self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
     ) -> list[ir.Value]:
+        """Order earlier register and shared-memory accesses before the wgmmas that follow;
+        returns `registers` (A fragments) threaded through the fence, so that they are written
+        before it."""
         from tilec_nvidia.wgmma import wgmma_fence  # deferred: as mma above
 
         return wgmma_fence(builder, self.arch, registers)
 
     def wgmma_commit(self, builder: ir.IRBuilder) -> None:
+        """Close the wgmmas issued since the last commit into a group."""
         from tilec_nvidia.wgmma import wgmma_commit  # deferred: as mma above
 
         wgmma_commit(builder, self.arch)
@@ -330,11 +358,14 @@ class NvidiaTargetInfo(TargetInfo):
     def wgmma_wait(
         self, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
     ) -> list[ir.Value]:
+        """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded
+        through the wait so that no read of it moves above it."""
         from tilec_nvidia.wgmma import wgmma_wait  # deferred: as mma above
 
         return wgmma_wait(builder, self.arch, acc, pending)
 
     def fence_async_shared(self, builder: ir.IRBuilder) -> None:
+        """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
         from tilec_nvidia.wgmma import fence_async_shared  # deferred: as mma above
 
         fence_async_shared(builder, self.arch)

@@ -27,12 +27,14 @@ from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
 from tilec.layout.accelerate_matmul import mma_operand
 from tilec.layout.rules import MmaInstruction
-from tilec.lowering.context import F32, I32, LoweringContext, LoweringError, LTensor, _where
+from tilec.lowering.context import F32, LoweringContext, LoweringError, LTensor, _where
+from tilec.lowering.matrix_units import lowers_dot, pack_registers, tf32_truncate
 
 K_WIDTHS = {"f16": 2, "bf16": 2, "tf32": 1, "i8": 4}
 """The operand elements one 32-bit register holds, by instruction operand type."""
 
 
+@lowers_dot(MmaEncodingAttr)
 def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
     layout = layout_of(op.result.type)
@@ -98,16 +100,6 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     ctx.set(op.result, LTensor(op.result.type, results))
 
 
-def tf32_truncate(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """An f32 as the tensor cores read it as tf32 (10 mantissa bits): the 13 low mantissa bits
-    cleared (truncation toward zero), as the interpreter's `tf32_truncate`; infinities and NaNs
-    (exponent all ones) stay as they are."""
-    bits = b.bitcast(value, I32)
-    truncated = b.and_(bits, I32(-0x2000))
-    special = b.icmp_unsigned("==", b.and_(bits, I32(0x7F800000)), I32(0x7F800000))
-    return b.bitcast(b.select(special, bits, truncated), F32)
-
-
 def _split(ctx: LoweringContext, values: list[ir.Value]) -> tuple[list[ir.Value], list[ir.Value]]:
     """3xTF32's `big = tf32(x)` and `small = x - big` of each f32 value."""
     b = ctx.builder
@@ -115,19 +107,4 @@ def _split(ctx: LoweringContext, values: list[ir.Value]) -> tuple[list[ir.Value]
     return big, [b.fsub(v, h) for v, h in zip(values, big, strict=True)]
 
 
-def pack_registers(ctx: LoweringContext, values: list[ir.Value], k_width: int) -> list[ir.Value]:
-    """Each `k_width` consecutive elements as one i32 register, the first in the low bits."""
-    b = ctx.builder
-    registers = []
-    for i in range(0, len(values), k_width):
-        if k_width == 1:
-            registers.append(b.bitcast(values[i], I32))
-            continue
-        vector: ir.Value = ir.Constant(ir.VectorType(values[i].type, k_width), None)
-        for j in range(k_width):
-            vector = b.insert_element(vector, values[i + j], I32(j))
-        registers.append(b.bitcast(vector, I32))
-    return registers
-
-
-__all__ = ["K_WIDTHS", "lower_mma_dot", "pack_registers", "tf32_truncate"]
+__all__ = ["K_WIDTHS", "lower_mma_dot"]

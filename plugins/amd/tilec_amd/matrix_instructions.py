@@ -2,7 +2,7 @@
 
 An AMD backend lists these in its `LayoutRules.mma_instructions`; `accelerate-matmul` asks the
 chosen one for its layouts (`#gpu.amd_mfma` or `#gpu.amd_wmma` and their `#gpu.amd_dot_op`s),
-and the lowering (`tilec.lowering.amd_mma`) rebuilds it from those layouts for the target's
+and the lowering (`tilec_amd.matrix_lowering`) rebuilds it from those layouts for the target's
 `mma` hook, which picks the intrinsic.
 """
 
@@ -12,13 +12,14 @@ from typing import Any
 
 import attrs
 
-from tilec.dialects.gpu_amd import (
+from tilec.layout.rules import MmaInstruction, warps_per_tile
+from tilec_amd import matrix_mapping  # noqa: F401  (registers the layouts' thread mappings)
+from tilec_amd.matrix_layouts import (
     AmdDotOperandEncodingAttr,
     AmdMatrixLayout,
     AmdMfmaEncodingAttr,
     AmdWmmaEncodingAttr,
 )
-from tilec.layout.rules import MmaInstruction, warps_per_tile
 
 FAMILIES = ("mfma", "wmma")
 

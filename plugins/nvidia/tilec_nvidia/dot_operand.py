@@ -28,19 +28,31 @@ dimension), else `kWidth` element loads (B, whose K runs down the columns).
 
 from __future__ import annotations
 
+from typing import Any
+
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp
 from tilec.dialects.gpu_mma import DotOperandEncodingAttr
 from tilec.ir.types import TensorType
 from tilec.layout.mapping import ThreadMapping
-from tilec.lowering.context import I8, I32, LoweringContext, LTensor, memory_type
+from tilec.lowering.context import (
+    I8,
+    I32,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    _where,
+    memory_type,
+)
+from tilec.lowering.matrix_units import lowers_conversion_to, lowers_shared_read
 from tilec.lowering.memory import byte_size
 from tilec.lowering.swizzle import SwizzledTile
 
 MAX_VECTOR_ELEMENTS = 8
 
 
+@lowers_conversion_to(DotOperandEncodingAttr)
 def lower_to_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     """Lower the conversion `op` if its result is a 16-bit `#gpu.dot_op` of whole instruction
     tiles; False (nothing emitted) to leave it to the generic conversion."""
@@ -143,7 +155,8 @@ def _ldmatrix(
         row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
     row = b.add(row, lane_row)
     address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
-    registers = ctx.target.ldmatrix(b, address, count, transpose)
+    ldmatrix = getattr(ctx.target, "ldmatrix", None)  # NVIDIA's; a host emulator may lack it
+    registers = None if ldmatrix is None else ldmatrix(b, address, count, transpose)
     if registers is not None:
         return _unpack(ctx, registers, element)
     return _read_elements(ctx, tile, base, element, rows, cols, transpose)
@@ -287,4 +300,19 @@ def reads_as_dot_operand(result_type: TensorType, element_bytes: int) -> bool:
     )
 
 
-__all__ = ["lower_to_dot_operand", "read_dot_operand", "reads_as_dot_operand"]
+@lowers_shared_read(DotOperandEncodingAttr)
+def read_ring_slot(
+    ctx: LoweringContext, op: Any, tile: SwizzledTile, base: ir.Value
+) -> list[ir.Value]:
+    """The registers of `op` (a `gpu.local_load` to a `#gpu.dot_op`) read from a pipelined
+    ring's slot at `base` (`read_dot_operand`); a `LoweringError` where it cannot be so read."""
+    result_type = op.result.type
+    if tile.transposed or not reads_as_dot_operand(result_type, tile.element_bytes):
+        raise LoweringError(
+            f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
+            f"instruction tiles; got {result_type}"
+        )
+    return read_dot_operand(ctx, result_type, tile, base)
+
+
+__all__ = ["lower_to_dot_operand", "read_dot_operand", "read_ring_slot", "reads_as_dot_operand"]

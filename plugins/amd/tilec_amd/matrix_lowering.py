@@ -12,7 +12,7 @@ store their registers as vectors where their layout holds consecutive K elements
 one. The conversion uses the block's scratch buffer (`ctx.shared_scratch`), so its LDS counts
 in the kernel's size, which `make_llir` checks against the arch's limit.
 
-**The dot.** The lane's registers are in `tilec.layout.amd_mma_mapping`'s order: per (M
+**The dot.** The lane's registers are in `tilec_amd.matrix_mapping`'s order: per (M
 repetition, K step) `kWidth` A elements, per (N repetition, K step) `kWidth` B elements, per (M,
 N repetition) the instruction's accumulator registers. One instruction (the target's `mma`
 hook, with the `kWidth` A and B elements and the accumulator elements) runs per (K step, M
@@ -25,11 +25,9 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
-from tilec.dialects.gpu_amd import AmdDotOperandEncodingAttr, AmdMatrixLayout, AmdMfmaEncodingAttr
+from tilec.dialects.gpu_shared import LocalLoadOp
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import TensorType, element_type
-from tilec.layout.amd_instructions import instruction_of
-from tilec.layout.amd_mma_mapping import instruction_offsets
 from tilec.lowering.context import (
     I8,
     I32,
@@ -39,12 +37,21 @@ from tilec.lowering.context import (
     _where,
     memory_type,
 )
+from tilec.lowering.matrix_units import lowers_conversion_to, lowers_dot, lowers_shared_read
 from tilec.lowering.memory import byte_size
 from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
+from tilec_amd.matrix_instructions import instruction_of
+from tilec_amd.matrix_layouts import (
+    AmdDotOperandEncodingAttr,
+    AmdMatrixLayout,
+    AmdMfmaEncodingAttr,
+)
+from tilec_amd.matrix_mapping import instruction_offsets
 
 MAX_ACCESS_BYTES = 16
 
 
+@lowers_dot(AmdMatrixLayout)
 def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
     a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
     layout = layout_of(op.result.type)
@@ -101,13 +108,13 @@ def staged_row_bytes(k_size: int, element_bytes: int, k_width: int) -> int:
     return row + read if row > read else row
 
 
+@lowers_conversion_to(AmdDotOperandEncodingAttr)
 def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
-    """Lower `op` if its result is an `#gpu.amd_dot_op`; False (nothing emitted) otherwise."""
+    """Lower `op`, whose result is an `#gpu.amd_dot_op`: through padded LDS rows."""
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
     layout = result_type.encoding
-    if not isinstance(layout, AmdDotOperandEncodingAttr):
-        return False
+    assert isinstance(layout, AmdDotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
     nbytes = byte_size(element)
     k_dim = 1 if layout.op_idx == 0 else 0
@@ -137,13 +144,16 @@ def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     return True
 
 
+@lowers_shared_read(AmdDotOperandEncodingAttr)
 def read_amd_operand(
-    ctx: LoweringContext, result_type: TensorType, tile: SwizzledTile, base: ir.Value
+    ctx: LoweringContext, op: LocalLoadOp, tile: SwizzledTile, base: ir.Value
 ) -> list[ir.Value]:
-    """The registers of `result_type` (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
+    """The registers of `op`'s result (an `#gpu.amd_dot_op`) read from a pipelined ring's slot
     at `base`, a swizzled `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
     vector access where K is the tile's contiguous dimension (A; B stored transposed), element
     by element where it is not (B stored K x N)."""
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
     layout = result_type.encoding
     assert isinstance(layout, AmdDotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)

@@ -17,7 +17,7 @@
 
 In both accumulators the warps are numbered row-major over `warpsPerCTA` and tile the tensor in
 `[instrM * warpsPerCTA[0], instrN * warpsPerCTA[1]]` blocks, which repeat over larger tensors.
-`tilec.layout.amd_mma_mapping` gives the exact thread -> element mappings (the AMD ISA tables).
+`tilec_amd.matrix_mapping` gives the exact thread -> element mappings (the AMD ISA tables).
 A separate operand attribute (rather than `#gpu.dot_op` with an AMD parent) keeps the NVIDIA
 operand paths (ldmatrix, cp.async pipelining) from ever seeing an AMD fragment.
 """
@@ -35,7 +35,7 @@ from tilec.dialects.gpu import (
     _power_of_two,
     check_parameter_keys,
 )
-from tilec.dialects.gpu_mma import OperandEncodingAttr
+from tilec.dialects.gpu_matrix import OperandEncodingAttr
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
 from tilec.ir.types import i1
 
@@ -188,6 +188,7 @@ class AmdDotOperandEncodingAttr(OperandEncodingAttr):
     alias_prefix: ClassVar[str] = "amd_dot_op"
     parent_class: ClassVar[type] = AmdMatrixLayout
     parent_description: ClassVar[str] = "#gpu.amd_mfma or #gpu.amd_wmma"
+    staged_b_transposed: ClassVar[bool] = True
 
     def __attrs_post_init__(self) -> None:
         self._check_operand()

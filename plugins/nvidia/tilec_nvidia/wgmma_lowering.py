@@ -49,10 +49,11 @@ from tilec.lowering.context import (
     lowers,
     memory_type,
 )
+from tilec.lowering.matrix_units import lowers_conversion_to, pack_registers
 from tilec.lowering.memory import byte_size
-from tilec.lowering.mma import pack_registers
-from tilec.lowering.shared_memory import NVMMA_ALIGNMENT, store_registers
-from tilec.lowering.swizzle import NvmmaTile, SharedView
+from tilec.lowering.shared_memory import store_registers
+from tilec.lowering.swizzle import SharedView
+from tilec_nvidia.nvmma_tile import NVMMA_ALIGNMENT, NvmmaTile
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
 WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32"}
@@ -72,6 +73,10 @@ class PendingTile:
     element: ir.Type
     view: NvmmaTile
 
+    def transposed_view(self) -> PendingTile:
+        """`tile.trans` of it: the same store, seen transposed."""
+        return PendingTile(self.source, self.tile, self.element, self.view.transpose())
+
 
 def nvmma_tile(ctx: LoweringContext, tensor_type: TensorType) -> tuple[NvmmaTile, ir.Type]:
     encoding = tensor_type.encoding
@@ -82,23 +87,11 @@ def nvmma_tile(ctx: LoweringContext, tensor_type: TensorType) -> tuple[NvmmaTile
     return tile, element
 
 
-def transpose_shared(value: object) -> object | None:
-    """`tile.trans` of a lowered tensor in shared memory: the same bytes, transposed; None for
-    a register tensor."""
-    if isinstance(value, SharedView):
-        return SharedView(value.base, value.tile.transpose())
-    if isinstance(value, PendingTile):
-        return PendingTile(value.source, value.tile, value.element, value.view.transpose())
-    return None
-
-
+@lowers_conversion_to(NvmmaSharedEncodingAttr)
 def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
-    """Lower `op` if it converts to `#gpu.nvmma_shared` (module doc); False otherwise."""
+    """Lower `op`, a conversion to `#gpu.nvmma_shared` (module doc)."""
     result_type = op.result.type
-    if not isinstance(result_type, TensorType) or not isinstance(
-        result_type.encoding, NvmmaSharedEncodingAttr
-    ):
-        return False
+    assert isinstance(result_type, TensorType)
     tile, element = nvmma_tile(ctx, result_type)
     pending = PendingTile(ctx.get(op.source), tile, element, tile)
     if all(user.parent is op.parent for user in op.result.users):
@@ -286,4 +279,4 @@ def _fence_async_shared(ctx: LoweringContext, op: FenceAsyncSharedOp) -> None:
     ctx.target.fence_async_shared(ctx.builder)
 
 
-__all__ = ["PendingTile", "lower_to_shared", "nvmma_tile", "transpose_shared"]
+__all__ = ["PendingTile", "lower_to_shared", "nvmma_tile"]

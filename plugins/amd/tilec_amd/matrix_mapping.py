@@ -1,4 +1,5 @@
-"""The thread -> element mappings of the AMD matrix-core layouts (`tilec.dialects.gpu_amd`).
+"""The thread -> element mappings of the AMD matrix-core layouts (`tilec_amd.matrix_layouts`), registered with
+`tilec.layout.mapping.register_thread_mapping`.
 
 They are the operand and result tables of the AMD CDNA ISA (MFMA, wave64) and RDNA ISA (WMMA,
 wave32), as Triton's `LinearLayoutConversions` writes them, expressed as
@@ -23,14 +24,14 @@ hardware numbers them, so the lowering finds each instruction's vectors as conse
 
 from __future__ import annotations
 
-from tilec.dialects.gpu_amd import (
+from tilec.layout.mapping import register_thread_mapping
+from tilec.layout.mapping_types import DimMapping, ThreadMapping, check_rank_2, within_shape
+from tilec_amd.matrix_layouts import (
     AmdDotOperandEncodingAttr,
     AmdMatrixLayout,
     AmdMfmaEncodingAttr,
     AmdWmmaEncodingAttr,
 )
-from tilec.layout.mapping_types import DimMapping, ThreadMapping
-from tilec.layout.mma_mapping import _check_rank, _within
 
 
 def instruction_offsets(layout: AmdMatrixLayout) -> tuple[tuple[int, int], ...]:
@@ -57,9 +58,10 @@ def _accumulator_lane_dims(layout: AmdMatrixLayout) -> tuple[tuple[int, int, int
     return (cols, rows) if layout.is_transposed else (rows, cols)
 
 
+@register_thread_mapping(AmdMatrixLayout)
 def amd_accumulator_mapping(layout: AmdMatrixLayout, shape: tuple[int, ...]) -> ThreadMapping:
     """The accumulator (C/D) fragments of an `#gpu.amd_mfma` / `#gpu.amd_wmma` over `shape`."""
-    _check_rank(layout, shape)
+    check_rank_2(layout, shape)
     wm, wn = layout.warps_per_cta
     instr_m, instr_n = layout.instr_mn
     m_lanes, n_lanes = _accumulator_lane_dims(layout)
@@ -77,7 +79,9 @@ def amd_accumulator_mapping(layout: AmdMatrixLayout, shape: tuple[int, ...]) -> 
         for i, j in offsets
     ]
     contiguous_dim, contiguity = _contiguity(offsets, shape)
-    return ThreadMapping(shape, dims, (), _within(registers, shape), contiguous_dim, contiguity)
+    return ThreadMapping(
+        shape, dims, (), within_shape(registers, shape), contiguous_dim, contiguity
+    )
 
 
 def _contiguity(offsets: tuple[tuple[int, int], ...], shape: tuple[int, ...]) -> tuple[int, int]:
@@ -91,11 +95,12 @@ def _contiguity(offsets: tuple[tuple[int, int], ...], shape: tuple[int, ...]) ->
     return 1, 1
 
 
+@register_thread_mapping(AmdDotOperandEncodingAttr)
 def amd_dot_operand_mapping(
     layout: AmdDotOperandEncodingAttr, shape: tuple[int, ...]
 ) -> ThreadMapping:
     """The A (`opIdx = 0`) or B (`opIdx = 1`) fragments of an `#gpu.amd_dot_op` over `shape`."""
-    _check_rank(layout, shape)
+    check_rank_2(layout, shape)
     parent = layout.parent
     wm, wn = parent.warps_per_cta
     size = parent.instr_mn[0]
@@ -114,7 +119,7 @@ def amd_dot_operand_mapping(
             for rk in range(max(1, k_size // instr_k))
             for e in range(width)
         ]
-        return ThreadMapping(shape, dims, (), _within(registers, shape), 1, min(width, k_size))
+        return ThreadMapping(shape, dims, (), within_shape(registers, shape), 1, min(width, k_size))
     k_size, n_size = shape
     dims = (
         DimMapping(k_size, *k_dim_lanes, 1, 1, instr_k),
@@ -127,7 +132,7 @@ def amd_dot_operand_mapping(
         for rk in range(max(1, k_size // instr_k))
         for e in range(width)
     ]
-    return ThreadMapping(shape, dims, (), _within(registers, shape), 0, min(width, k_size))
+    return ThreadMapping(shape, dims, (), within_shape(registers, shape), 0, min(width, k_size))
 
 
 __all__ = ["amd_accumulator_mapping", "amd_dot_operand_mapping", "instruction_offsets"]
