@@ -297,13 +297,7 @@ class ControlFlowMixin:
                     f"{yields[1][-1].type} from the other",
                     "return one type from both, e.g. with .to(tl.float32)",
                 )
-        for block, values in zip(blocks, yields, strict=True):
-            with self.builder.at(block):
-                self.builder.create(YieldOp, [v.value for v in values])
-        op = self.builder.create(
-            IfOp, [condition.value], [v.type for v in yields[0]],
-            regions=[Region([blocks[0]]), Region([blocks[1]])],
-        )  # fmt: skip
+        op = self.create_if(condition, blocks, yields)
         results = iter(TensorValue(r) for r in op.results)
         merged = [constants[k] if k in constants else next(results) for k in range(len(then))]
         return tuple(merged) if isinstance(returns[0], tuple) else merged[0]
@@ -382,16 +376,7 @@ class ControlFlowMixin:
                     "give it one type in both branches, e.g. with .to(tl.float32)",
                 )
         merged = self.yield_block_pointers(pointers, branches, results)
-        for (block, _), values in zip(branches, results, strict=True):
-            with self.builder.at(block):
-                self.builder.create(YieldOp, [v.value for v in values])
-        types = [v.type for v in results[0]]
-        op = self.builder.create(
-            IfOp,
-            [condition.value],
-            types,
-            regions=[Region([branches[0][0]]), Region([branches[1][0]])],
-        )
+        op = self.create_if(condition, [block for block, _ in branches], results)
         remaining = iter(op.results)
         for n in names:
             result = next(remaining)
@@ -403,6 +388,17 @@ class ControlFlowMixin:
                     parts[k] = TensorValue(next(remaining))
                     parts[k].value.name_hint = hint
             self.scope[n] = template.with_parts(parts)
+
+    def create_if(self, condition: TensorValue, blocks: list[Block], yields: list) -> IfOp:
+        """The `scf.if` on the i1 scalar `condition` whose then and else regions are `blocks`,
+        each ending in a yield of its list of `yields` (empty lists: an `if` without results)."""
+        for block, values in zip(blocks, yields, strict=True):
+            with self.builder.at(block):
+                self.builder.create(YieldOp, [v.value for v in values])
+        return self.builder.create(
+            IfOp, [condition.value], [v.type for v in yields[0]],
+            regions=[Region([blocks[0]]), Region([blocks[1]])],
+        )  # fmt: skip
 
     def yield_block_pointers(self, names: list[str], branches: list, results: list) -> dict:
         """For the block pointers `names` an `if` assigns: append to each branch's `results`

@@ -192,6 +192,22 @@ class IfConversionMixin:
                 continue
             self.scope[name] = self.merge(cond, a, b, f"'{name}'")
 
+    def elementwise_if_expression(self, node: ast.IfExp, condition: TensorValue) -> Any:
+        """`a if c else b` on a per-element condition in a mapped function: each branch runs
+        under the mask of its lanes (what it loads off the taken path is not read), then each
+        element takes its branch's value."""
+        cond = self.sem.cast(condition, i1)
+        outer_mask = self.lane_mask
+        masks = [cond, self.sem.logical_not(cond)]
+        if outer_mask is not None:
+            masks = [self.sem.binary("&", outer_mask, m) for m in masks]
+        values = []
+        for branch, mask in zip((node.body, node.orelse), masks, strict=True):
+            self.set_lane_mask(mask)
+            values.append(self.visit(branch))
+        self.set_lane_mask(outer_mask)
+        return self.merge(cond, values[0], values[1], "values")
+
     def elementwise_while(self, node: ast.While, first: TensorValue) -> None:
         """`while` on a per-element condition: the loop runs while some element's condition
         holds; each iteration updates only the elements still looping (the `active` mask, a

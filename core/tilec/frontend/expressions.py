@@ -14,6 +14,7 @@ from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.kernel import KernelFunction
 from tilec.frontend.semantics import NONE_HINT
+from tilec.ir.core import Block
 from tilec.ir.types import i1
 from tilec.language import block_type, constexpr, dtype, dtype_of
 
@@ -201,10 +202,50 @@ class ExpressionsMixin:
         return self.sem.binary("&" if word == "and" else "|", *values)
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
+        """`a if c else b` as Triton compiles it: on a compile-time `c` only the chosen branch
+        is compiled; on a runtime scalar an `scf.if` runs only the taken branch (a load or an
+        atomic on the other path does not happen); a tensor `c` is an error, except per element
+        in a mapped function (tl.map_elementwise), where each branch runs under its lanes' mask."""
         condition = self.visit(node.test)
-        if isinstance(condition, TensorValue):
-            return self.builtins.tl_where(condition, self.visit(node.body), self.visit(node.orelse))
-        return self.visit(node.body if condition else node.orelse)
+        if not isinstance(condition, TensorValue):
+            return self.visit(node.body if condition else node.orelse)
+        if condition.is_tensor:
+            if self.elementwise:  # type: ignore[attr-defined]
+                return self.elementwise_if_expression(node, condition)  # type: ignore[attr-defined]
+            raise UserError(
+                f"the condition of 'a if c else b' must be a scalar, but '{ast.unparse(node.test)}' "
+                f"is a tensor of shape {list(condition.shape)}",
+                "use tl.where(c, a, b) to choose per element",
+            )
+        condition = self.sem.cast(condition, i1)  # type: ignore[attr-defined]
+        blocks, values = [Block(), Block()], []
+        for block, branch in zip(blocks, (node.body, node.orelse), strict=True):
+            with self.builder.at(block):  # type: ignore[attr-defined]
+                value = unwrap(self.visit(branch))
+                if value is not None and not isinstance(value, (TensorValue, BlockPointerValue)):
+                    value = self.sem.to_value(value)  # type: ignore[attr-defined]
+                values.append(value)
+        if values == [None, None]:  # `tl.store(p, x) if c else tl.store(p, y)`: no result
+            self.create_if(condition, blocks, [[], []])  # type: ignore[attr-defined]
+            return None
+        if any(isinstance(v, BlockPointerValue) for v in values):
+            name = ast.unparse(node)
+            branches = [(block, {name: v}) for block, v in zip(blocks, values, strict=True)]
+            yields: list = [[], []]
+            merged = self.yield_block_pointers([name], branches, yields)  # type: ignore[attr-defined]
+            template, parts = merged[name]
+            results = iter(self.create_if(condition, blocks, yields).results)  # type: ignore[attr-defined]
+            return template.with_parts(
+                [TensorValue(next(results)) if p is None else p for p in parts]
+            )
+        types = [v.type if isinstance(v, TensorValue) else "void" for v in values]
+        if types[0] != types[1]:  # Triton's check: no promotion between the branches
+            raise UserError(
+                f"Ternary expression with dynamic condition has inconsistent types {types[0]} "
+                f"and {types[1]}",
+                "give both branches one type, e.g. with .to(tl.float32) or a literal like 0.0",
+            )
+        return TensorValue(self.create_if(condition, blocks, [[values[0]], [values[1]]]).results[0])  # type: ignore[attr-defined]
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = self.visit(node.value)
