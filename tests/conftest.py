@@ -5,6 +5,7 @@ starts) uses a private cache folder and cache key, never the user's."""
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,25 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory):
         patch.setenv("TILEC_CACHE_DIR", str(folder / "cache"))
         patch.setenv("TILEC_CACHE_KEY_FILE", str(folder / "state" / "cache-key"))
         yield
+
+
+def _leave_triton_alone() -> None:
+    """Take the `triton` alias away again where a test module's import or a test turned it on
+    (`tilec.as_triton` and its submodules activate it when imported): left on, it would make
+    every later `import triton` in this process tilec, and torch's Inductor find no Triton."""
+    alias = sys.modules.get("tilec.as_triton.finder")
+    if alias is not None and alias.active():
+        alias.deactivate()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _leave_triton_alone()
+
+
+@pytest.fixture(autouse=True)
+def no_triton_alias_after_a_test():
+    yield
+    _leave_triton_alone()
 
 
 @functools.cache

@@ -366,3 +366,20 @@ def test_knobs_nvidia_ptxas_is_the_nvidia_backends_ptxas(tmp_path):
         "triton.knobs.nvidia.libdevice_path: tilec's nvidia backend reads TILEC_PTXAS, no other "
         "nvidia knob",
     ]
+
+
+def test_deactivate_gives_triton_and_inductor_back(monkeypatch):
+    """In a process that turned the alias on and off again (a test module importing a submodule
+    of tilec.as_triton), `import triton` is no longer tilec and Inductor looks for Triton."""
+    import importlib
+
+    monkeypatch.delenv("TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION", raising=False)
+    import tilec.as_triton as alias
+
+    alias.activate()
+    assert importlib.import_module("triton").__name__ == "tilec.as_triton.top"
+    assert os.environ["TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION"] == "1"
+    alias.deactivate()
+    assert not alias.active()
+    assert "triton" not in sys.modules
+    assert "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION" not in os.environ

@@ -78,14 +78,15 @@ def compare_with_interp(
     args: list,
     grid: tuple[int, ...] = (1,),
     rtol: float = 0.0,
-    atol: float = 0.0,
+    atol: float | dict[int, np.ndarray] = 0.0,
     run: Runner = run_on_cpu,
     exact: dict[int, np.ndarray] | None = None,
 ) -> list:
     """Run gir file `name` with `run` (the CPU emulator by default) and on the interpreter, each
     on its own copy of `args`; every array must agree (exactly, unless tolerances are given).
     Where they differ, the error says which side is nearer `exact[i]`, argument i's exact
-    values (float64) when the test gives them (`numerics_check`). Returns the arrays `run`
+    values (float64) when the test gives them (`numerics_check`); `atol` may be given per
+    argument (`{i: array}`, element by element; the others 0). Returns the arrays `run`
     wrote."""
     cpu = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     ref = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -94,7 +95,8 @@ def compare_with_interp(
     side = "emulator" if run is run_on_cpu else "GPU"
     for i, (got, want) in enumerate(zip(cpu, ref, strict=True)):
         if isinstance(got, np.ndarray):
-            assert_matches_interpreter(got, want, (exact or {}).get(i), rtol, atol,
+            tolerance = atol.get(i, 0.0) if isinstance(atol, dict) else atol
+            assert_matches_interpreter(got, want, (exact or {}).get(i), rtol, tolerance,
                                        what=f"argument {i}", name=side)  # fmt: skip
     return cpu
 

@@ -130,8 +130,13 @@ def activate() -> None:
 
 
 def deactivate() -> None:
-    """Remove the alias and forget the `triton` modules it gave (tests, tools)."""
-    if _finder in sys.meta_path:
-        sys.meta_path.remove(_finder)
+    """Remove the alias, forget the `triton` modules it gave and let torch's Inductor look for
+    Triton again (tests, tools)."""
+    if _finder not in sys.meta_path:
+        return
+    sys.meta_path.remove(_finder)
     for name in [n for n in sys.modules if is_triton_name(n)]:
         del sys.modules[name]
+    from tilec.as_triton import inductor  # deferred: a sibling that needs the finder installed
+
+    inductor.restore()

@@ -47,8 +47,8 @@ def main() -> None:
     scale_kernel[(triton.cdiv(n, 128),)](x, out, n, 2.0, BLOCK=128)
     triton.testing.assert_close(out, 2 * x)
     print("scale ok")
-    signs = torch.empty(64, dtype=torch.int32)
-    source = torch.linspace(-1, 1, 64)
+    signs = torch.empty(64, dtype=torch.int32, device=device)
+    source = torch.linspace(-1, 1, 64, device=device)
     bits_kernel[(1,)](triton.reinterpret(source, tl.uint32), signs, BLOCK=64)
     assert torch.equal(signs, (source.view(torch.int32) < 0).to(torch.int32)), signs
     print("reinterpret ok")
