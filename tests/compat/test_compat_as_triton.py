@@ -160,7 +160,10 @@ def test_knobs_tied_refused_and_unknown(tmp_path):
     )
     assert "refused: triton.knobs.compilation.dump_ir = True: tilec does not honour it" in out
     assert "refused: triton.knobs.runtime.launch_enter_hook = <built-in function print>" in out
-    assert "absent: triton.knobs.nvidia.libdevice_path: tilec's nvidia backend reads TILEC_PTXAS" in out
+    assert (
+        "absent: triton.knobs.nvidia.libdevice_path: tilec's nvidia backend reads TILEC_PTXAS"
+        in out
+    )
     assert "absent: triton.knobs.runtime.no_such_knob: tilec has no such knob (it has" in out
 
 
