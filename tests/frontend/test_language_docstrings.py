@@ -90,6 +90,6 @@ def test_markers_still_reject_python_calls() -> None:
 
 def test_help_of_jit_is_not_empty() -> None:
     doc = inspect.getdoc(tilec.jit)
-    assert doc and doc.splitlines()[0] == "jit(fn)"
+    assert doc and doc.splitlines()[0] == "jit(fn) or jit(**keywords)(fn)"
     text = pydoc.render_doc(tilec.jit, renderer=pydoc.plaintext)
     assert "kernel[grid]" in text
