@@ -35,7 +35,7 @@ from tilec.dialects.gpu import (
     _power_of_two,
     check_parameter_keys,
 )
-from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
 from tilec.ir.types import i1
 
@@ -43,12 +43,6 @@ MFMA_LANES = 64
 """MFMA is a wave64 instruction (CDNA)."""
 WMMA_LANES = 32
 """WMMA as tilec compiles it: wave32 (RDNA)."""
-
-
-def _int(name: str, value: Attribute) -> int:
-    if not isinstance(value, IntegerAttr):
-        raise ValueError(f"'{name}' must be an integer")
-    return value.value
 
 
 def _check_warps(warps: tuple[int, ...]) -> None:
@@ -135,7 +129,7 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
         if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
             raise ValueError("'isTransposed' must be true or false")
         return cls(
-            _int("version", params["version"]),
+            int_parameter("version", params["version"]),
             _ints("warpsPerCTA", params["warpsPerCTA"]),
             _ints("instrShape", params["instrShape"]),
             bool(transposed.value),
@@ -176,7 +170,9 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
     @classmethod
     def from_parameters(cls, params: dict[str, Attribute]) -> AmdWmmaEncodingAttr:
         check_parameter_keys(params, ("version", "warpsPerCTA"))
-        return cls(_int("version", params["version"]), _ints("warpsPerCTA", params["warpsPerCTA"]))
+        return cls(
+            int_parameter("version", params["version"]), _ints("warpsPerCTA", params["warpsPerCTA"])
+        )
 
 
 @register_attribute
