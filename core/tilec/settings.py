@@ -143,6 +143,46 @@ VALIDATE_PASSES = Setting(
     "results differ is an error showing the IR before and after it (`tilec opt --validate` "
     "does the same). Slow; cached kernels are not compiled, so not validated.",
 )
+REMOTE_CACHE = Setting(
+    "TILEC_REMOTE_CACHE",
+    "off",
+    "`redis://host:port/db` (or `rediss://`, `unix://`): a Redis server that the processes of "
+    "a cluster share as a cache tier behind the disk cache (`pip install 'tilec[redis]'`): "
+    "compiled kernels, autotuning results and pass orders are looked up in memory, on disk, "
+    "then there, and published there; a kernel missed by many processes at once is compiled "
+    "(a kernel tuned) by one of them while the others wait for its entry. Entries are "
+    "authenticated with the key of `TILEC_CACHE_KEY_FILE` (give every host the same file). "
+    "A server that is down, slow or full is skipped with one warning (tried again later).",
+)
+REMOTE_CACHE_MAX_MB = Setting(
+    "TILEC_REMOTE_CACHE_MAX_MB",
+    "64",
+    "The largest entry, in MiB, published to or read from the remote cache tier (a bigger "
+    "one stays local).",
+)
+REMOTE_CACHE_PREFIX = Setting(
+    "TILEC_REMOTE_CACHE_PREFIX",
+    "`tilec:`",
+    "The prefix of every Redis key tilec writes (`tilec cache clear --remote` deletes tilec's "
+    "keys under it, nothing else).",
+)
+REMOTE_CACHE_TIMEOUT = Setting(
+    "TILEC_REMOTE_CACHE_TIMEOUT",
+    "2",
+    "Seconds one Redis operation may take before the server counts as down (then skipped, "
+    "tried again after a growing pause).",
+)
+REMOTE_CACHE_TTL = Setting(
+    "TILEC_REMOTE_CACHE_TTL",
+    "604800 (a week)",
+    "Seconds a remote entry lives after it was last written or read.",
+)
+REMOTE_CACHE_WAIT = Setting(
+    "TILEC_REMOTE_CACHE_WAIT",
+    "600",
+    "Seconds a process waits for the entry another process is compiling or tuning before it "
+    "does the work itself (a crashed process's claim expires within seconds).",
+)
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
     "interp for `tests/language`, nvidia for `tests/gpu`",
@@ -153,7 +193,8 @@ TEST_BACKEND = Setting(
 SETTINGS: tuple[Setting, ...] = (
     AS_TRITON, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
     DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
-    TEST_BACKEND, VALIDATE_PASSES,
+    REMOTE_CACHE, REMOTE_CACHE_MAX_MB, REMOTE_CACHE_PREFIX, REMOTE_CACHE_TIMEOUT, REMOTE_CACHE_TTL,
+    REMOTE_CACHE_WAIT, TEST_BACKEND, VALIDATE_PASSES,
 )  # fmt: skip
 
 TRITON_INTERPRET = Setting(
@@ -218,6 +259,43 @@ def cache_max_bytes() -> int:
             f"e.g., {CACHE_MAX_MB.default}, or unset it"
         )
     return megabytes * 1024 * 1024
+
+
+REMOTE_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def remote_cache() -> str | None:
+    """`TILEC_REMOTE_CACHE` (None: no remote tier); a value that is no Redis URL is an error
+    naming the variable."""
+    configured = REMOTE_CACHE.get()
+    if configured is not None and not configured.startswith(REMOTE_SCHEMES):
+        raise OptionValueError(
+            f"{REMOTE_CACHE.name}={configured!r} is not a Redis URL; set it to, e.g., "
+            f"redis://cache-host:6379/0, or unset it"
+        )
+    return configured
+
+
+def remote_cache_prefix() -> str:
+    return REMOTE_CACHE_PREFIX.get() or "tilec:"
+
+
+def remote_number(setting: Setting, default: float) -> float:
+    """A positive number of seconds or MiB of a `TILEC_REMOTE_CACHE_*` setting (`default` when
+    unset); anything else is an error naming the variable."""
+    configured = setting.get()
+    if configured is None:
+        return default
+    try:
+        value = float(configured)
+    except ValueError:
+        value = 0.0
+    if not value > 0:  # NaN too
+        raise OptionValueError(
+            f"{setting.name}={configured!r} is not a positive number; set it to, e.g., "
+            f"{default:g}, or unset it"
+        )
+    return value
 
 
 F32_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
