@@ -95,7 +95,6 @@ _allow(
     {
         "tilec/cli.py": ["amd", "gfx1100", "gfx942", "nvidia", "ptxas", "sm80", "sm90", "sm90a"],
         "tilec/lowering/elementwise.py": ["sm80"],
-        "tilec/runtime/driver.py": ["cuda", "nvidia"],
         "tilec/settings.py": ["amd", "cuda", "nvidia", "ptx", "ptxas"],
         "tilec/testing.py": ["cuda", "hip"],
     },
