@@ -36,7 +36,7 @@ EXTRA = (
 )
 INTEROP = (
     "a device-interchange protocol's name (__cuda_array_interface__, DLPack's kDLCUDA/kDLROCM, "
-    "PyTorch's 'cuda' device and stream attributes)"
+    "PyTorch's 'cuda' device, its stream attributes and its graphs, torch.cuda.CUDAGraph)"
 )
 # Not moved yet: the rest of issue 21 (each entry goes when its piece moves to its plugin).
 TENSOR_CORES = "issue 21, not moved yet: NVIDIA's tensor-core layouts, wgmma ops and their passes"
@@ -96,7 +96,6 @@ _allow(
         "tilec/cli.py": ["amd", "gfx1100", "gfx942", "nvidia", "ptxas", "sm80", "sm90", "sm90a"],
         "tilec/lowering/elementwise.py": ["sm80"],
         "tilec/settings.py": ["amd", "cuda", "nvidia", "ptx", "ptxas"],
-        "tilec/testing.py": ["cuda", "hip"],
     },
 )
 
