@@ -144,6 +144,13 @@ class TargetInfo:
         expansion (`tilec.lowering.float8`)."""
         return None
 
+    def unsupported_conversion(self, dtype: str) -> str | None:
+        """Where the target has no instructions to convert to or from the float type `dtype`
+        (`bf16`), what to do instead, which the located error of such a conversion ends with
+        (`compile for <a newer target>, or use f16/f32`); None where it has them (the
+        default)."""
+        return None
+
     def printf(
         self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
     ) -> None:

@@ -174,6 +174,11 @@ class NvidiaTargetInfo(TargetInfo):
 
     # Math and printing -------------------------------------------------------------------------
 
+    def unsupported_conversion(self, dtype: str) -> str | None:
+        if dtype == "bf16" and self.capability < 80:
+            return "compile for sm_80 or newer, or use f16/f32"
+        return None
+
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
