@@ -27,7 +27,6 @@ from tilec.arch import ArchTable, GpuArch
 from tilec.driver import Availability, Driver
 from tilec.errors import BackendUnavailableError, OptionTypeError, OptionValueError
 from tilec.extern_libraries import ExternLibs, check_extern_libs, extern_libs
-from tilec.layout.rules import LayoutRules
 from tilec.version import __version__
 
 __all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend"]
@@ -280,6 +279,9 @@ class GpuBackend(Backend):
         return properties.arch, properties.target
 
     def layout_rules(self, target: str) -> Any:
+        # deferred: the layouts (and the dialects they name) load with the compiler
+        from tilec.layout.rules import LayoutRules
+
         arch = self.archs.check(target)
         return LayoutRules(
             threads_per_warp=arch.lanes,

@@ -22,31 +22,28 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from tilec import cache_files, settings
 from tilec.backend import Backend, BackendOptions, GpuBackend
-from tilec.dialects.arith import ConstantOp
-from tilec.dialects.func import FuncOp
 from tilec.errors import (
     ArgumentValueError,
     BackendUnavailableError,
     LaunchArgumentError,
     UnknownBackendError,
 )
-from tilec.frontend import CompilationError, compile_to_tir, tuple_params
-from tilec.ir import IntegerAttr, Operation, parse_module
-from tilec.ir.attributes import FileLineColLoc
-from tilec.ir.verifier import KernelDiagnostic
+from tilec.frontend import CompilationError, tuple_params
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
-from tilec.plugin.manager import fingerprint as plugin_fingerprint
-from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.runtime.entry import user_entry
 from tilec.version import __version__
+
+if TYPE_CHECKING:
+    from tilec.ir import Operation
+    from tilec.ir.verifier import KernelDiagnostic
 
 _COMPILE_LOCK = threading.RLock()
 """One compile at a time in a process: threads that launch a new kernel at once compile it once
@@ -70,6 +67,9 @@ def set_backend(name: str | None) -> None:
 
 
 def _backends(name: str | None = None) -> dict[str, Backend]:
+    # deferred: plugin discovery (entry points, pluggy) waits for the first launch or compile
+    from tilec.plugin.manager import load_backends
+
     backends = load_backends()
     if name is not None and name not in backends:
         raise UnknownBackendError(
@@ -312,6 +312,9 @@ def compile_cached(
         sorted(divisible),
         sorted(equal_to_1),
     )
+    # deferred: loading the plugins waits for the first launch or compile
+    from tilec.plugin.manager import fingerprint as plugin_fingerprint
+
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         settings.F32_DEFAULT.get(),  # the frontend's default tl.dot precision
@@ -350,7 +353,7 @@ def compile_cached(
             asm, metadata, located = entry
         # The interp executes the tir: parsed from the text that keeps the kernel's source
         # locations (for its error messages). GPU backends run their binaries.
-        module = parse_module(located) if "gir" not in asm else None
+        module = _parse_tir(located) if "gir" not in asm else None
         compiled = CompiledKernel(
             kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata,
             arg_names=tuple(kernel.arg_names),
@@ -413,10 +416,17 @@ def _read_entry(
             )
             return None
         if "gir" not in asm:
-            parse_module(located)  # the interp runs the tir: it must parse
+            _parse_tir(located)  # the interp runs the tir: it must parse
         return asm, metadata, located
     except Exception:
         return None
+
+
+def _parse_tir(text: str) -> Operation:
+    """The tir module of `text` (for the interp, which runs it)."""
+    from tilec.ir.parser import parse_module  # deferred: GPU launches never parse IR
+
+    return parse_module(text)
 
 
 def _compile_trimmed(*args: Any) -> Any:
@@ -433,6 +443,8 @@ def _compile_trimmed(*args: Any) -> Any:
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
+    from tilec.ir.verifier import KernelDiagnostic  # deferred: compiles only
+
     with target_info.compiling_for(compile_target(backend, options), options.num_warps):
         module = _tir_module(kernel, signature, constexprs, spec_facts)
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
@@ -454,6 +466,8 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
 
 def _located(diagnostic: KernelDiagnostic) -> Exception:
     """`diagnostic` as a CompilationError at its op's line of the kernel."""
+    from tilec.ir.attributes import FileLineColLoc  # deferred: compiles only
+
     loc = diagnostic.op.location if diagnostic.op is not None else None
     if not isinstance(loc, FileLineColLoc):
         return diagnostic
@@ -480,9 +494,21 @@ def compile_target(backend: Backend, options: BackendOptions) -> GPUTarget | Non
     return GPUTarget(backend.triton_name or backend.name, arch, backend.lanes(target))
 
 
+def compile_to_tir(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any]) -> Operation:
+    """The frontend's tir of `kernel` (`tilec.frontend.generator.compile_to_tir`)."""
+    from tilec.frontend import generator  # deferred: the code generator loads on the first compile
+
+    return generator.compile_to_tir(kernel, signature, constexprs)
+
+
 def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:
     """The frontend's tir of `kernel`, with the specialization facts on its arguments: the
     divisible ones get `tile.divisibility = 16`, those equal to 1 are compiled in."""
+    # deferred: the dialects load on the first compile
+    from tilec.dialects.arith import ConstantOp
+    from tilec.dialects.func import FuncOp
+    from tilec.ir.attributes import IntegerAttr
+
     divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
     runtime = [p for p in tuple_params.expand(kernel.arg_names, signature) if p not in constexprs]

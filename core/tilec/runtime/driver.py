@@ -14,7 +14,6 @@ from typing import Any
 from tilec import driver as devices
 from tilec.backend import GpuBackend
 from tilec.errors import BackendUnavailableError
-from tilec.interop import streams
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
 from tilec.runtime import compiler
@@ -74,6 +73,8 @@ class ActiveDriver:
         default stream (0). The interp backend runs each launch to completion on the host: 0."""
         if getattr(self.backend().driver, "runtime", None) is None:
             return 0
+        from tilec.interop import streams  # deferred: GPU launches load interop, not the import
+
         getter = streams.torch_stream_getter()
         index = devices.current_device() if device is None else device
         return 0 if getter is None else int(getter(index))
