@@ -14,3 +14,24 @@ def float_layout_kernel(x_ptr, out_ptr):
     tl.store(out_ptr + 1, dtype.exponent_bias)
     tl.store(out_ptr + 2, dtype.primitive_bitwidth - dtype.fp_mantissa_width - 1)
     tl.store(out_ptr + 3, dtype.itemsize)
+
+
+@tilec.jit
+def triton_error_texts(x_ptr, WHICH: tl.constexpr):
+    """One of the mistakes whose error text Triton's tests read (`__cause__` of the error)."""
+    offs = tl.arange(0, 4)
+    x = tl.load(x_ptr + offs)
+    if WHICH == "program_id":
+        x += tl.program_id(20)
+    elif WHICH == "axis_low":
+        x = tl.sum(tl.expand_dims(x, -3), axis=None)
+    elif WHICH == "axis_high":
+        x = tl.sum(tl.expand_dims(x, 2), axis=None)
+    elif WHICH == "axis_of_scalar":
+        x += tl.sum(tl.expand_dims(tl.sum(x), 1))
+    elif WHICH == "axes_repeated":
+        x = tl.sum(tl.expand_dims(x, (0, -3)), axis=None)
+    elif WHICH == "scalar_overflow":
+        huge: tl.constexpr = 0xFFFFFFFFFFFFFF
+        x = x + huge
+    tl.store(x_ptr + offs, x)

@@ -595,14 +595,18 @@ class Builtins(
         rank = len(value.shape) + len(axes)
         if not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
             raise UserError(f"tl.expand_dims' axis must be an int or ints, got {axis!r}")
-        placed = sorted(a + rank if a < 0 else a for a in axes)
-        if any(not 0 <= a < rank for a in placed) or len(set(placed)) != len(placed):
+        hint = f"use distinct axes in [{-rank}, {rank - 1}]"
+        for a in axes:
+            if not -rank <= a < rank:  # Triton's texts, which its tests read
+                raise UserError(
+                    f"tl.expand_dims: invalid axis {a}. Expected {-rank} <= axis < {rank}", hint
+                )
+        placed = [a + rank if a < 0 else a for a in axes]
+        if len(set(placed)) != len(placed):
             raise UserError(
-                f"tl.expand_dims axis {axis!r} is out of range (or repeated) for a result of "
-                f"rank {rank} from shape {list(value.shape)}",
-                f"use distinct axes in [{-rank}, {rank - 1}]",
+                f"tl.expand_dims received duplicate axes, normalized axes = {placed}", hint
             )
-        for a in placed:
+        for a in sorted(placed):
             value = self.sem.expand_dims(value, a)
         return value
 
@@ -746,7 +750,7 @@ def _cache_hints(
 def _grid_axis(axis: Any, where: str) -> int:
     value = _const(axis, "axis")
     if not isinstance(value, int) or isinstance(value, bool) or value not in (0, 1, 2):
-        raise UserError(f"{where}'s axis must be 0, 1 or 2, got {value!r}", "grids have 3 axes")
+        raise UserError(f"{where} axis must be 0, 1, or 2 but got {value!r}", "grids have 3 axes")
     return value
 
 

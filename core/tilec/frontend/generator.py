@@ -67,9 +67,11 @@ class CodeGenerator(
                 return super().visit(node)
         except UserError as err:
             line_text = self.fn.line_text(loc.line)
+            # the cause is the bare message, as Triton's CompilationError has its semantic
+            # error as `__cause__` (which Triton's tests read)
             raise CompilationError(
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
-            ) from None
+            ) from err.with_traceback(None)
 
     def inline_call(
         self,

@@ -150,7 +150,7 @@ class Semantics:
         integer = isinstance(element, IntegerType) and isinstance(value, int)
         if integer and not _fits(value, element):
             raise UserError(
-                f"the constant {value} does not fit in {element}",
+                f"the constant {value} does not fit in {element}: it is out of range for the type",
                 "cast the other operand to a wider type first, e.g. x.to(tl.int64)",
             )
         return self.create(arith.ConstantOp, [], type_, value=arith.constant_attr(value, type_))

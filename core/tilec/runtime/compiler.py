@@ -438,7 +438,7 @@ def _compile_trimmed(*args: Any) -> Any:
     except CompilationError as error:
         if settings.DEBUG.enabled():
             raise
-        raise error.with_traceback(None) from None
+        raise error.with_traceback(None) from error.__cause__  # Triton's tests read the cause
 
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
