@@ -94,7 +94,6 @@ _allow(
     LAUNCH,
     {
         "tilec/cli.py": ["amd", "gfx1100", "gfx942", "nvidia", "ptxas", "sm80", "sm90", "sm90a"],
-        "tilec/settings.py": ["amd", "cuda", "nvidia", "ptx", "ptxas"],
     },
 )
 

@@ -27,6 +27,7 @@ from tilec.arch import ArchTable, GpuArch
 from tilec.driver import Availability, Driver
 from tilec.errors import BackendUnavailableError, OptionTypeError, OptionValueError
 from tilec.extern_libraries import ExternLibs, check_extern_libs, extern_libs
+from tilec.settings import Setting
 from tilec.version import __version__
 
 __all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend"]
@@ -114,6 +115,10 @@ class Backend:
     other value is refused with `reason`. The options the backend honours are the fields of
     `options_class`. Another backend accepts both kinds, with no effect, as Triton accepts an
     option of another vendor's backend."""
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    """The `TILEC_*` variables this backend reads, `tilec.settings.Setting`s its plugin defines
+    (the path of a vendor tool: nvidia's `TILEC_PTXAS`) and reads with `Setting.get()`;
+    README.md's table lists them with the core's (`tilec.plugin.settings.all_settings()`)."""
     launch_stages: ClassVar[tuple[str, ...]] = ("tir",)
     """The compiled stages (`asm` keys) that loading and launching a kernel of this backend need:
     a cache entry that lacks one is a miss, recompiled (a stage left out by the compile, such as

@@ -1,12 +1,17 @@
-"""Every `TILEC_*` environment variable, read here and nowhere else, through `os.environ.get`.
+"""Every `TILEC_*` environment variable, read through a `Setting` here (`os.environ.get`) and
+nowhere else.
 
-Each variable is a `Setting` with its default and what it does; `SETTINGS` lists them in the order
-README.md's table shows them (a test checks that the table is `markdown_table()`). A variable set
-to the empty string counts as unset. Values are read when asked for, so a change to `os.environ`
+Each variable is a `Setting` with its default and what it does; `SETTINGS` lists the core's by
+name, as README.md's table shows them (a test checks that the table is `markdown_table()` of
+every setting). A variable set to the empty string counts as unset. Values are read when asked for, so a change to `os.environ`
 takes effect at the next read: `TILEC_BACKEND` at the next launch, `TILEC_CACHE_DIR` at the next
 cache access. `TILEC_CHECK` is read once, when `tilec.runtime.check` is imported (set
-`tilec.runtime.check.enabled` to change it later); `TILEC_LLD` and `TILEC_PTXAS` when the tool is
-first looked for.
+`tilec.runtime.check.enabled` to change it later).
+
+A backend's own variables (the paths of its vendor's tools: the nvidia backend's `TILEC_PTXAS`,
+the amd backend's `TILEC_LLD`, read when the tool is first looked for) are `Setting`s its plugin
+defines and declares in `Backend.settings`; `tilec.plugin.settings.all_settings()` lists them
+with these, and README.md's table shows them all (`tilec.plugin.settings.markdown_table()`).
 
 This module imports nothing else of tilec but `tilec.errors` (which imports nothing of tilec),
 so every layer may use it. A value tilec refuses is an `OptionValueError` naming the variable.
@@ -15,6 +20,7 @@ so every layer may use it. A value tilec refuses is an `OptionValueError` naming
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
@@ -118,17 +124,6 @@ LOG = Setting(
     "`info` or `debug`: print tilec's log (logger `tilec`) on stderr: the backend chosen and "
     "why, compile cache hits and misses, the time of each compile stage. Read at `import tilec`.",
 )
-LLD = Setting(
-    "TILEC_LLD",
-    "ROCm's ld.lld, else `ld.lld`, `ld.lld-22` ... `ld.lld-17` on PATH",
-    "The ld.lld (17 or newer) the amd backend links code objects with.",
-)
-PTXAS = Setting(
-    "TILEC_PTXAS",
-    "`ptxas` on PATH, else the newest `/usr/local/cuda*/bin/ptxas`",
-    "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
-    "the PTX at load time).",
-)
 PRINT_AUTOTUNING = Setting(
     "TILEC_PRINT_AUTOTUNING",
     "off",
@@ -185,14 +180,15 @@ REMOTE_CACHE_WAIT = Setting(
 )
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
-    "interp for `tests/language`, nvidia for `tests/gpu`",
-    "Tests only: the backend the conformance tests run on (`TILEC_TEST_BACKEND=amd pytest "
-    "tests/language tests/gpu`).",
+    "interp for `tests/language`; for `tests/gpu`, the GPU backend its tests name "
+    "(`tests/gpu/gpu_backend.py`)",
+    "Tests only: the backend the conformance tests run on (`TILEC_TEST_BACKEND=<name> pytest "
+    "tests/language tests/gpu`, a name `tilec backends` lists).",
 )
 
 SETTINGS: tuple[Setting, ...] = (
     AS_TRITON, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
-    DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
+    DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LOG, PRINT_AUTOTUNING,
     REMOTE_CACHE, REMOTE_CACHE_MAX_MB, REMOTE_CACHE_PREFIX, REMOTE_CACHE_TIMEOUT, REMOTE_CACHE_TTL,
     REMOTE_CACHE_WAIT, TEST_BACKEND, VALIDATE_PASSES,
 )  # fmt: skip
@@ -332,8 +328,13 @@ def interp_hang_timeout() -> float:
     return seconds
 
 
-def markdown_table() -> str:
-    """The table of every variable that README.md shows."""
+def _name(setting: Setting) -> str:
+    return setting.name
+
+
+def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
+    """The table README.md shows of `settings` (default: the core's; README's has every
+    installed backend's too, `tilec.plugin.settings.markdown_table()`), by name."""
     rows = ["| variable | default | what it does |", "|---|---|---|"]
-    rows += [f"| `{s.name}` | {s.default} | {s.doc} |" for s in SETTINGS]
+    rows += [f"| `{s.name}` | {s.default} | {s.doc} |" for s in sorted(settings, key=_name)]
     return "\n".join(rows) + "\n"

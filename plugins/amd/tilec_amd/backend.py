@@ -15,8 +15,16 @@ from typing import Any
 import attrs
 
 from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.settings import Setting
 from tilec_amd import __version__
 from tilec_amd.arch import ARCHS
+
+LLD = Setting(
+    "TILEC_LLD",
+    "ROCm's ld.lld, else `ld.lld`, `ld.lld-22` ... `ld.lld-17` on PATH",
+    "The ld.lld (17 or newer) the amd backend links code objects with.",
+)
+"""Read when ld.lld is first looked for (`tilec_amd.codegen`)."""
 
 
 @attrs.frozen
@@ -53,6 +61,7 @@ class AmdBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_amd.launcher:AmdDriver"
+    settings = (LLD,)
 
     def mma_instructions(self, target: str) -> tuple[Any, ...]:
         # deferred: the table builds on the lowering (llvmlite), which only a compile needs

@@ -12,8 +12,17 @@ from typing import Any
 import attrs
 
 from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.settings import Setting
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
+
+PTXAS = Setting(
+    "TILEC_PTXAS",
+    "`ptxas` on PATH, else the newest `/usr/local/cuda*/bin/ptxas`",
+    "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
+    "the PTX at load time).",
+)
+"""Read when ptxas is first looked for (`tilec_nvidia.codegen.find_ptxas`)."""
 
 
 @attrs.frozen
@@ -47,6 +56,7 @@ class NvidiaBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
+    settings = (PTXAS,)
 
     def tool_path(self, name: str) -> str | None:
         if name != "ptxas":

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import attrs
 
-from tilec import settings
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -29,10 +28,11 @@ from tilec.lowering.llvm_codegen import (
     target_machine,
 )
 from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.backend import PTXAS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
-PTXAS_ENV = settings.PTXAS.name
+PTXAS_ENV = PTXAS.name
 SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PTXAS_TIMEOUT_S = 300
 
@@ -115,7 +115,7 @@ def find_ptxas() -> str | None:
     """`TILEC_PTXAS`, else the ptxas `cuda.pathfinder` finds (installed with cuda-bindings: the
     CUDA toolkit of `CUDA_HOME`/`CUDA_PATH`, pip's nvidia-cuda-nvcc, conda), else `ptxas` on
     PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
-    configured = settings.PTXAS.get()
+    configured = PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
