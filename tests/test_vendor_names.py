@@ -40,7 +40,6 @@ INTEROP = (
 )
 # Not moved yet: the rest of issue 21 (each entry goes when its piece moves to its plugin).
 TENSOR_CORES = "issue 21, not moved yet: NVIDIA's tensor-core layouts, wgmma ops and their passes"
-LAUNCH = "issue 21 (second bullet), not moved yet: vendor names of the launcher, driver, CLI"
 
 DOCS = "user documentation text of a language function (what its targets accept)"
 ALLOWED: dict[str, dict[str, str]] = {}
@@ -88,12 +87,6 @@ _allow(
         "tilec/layout/accelerate_matmul.py": ["nvmma", "wgmma"],
         "tilec/layout/mma_mapping.py": ["wgmma"],
         "tilec/layout/pipeline_loops.py": ["cp.async", "nvmma", "wgmma"],
-    },
-)
-_allow(
-    LAUNCH,
-    {
-        "tilec/cli.py": ["amd", "gfx1100", "gfx942", "nvidia", "ptxas", "sm80", "sm90", "sm90a"],
     },
 )
 
