@@ -35,3 +35,17 @@ def triton_error_texts(x_ptr, WHICH: tl.constexpr):
         huge: tl.constexpr = 0xFFFFFFFFFFFFFF
         x = x + huge
     tl.store(x_ptr + offs, x)
+
+
+@tilec.jit
+def full_of_runtime_value(out_ptr, val, SHAPE: tl.constexpr, DTYPE: tl.constexpr):
+    """`tl.full(SHAPE, val, DTYPE)` of a runtime scalar `val`, stored to 4 elements."""
+    a = tl.full(SHAPE, val, DTYPE)
+    tl.static_assert(a.shape == SHAPE)
+    tl.store(out_ptr + tl.arange(0, 4), a)
+
+
+@tilec.jit
+def full_of_a_block(out_ptr, x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 4), tl.full([4], x, tl.float32))

@@ -158,6 +158,13 @@ class Builtins(
 
     def tl_full(self, shape: Any, value: Any, dtype: Any) -> TensorValue:
         shape, element = _shape(shape), _ir_type(dtype)
+        if isinstance(value, TensorValue) and value.is_tensor:
+            raise UserError(
+                f"tl.full's value must be a scalar, got a tensor of shape {list(value.shape)}",
+                "for a tensor of another shape use tl.broadcast_to(x, shape)",
+            )
+        if isinstance(value, TensorValue) and not shape:  # rank 0 of a runtime scalar
+            return self.sem.cast(value, element)
         if not shape:  # rank 0: a scalar, as Triton's tl.full((), v, dtype)
             scalar = self.sem.to_value(_const(value, "value"), element)
             return self.sem.cast(scalar, element)
