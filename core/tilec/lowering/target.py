@@ -151,6 +151,33 @@ class TargetInfo:
         default)."""
         return None
 
+    # Atomics ------------------------------------------------------------------------------------
+
+    def atomic_rmw(
+        self, builder: ir.IRBuilder, kind: str, ptr: ir.Value, value: ir.Value, sem: str, scope: str
+    ) -> ir.Value | None:
+        """The target's own instruction for one atomic read-modify-write of `value` at the global
+        `ptr`, returning the value memory held before: `kind` is an integer kind of
+        `tilec.lowering.atomics` (`add`, `max`, `min`, `umax`, `umin`, `and`, `or`, `xor`,
+        `xchg`) or, on floats, `add` or `xchg` (float max/min arrive as integer ones), `sem` the
+        memory order (`relaxed`, `acquire`, `release`, `acq_rel`) and `scope` its scope (`cta`,
+        `gpu`, `sys`), both to honour. None (the default): the core's LLVM `atomicrmw`."""
+        return None
+
+    def atomic_cas(
+        self,
+        builder: ir.IRBuilder,
+        ptr: ir.Value,
+        compare: ir.Value,
+        value: ir.Value,
+        sem: str,
+        scope: str,
+    ) -> ir.Value | None:
+        """The target's own compare-and-swap of the integers `compare` and `value` (16, 32 or
+        64 bits) at the global `ptr`, returning the old value; `sem` and `scope` as
+        `atomic_rmw`'s. None (the default): the core's LLVM `cmpxchg`."""
+        return None
+
     def printf(
         self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
     ) -> None:

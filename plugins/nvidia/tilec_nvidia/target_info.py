@@ -24,6 +24,7 @@ from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intri
 from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
 from tilec_nvidia import (
+    atomics,
     cache_hints,
     capabilities,
     dot_operand,
@@ -171,6 +172,11 @@ class NvidiaTargetInfo(TargetInfo):
         hints: MemoryHints,
     ) -> None:
         cache_hints.store(builder, self.capability, value, address, hints)
+
+    # Atomics: Triton's `atom` spellings (tilec_nvidia.atomics) ---------------------------------
+
+    atomic_rmw = atomics.atomic_rmw
+    atomic_cas = atomics.atomic_cas
 
     # Math and printing -------------------------------------------------------------------------
 
