@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
-from tilec import settings
+from tilec import remote_cache, settings
 from tilec.backend import GpuBackend
 from tilec.errors import BackendError, OptionError, TilecError
 from tilec.frontend import CompilationError
@@ -496,6 +496,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
         raise UserError(f"`tilec cache {args.action or 'info'}` takes no '{args.what}'")
     if args.action == "clear":
         args.clear = args.what or "all"
+    if args.remote:
+        return _clear_remote(args.clear)
     root = settings.cache_dir()
     compiled = cache.entries()  # tilec's own entries: a shared folder's other files stay
     results = store.entries()
@@ -524,6 +526,26 @@ def cmd_cache(args: argparse.Namespace) -> int:
         best = min(timings, key=lambda k: timings[k][0]) if timings else "none"
         print(f"  {about.get('kernel')} {about.get('key')} on {about.get('device')}: "
               f"{len(timings)} configs timed, best {best}")  # fmt: skip
+    for line in remote_cache.describe():
+        print(line)
+    return 0
+
+
+def _clear_remote(what: str | None) -> int:
+    """`tilec cache clear [WHAT] --remote`: tilec's keys on the remote tier, the local caches
+    left as they are."""
+    if what is None:
+        raise UserError("--remote goes with `tilec cache clear [WHAT]`")
+    if settings.remote_cache() is None:
+        raise UserError(
+            f"--remote: there is no remote tier ({settings.REMOTE_CACHE.name} is unset)"
+        )
+    kinds = {"autotune": ("autotune",), "compile": ("compile", "pipelines")}.get(what)
+    deleted = remote_cache.clear(kinds or remote_cache.KINDS)
+    where = remote_cache.address(settings.remote_cache() or "")
+    if deleted is None:
+        raise UserError(f"the remote cache {where} cannot be reached: nothing was removed")
+    print(f"removed {deleted} entries from {where} (prefix {settings.remote_cache_prefix()!r})")
     return 0
 
 
@@ -754,6 +776,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--clear",
         choices=("autotune", "compile", "all"),
         help="the same as `tilec cache clear WHAT`",
+    )
+    cache_.add_argument(
+        "--remote",
+        action="store_true",
+        help="clear tilec's keys on the remote tier (TILEC_REMOTE_CACHE) instead of the local "
+        "caches",
     )
     cache_.set_defaults(handler=cmd_cache)
 

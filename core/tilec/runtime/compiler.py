@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from tilec import cache_files, settings
+from tilec import cache_files, remote_cache, remote_claims, settings
 from tilec.backend import Backend, BackendOptions, GpuBackend
 from tilec.errors import (
     ArgumentValueError,
@@ -297,7 +297,8 @@ def compile_cached(
     instrumentations: Sequence[Any] = (),
     equal_to_1: tuple[str, ...] = (),
 ) -> CompiledKernel:
-    """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
+    """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then the remote
+    tier where one is configured (`tilec.remote_claims`), then compile."""
     unknown = sorted({tuple_params.root(p) for p in signature} - set(kernel.arg_names))
     if unknown:
         raise LaunchArgumentError(f"{kernel.__name__} has no parameter '{unknown[0]}'")
@@ -331,23 +332,11 @@ def compile_cached(
             return hit
         entry = None if instrumentations else _read_entry(cache.read(key), key, backend)
         if entry is None:
-            log.info(
-                "%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name
-            )
-            start = time.perf_counter()
             spec_facts = (divisible, equal_to_1)
-            asm, metadata, located = _compile_trimmed(
-                kernel,
-                signature,
-                constexprs,
-                spec_facts,
-                backend,
-                options,
-                target,
-                instrumentations,
+            compile_args = (signature, constexprs, spec_facts, backend, options, target)
+            asm, metadata, located = _shared_or_compiled(
+                kernel, key, compile_args, instrumentations
             )
-            log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
-            cache.write(key, _entry_text(asm, metadata, located))
         else:
             log.info("%s: disk cache hit (%s)", kernel.__name__, key[:16])
             asm, metadata, located = entry
@@ -362,12 +351,38 @@ def compile_cached(
     return compiled
 
 
+def _shared_or_compiled(kernel: Any, key: str, compile_args: tuple, instrumentations) -> Any:
+    """The entry `key` from the remote tier (written to the disk cache too), or compiled here,
+    written to the disk cache and published (see `tilec.remote_claims`: many processes missing
+    it at once wait for one's compile). An instrumented compile skips the remote tier."""
+    backend = compile_args[3]
+    if instrumentations:
+        claim = contextlib.nullcontext(None)
+    else:
+        claim = remote_claims.shared("compile", key, lambda text: _read_entry(text, key, backend))
+    with claim as shared:
+        if shared is not None and shared.value is not None:
+            log.info("%s: remote cache hit (%s)", kernel.__name__, key[:16])
+            cache.write(key, shared.text)
+            return shared.value
+        log.info("%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name)
+        start = time.perf_counter()
+        asm, metadata, located = _compile_trimmed(kernel, *compile_args, instrumentations)
+        log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
+        text = _entry_text(asm, metadata, located)
+        cache.write(key, text)
+        if shared is not None:
+            shared.publish(text)
+        return asm, metadata, located
+
+
 @functools.cache
 def code_fingerprint(package: str) -> str:
     """A digest of the compiler's own code: each module file of `package` (tilec, or a backend
-    plugin) by path, size and modification time, so that an edited or upgraded compiler never
-    reuses a cache entry another version wrote, as Triton keys its cache by its own sources.
-    Computed once per process (a few milliseconds)."""
+    plugin) by path, size and modification time (with a remote tier, its contents: hosts share
+    entries however they installed the same code; `tilec.remote_cache.stamp`), so that an
+    edited or upgraded compiler never reuses a cache entry another version wrote, as Triton keys
+    its cache by its own sources. Computed once per process (a few milliseconds)."""
     module = sys.modules.get(package)
     if module is None or getattr(module, "__file__", None) is None:
         return package
@@ -375,8 +390,7 @@ def code_fingerprint(package: str) -> str:
     digest = hashlib.sha256(package.encode())
     for path in sorted(root.rglob("*.py")):
         with contextlib.suppress(OSError):
-            info = path.stat()
-            digest.update(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+            digest.update(f"{path.relative_to(root)}:{remote_cache.stamp(path)}\n".encode())
     return digest.hexdigest()
 
 
