@@ -138,8 +138,11 @@ def _connect(url: str) -> _Server | None:
         )
         return None
     timeout = settings.remote_number(settings.REMOTE_CACHE_TIMEOUT, 2.0)
+    # one retry where a pooled connection was dropped (a server's idle timeout, a restart); a
+    # timeout is not retried: a slow server is skipped
+    retry = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
     client = redis.Redis.from_url(
-        url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
+        url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
     )
     return _Server(url, client, (redis.RedisError, OSError))
 

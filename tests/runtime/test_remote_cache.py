@@ -19,7 +19,7 @@ import pytest
 import remote_cache_job as job
 from redis_server import RedisServer
 
-from tilec import cache_files, cli, remote_cache, settings
+from tilec import cache_files, cli, remote_cache, remote_claims, settings
 from tilec.errors import OptionValueError
 from tilec.runtime import cache
 
@@ -139,6 +139,28 @@ def fill(server) -> None:
         for index in range(1000):
             server.client.set(f"otherapp:{index}", b"x" * 20_000)
     server.client.config_set("maxmemory", "1mb")
+
+
+def test_a_dropped_connection_is_opened_again(remote):
+    launch(16)
+    remote.client.client_kill_filter(_type="normal", skipme=True)  # tilec's connections
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", remote_cache.RemoteCacheWarning)
+        launch(32)
+    assert published(remote) == 2
+
+
+def test_a_claim_outlives_its_lease_while_its_holder_works(remote, monkeypatch):
+    monkeypatch.setattr(remote_claims, "LEASE_S", 0.6)
+    with remote_claims.shared("compile", "ab" * 32, lambda text: text) as claim:
+        assert claim.value is None  # this process is to make it
+        (key,) = remote.client.scan_iter("*:claim:compile:*")
+        time.sleep(1.5)  # past the lease: renewed
+        assert remote.client.exists(key)
+        claim.publish("the entry")
+    assert not remote.client.exists(key)  # given up at the end
+    with remote_claims.shared("compile", "ab" * 32, lambda text: text) as found:
+        assert found.value == "the entry"
 
 
 def test_a_full_server_is_read_and_not_written(tmp_path, monkeypatch, caplog):
