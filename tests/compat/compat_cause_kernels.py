@@ -49,3 +49,63 @@ def full_of_runtime_value(out_ptr, val, SHAPE: tl.constexpr, DTYPE: tl.constexpr
 def full_of_a_block(out_ptr, x_ptr):
     x = tl.load(x_ptr + tl.arange(0, 4))
     tl.store(out_ptr + tl.arange(0, 4), tl.full([4], x, tl.float32))
+
+
+@tilec.jit
+def getattr_kernel(a_ptr, b_ptr, out_ptr, FUNC: tl.constexpr, NAN: tl.constexpr):
+    """`getattr(tl, FUNC)(..., propagate_nan=getattr(tl.PropagateNan, NAN))`, as Triton's
+    test_propagate_nan builds its call; `hasattr` and a `getattr` default beside it."""
+    a, b = tl.load(a_ptr), tl.load(b_ptr)
+    nan = getattr(tl.PropagateNan, NAN)
+    if FUNC == "clamp":
+        out = getattr(tl, FUNC)(a, -b, b, propagate_nan=nan)
+    else:
+        out = getattr(tl, FUNC)(a, b, propagate_nan=nan)
+    tl.static_assert(hasattr(a, "dtype") and not hasattr(a, "no_such_attribute"))
+    tl.static_assert(getattr(a, "no_such_attribute", 3) == 3)
+    tl.store(out_ptr, out.to(getattr(a, "dtype")))  # noqa: B009 - getattr is the test
+
+
+@tilec.jit
+def number_names_kernel(out_ptr, lo, hi):
+    """Names a plain assignment binds to a number are scalar tensors in Triton (`acc = 0` has
+    `acc.to(...)`, `one = 1` has `one.dtype`); `x: tl.constexpr = 1` stays a constant."""
+    acc = 0
+    acc = acc.to(tl.int64)
+    for i in range(lo, hi, 3):
+        acc += i
+    tl.store(out_ptr, acc)
+    one = 1
+    tl.static_assert(one.dtype == tl.int32 and one.type == tl.int32)
+    half = 0.5
+    tl.static_assert(getattr(half, "dtype") == tl.float32)  # noqa: B009 - the test
+    flag = True
+    tl.static_assert(flag.dtype == tl.int1)
+    fixed: tl.constexpr = 7
+    tl.static_assert(fixed.type == tl.constexpr_type(7))
+    tl.store(out_ptr + 1, tl.full([4], one, one.dtype).to(tl.int64).sum())
+
+
+@tilec.jit
+def constexpr_types_kernel(out_ptr, LITERAL: tl.constexpr, TENSOR_TYPE: tl.constexpr):
+    """As Triton's test_constexpr_assignment: a constexpr parameter (and a name annotated
+    tl.constexpr) has a constexpr type; a plain assignment of it is a tensor of its type."""
+    tl.static_assert(LITERAL.type == tl.constexpr_type(LITERAL))
+    kept: tl.constexpr = LITERAL
+    tl.static_assert(kept.type == tl.constexpr_type(LITERAL))
+    if TENSOR_TYPE is not None:
+        variable = LITERAL
+        tl.static_assert(variable.type == TENSOR_TYPE)
+    tl.store(out_ptr, 1)
+
+
+def make_closure_kernel(value):
+    """A kernel that reads a variable of its enclosing function (its closure), as Triton's
+    kernels defined in tests read their test's locals."""
+
+    @tilec.jit
+    def closure_kernel(out_ptr):
+        tl.store(out_ptr, tl.full([1], VALUE, tl.int32).sum())
+
+    VALUE = value
+    return closure_kernel

@@ -51,6 +51,9 @@ class CodeGenerator(
         self.returned: Any = None
         self.elementwise = False
         """Inside a function `tl.map_elementwise` maps (inlined on tensors, if-converted)."""
+        self.number_names: set[str] = set()
+        """Names a plain assignment bound to a Python number (`x = 1`), which Triton makes a
+        scalar tensor: their attributes are a tensor's (`x.dtype`, `x.to(tl.int64)`)."""
         self.lane_mask: TensorValue | None = None
         """The elements an if-converted branch applies to (`frontend/elementwise.py`)."""
 
