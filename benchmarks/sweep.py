@@ -148,36 +148,51 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
         return row
     chosen = {}
     for side, namespace in kernels.items():
-        result = row[side] = {"failures": []}
-        passed = []
-        for config in case.configs:
-            try:
-                outputs, error = check(case, namespace, inputs, expected, config, sync)
-                passed.append((config, outputs, error))
-            except Exception as error:
-                result["failures"].append(f"{case.describe(config)}: {first_line(error)}")
-        if not passed:
-            continue
-        times = {}
-        if timing and len(passed) > 1:
-            warmup, rep = SELECT[quick]
-            for config, outputs, _ in passed:
-                launch = launcher(case, namespace, inputs, outputs, config)
-                times[config] = bench(launch, quick, side == "tilec", warmup, rep)
-        config, outputs, error = min(passed, key=lambda p: times.get(p[0], 0.0))
-        result.update(config=case.describe(config), error=error)
-        result["candidates_us"] = {case.describe(c): t for c, t in times.items()}
-        chosen[side] = launcher(case, namespace, inputs, outputs, config)
-    if timing:
-        warmup, rep = FINAL[quick]
-        for side, launch in chosen.items():
+        row[side] = {"failures": []}
+        launch = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
+        if launch is not None:
+            chosen[side] = launch
+    warmup, rep = FINAL[quick]
+    for side, launch in list(chosen.items()) if timing else ():
+        try:
             row[side]["us"] = us = bench(launch, quick, side == "tilec", warmup, rep)
             row[side]["rate"] = case.work / us / 1e6
+        except Exception as error:
+            row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
+            del chosen[side]
     failed = [side for side in kernels if side not in chosen]
     row["status"] = "ok" if not failed else f"{' and '.join(failed)} failed"
     if timing and not failed and len(kernels) == 2:
         row["speed"] = row["triton"]["us"] / row["tilec"]["us"]
     return row
+
+
+def choose(case, side, namespace, inputs, expected, sync, result, timing, quick):
+    """The launch of `side`'s best config (None if none passed): every config checked, those
+    that pass timed briefly (timing, more than one); `result` gets the failures, the chosen
+    config, its error and the candidates' times."""
+    passed = []
+    for config in case.configs:
+        try:
+            outputs, error = check(case, namespace, inputs, expected, config, sync)
+            passed.append((config, outputs, error))
+        except Exception as error:
+            result["failures"].append(f"{case.describe(config)}: {first_line(error)}")
+    times = {}
+    for config, outputs, _ in passed if timing and len(passed) > 1 else ():
+        launch = launcher(case, namespace, inputs, outputs, config)
+        try:
+            times[config] = bench(launch, quick, side == "tilec", *SELECT[quick])
+        except Exception as error:
+            result["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
+    if timing and len(passed) > 1:
+        passed = [p for p in passed if p[0] in times]
+    if not passed:
+        return None
+    config, outputs, error = min(passed, key=lambda p: times.get(p[0], 0.0))
+    result.update(config=case.describe(config), error=error)
+    result["candidates_us"] = {case.describe(c): t for c, t in times.items()}
+    return launcher(case, namespace, inputs, outputs, config)
 
 
 def launcher(case, namespace, inputs, outputs, config):
@@ -210,7 +225,11 @@ def warm_caches(args, jobs: int, limit_s: float = WARM_LIMIT_S) -> float:
     command += ["--quick"] if args.quick else []
     command += ["--only", args.only] if args.only else []
     workers = [
-        subprocess.Popen([*command, "--warm-worker", f"{i}/{jobs}"], stdout=subprocess.DEVNULL)
+        subprocess.Popen(
+            [*command, "--warm-worker", f"{i}/{jobs}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for i in range(jobs)
     ]
     for worker in workers:
@@ -269,7 +288,11 @@ def run_sweep(families, quick: bool, smoke: bool, seed: int, progress=None) -> l
     rows = []
     for case in all_cases(families, quick, smoke):
         start = time.perf_counter()
-        rows.append(run_case(case, env, kernels, not smoke, quick))
+        try:
+            rows.append(run_case(case, env, kernels, not smoke, quick))
+        except Exception as error:  # the sweep goes on, whatever one case does
+            rows.append({"family": case.family, "case": case.label, "unit": case.unit,
+                         "work": case.work, "status": f"failed: {first_line(error)}"})  # fmt: skip
         line = f"{case.family} {case.label}: {rows[-1]['status']}"
         if progress is not None:
             progress(f"{line} ({time.perf_counter() - start:.1f} s)", rows)

@@ -104,7 +104,7 @@ def sweep_layer_norm_bwd(
     dw = tl.zeros([BLOCK], dtype=tl.float32)
     db = tl.zeros([BLOCK], dtype=tl.float32)
     for row in range(pid, M, tl.num_programs(0)):
-        start = row.to(tl.int64) * stride
+        start = row * stride
         x = tl.load(x_ptr + start + cols, mask=inside, other=0.0).to(tl.float32)
         dy = tl.load(dy_ptr + start + cols, mask=inside, other=0.0).to(tl.float32)
         mean = tl.load(mean_ptr + row)

@@ -141,6 +141,32 @@ def test_timing_path_chooses_each_sides_fastest_config(sweep, monkeypatch, capsy
     assert "| matmul | 2 | 2 | 1.044 | 0.545 (float16 32x32x48) | 1 | 0 |" in text
 
 
+def test_a_timing_failure_drops_the_config_or_the_side(sweep, monkeypatch):
+    from sweep_cases import matmul
+
+    outcomes = {"tilec": [RuntimeError("illegal address\nmore"), 4.0, 4.5], "triton": [3.0, 2.0]}
+    outcomes["triton"].append(RuntimeError("launch timed out"))
+
+    def bench(fn, quick, tilec_side, warmup, rep):
+        outcome = outcomes["tilec" if tilec_side else "triton"].pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(sweep, "bench", bench)
+    interp = sweep.wrap_interp(sweep.load_kernels("tilec"))
+    case = matmul(32, 32, 32, configs=[(16, 16, 16, 1, 1), (32, 32, 16, 1, 1)])
+    row = sweep.run_case(case, smoke_env(sweep), {"tilec": interp, "triton": interp}, True, True)
+    assert row["tilec"]["config"].startswith("BLOCK_M=32,")  # the only one timed
+    assert row["tilec"]["failures"] == [
+        "timing BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=1, num_stages=1: "
+        "RuntimeError: illegal address"
+    ]
+    assert row["tilec"]["us"] == 4.5
+    assert row["status"] == "triton failed" and "speed" not in row
+    assert row["triton"]["failures"][-1].endswith("RuntimeError: launch timed out")
+
+
 def test_full_and_quick_case_lists_cover_issue_23(sweep):
     families = sweep.select_families(None)
     full = sweep.all_cases(families, quick=False, smoke=False)
