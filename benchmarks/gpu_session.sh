@@ -76,7 +76,7 @@ for part in ${parts[*]}; do
         # issue 23's sweep: tilec against Triton, same source, each side's best config; the
         # markdown tables and the per-family summary end the log
         quick=; [[ $part == sweep-quick ]] && quick=--quick
-        timeout 560 python3 benchmarks/sweep.py $quick --json "$OUT/$part.json" 2>&1 |
+        timeout 570 python3 benchmarks/sweep.py $quick --time-limit 500 --json "$OUT/$part.json" 2>&1 |
             tee "$OUT/$part.log" | tail -30 ;;
     bench-base)
         base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}

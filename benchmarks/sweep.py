@@ -277,9 +277,12 @@ def warm_worker(args) -> int:
     return 0
 
 
-def run_sweep(families, quick: bool, smoke: bool, seed: int, progress=None) -> list[dict]:
+def run_sweep(
+    families, quick: bool, smoke: bool, seed: int, progress=None, deadline: float | None = None
+) -> list[dict]:
     """Every case of `families` run in turn; `progress` gets a line after each (and the rows
-    so far, for a file that outlives an interrupted run)."""
+    so far, for a file that outlives an interrupted run). The cases not begun by `deadline`
+    (a time.perf_counter() value) are listed as skipped."""
     env = make_env(smoke, seed)
     if smoke:
         kernels = {"tilec": wrap_interp(load_kernels("tilec"))}
@@ -288,6 +291,10 @@ def run_sweep(families, quick: bool, smoke: bool, seed: int, progress=None) -> l
     rows = []
     for case in all_cases(families, quick, smoke):
         start = time.perf_counter()
+        if deadline is not None and start > deadline:
+            rows.append({"family": case.family, "case": case.label, "unit": case.unit,
+                         "work": case.work, "status": "skipped: --time-limit reached"})  # fmt: skip
+            continue
         try:
             rows.append(run_case(case, env, kernels, not smoke, quick))
         except Exception as error:  # the sweep goes on, whatever one case does
@@ -324,6 +331,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--seed", type=int, default=None, help="random inputs' seed (default: time)"
     )
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds: the cases not begun by then are listed as skipped")  # fmt: skip
     parser.add_argument("--warm-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     families = select_families(args.only)
@@ -335,7 +344,8 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     warm_s = 0.0
     if not args.interp_smoke and args.jobs > 0:
-        warm_s = warm_caches(args, args.jobs)
+        limit = WARM_LIMIT_S if args.time_limit is None else min(WARM_LIMIT_S, args.time_limit / 2)
+        warm_s = warm_caches(args, args.jobs, limit)
         print(f"compiled ahead in {warm_s:.0f} s ({args.jobs} workers)", flush=True)
 
     def progress(line: str, rows: list) -> None:
@@ -343,7 +353,8 @@ def main(argv=None) -> int:
         if args.json:  # the rows so far, replaced by the whole report at the end
             Path(args.json).write_text(json.dumps({"seed": seed, "rows": rows}, indent=1))
 
-    rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress)
+    deadline = None if args.time_limit is None else start + args.time_limit
+    rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress, deadline)
     info = header(args.interp_smoke, seed, time.perf_counter() - start, warm_s)
     summary = summarize(rows)
     print_tables(info, rows, summary, not args.interp_smoke)

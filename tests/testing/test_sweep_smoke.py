@@ -46,6 +46,14 @@ def test_interp_smoke_run_checks_every_family(sweep, tmp_path, capsys):
     assert "| matmul | e4m3 32x32x64 square |" in capsys.readouterr().out
 
 
+def test_cases_past_the_time_limit_are_listed_as_skipped(sweep, tmp_path):
+    out = tmp_path / "skipped.json"
+    argv = ["--interp-smoke", "--only", "swiglu", "--time-limit", "0", "--json", str(out)]
+    assert sweep.main(argv) == 1
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["status"] for r in rows] == ["skipped: --time-limit reached"] * 2
+
+
 def test_only_selects_families(sweep):
     assert sweep.select_families("attention,rmsnorm") == [
         "attention fwd",
