@@ -2,6 +2,7 @@
 config of the same candidates, over the operators of issue 23.
 
     python benchmarks/sweep.py [--quick] [--only FAMILIES] [--json FILE] [--jobs N]
+                               [--time-limit SECONDS] [--seed N]
     python benchmarks/sweep.py --interp-smoke [--only FAMILIES] [--json FILE]
 
 Families: matmul (fp16, bf16, fp8 e4m3/e5m2, tf32; square, ragged, skinny, short and long K,
@@ -20,8 +21,10 @@ is reported with its error's first line; the sweep goes on.
 
 Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
 configs once on both sides (filling both disk caches) before the main process checks and times
-(nothing is timed while they run). `--interp-smoke` runs tiny shapes on tilec's interp backend
-with CPU tensors: correctness only, no GPU, no Triton.
+(nothing is timed while they run). `--time-limit` lists the cases not begun in time as skipped,
+so that a run cut short still prints its tables; `--json` is rewritten after every case.
+`--interp-smoke` runs tiny shapes on tilec's interp backend with CPU tensors: correctness only,
+no GPU, no Triton (tests/testing/test_sweep_smoke.py runs it).
 """
 
 from __future__ import annotations
@@ -116,7 +119,8 @@ def all_cases(families: list[str], quick: bool, smoke: bool) -> list:
 
 
 def first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
+    """The error's type and first line (the kernels' files named without their folder)."""
+    lines = str(error).replace(f"{HERE}{os.sep}", "").strip().splitlines()
     return f"{type(error).__name__}: {lines[0] if lines else ''}"[:240]
 
 
