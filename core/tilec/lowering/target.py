@@ -185,8 +185,13 @@ class TargetInfo:
         raise self.missing("printf")
 
     def trap(self, builder: ir.IRBuilder) -> None:
-        """Abort the kernel (a failed device-side assert)."""
-        raise self.missing("trap")
+        """Abort the kernel (a failed device-side assert): LLVM's `llvm.trap` by default, which
+        LLVM's GPU targets lower to their trap instruction."""
+        module = builder.module
+        trap = module.globals.get("llvm.trap") or ir.Function(
+            module, ir.FunctionType(ir.VoidType(), []), "llvm.trap"
+        )
+        builder.call(trap, [])
 
     # Matrix units and asynchronous copies ---------------------------------------------------------
 

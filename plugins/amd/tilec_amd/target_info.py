@@ -273,9 +273,6 @@ class AmdTargetInfo(TargetInfo):
             stacklevel=2,
         )
 
-    def trap(self, builder: ir.IRBuilder) -> None:
-        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
-
     # Matrix cores ------------------------------------------------------------------------------
 
     def mma(

@@ -275,9 +275,6 @@ class NvidiaTargetInfo(TargetInfo):
         )
         builder.call(vprintf, [fmt_ptr, args_ptr])
 
-    def trap(self, builder: ir.IRBuilder) -> None:
-        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
-
     # Tensor cores (tilec_nvidia.tensor_cores checks each against the arch) ----------------------
 
     def mma(
