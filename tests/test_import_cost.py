@@ -48,15 +48,15 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
 
-def loaded_after(tmp_path, source: str) -> list[str]:
-    """The modules of `COMPILER` loaded in a fresh interpreter after running `source`."""
+def loaded_after(tmp_path, source: str, modules=COMPILER, **env: str) -> list[str]:
+    """The `modules` loaded in a fresh interpreter after running `source`."""
     script = tmp_path / "program.py"
     script.write_text(
         textwrap.dedent(source)
         + "\nimport json, sys\n"
-        + f"print(json.dumps([m for m in {list(COMPILER)!r} if m in sys.modules]))\n"
+        + f"print(json.dumps([m for m in {list(modules)!r} if m in sys.modules]))\n"
     )
-    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "cache"), **env}
     result = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -86,6 +86,43 @@ def test_the_check_sees_a_compile(tmp_path):
     )
     loaded = loaded_after(tmp_path, source)
     assert {"tilec.frontend.generator", "tilec.dialects", "tilec.plugin.manager"} <= set(loaded)
+
+
+LAUNCH = (
+    KERNEL
+    + """
+import numpy as np
+
+x = np.arange(100, dtype=np.float32)
+out = np.empty_like(x)
+add_kernel[(2,)](x, x, out, 100, BLOCK=64)
+assert (out == x + 1).all()
+"""
+)
+
+NOT_FOR_A_CACHE_HIT = (
+    "tilec.frontend.generator",
+    "tilec.pipeline",
+    "tilec.passes.manager",
+    "tilec.lowering",
+    "llvmlite",
+    "networkx",
+    "numpy.ma",
+    "tilec.runtime.native_launch",
+)
+
+
+def test_a_launch_from_the_disk_cache_in_a_new_process_compiles_nothing(tmp_path):
+    """The first launch of a new process whose disk cache has the kernel loads no code
+    generator, pass or LLVM module: the interp runs the cached tir. (Another process that edits
+    tilec's files in between changes the cache key: tried again then.)"""
+    compiled = loaded_after(tmp_path, LAUNCH, TILEC_BACKEND="interp")
+    assert "tilec.frontend.generator" in compiled  # the first process compiles
+    for _ in range(3):
+        loaded = loaded_after(tmp_path, LAUNCH, NOT_FOR_A_CACHE_HIT, TILEC_BACKEND="interp")
+        if "tilec.frontend.generator" not in loaded:
+            break
+    assert loaded == []
 
 
 def test_every_public_name_of_tilec_ir_loads_from_its_module():

@@ -168,7 +168,8 @@ def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
             f"order ({value.dtype.str}), which a kernel would misread; pass "
             "array.astype(array.dtype.newbyteorder('='))"
         )
-    if isinstance(value, loaded_numpy().ma.MaskedArray):
+    masked = sys.modules.get("numpy.ma")  # not loaded: no masked array (it costs ~20 ms)
+    if masked is not None and isinstance(value, masked.MaskedArray):
         raise LaunchArgumentError(
             f"argument '{param}' of {kernel_name}: a masked array (numpy.ma), whose mask a "
             "kernel cannot see; pass its data (array.data, or array.filled(value)) and the mask "
