@@ -50,7 +50,13 @@ class Case:
     fields: dict = field(default_factory=dict)
 
     def describe(self, config: tuple) -> str:
-        return ", ".join(f"{n}={v}" for n, v in zip(self.config_names, config, strict=True))
+        """Short: the BLOCK sizes joined by x, then w<num_warps> s<num_stages> and the rest
+        (a matmul's 128x256x64 w8 s3)."""
+        named = list(zip(self.config_names, config, strict=True))
+        blocks = [str(v) for n, v in named if n.startswith("BLOCK")]
+        short = {"num_warps": "w", "num_stages": "s"}
+        rest = [f"{short.get(n, n + '=')}{v}" for n, v in named if not n.startswith("BLOCK")]
+        return " ".join(["x".join(blocks)] * bool(blocks) + rest)
 
     def compile_key(self) -> tuple:
         """What its compiled kernels depend on besides the config (types, constexprs, which

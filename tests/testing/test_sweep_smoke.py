@@ -77,15 +77,15 @@ def test_a_failing_config_or_case_is_reported_not_raised(sweep):
     case = matmul(32, 32, 32, configs=[(24, 16, 16, 1, 1), (16, 16, 16, 1, 1)])
     row = sweep.run_case(case, env, kernels, timing=False, quick=True)
     assert row["status"] == "ok"
-    assert row["tilec"]["config"].startswith("BLOCK_M=16,")
+    assert row["tilec"]["config"] == "16x16x16 w1 s1"
     (failure,) = row["tilec"]["failures"]
-    assert failure.startswith("BLOCK_M=24, ") and "\n" not in failure
+    assert failure.startswith("24x16x16 w1 s1: CompilationError: ") and "\n" not in failure
     only_bad = matmul(32, 32, 32, configs=[(24, 16, 16, 1, 1)])
     row = sweep.run_case(only_bad, env, kernels, timing=False, quick=True)
     assert row["status"] == "tilec failed"
     from sweep_report import notes
 
-    assert notes(row).startswith("tilec failed; tilec: 1 config(s) failed, BLOCK_M=24")
+    assert notes(row).startswith("tilec failed; tilec: 1 config(s) failed, 24x16x16 w1 s1: ")
 
 
 def test_wrong_or_unwritten_outputs_fail_the_check(sweep, monkeypatch):
@@ -132,8 +132,8 @@ def test_timing_path_chooses_each_sides_fastest_config(sweep, monkeypatch, capsy
     kernels = {"tilec": interp, "triton": interp}
     case = matmul(32, 32, 48, configs=[(16, 16, 16, 1, 1), (32, 32, 16, 1, 1)])
     row = sweep.run_case(case, smoke_env(sweep), kernels, timing=True, quick=False)
-    assert row["tilec"]["config"].startswith("BLOCK_M=32,")
-    assert row["triton"]["config"].startswith("BLOCK_M=16,")
+    assert row["tilec"]["config"] == "32x32x16 w1 s1"
+    assert row["triton"]["config"] == "16x16x16 w1 s1"
     assert (row["tilec"]["us"], row["triton"]["us"]) == (11.0, 6.0)
     assert row["speed"] == pytest.approx(6.0 / 11.0)
     assert row["tilec"]["rate"] == pytest.approx(2 * 32 * 32 * 48 / 11.0 / 1e6)
@@ -165,11 +165,8 @@ def test_a_timing_failure_drops_the_config_or_the_side(sweep, monkeypatch):
     interp = sweep.wrap_interp(sweep.load_kernels("tilec"))
     case = matmul(32, 32, 32, configs=[(16, 16, 16, 1, 1), (32, 32, 16, 1, 1)])
     row = sweep.run_case(case, smoke_env(sweep), {"tilec": interp, "triton": interp}, True, True)
-    assert row["tilec"]["config"].startswith("BLOCK_M=32,")  # the only one timed
-    assert row["tilec"]["failures"] == [
-        "timing BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, num_warps=1, num_stages=1: "
-        "RuntimeError: illegal address"
-    ]
+    assert row["tilec"]["config"] == "32x32x16 w1 s1"  # the only one timed
+    assert row["tilec"]["failures"] == ["timing 16x16x16 w1 s1: RuntimeError: illegal address"]
     assert row["tilec"]["us"] == 4.5
     assert row["status"] == "triton failed" and "speed" not in row
     assert row["triton"]["failures"][-1].endswith("RuntimeError: launch timed out")
