@@ -17,8 +17,8 @@ inputs with poisoned outputs and checked against torch (relative error of the no
 that pass are timed briefly (do_bench medians: tilec.testing's for tilec, Triton's for Triton),
 and the best of each side is timed again, longer. speed = Triton time / tilec time; per family
 the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
-is reported with its error's first line; the sweep goes on. Configs are written short: the BLOCK sizes
-joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
+is reported with its error's first line; the sweep goes on. Configs are written short: the
+BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
 
 Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
 configs once on both sides (filling both disk caches) before the main process checks and times
