@@ -336,8 +336,9 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--seed", type=int, default=None, help="random inputs' seed (default: time)"
     )
-    parser.add_argument("--time-limit", type=float, default=None,
-                        help="seconds: the cases not begun by then are listed as skipped")  # fmt: skip
+    parser.add_argument(
+        "--time-limit", type=float, help="seconds: the cases not begun by then are skipped"
+    )
     parser.add_argument("--warm-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     families = select_families(args.only)
