@@ -16,6 +16,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from tilec.lowering import llvm_codegen
+from tilec.lowering.external_tools import run_tool, tool_version
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -26,7 +27,6 @@ from tilec.lowering.llvm_codegen import (
 from tilec_amd import assembler
 from tilec_amd.arch import ARCHS
 from tilec_amd.backend import LLD
-from tilec_amd.tools import run_tool, tool_version
 
 TRIPLE = "amdgcn-amd-amdhsa"
 

@@ -12,13 +12,13 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import warnings
 from pathlib import Path
 
 import attrs
 
+from tilec.lowering.external_tools import run_tool
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -194,12 +194,10 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
         source, binary = Path(folder) / "kernel.ptx", Path(folder) / "kernel.cubin"
         source.write_text(ptx)
         command = [ptxas, f"-arch={arch}", "-O3", "-v", str(source), "-o", str(binary)]
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=PTXAS_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise CodegenError(f"ptxas failed on kernel {', '.join(names)}: {error}") from None
+        result = run_tool(
+            command, PTXAS_TIMEOUT_S, CodegenError, f"ptxas failed on kernel {', '.join(names)}",
+            check=False,
+        )  # fmt: skip
         message = (result.stderr or result.stdout).strip()
         if result.returncode != 0 and "not defined for option 'gpu-name'" in message:
             _warn_unsupported_arch(ptxas, arch)
