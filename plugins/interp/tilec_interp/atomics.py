@@ -2,7 +2,8 @@
 
 Each access returns the value memory held before it. Accesses are grouped by address; the r-th
 access to an address happens in round r. Exact accumulating kinds (integer ops, float add
-except bf16) with many collisions on few addresses run as one ufunc `accumulate` per address.
+except bf16, float max/min) with many collisions on few addresses run as one ufunc `accumulate`
+per address.
 Float max/min are Triton 3.6's, on the bits (`_float_min_max`; `tilec.lowering.atomics`).
 """
 
@@ -58,7 +59,7 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
                 where_val = positions[order[s:e]]
                 where_mem = int(sorted_idx[s])
                 seq = np.concatenate([memory[where_mem : where_mem + 1], value[where_val]])
-                seq = func.accumulate(seq.view(view), dtype=view).view(seq.dtype)
+                seq = _accumulate(func, view, seq)
                 old_all[where_val] = seq[:-1]
                 memory[where_mem] = seq[-1]
             continue
@@ -73,13 +74,38 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
     return [old_all.reshape(ptr.shape)]
 
 
+ORDER = "order"
+"""`_atomic_ufunc`'s view for float max/min: Triton's order of floats (`_order_keys`)."""
+
+
+def _accumulate(func, view, seq):
+    """`func.accumulate` of `seq` viewed as `view` (or in Triton's order of floats)."""
+    if isinstance(view, str):
+        return _from_order_keys(func.accumulate(_order_keys(seq)), seq.dtype)
+    return func.accumulate(seq.view(view), dtype=view).view(seq.dtype)
+
+
+def _order_keys(values):
+    """Signed integers in the order of Triton's float max/min (`_float_min_max`): the bits where
+    the sign bit is clear, the one's complement of the magnitude's bits where it is set."""
+    bits = values.view(np.dtype(f"i{values.itemsize}"))
+    return np.where(bits >= 0, bits, ~(bits & np.iinfo(bits.dtype).max))
+
+
+def _from_order_keys(keys, dtype):
+    bits = np.where(keys >= 0, keys, ~keys | np.iinfo(keys.dtype).min).astype(keys.dtype)
+    return bits.view(dtype)
+
+
 def _atomic_ufunc(kind, vtype):
     """(ufunc, dtype to view values as) for atomics that accumulate exactly, else None."""
     if dtypes.is_bf16(vtype) or dtypes.value_dtype(vtype) == np.bool_:
         return None
     dtype = dtypes.value_dtype(vtype)
     if is_float_type(vtype):
-        return {"add": (np.add, dtype)}.get(kind)
+        return {"add": (np.add, dtype), "max": (np.maximum, ORDER), "min": (np.minimum, ORDER)}.get(
+            kind
+        )
     signed, unsigned = dtypes.signed_dtype(vtype), dtypes.unsigned_dtype(vtype)
     return {
         "add": (np.add, dtype),
