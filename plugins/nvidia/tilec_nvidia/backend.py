@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.backend import BackendOptions, GpuBackend, int_in_range, is_bool, one_of
 from tilec.settings import Setting
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
@@ -36,6 +36,10 @@ class NvidiaOptions(BackendOptions):
     )
     """Triton's register limit per thread: `.maxnreg` in the PTX (the `nvvm.annotations` entry
     `maxnreg`); None lets ptxas choose."""
+    enable_reflect_ftz: bool = attrs.field(default=True, validator=is_bool)
+    """Triton's libdevice flush-to-zero (`__nvvm_reflect("__CUDA_FTZ")`): `tl.exp2` on f32 is
+    `ex2.approx.ftz.f32` (a subnormal input or result is 0, one MUFU.EX2), without it
+    `ex2.approx.f32` (subnormals kept, as the interpreter computes them)."""
 
 
 class NvidiaBackend(GpuBackend):
@@ -74,7 +78,12 @@ class NvidiaBackend(GpuBackend):
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
 
-        return NvidiaTargetInfo(target, self.lanes(target), maxnreg=options.maxnreg)
+        return NvidiaTargetInfo(
+            target,
+            self.lanes(target),
+            maxnreg=options.maxnreg,
+            reflect_ftz=options.enable_reflect_ftz,
+        )
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas

@@ -83,9 +83,16 @@ class NvidiaTargetInfo(TargetInfo):
     shared_address_space = 3
     inline_asm_constraints = "bchlqrfdni"  # NVPTX's register classes, immediates
 
-    def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32, maxnreg: int | None = None):
+    def __init__(
+        self,
+        arch: str = "sm_90",
+        threads_per_warp: int = 32,
+        maxnreg: int | None = None,
+        reflect_ftz: bool = True,
+    ):
         super().__init__(arch, threads_per_warp)
         self.maxnreg = maxnreg
+        self.reflect_ftz = reflect_ftz  # Triton's enable_reflect_ftz: tl.exp2 flushes subnormals
 
     @property
     def capability(self) -> int:
@@ -212,6 +219,8 @@ class NvidiaTargetInfo(TargetInfo):
 
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args
+        if name == "exp2" and not self.reflect_ftz:  # Triton's enable_reflect_ftz=False
+            return call_intrinsic(builder, _EX2_FULL_RANGE, F32, [x])
         if name in _APPROX_F32:
             return call_intrinsic(builder, _APPROX_F32[name], F32, [x])
         if name == "exp":
