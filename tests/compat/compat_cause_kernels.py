@@ -109,3 +109,21 @@ def make_closure_kernel(value):
 
     VALUE = value
     return closure_kernel
+
+
+def specialization_name(specialization):
+    """Triton's test_value_specialization's repr: the type of value1 and the parameters equal
+    to 1."""
+    value_type = specialization.signature["value1"]
+    ones = "_".join(k for k, v in specialization.constants.items() if v == 1)
+    return f"kernel_{value_type}_{ones}"
+
+
+@tilec.jit(repr=specialization_name)
+def named_kernel(value1, is_one, x_ptr):
+    tl.store(x_ptr, value1 + is_one)
+
+
+@tilec.jit(repr=lambda specialization: "not a name")
+def badly_named_kernel(x_ptr):
+    tl.store(x_ptr, 1)

@@ -115,6 +115,8 @@ class KernelFunction:
         self._used: tuple[tuple[Any, str, Any], ...] = ()
         self._names: tuple[tuple[str, ...], ...] | None = None
         self._unchanged_fast: Callable[[], bool] = lambda: False
+        self.repr_function: Callable[[Any], str] | None = None
+        """Triton's `@jit(repr=...)`: names the compiled kernel (`frontend/kernel_names.py`)."""
 
     @property
     def src(self) -> str:
@@ -223,6 +225,11 @@ class KernelFunction:
         """Append this function's source and its dependencies' parts; record what was read."""
         seen.add(id(self))
         parts.append(self.src)
+        if self.repr_function is not None:  # it names the compiled kernel
+            code = getattr(self.repr_function, "__code__", None)
+            parts.append(
+                f"repr={getattr(self.repr_function, '__qualname__', '')}:{code and code.co_code!r}"
+            )
         closure = self.closure_cells()
         for chain in self.referenced_names():
             head = chain[0]

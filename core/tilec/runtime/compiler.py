@@ -344,7 +344,8 @@ def compile_cached(
         # locations (for its error messages). GPU backends run their binaries.
         module = _parse_tir(located) if "gir" not in asm else None
         compiled = CompiledKernel(
-            kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata,
+            metadata.get("name") or kernel.__name__, asm, module, backend, options, signature,
+            constexprs, key, metadata,
             arg_names=tuple(kernel.arg_names),
         )  # fmt: skip
         cache.memory[key] = compiled
@@ -457,10 +458,15 @@ def _compile_trimmed(*args: Any) -> Any:
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
+    from tilec.frontend.kernel_names import symbol_name  # deferred: compiles only
+    from tilec.ir.attributes import StringAttr  # deferred: compiles only
     from tilec.ir.verifier import KernelDiagnostic  # deferred: compiles only
 
     with target_info.compiling_for(compile_target(backend, options), options.num_warps):
         module = _tir_module(kernel, signature, constexprs, spec_facts)
+    name = symbol_name(kernel, signature, constexprs, spec_facts[1])  # @jit(repr=...)
+    if name != kernel.__name__:
+        _kernel_func(module, kernel.__name__).attributes["sym_name"] = StringAttr(name)
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
     from tilec.pipeline import compile_module
 
@@ -469,7 +475,7 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
             module,
             backend,
             options,
-            name=kernel.__name__,
+            name=name,
             target=target,
             instrumentations=instrumentations,
         )
@@ -515,20 +521,24 @@ def compile_to_tir(kernel: Any, signature: dict[str, str], constexprs: dict[str,
     return generator.compile_to_tir(kernel, signature, constexprs)
 
 
+def _kernel_func(module: Operation, name: str) -> Any:
+    """The kernel's `func.func` named `name` in the tir `module`."""
+    from tilec.dialects.func import FuncOp  # deferred: the dialects load on the first compile
+
+    return next(op for op in module.walk() if isinstance(op, FuncOp) and op.name_str == name)
+
+
 def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:
     """The frontend's tir of `kernel`, with the specialization facts on its arguments: the
     divisible ones get `tile.divisibility = 16`, those equal to 1 are compiled in."""
     # deferred: the dialects load on the first compile
     from tilec.dialects.arith import ConstantOp
-    from tilec.dialects.func import FuncOp
     from tilec.ir.attributes import IntegerAttr
 
     divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
     runtime = [p for p in tuple_params.expand(kernel.arg_names, signature) if p not in constexprs]
-    func = next(
-        op for op in module.walk() if isinstance(op, FuncOp) and op.name_str == kernel.__name__
-    )
+    func = _kernel_func(module, kernel.__name__)
     for index, param in enumerate(runtime):
         if param in divisible:
             func.set_argument_attribute(index, "tile.divisibility", IntegerAttr(16))
