@@ -125,6 +125,17 @@ def test_a_launch_from_the_disk_cache_in_a_new_process_compiles_nothing(tmp_path
     assert loaded == []
 
 
+def test_a_compile_for_a_gpu_loads_no_numpy_or_networkx(tmp_path):
+    """A cold compile for sm_90a (no device needed) folds constants without NumPy and orders
+    the passes without networkx: each costs a cold compile a hundred milliseconds and more."""
+    source = KERNEL + (
+        "tilec.compile(add_kernel, {'x_ptr': '*fp32', 'y_ptr': '*fp32', 'out_ptr': '*fp32', "
+        "'n': 'i32'}, {'BLOCK': 64}, backend='nvidia', target='sm_90a')\n"
+    )
+    loaded = loaded_after(tmp_path, source, ("numpy", "networkx", "tilec.frontend.generator"))
+    assert loaded == ["tilec.frontend.generator"]
+
+
 def test_every_public_name_of_tilec_ir_loads_from_its_module():
     for name in tilec.ir.__all__:
         value = getattr(tilec.ir, name)
