@@ -127,3 +127,10 @@ def named_kernel(value1, is_one, x_ptr):
 @tilec.jit(repr=lambda specialization: "not a name")
 def badly_named_kernel(x_ptr):
     tl.store(x_ptr, 1)
+
+
+@tilec.jit
+def random_module_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    """`tl.random.uint_to_uniform_float`, as Triton's test_rand_limits calls it."""
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.random.uint_to_uniform_float(tl.load(x_ptr + offs)))

@@ -566,9 +566,9 @@ def next_power_of_2(n: int) -> int:
 next_power_of_2.__tilec_constexpr_function__ = True  # type: ignore[attr-defined]
 
 
-SUBMODULES = ("extra", "math", "target_info")
-"""`tl.math`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on first use,
-since they are made of the names above."""
+SUBMODULES = ("extra", "math", "random", "target_info")
+"""`tl.math`, `tl.random`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on
+first use, since they are made of the names above."""
 
 
 def __getattr__(name: str) -> Any:
