@@ -1,7 +1,11 @@
-"""`triton.knobs.base_knobs` under the alias: every knob group is one, with Triton's
-`knob_descriptors` (the environment variable behind each knob), `knobs`, `copy()` and `reset()`,
-which Triton's test fixture `fresh_knobs` uses to give a test fresh groups and put the old ones
-back. Runs in a subprocess, so that the alias never reaches the other tests."""
+"""Modules of Triton's under the alias, as Triton's language tests use them; each check runs in
+a subprocess, so that the alias never reaches the other tests.
+
+- `triton.knobs.base_knobs`: every knob group is one, with Triton's `knob_descriptors` (the
+  environment variable behind each knob), `knobs`, `copy()` and `reset()`, which Triton's test
+  fixture `fresh_knobs` uses to give a test fresh groups and put the old ones back.
+- `triton.compiler.errors` and `triton.language.random` after `import triton`.
+"""
 
 import os
 import subprocess
@@ -41,9 +45,23 @@ print("ok")
 """
 
 
-def test_knob_groups_are_tritons_base_knobs(tmp_path):
+MODULES = """
+import tilec
+import tilec.as_triton  # noqa: F401
+import triton
+import triton.language as tl
+
+assert triton.compiler.errors.CompilationError is tilec.CompilationError
+assert tl.random.rand is tl.rand
+import triton.language.random
+assert triton.language.random is tl.random
+print("ok")
+"""
+
+
+def run_program(tmp_path, program: str) -> None:
     script = tmp_path / "program.py"
-    script.write_text(textwrap.dedent(PROGRAM))
+    script.write_text(textwrap.dedent(program))
     env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "cache"), "TILEC_F32_DEFAULT": "ieee"}
     for name in ("TRITON_INTERPRET", "TILEC_AS_TRITON", "TILEC_BACKEND"):
         env.pop(name, None)
@@ -53,3 +71,11 @@ def test_knob_groups_are_tritons_base_knobs(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_knob_groups_are_tritons_base_knobs(tmp_path):
+    run_program(tmp_path, PROGRAM)
+
+
+def test_modules_triton_imports_with_its_packages(tmp_path):
+    run_program(tmp_path, MODULES)
