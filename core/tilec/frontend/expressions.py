@@ -199,27 +199,34 @@ class ExpressionsMixin:
         return self.sem.invert(operand)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
-        values = [self.visit(v) for v in node.values]
-        if all(not isinstance(v, TensorValue) for v in values):
-            result = values[0]
-            for v in values[1:]:
-                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
-            return result
-        word = "and" if isinstance(node.op, ast.And) else "or"
-        if len(values) != 2:
-            raise UserError(
-                f"chained '{word}' on runtime values is not supported (nor in Triton)",
-                f"group pairs with parentheses: (a {word} b) {word} c",
-            )
-        for value in values:
-            dtype = value.dtype if isinstance(value, TensorValue) else type(value)
-            if dtype not in (i1, bool):
+        """`and` / `or` as Triton compiles them: operands are evaluated in order, and a
+        compile-time one that decides the result (a false one in `and`, a true one in `or`)
+        is the result, the operands after it not evaluated (`k is None or k == 0`); the other
+        compile-time ones drop out. Runtime operands (booleans) are all evaluated and combined
+        with `&` / `|` (no short circuit), as Triton's logical_and / logical_or."""
+        is_and = isinstance(node.op, ast.And)
+        word = "and" if is_and else "or"
+        runtime: list[TensorValue] = []
+        value: Any = None
+        for operand in node.values:
+            value = self.visit(operand)
+            if not isinstance(value, TensorValue):
+                if bool(value) is not is_and:  # decides the result
+                    return value
+                continue
+            dtype = value.dtype
+            if dtype != i1:
                 raise UserError(
                     f"'{word}' on runtime values needs booleans (int1), got {dtype}",
                     "compare first (x != 0), or use '&' / '|' on integers",
                 )
-        # Both sides are evaluated, as in Triton (logical_and / logical_or, no short circuit).
-        return self.sem.binary("&" if word == "and" else "|", *values)
+            runtime.append(value)
+        if not runtime:
+            return value
+        while len(runtime) >= 2:
+            rhs, lhs = runtime.pop(), runtime.pop()
+            runtime.append(self.sem.binary("&" if is_and else "|", lhs, rhs))
+        return runtime[0]
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """`a if c else b` as Triton compiles it: on a compile-time `c` only the chosen branch
