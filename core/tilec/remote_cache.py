@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tilec import cache_files, settings
+from tilec.errors import OptionValueError
 from tilec.version import __version__
 
 KINDS = ("compile", "autotune", "pipelines")
@@ -141,9 +142,15 @@ def _connect(url: str) -> _Server | None:
     # one retry where a pooled connection was dropped (a server's idle timeout, a restart); a
     # timeout is not retried: a slow server is skipped
     retry = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
-    client = redis.Redis.from_url(
-        url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
-    )
+    try:
+        client = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=retry
+        )
+    except ValueError as error:  # a port that is no number, an unknown option
+        raise OptionValueError(
+            f"{settings.REMOTE_CACHE.name}={address(url)!r} is not a Redis URL ({error}); set it "
+            "to, e.g., redis://cache-host:6379/0, or unset it"
+        ) from None
     return _Server(url, client, (redis.RedisError, OSError))
 
 

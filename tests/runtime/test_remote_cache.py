@@ -22,6 +22,7 @@ from redis_server import RedisServer
 from tilec import cache_files, cli, remote_cache, remote_claims, settings
 from tilec.errors import OptionValueError
 from tilec.runtime import cache
+from tilec.version import __version__
 
 JOB = str(Path(job.__file__))
 COMPILED = "compiling for"
@@ -82,9 +83,12 @@ def test_a_second_machine_launches_from_the_remote_tier(server, tmp_path):
 
 
 def test_sixteen_processes_at_once_compile_each_kernel_once(server, tmp_path):
-    results = machines(server, tmp_path, 16, "128", "256")
+    env = {"TILEC_PRINT_AUTOTUNING": "1"}  # a config's time, "(stored)" where it was read
+    results = machines(server, tmp_path, 16, "128", "256", env=env)
     assert compiles(results) == 4, "\n".join(err for _, err in results)
     assert len({out for out, _ in results}) == 1  # every process uses the one tuned choice
+    timed = [line for _, err in results for line in err.splitlines() if " ms (p20 " in line]
+    assert len([line for line in timed if not line.endswith("(stored)")]) == 2  # tuned once
 
 
 def test_a_crashed_holders_claim_expires(server, tmp_path):
@@ -139,6 +143,21 @@ def fill(server) -> None:
         for index in range(1000):
             server.client.set(f"otherapp:{index}", b"x" * 20_000)
     server.client.config_set("maxmemory", "1mb")
+
+
+def test_keys_hold_the_versions_and_entries_are_bounded_in_size_and_time(remote, monkeypatch):
+    monkeypatch.setenv("TILEC_REMOTE_CACHE_TTL", "100")
+    launch(16)
+    (key,) = remote.client.scan_iter("*:compile:*")
+    assert key.decode().startswith(f"tilec:{__version__}:v{remote_cache.FORMAT}:compile:")
+    assert 0 < remote.client.ttl(key) <= 100
+    monkeypatch.setenv("TILEC_REMOTE_CACHE_MAX_MB", "0.001")  # 1 kB: no kernel fits
+    launch(32)
+    assert published(remote) == 1
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(remote.folder.parent / "another-machine"))
+    cache.clear_memory()
+    launch(16)  # the entry published before is over the bound now: not read either
+    assert remote.client.hget(f"{settings.remote_cache_prefix()}stats", "hits") is None
 
 
 def test_a_dropped_connection_is_opened_again(remote):
@@ -259,8 +278,11 @@ def test_import_tilec_does_not_import_redis():
     assert done.returncode == 0, done.stderr
 
 
-def test_a_url_that_is_no_redis_url_is_an_error(monkeypatch):
-    monkeypatch.setenv("TILEC_REMOTE_CACHE", "http://cache:6379")
+@pytest.mark.parametrize("url", ["http://cache:6379", "redis://cache:port/0"])
+def test_a_url_that_is_no_redis_url_is_an_error(monkeypatch, url):
+    pytest.importorskip("redis", reason="the redis package reads the URL")
+    monkeypatch.setenv("TILEC_REMOTE_CACHE", url)
+    remote_cache.forget()
     with pytest.raises(OptionValueError, match="TILEC_REMOTE_CACHE"):
         launch(16)
 
