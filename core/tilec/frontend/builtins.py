@@ -34,7 +34,7 @@ from tilec.frontend.semantics import (
 from tilec.frontend.split_dot import PARTS, split_dot
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import Block, Operation, Value
-from tilec.ir.types import FloatType, IntegerType, TensorType, f32, f64, i1, i32, is_power_of_two
+from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
 from tilec.language import PropagateNan, constexpr, dtype
 from tilec.language import float32 as f32_dtype
 
@@ -767,8 +767,8 @@ def _dot_precision(
     """`tl.dot`'s input precision, as Triton resolves it: `input_precision`, else
     `TILEC_F32_DEFAULT` (Triton's `TRITON_F32_DEFAULT`), else "tf32" unless `allow_tf32=False`.
     It applies to f32 inputs (the result; None for other inputs): f16, bf16 and integer inputs
-    are exact in every precision, and f64 inputs (multiplied in the accumulator's type) take
-    "ieee" only."""
+    are exact in every precision, and f64 inputs are multiplied in f64 whatever it says, as
+    Triton's backends and interpreter do."""
     precision = _const(input_precision, "input_precision")
     tf32 = _const(allow_tf32, "allow_tf32")
     if precision is not None and tf32 is not None:
@@ -783,13 +783,6 @@ def _dot_precision(
         )
     if tf32 is not None and not isinstance(tf32, bool):
         raise UserError(f"tl.dot's allow_tf32 must be True or False, got {tf32!r}")
-    explicit = precision if precision is not None else ("tf32" if tf32 else None)
-    if inputs == f64 and explicit not in (None, "ieee"):
-        raise UserError(
-            f"tl.dot(..., {_precision_keyword(input_precision)}) needs f32 inputs; these are f64",
-            "leave it out (f64 inputs are multiplied in the accumulator's type), or convert "
-            "the inputs with .to(tl.float32)",
-        )
     _check_imprecise_acc(imprecise)
     if inputs != f32:
         return None
@@ -801,11 +794,6 @@ def _dot_precision(
     if precision is None:
         precision = "ieee" if tf32 is False else "tf32"
     return precision
-
-
-def _precision_keyword(input_precision: Any) -> str:
-    value = _const(input_precision, "input_precision")
-    return "allow_tf32=True" if value is None else f"input_precision={value!r}"
 
 
 def _check_imprecise_acc(imprecise: Any) -> None:
