@@ -1,7 +1,8 @@
 """tl.atomic_* on NVIDIA in Triton 3.6's PTX spellings (`tilec_nvidia.atomics`), which Triton's
 own test_atomic_rmw and test_atomic_cas read from `asm["ptx"]`: `atom.global.<scope>.<sem>.<op>`
-and `atom.global.<sem>.<scope>.cas`, for every `sem` and `scope` Triton accepts; ptxas assembles
-them for sm_80 and sm_90a; on the GPU the values are the interpreter's (Triton's float max/min)."""
+and `atom.global.<sem>.<scope>.cas`, for every `sem` and `scope` Triton accepts (a bf16 add before
+sm_90: LLVM's CAS loop, `atom.<sem>.<scope>.global.cas`); ptxas assembles them for sm_80 and
+sm_90a; on the GPU the values are the interpreter's (Triton's float max/min)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,16 @@ def test_scopes_and_cas(sem, scope, tmp_path):
     _assembles(ptx, "sm_90a", tmp_path)
 
 
+@pytest.mark.parametrize("sem", SEMS)
+def test_bf16_add_before_sm90_is_a_cas_loop_with_the_order(sem):
+    """No atom.add.bf16 before sm_90: LLVM's CAS loop, its cas carrying the order and scope (no
+    fences), which Triton's test_atomic_rmw reads as `atom.<sem>.gpu.global.cas` there."""
+    signature = {"x_ptr": "*bf16", "z_ptr": "*bf16"}
+    ptx = _ptx(rmw_kernel, signature, {"OP": "add", "SEM": sem, "SCOPE": None}, "sm_80")
+    assert f"atom.{sem or 'acq_rel'}.gpu.global.cas" in ptx
+    assert "fence" not in ptx
+
+
 @pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize(("op", "dtype", "forms"), FORMS)
@@ -145,7 +156,7 @@ def test_atomics_assemble(arch, op, dtype, forms, tmp_path):
     signature = {"x_ptr": f"*{dtype}", "z_ptr": f"*{dtype}"}
     ptx = _ptx(rmw_kernel, signature, {"OP": op, "SEM": "release", "SCOPE": "sys"}, arch)
     if dtype == "bf16" and arch == "sm_80":  # no atom.add.bf16 before sm_90: LLVM's CAS loop
-        assert "add.noftz.bf16" not in ptx and "fence.acq_rel.sys" in ptx and ".cas.b32" in ptx
+        assert "add.noftz.bf16" not in ptx and "atom.release.sys.global.cas.b32" in ptx
     else:
         assert f"atom.global.sys.release.{forms[0]}" in ptx
     _assembles(ptx, arch, tmp_path)

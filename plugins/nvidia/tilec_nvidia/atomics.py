@@ -4,16 +4,18 @@ memory order and scope in the instruction (inline PTX; LLVM's NVPTX backend drop
 
 - read-modify-write: `atom.global.<scope>.<sem>.<op>.<type>` (Triton's qualifier order), e.g.
   `atom.global.gpu.acq_rel.add.f32`: `add.u32/u64` on integers, `add.f32/f64`, `add.noftz.f16`,
-  `add.noftz.bf16` (sm_90 on; before it the core's LLVM loop, as Triton's), `max/min.s32/s64`,
-  `max/min.u32/u64` (`umax`/`umin`), `and/or/xor/exch.b32/b64`;
+  `add.noftz.bf16` (sm_90 on), `max/min.s32/s64`, `max/min.u32/u64` (`umax`/`umin`),
+  `and/or/xor/exch.b32/b64`. A bf16 add before sm_90 is, as Triton's, LLVM's `atomicrmw` with
+  the order and scope, which LLVM expands into a loop of `atom.<sem>.<scope>.global.cas.b32`
+  keeping both (what Triton's test_atomic_rmw reads there);
 - compare-and-swap: `atom.global.<sem>.<scope>.cas.b16/b32/b64`, e.g. `atom.global.acq_rel.gpu.cas.b32`.
 
 `<scope>` is `cta`, `gpu` or `sys`; `<sem>` `relaxed`, `acquire`, `release` or `acq_rel`: the
 PTX memory model's, the same words as Triton's `sem` and `scope`. Values travel as integer
 registers of their width (`h`, `r`, `l`), floats as their bits. The qualifiers `.sem` and
 `.scope` need sm_70 (tilec's oldest target); `.noftz.f16` and `.b16` need PTX ISA 6.3 (not the
-6.0 of sm_70), `.noftz.bf16` PTX 7.8 and sm_90: where the target lacks a form, None (the core's
-LLVM `atomicrmw` / `cmpxchg`).
+6.0 of sm_70), `.noftz.bf16` PTX 7.8 and sm_90: where the target lacks another form, None (the
+core's LLVM `atomicrmw` / `cmpxchg`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ _TYPE_PREFIXES = {"add": "u", "max": "s", "min": "s", "umax": "u", "umin": "u",
 _OPS = {"umax": "max", "umin": "min", "xchg": "exch"}
 _REGISTERS = {16: "h", 32: "r", 64: "l"}
 _FLOAT_BITS = {"half": 16, "bfloat": 16, "float": 32, "double": 64}
+_ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "release",
+              "acq_rel": "acq_rel"}  # fmt: skip
 
 
 def _float_bits(t: ir.Type) -> int | None:
@@ -63,9 +67,9 @@ def atomic_rmw(
         op, type_name, bits = _OPS.get(kind, kind), f"{_TYPE_PREFIXES[kind]}{t.width}", t.width
     elif kind == "add":
         if float_bits == 16:
-            if info.ptx_version < 63 or (
-                str(t) == "bfloat" and (major < 9 or info.ptx_version < 78)
-            ):
+            if str(t) == "bfloat" and (major < 9 or info.ptx_version < 78):
+                return _llvm_add(builder, target, ptr, value, sem, scope)
+            if info.ptx_version < 63:
                 return None
             op = "add.noftz"
         else:
@@ -80,6 +84,18 @@ def atomic_rmw(
     text = f"atom.global.{scope}.{sem}.{op}.{type_name} $0, [$1], $2;"
     old = _asm(builder, text, [ptr, operand], integer)
     return old if isinstance(t, ir.IntType) else builder.bitcast(old, t)
+
+
+def _llvm_add(
+    builder: ir.IRBuilder, target: TargetInfo, ptr: ir.Value, value: ir.Value, sem: str, scope: str
+) -> ir.Value:
+    """LLVM's `atomicrmw fadd` carrying `sem` and `scope`, for what LLVM expands into a CAS loop
+    (its `cmpxchg`s keep the order; a native `atom` would print without it)."""
+    sync_scope = target.sync_scopes[scope]
+    ordering = _ORDERINGS[sem]
+    if sync_scope is not None:
+        ordering = f'syncscope("{sync_scope}") {ordering}'
+    return builder.atomic_rmw("fadd", ptr, value, ordering)
 
 
 def atomic_cas(
