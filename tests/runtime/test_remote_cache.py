@@ -304,3 +304,10 @@ def test_cache_info_and_clear_remote(remote, capsys):
     left = sorted(k.decode() for k in remote.client.scan_iter("*"))
     assert left == ["otherapp:key", "tilec:not-ours"]
     assert cache.entries()  # the local cache stays
+
+
+def test_clear_remote_without_a_tier_is_an_error(monkeypatch, capsys):
+    monkeypatch.delenv("TILEC_REMOTE_CACHE", raising=False)
+    assert cli.main(["cache", "clear", "--remote"]) == 1
+    assert "TILEC_REMOTE_CACHE is unset" in capsys.readouterr().err
+    assert cli.main(["cache", "info", "--remote"]) == 1  # --remote clears; info shows the tier
