@@ -134,3 +134,10 @@ def random_module_kernel(x_ptr, out_ptr, N: tl.constexpr):
     """`tl.random.uint_to_uniform_float`, as Triton's test_rand_limits calls it."""
     offs = tl.arange(0, N)
     tl.store(out_ptr + offs, tl.random.uint_to_uniform_float(tl.load(x_ptr + offs)))
+
+
+@tilec.jit
+def descriptor_block_kernel(ptr, COLUMNS: tl.constexpr):
+    """Stores zeros through a descriptor whose block has COLUMNS elements a row."""
+    desc = tl.make_tensor_descriptor(ptr, [16, 16], [16, 1], [8, COLUMNS])
+    desc.store([0, 0], tl.zeros([8, COLUMNS], dtype=ptr.dtype.element_ty))
