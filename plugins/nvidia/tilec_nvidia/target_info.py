@@ -21,6 +21,7 @@ from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
+from tilec.lowering.math_ops import FLOAT_TYPES, NATIVE_INTRINSICS, native_intrinsic
 from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
 from tilec_nvidia import (
@@ -61,9 +62,7 @@ kernels 10-30% (benchmarks/RESULTS.md)."""
 _EX2_FULL_RANGE = "llvm.nvvm.ex2.approx.f"
 """`ex2.approx.f32` with subnormal results, for `tl.exp`: exp(x) for x in (-103, -87) is subnormal,
 and Triton's `tl.exp` keeps it."""
-_GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
 _F64_GENERIC = {"sqrt": "llvm.sqrt"}
-_LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 _FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 """The 8-bit formats with `cvt` instructions (feature `fp8_cvt`), by PTX name."""
 _F16X2 = ir.VectorType(F16, 2)
@@ -195,13 +194,12 @@ class NvidiaTargetInfo(TargetInfo):
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
-        ty = _LLVM_FLOAT.get(dtype)
-        if ty is None:
+        if dtype not in FLOAT_TYPES:
             return None
-        if name in _GENERIC:
+        if name in NATIVE_INTRINSICS:
             if dtype == "bf16" and self.capability < 80:
                 return None  # the core computes it in f32
-            return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+            return native_intrinsic(builder, name, args, dtype)
         if dtype == "f64" and name == "rsqrt":  # 1 / sqrt.rn: within an ulp, unlike .approx.d
             root = call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
             return builder.fdiv(F64(1.0), root)
@@ -249,7 +247,7 @@ class NvidiaTargetInfo(TargetInfo):
                 name = f"llvm.nvvm.ff.to.{kind}x2.rn"  # cvt.rn.satfinite: a high, b low
                 packed = call_intrinsic(builder, name, I16, [F32(0.0), value])
             return builder.trunc(packed, I8)
-        if source in _FP8_PTX and target in _LLVM_FLOAT:
+        if source in _FP8_PTX and target in FLOAT_TYPES:
             name = f"llvm.nvvm.{_FP8_PTX[source]}x2.to.f16x2.rn"
             pair = call_intrinsic(builder, name, _F16X2, [builder.zext(value, I16)])
             half = builder.extract_element(pair, I32(0))
