@@ -6,8 +6,10 @@ with a lease of `LEASE_S` seconds that a thread of the holder renews while it wo
 does the work and publishes it; the others poll for the entry (and for the claim, which they take
 over when a crashed holder's lease runs out) for up to `TILEC_REMOTE_CACHE_WAIT` seconds, then do
 the work themselves. A claim is given up only by its holder (a compare-and-delete script), so a
-holder whose lease ran out never deletes another's. Without a usable server every process works on
-its own, at once.
+holder whose lease ran out never deletes another's. A holder that ends without publishing (its
+compile failed, or the entry is over the size bound) leaves the claim marked `UNSHARED` for a
+lease, so that the waiting processes work at once instead of claiming it one after another.
+Without a usable server every process works on its own, at once.
 
 The renewing thread is stopped before a fork (the autotuner's workers) and started again after
 it in the parent; a child holds none of its parent's claims.
@@ -39,6 +41,12 @@ _RENEW = (
     "if redis.call('GET', KEYS[1]) == ARGV[1] then "
     "return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 )
+_GIVE_UP = (
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+    "return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0"
+)
+UNSHARED = b"unshared"
+"""A claim's value once its holder ended without publishing."""
 T = TypeVar("T")
 
 
@@ -48,10 +56,11 @@ class Shared(Generic[T]):
 
     def __init__(self, kind: str, name: str, value: T | None, text: str | None):
         self.kind, self.name, self.value, self.text = kind, name, value, text
+        self.published = False
 
     def publish(self, text: str) -> None:
         if remote_cache.enabled():
-            remote_cache.put(self.kind, self.name, text)
+            self.published = remote_cache.put(self.kind, self.name, text)
 
 
 @contextlib.contextmanager
@@ -67,16 +76,24 @@ def shared(kind: str, name: str, parse: Callable[[str], T | None]) -> Iterator[S
     if held:
         _held[claim] = token
         _ensure_renewing()
+    found = Shared(kind, name, value, text)
     try:
-        yield Shared(kind, name, value, text)
+        yield found
     finally:
         if held:
             _held.pop(claim, None)
-            _release(claim, token)
+            _release(claim, token, found.published)
 
 
-def _release(claim: str, token: str) -> None:
-    remote_cache.run("giving up a claim", lambda c, _: c.eval(_RELEASE, 1, claim, token))
+def _release(claim: str, token: str, published: bool = True) -> None:
+    """Give the claim up: deleted, or marked `UNSHARED` where no entry was published."""
+    if published:
+        script, args = _RELEASE, (token,)
+    else:
+        script, args = _GIVE_UP, (token, UNSHARED, int(LEASE_S * 1000))
+    remote_cache.run(
+        "giving up a claim", lambda c, _: c.eval(script, 1, claim, *args), write=not published
+    )
 
 
 def _wait(kind, name, parse, claim, token) -> tuple[str | None, Any, bool]:
@@ -105,6 +122,8 @@ def _wait(kind, name, parse, claim, token) -> tuple[str | None, Any, bool]:
             return None, None, False  # no usable server, or a full one: work at once
         if text is not None:  # the holder published an entry this host cannot use
             return None, None, False
+        if remote_cache.run("reading a claim", lambda c, _: c.get(claim)) == UNSHARED:
+            return None, None, False  # its holder made it but could not publish it
         if time.monotonic() >= deadline:
             log.info("%s %s: waited for another process's entry in vain: made here", kind, name)
             return None, None, False
@@ -127,11 +146,12 @@ def _ensure_renewing() -> None:
 
 
 def _renew(stop: threading.Event) -> None:
-    lease_ms = int(LEASE_S * 1000)
     while not stop.wait(LEASE_S / 3):
+        lease_ms = int(LEASE_S * 1000)
         for claim, token in list(_held.items()):
             remote_cache.run(
-                "renewing a claim", lambda c, _, k=claim, t=token: c.eval(_RENEW, 1, k, t, lease_ms)
+                "renewing a claim",
+                lambda c, _, k=claim, t=token, m=lease_ms: c.eval(_RENEW, 1, k, t, m),
             )
 
 

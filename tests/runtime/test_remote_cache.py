@@ -28,6 +28,8 @@ JOB = str(Path(job.__file__))
 COMPILED = "compiling for"
 """The log line of a compile (`TILEC_LOG=info`)."""
 _machine_ids = itertools.count()
+ENTRIES = f"*:v{remote_cache.FORMAT}:compile:*"
+"""The compiled kernels' keys on the server (not the claims, `...:claim:compile:...`)."""
 
 
 @pytest.fixture
@@ -95,7 +97,7 @@ def test_a_crashed_holders_claim_expires(server, tmp_path):
     """A claim left by a process that died (its lease still running) delays the others only
     until the lease ends; then one of them compiles."""
     machines(server, tmp_path, 1, "64")
-    names = [k.decode() for k in server.client.scan_iter("*:compile:*")]
+    names = [k.decode() for k in server.client.scan_iter(ENTRIES)]
     assert len(names) == 3 and not list(server.client.scan_iter("*:claim:*"))  # given up
     server.client.flushdb()  # (the test's own server)
     for name in names:  # claims of a process that died while compiling
@@ -112,7 +114,7 @@ def launch(block: int) -> None:
 
 
 def published(server) -> int:
-    return sum(1 for _ in server.client.scan_iter("*:compile:*"))
+    return sum(1 for _ in server.client.scan_iter(ENTRIES))
 
 
 def test_a_server_killed_mid_run_and_restarted(remote, monkeypatch):
@@ -148,7 +150,7 @@ def fill(server) -> None:
 def test_keys_hold_the_versions_and_entries_are_bounded_in_size_and_time(remote, monkeypatch):
     monkeypatch.setenv("TILEC_REMOTE_CACHE_TTL", "100")
     launch(16)
-    (key,) = remote.client.scan_iter("*:compile:*")
+    (key,) = remote.client.scan_iter(ENTRIES)
     assert key.decode().startswith(f"tilec:{__version__}:v{remote_cache.FORMAT}:compile:")
     assert 0 < remote.client.ttl(key) <= 100
     monkeypatch.setenv("TILEC_REMOTE_CACHE_MAX_MB", "0.001")  # 1 kB: no kernel fits
@@ -171,6 +173,7 @@ def test_a_dropped_connection_is_opened_again(remote):
 
 def test_a_claim_outlives_its_lease_while_its_holder_works(remote, monkeypatch):
     monkeypatch.setattr(remote_claims, "LEASE_S", 0.6)
+    remote_claims._stop_renewing()  # a renewer started before waits out the lease it read
     with remote_claims.shared("compile", "ab" * 32, lambda text: text) as claim:
         assert claim.value is None  # this process is to make it
         (key,) = remote.client.scan_iter("*:claim:compile:*")
@@ -180,6 +183,18 @@ def test_a_claim_outlives_its_lease_while_its_holder_works(remote, monkeypatch):
     assert not remote.client.exists(key)  # given up at the end
     with remote_claims.shared("compile", "ab" * 32, lambda text: text) as found:
         assert found.value == "the entry"
+
+
+def test_a_holder_that_cannot_publish_lets_the_others_work_at_once(remote, monkeypatch):
+    """A compile that fails, or an entry over the size bound: the processes waiting for it do
+    not claim it one after another (each waiting for the one before)."""
+    monkeypatch.setenv("TILEC_REMOTE_CACHE_WAIT", "30")
+    with pytest.raises(RuntimeError), remote_claims.shared("compile", "cd" * 32, lambda t: t):
+        raise RuntimeError("the compile failed")
+    start = time.monotonic()
+    with remote_claims.shared("compile", "cd" * 32, lambda t: t) as claim:
+        assert claim.value is None and not remote_claims._held  # to work, without the claim
+    assert time.monotonic() - start < 5
 
 
 def test_a_full_server_is_read_and_not_written(tmp_path, monkeypatch, caplog):
@@ -234,7 +249,7 @@ def test_a_slow_server_times_out(remote, monkeypatch):
 )
 def test_a_tampered_entry_is_ignored(remote, monkeypatch, tmp_path, tamper):
     launch(16)
-    (key,) = remote.client.scan_iter("*:compile:*")
+    (key,) = remote.client.scan_iter(ENTRIES)
     good = remote.client.get(key)
     remote.client.set(key, tamper(good))
     cache.clear_memory()
