@@ -515,7 +515,7 @@ class Builtins(
         once, after the dot."""
         a, b = self.value(a), self.value(b)
         a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
-        if len(a.shape) == 3 or len(b.shape) == 3:
+        if len(a.shape) >= 3 or len(b.shape) >= 3:
             return batched_dot(self, a, b, acc, input_precision=input_precision,
                                allow_tf32=allow_tf32, max_num_imprecise_acc=max_num_imprecise_acc,
                                out_dtype=out_dtype)  # fmt: skip
