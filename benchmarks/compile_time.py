@@ -23,6 +23,8 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
 - `launch` (GPU machine only; skipped with a note elsewhere): the vector add's first launch in
   a new process whose disk cache holds the kernel (written by an earlier process), then its
   second and third launches, on torch tensors, each followed by `torch.cuda.synchronize()`.
+  Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements): what a
+  launch from the cache loads and builds, measured on any machine.
 
 The kernels are `gpu_vs_triton.py`'s (`load_kernels`: one source exec'd under each compiler).
 Triton's side runs where `--triton-python` (default: this interpreter) imports triton; without
@@ -191,9 +193,33 @@ def launch(side: str) -> dict:
     return dict(imported=imported, launches=times)
 
 
+def launch_interp() -> dict:
+    """tilec's vector add on the interp backend (4096 elements): the first three launches in
+    this process, the disk cache written by an earlier one. A CPU machine's measure of what a
+    launch from the cache loads and builds; the interpreter's run is in it."""
+    import numpy as np
+
+    start = time.perf_counter()
+    import tilec  # noqa: F401  (timed: the import itself)
+
+    imported = time.perf_counter() - start
+    kernel = kernel_of("tilec", dict(kernel="add"))
+    x = np.arange(4096, dtype=np.float32)
+    out = np.empty_like(x)
+    times = []
+    for _ in range(3):
+        begin = time.perf_counter()
+        kernel[(4,)](x, x, out, 4096, BLOCK_SIZE=1024, backend="interp")
+        times.append(time.perf_counter() - begin)
+    assert (out == x + x).all()
+    return dict(imported=imported, launches=times)
+
+
 def worker(spec: dict) -> dict:
     if spec["what"] == "launch":
         return launch(spec["side"])
+    if spec["what"] == "launch_interp":
+        return launch_interp()
     if spec["what"] == "import":
         return import_cpu(spec["side"])
     run = compile_tilec if spec["side"] == "tilec" else compile_triton
@@ -258,8 +284,11 @@ def main() -> int:
         return 0
     only = set(args.only.split(","))
     pythons = {"tilec": sys.executable}
-    check = subprocess.run([args.triton_python, "-c", "import triton"], capture_output=True)
-    if check.returncode == 0:
+    try:
+        check = subprocess.run([args.triton_python, "-c", "import triton"], capture_output=True)
+    except OSError:  # no such interpreter
+        check = None
+    if check is not None and check.returncode == 0:
         pythons["triton"] = args.triton_python
     else:
         print(f"Triton: not importable by {args.triton_python}; tilec's rows only")
@@ -301,6 +330,7 @@ def main() -> int:
             emit(results, f"{job['label']}, to cubin (ms, CPU with ptxas)", times, sides)
         if "launch" in only:
             launch_rows(runner, sides, args.repeat, results)
+            interp_rows(runner, args.repeat, results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
@@ -327,6 +357,21 @@ def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) ->
              measured)  # fmt: skip
     times = {s: best([1000 * r["imported"] for r in firsts[s]]) for s in measured}
     emit(results, "import in that process (ms, wall)", times, measured)
+
+
+def interp_rows(runner: Runner, repeat: int, results: dict) -> None:
+    caches = runner.fresh_caches()
+    spec = dict(what="launch_interp", side="tilec")
+    runner.run("tilec", spec, caches)  # writes the cache
+    runs = [runner.run("tilec", spec, caches) for _ in range(repeat)]
+    runs = [r for r in runs if "launches" in r]
+    if not runs:
+        print("| interp launch rows | failed |")
+        return
+    for index, what in enumerate(("first", "second")):
+        times = {"tilec": best([1000 * r["launches"][index] for r in runs])}
+        emit(results, f"vector add on interp (4096), {what} launch, new process, warm disk "
+             "cache (ms; tilec only)", times, ["tilec"])  # fmt: skip
 
 
 def emit(results: dict, label: str, times: dict, sides: list[str], notes=None) -> None:
