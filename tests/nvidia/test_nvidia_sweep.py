@@ -4,9 +4,8 @@ tilec's (the sweep itself, timed, is `python benchmarks/sweep.py`)."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,11 @@ pytestmark = pytest.mark.gpu
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-@pytest.fixture
-def sweep(monkeypatch):
+def test_small_cases_pass_on_both_sides_and_are_timed(monkeypatch):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device for torch")
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("sweep", BENCHMARKS / "sweep.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
-    for name in ("sweep_cases", "sweep_memory_cases", "sweep_report"):
-        sys.modules.pop(name, None)
-
-
-def test_small_cases_pass_on_both_sides_and_are_timed(sweep):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the sweep's modules import one another
+    sweep = importlib.import_module("sweep")
     from sweep_cases import attention, matmul
     from sweep_memory_cases import cross_entropy, swiglu
 
