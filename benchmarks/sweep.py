@@ -2,7 +2,7 @@
 config of the same candidates, over the operators of issue 23.
 
     python benchmarks/sweep.py [--quick] [--only FAMILIES] [--json FILE] [--jobs N]
-                               [--time-limit SECONDS] [--seed N]
+                               [--time-limit SECONDS] [--seed N] [--timer own|triton]
     python benchmarks/sweep.py --interp-smoke [--only FAMILIES] [--json FILE]
 
 Families: matmul (fp16, bf16, fp8 e4m3/e5m2, tf32; square, ragged, skinny, short and long K,
@@ -22,7 +22,8 @@ BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 
 
 Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
 configs once on both sides (filling both disk caches) before the main process checks and times
-(nothing is timed while they run). `--time-limit` lists the cases not begun in time as skipped,
+(nothing is timed while they run). The header line shows both timers on one torch matmul;
+`--timer triton` times both sides with Triton's do_bench. `--time-limit` lists the cases not begun in time as skipped,
 so that a run cut short still prints its tables; `--json` is rewritten after every case.
 `--interp-smoke` runs tiny shapes on tilec's interp backend with CPU tensors: correctness only,
 no GPU, no Triton (tests/testing/test_sweep_smoke.py runs it).
@@ -62,6 +63,9 @@ SELECT = {True: (2, 10), False: (5, 25)}
 """do_bench warm-up and repetition milliseconds for choosing among configs (by --quick)."""
 FINAL = {True: (10, 40), False: (20, 100)}
 """... and for timing each side's chosen config."""
+TILEC_TIMER = {"tilec": True, "triton": False}
+"""Whether a side is timed with tilec.testing's do_bench (else Triton's); `--timer triton` times
+both with Triton's."""
 WARM_LIMIT_S = 240
 """The longest the workers that compile ahead may take."""
 
@@ -160,7 +164,7 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
     warmup, rep = FINAL[quick]
     for side, launch in list(chosen.items()) if timing else ():
         try:
-            row[side]["us"] = us = bench(launch, quick, side == "tilec", warmup, rep)
+            row[side]["us"] = us = bench(launch, quick, TILEC_TIMER[side], warmup, rep)
             row[side]["rate"] = case.work / us / 1e6
         except Exception as error:
             row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
@@ -187,7 +191,7 @@ def choose(case, side, namespace, inputs, expected, sync, result, timing, quick)
     for config, outputs, _ in passed if timing and len(passed) > 1 else ():
         launch = launcher(case, namespace, inputs, outputs, config)
         try:
-            times[config] = bench(launch, quick, side == "tilec", *SELECT[quick])
+            times[config] = bench(launch, quick, TILEC_TIMER[side], *SELECT[quick])
         except Exception as error:
             result["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
     if timing and len(passed) > 1:
@@ -219,6 +223,15 @@ def make_env(smoke: bool, seed: int):
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 references in float32
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return Env("cuda", torch.Generator(device="cuda").manual_seed(seed), sms)
+
+
+def timer_check(quick: bool) -> str:
+    """Both do_bench timers on one torch fp16 4096^3 matmul: a difference here is the timers'."""
+    import torch
+
+    x = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    times = [bench(lambda: x @ x, quick, tilec_side, *FINAL[quick]) for tilec_side in (True, False)]
+    return f"tilec.testing {times[0]:.1f} us, triton.testing {times[1]:.1f} us"
 
 
 def warm_caches(args, jobs: int, limit_s: float = WARM_LIMIT_S) -> float:
@@ -339,6 +352,10 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--time-limit", type=float, help="seconds: the cases not begun by then are skipped"
     )
+    parser.add_argument(
+        "--timer", choices=("own", "triton"), default="own",
+        help="own: each side's do_bench (tilec.testing's for tilec); triton: Triton's for both",
+    )  # fmt: skip
     parser.add_argument("--warm-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     families = select_families(args.only)
@@ -359,9 +376,13 @@ def main(argv=None) -> int:
         if args.json:  # the rows so far, replaced by the whole report at the end
             Path(args.json).write_text(json.dumps({"seed": seed, "rows": rows}, indent=1))
 
+    TILEC_TIMER["tilec"] = args.timer == "own"
     deadline = None if args.time_limit is None else start + args.time_limit
     rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress, deadline)
     info = header(args.interp_smoke, seed, time.perf_counter() - start, warm_s)
+    if not args.interp_smoke:
+        info["timer"] = args.timer
+        info["timers on a torch fp16 4096^3 matmul"] = timer_check(args.quick)
     summary = summarize(rows)
     print_tables(info, rows, summary, not args.interp_smoke)
     if args.json:

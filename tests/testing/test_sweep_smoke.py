@@ -172,6 +172,20 @@ def test_a_timing_failure_drops_the_config_or_the_side(sweep, monkeypatch):
     assert row["triton"]["failures"][-1].endswith("RuntimeError: launch timed out")
 
 
+def test_timer_triton_times_both_sides_with_tritons_do_bench(sweep, monkeypatch):
+    from sweep_memory_cases import swiglu
+
+    timers = []
+    monkeypatch.setattr(
+        sweep, "bench", lambda fn, q, tilec_side, w, r: timers.append(tilec_side) or 1.0
+    )
+    interp = sweep.wrap_interp(sweep.load_kernels("tilec"))
+    case = swiglu(3, 64, "float32", configs=[(64, 1)])
+    monkeypatch.setitem(sweep.TILEC_TIMER, "tilec", False)
+    row = sweep.run_case(case, smoke_env(sweep), {"tilec": interp, "triton": interp}, True, True)
+    assert row["speed"] == 1.0 and timers == [False, False]
+
+
 def test_full_and_quick_case_lists_cover_issue_23(sweep):
     families = sweep.select_families(None)
     full = sweep.all_cases(families, quick=False, smoke=False)
