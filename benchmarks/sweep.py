@@ -272,14 +272,22 @@ def compile_jobs(cases) -> list[tuple]:
 
 
 def warm_worker(args) -> int:
-    """Worker `index` of `count`: launch its share of the compile jobs once, errors ignored."""
+    """Worker `index` of `count`: launch its share of the compile jobs once."""
     index, count = (int(p) for p in args.warm_worker.split("/"))
     env = make_env(False, int(time.time()) + index)
     kernels = {side: load_kernels(side) for side in SIDES}
     jobs = compile_jobs(all_cases(select_families(args.only), args.quick, False))[index::count]
+    launch_jobs(jobs, env, kernels, torch_sync("cuda"))
+    return 0
+
+
+def launch_jobs(jobs, env, kernels: dict, sync) -> int:
+    """Launch each (case, side, config) once, on one set of inputs a case; errors ignored (the
+    main run reports them). How many launches went through."""
     by_case: dict[int, list] = {}
-    for case, side, config in jobs:
-        by_case.setdefault(id(case), []).append((case, side, config))
+    for job in jobs:
+        by_case.setdefault(id(job[0]), []).append(job)
+    done = 0
     for group in by_case.values():
         try:
             inputs = group[0][0].setup(env)
@@ -288,11 +296,12 @@ def warm_worker(args) -> int:
         for case, side, config in group:
             try:
                 case.launch(kernels[side], inputs, case.outputs(inputs), config)
-                torch_sync("cuda")()
+                sync()
+                done += 1
             except Exception:
                 pass
         del inputs
-    return 0
+    return done
 
 
 def run_sweep(

@@ -186,6 +186,41 @@ def test_timer_triton_times_both_sides_with_tritons_do_bench(sweep, monkeypatch)
     assert row["speed"] == 1.0 and timers == [False, False]
 
 
+def test_compiling_ahead_launches_each_distinct_compile_once(sweep, monkeypatch):
+    from sweep_cases import matmul
+
+    interp = sweep.wrap_interp(sweep.load_kernels("tilec"))
+    small = [(16, 16, 16, 1, 1)]
+    cases = [
+        matmul(32, 32, 32, configs=small),
+        matmul(48, 32, 64, configs=small),  # the same compile as the first
+        matmul(40, 36, 50, configs=[*small, (24, 16, 16, 1, 1)]),  # ragged; a config refused
+    ]
+    jobs = sweep.compile_jobs(cases)
+    assert [(c.label, side) for c, side, _ in jobs] == [
+        (cases[0].label, "tilec"), (cases[0].label, "triton"),
+        (cases[2].label, "tilec"), (cases[2].label, "tilec"),
+        (cases[2].label, "triton"), (cases[2].label, "triton"),
+    ]  # fmt: skip
+    env = smoke_env(sweep)
+    assert sweep.launch_jobs(jobs, env, {"tilec": interp, "triton": interp}, lambda: None) == 4
+    started = []
+
+    class Worker:
+        def __init__(self, command, **streams):
+            started.append(command[2:])
+
+        def wait(self, timeout):
+            return 0
+
+    monkeypatch.setattr(sweep.subprocess, "Popen", Worker)
+    args = sweep.argparse.Namespace(quick=True, only="matmul,swiglu")
+    sweep.warm_caches(args, 2)
+    assert started == [
+        ["--quick", "--only", "matmul,swiglu", "--warm-worker", f"{i}/2"] for i in range(2)
+    ]
+
+
 def test_full_and_quick_case_lists_cover_issue_23(sweep):
     families = sweep.select_families(None)
     full = sweep.all_cases(families, quick=False, smoke=False)
