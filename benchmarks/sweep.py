@@ -32,6 +32,7 @@ no GPU, no Triton (tests/testing/test_sweep_smoke.py runs it).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -214,12 +215,20 @@ def torch_sync(device: str):
     return torch.cuda.synchronize if device == "cuda" else lambda: None
 
 
+def need_gpu() -> None:
+    import torch
+
+    if not torch.cuda.is_available() or importlib.util.find_spec("triton") is None:
+        raise SystemExit("sweep.py needs a CUDA GPU, torch and Triton; without: --interp-smoke")
+
+
 def make_env(smoke: bool, seed: int):
     import torch
     from sweep_cases import Env
 
     if smoke:
         return Env("cpu", torch.Generator().manual_seed(seed))
+    need_gpu()
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 references in float32
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     return Env("cuda", torch.Generator(device="cuda").manual_seed(seed), sms)
@@ -375,6 +384,8 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else int(time.time())
     start = time.perf_counter()
     warm_s = 0.0
+    if not args.interp_smoke:
+        need_gpu()
     if not args.interp_smoke and args.jobs > 0:
         limit = WARM_LIMIT_S if args.time_limit is None else min(WARM_LIMIT_S, args.time_limit / 2)
         warm_s = warm_caches(args, args.jobs, limit)
