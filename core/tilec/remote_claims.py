@@ -122,13 +122,28 @@ def _wait(kind, name, parse, claim, token) -> tuple[str | None, Any, bool]:
             return None, None, False  # no usable server, or a full one: work at once
         if text is not None:  # the holder published an entry this host cannot use
             return None, None, False
-        if remote_cache.run("reading a claim", lambda c, _: c.get(claim)) == UNSHARED:
-            return None, None, False  # its holder made it but could not publish it
+        if not _worth_waiting(claim):
+            return None, None, False
         if time.monotonic() >= deadline:
             log.info("%s %s: waited for another process's entry in vain: made here", kind, name)
             return None, None, False
         time.sleep(pause)
         pause = min(pause * 1.5, POLL_S[1])
+
+
+def _worth_waiting(claim: str) -> bool:
+    """Whether the claim is a working holder's: not marked `UNSHARED` (made, not published),
+    and with no longer a lease than a holder gives (a claim set by hand for an hour or for ever,
+    by mistake or to stall the cluster, is not waited for)."""
+
+    def look(client: Any, _: Any) -> list[Any]:
+        return client.pipeline(transaction=False).get(claim).pttl(claim).execute()
+
+    found = remote_cache.run("reading a claim", look)
+    if found is remote_cache.FAILED:
+        return False
+    value, left_ms = found  # -2: gone (claimed at the next look), -1: no expiry (not a holder's)
+    return value != UNSHARED and (left_ms == -2 or 0 <= left_ms <= LEASE_S * 1000)
 
 
 _held: dict[str, str] = {}

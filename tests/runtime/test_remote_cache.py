@@ -197,6 +197,17 @@ def test_a_holder_that_cannot_publish_lets_the_others_work_at_once(remote, monke
     assert time.monotonic() - start < 5
 
 
+@pytest.mark.parametrize("expiry", [{"ex": 3600}, {}], ids=["an hour", "no expiry"])
+def test_a_claim_with_a_longer_lease_than_tilecs_is_not_waited_for(remote, monkeypatch, expiry):
+    monkeypatch.setenv("TILEC_REMOTE_CACHE_WAIT", "30")
+    claim = remote_cache.redis_key("claim:compile", "ef" * 32)
+    remote.client.set(claim, "set by hand", **expiry)
+    start = time.monotonic()
+    with remote_claims.shared("compile", "ef" * 32, lambda t: t) as found:
+        assert found.value is None and not remote_claims._held  # to work, without the claim
+    assert time.monotonic() - start < 5
+
+
 def test_a_full_server_is_read_and_not_written(tmp_path, monkeypatch, caplog):
     # an empty server with tilec's client uses about 1 MB (its scripts, its counts)
     server = RedisServer(
