@@ -30,7 +30,7 @@ from tilec.extern_libraries import ExternLibs, check_extern_libs, extern_libs
 from tilec.settings import Setting
 from tilec.version import __version__
 
-__all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend"]
+__all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend", "GpuOptions"]
 
 
 def one_of(choices: Sequence[Any]) -> Callable[[Any, attrs.Attribute, Any], None]:
@@ -90,6 +90,18 @@ class BackendOptions:
     )
     """Triton's `{name: path}` of LLVM bitcode libraries, linked where a kernel declares their
     functions (`tilec.extern_libraries`)."""
+
+
+@attrs.frozen
+class GpuOptions(BackendOptions):
+    """The options of every `GpuBackend`: `BackendOptions`' and the two its compiles read. A GPU
+    backend's `options_class` derives from it and adds its vendor's options."""
+
+    target: str | None = None
+    """The architecture to compile for, one of the backend's `archs` (`GpuBackend.parse_options`
+    checks it); None: the current device's (`GpuBackend.device_target`)."""
+    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
+    """LLVM's optimization level for the kernel."""
 
 
 class Backend:
@@ -222,6 +234,7 @@ class GpuBackend(Backend):
 
     archs: ClassVar[ArchTable[GpuArch]]
     """The architectures this backend compiles for: the one source of its arch facts."""
+    options_class: ClassVar[type[BackendOptions]] = GpuOptions
     binary_stage: ClassVar[str] = ""
     """The stage whose output the driver loads (`cubin`, `hsaco`): the end of a compile."""
     launch_stages: ClassVar[tuple[str, ...]] = ("tir", "gir", "llir")
@@ -231,6 +244,18 @@ class GpuBackend(Backend):
     check_targets: ClassVar[tuple[str, ...]] = ()
     """The targets that checks of code generation on the CPU compile for (`tilec fuzz --mode
     codegen`): a few that cover the backend's kinds of hardware."""
+
+    def parse_options(self, **kwargs: Any) -> BackendOptions:
+        """As `Backend.parse_options`; a `target` that is not one of `targets` is an
+        OptionValueError naming them."""
+        options = super().parse_options(**kwargs)
+        target = getattr(options, "target", None)
+        if target is not None and target not in self.targets:
+            raise OptionValueError(
+                f"backend '{self.name}': option 'target' must be one of "
+                f"{', '.join(self.targets)}; got {target!r}"
+            )
+        return options
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -302,8 +327,8 @@ class GpuBackend(Backend):
             raise TypeError(
                 f"backend '{self.name}': a GpuBackend's options need a `target` field (the "
                 f"architecture to compile for, None for the device's); "
-                f"{type(options).__qualname__} has none: add `target: str | None = "
-                "attrs.field(default=None, validator=one_of(ARCHS.names))` to its options_class"
+                f"{type(options).__qualname__} has none: derive its options_class from "
+                "tilec.backend.GpuOptions (target, opt_level)"
             )
 
     def resolve_target(self, options: Any) -> str:

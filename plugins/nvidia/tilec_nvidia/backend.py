@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, int_in_range, is_bool, one_of
+from tilec.backend import GpuBackend, GpuOptions, int_in_range, is_bool
 from tilec.settings import Setting
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
@@ -26,11 +26,9 @@ PTXAS = Setting(
 
 
 @attrs.frozen
-class NvidiaOptions(BackendOptions):
-    target: str | None = attrs.field(default=None, validator=one_of(ARCHS.names))
-    """`sm_XY`; None means the compute capability of the current device."""
-    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
-    """LLVM's optimization level for the kernel."""
+class NvidiaOptions(GpuOptions):
+    """`GpuOptions` (`target`: `sm_XY`, None for the current device's) and NVIDIA's."""
+
     maxnreg: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(int_in_range(1, 255))
     )
