@@ -141,3 +141,12 @@ def descriptor_block_kernel(ptr, COLUMNS: tl.constexpr):
     """Stores zeros through a descriptor whose block has COLUMNS elements a row."""
     desc = tl.make_tensor_descriptor(ptr, [16, 16], [16, 1], [8, COLUMNS])
     desc.store([0, 0], tl.zeros([8, COLUMNS], dtype=ptr.dtype.element_ty))
+
+
+@tilec.jit
+def gather_kernel(src_ptr, idx_ptr, out_ptr, AXIS: tl.constexpr, S0: tl.constexpr,
+                  S1: tl.constexpr, I0: tl.constexpr, I1: tl.constexpr):  # fmt: skip
+    """`tl.gather` of a row-major [S0, S1] source by a row-major [I0, I1] index along AXIS."""
+    src = tl.load(src_ptr + tl.arange(0, S0)[:, None] * S1 + tl.arange(0, S1)[None, :])
+    offs = tl.arange(0, I0)[:, None] * I1 + tl.arange(0, I1)[None, :]
+    tl.store(out_ptr + offs, tl.gather(src, tl.load(idx_ptr + offs), AXIS))
