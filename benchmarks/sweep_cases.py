@@ -100,18 +100,20 @@ def storage_dtype(name: str) -> torch.dtype:
 @dataclass
 class MatmulCase(Case):
     """C = A @ B (batched over z when batch > 1), optionally relu(C + bias). fp8 operands give an
-    fp16 C and B stored K-major (the layout of Triton's fp8 tutorial); float32 dots run in tf32
-    (each compiler's default input_precision)."""
+    fp16 C and B stored K-major (the layout of Triton's fp8 tutorial), A and B of one fp8 type or
+    mixed ("e4m3*e5m2": A e4m3, B e5m2); float32 dots run in tf32 (each compiler's default
+    input_precision)."""
 
     def setup(self, env: Env) -> dict:
         batch, m, n, k, dtype = (self.fields[key] for key in ("batch", "m", "n", "k", "dtype"))
-        kind = storage_dtype(dtype)
+        a_name, _, b_name = dtype.partition("*")
+        kind = storage_dtype(a_name)
         a = env.randn(batch, m, k, dtype=kind)
-        if dtype in FLOAT8:
-            b = env.randn(batch, n, k, dtype=kind).transpose(1, 2)
+        if a_name in FLOAT8:
+            b = env.randn(batch, n, k, dtype=storage_dtype(b_name or a_name)).transpose(1, 2)
         else:
             b = env.randn(batch, k, n, dtype=kind)
-        out = torch.float16 if dtype in FLOAT8 else kind
+        out = torch.float16 if a_name in FLOAT8 else kind
         inputs = {"a": a, "b": b, "out_dtype": out}
         if self.fields["epilogue"]:
             inputs["bias"] = env.randn(n, dtype=out)
@@ -147,17 +149,16 @@ class MatmulCase(Case):
 
 
 def matmul(m, n, k, dtype="float16", batch=1, epilogue=False, configs=None, tag="") -> MatmulCase:
+    fp8 = dtype.partition("*")[0] in FLOAT8
     if configs is None:
-        configs = (
-            FP8_CONFIGS if dtype in FLOAT8 else F32_CONFIGS if dtype == "float32" else F16_CONFIGS
-        )
+        configs = FP8_CONFIGS if fp8 else F32_CONFIGS if dtype == "float32" else F16_CONFIGS
     shape = f"{batch}x{m}x{n}x{k}" if batch > 1 else f"{m}x{n}x{k}"
     label = f"{dtype if dtype != 'float32' else 'tf32'} {shape}"
     label += f" {tag}" if tag else ""
     label += " +bias+relu" if epilogue else ""
     fields = dict(m=m, n=n, k=k, dtype=dtype, batch=batch, epilogue=epilogue)
     return MatmulCase("matmul", label, configs, MATMUL_NAMES, 2.0 * batch * m * n * k, "TFLOP/s",
-                      2e-2 if dtype in FLOAT8 else 1e-2, fields)  # fmt: skip
+                      2e-2 if fp8 else 1e-2, fields)  # fmt: skip
 
 
 def matmul_cases(quick: bool) -> list[Case]:
@@ -196,6 +197,7 @@ def matmul_cases(quick: bool) -> list[Case]:
     for dtype, sizes in (("e4m3", (2048, 4096, 8192)), ("e5m2", (4096, 8192))):
         cases += [matmul(s, s, s, dtype, tag="square") for s in sizes]
     cases.append(matmul(4095, 4095, 4095, "e4m3", tag="ragged"))
+    cases.append(matmul(4096, 4096, 4096, "e4m3*e5m2", tag="square"))
     cases += [matmul(s, s, s, "float32", tag="square") for s in (2048, 4096, 8192)]
     cases.append(matmul(4095, 4095, 4095, "float32", tag="ragged"))
     for spec in ((1024, 1024, 1024, "square"), (4096, 4096, 4096, "square"),
@@ -343,6 +345,7 @@ def smoke_cases() -> list[Case]:
         matmul(40, 36, 50, configs=small, tag="ragged"),
         matmul(32, 48, 64, "bfloat16", batch=2, epilogue=True, configs=small, tag="batched"),
         matmul(32, 32, 64, "e4m3", configs=small[:1], tag="square"),
+        matmul(32, 48, 40, "e4m3*e5m2", configs=small[:1], tag="ragged"),
         matmul(32, 32, 32, "float32", configs=small[:1], tag="square"),
         attention(64, 16, False, False, batch=1, heads=2, configs=[(32, 16, 1, 1)]),
         attention(64, 32, True, False, batch=1, heads=2, configs=[(32, 16, 1, 1)]),
