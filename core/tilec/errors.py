@@ -41,6 +41,11 @@ class LaunchArgumentError(LaunchError, TypeError):
     twice, of a type or dtype no kernel takes, on another device, read-only but written."""
 
 
+class ArgumentOverflowError(LaunchArgumentError, OverflowError):
+    """An int argument beyond 64 bits (below -2**63 or from 2**64 on): also an `OverflowError`,
+    as Triton's launch raises it."""
+
+
 class ArgumentValueError(LaunchError, ValueError):
     """An argument whose value does not fit: a constexpr other than the one a `CompiledKernel`
     was compiled with, a signature type that `tilec.compile` does not know (`*fp99`)."""

@@ -150,3 +150,8 @@ def gather_kernel(src_ptr, idx_ptr, out_ptr, AXIS: tl.constexpr, S0: tl.constexp
     src = tl.load(src_ptr + tl.arange(0, S0)[:, None] * S1 + tl.arange(0, S1)[None, :])
     offs = tl.arange(0, I0)[:, None] * I1 + tl.arange(0, I1)[None, :]
     tl.store(out_ptr + offs, tl.gather(src, tl.load(idx_ptr + offs), AXIS))
+
+
+@tilec.jit
+def store_int_kernel(x_ptr, value):
+    tl.store(x_ptr, value)

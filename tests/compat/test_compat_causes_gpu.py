@@ -1,7 +1,7 @@
 """The Triton 3.6 behaviours of issue 20's smaller causes launched on a GPU backend (nvidia;
 amd with `TILEC_TEST_BACKEND=amd`), against NumPy: a kernel renamed by `@jit(repr=...)` loads
 and runs under its name, a chunked `tl.gather`, dots of rank 4, `getattr`, names bound to
-numbers, `tl.full` of a runtime scalar and `tl.random`."""
+numbers, `tl.full` of a runtime scalar, `tl.random` and u64 int arguments."""
 
 import functools
 
@@ -14,6 +14,7 @@ from compat_cause_kernels import (
     named_kernel,
     number_names_kernel,
     random_module_kernel,
+    store_int_kernel,
 )
 from test_compat_batched_dot import many_batches
 
@@ -97,3 +98,14 @@ def test_python_values_full_and_random():
     uniform = np.zeros(2, np.float32)
     launch(random_module_kernel, {"x_ptr": "*i64", "out_ptr": "*fp32"}, [extremes, uniform], N=2)
     assert uniform[0] == uniform[1] and 1.0 - np.finfo(np.float32).eps <= uniform[0] < 1.0
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64 - 1, -5])
+def test_int_arguments_of_tritons_types(value):
+    out = np.zeros(1, np.uint64)
+    for _ in range(2):  # the second launch takes the fast path
+        out[0] = 0
+        store_int_kernel[(1,)](out, value, backend=BACKEND)
+        assert int(out[0]) == value % 2**64
+    with pytest.raises(OverflowError):
+        store_int_kernel[(1,)](out, 2**64, backend=BACKEND)

@@ -33,7 +33,7 @@ from tilec.frontend.kernel import identity_check
 from tilec.frontend.tuple_params import SEPARATOR
 from tilec.runtime import cache, compiler, native_shape
 from tilec.runtime import check as checking
-from tilec.runtime.specialization import I32, _tensor_token, _token_function, spec_token
+from tilec.runtime.specialization import I32, I64, _tensor_token, _token_function, spec_token
 from tilec.tools.tensor_descriptor import TensorDescriptor
 
 MISS = object()
@@ -306,8 +306,11 @@ def _runtime_guards(namespace: dict, i: int, expression: str, value: Any) -> lis
         else:
             guards += [f"{expression} == 1", f"not {expression} & 15"]
         in_i32 = f"{I32[0]} <= {expression} <= {I32[1]}"
-        guards.append(f"not {in_i32}" if I32[0] <= value <= I32[1] else in_i32)
-        return guards
+        if I32[0] <= value <= I32[1]:
+            return [*guards, f"not {in_i32}"]
+        if I64[0] <= value <= I64[1]:  # i64: neither i32 nor u64 (nor beyond 64 bits)
+            return [*guards, in_i32, f"not {I64[0]} <= {expression} <= {I64[1]}"]
+        return [*guards, f"not {I64[1]} < {expression} < {2**64}"]  # u64
     if kind in (float, bool):
         return [f"type({expression}) is not T{i}"]
     if _token_function(kind) is _tensor_token:  # its address: `_address_guards`

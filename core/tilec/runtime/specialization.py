@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tilec.errors import FreedArrayError, LaunchArgumentError
+from tilec.errors import ArgumentOverflowError, FreedArrayError, LaunchArgumentError
 from tilec.ir.type_names import BY_IR_TYPE, SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
 from tilec.tools.tensor_descriptor import TensorDescriptor
 
@@ -69,7 +69,16 @@ def _ndarray_token(value: np.ndarray) -> Any:
 
 def _int_token(value: Any) -> Any:
     value = int(value)
-    return (int, value == 1, value & 15 == 0, I32[0] <= value <= I32[1])
+    return (int, value == 1, value & 15 == 0, _int_class(value))
+
+
+def _int_class(value: int) -> int:
+    """0: an i32 argument, 1: i64, 2: u64 (2**63 to 2**64 - 1), 3: beyond 64 bits."""
+    if I32[0] <= value <= I32[1]:
+        return 0
+    if I64[0] <= value <= I64[1]:
+        return 1
+    return 2 if 0 < value < 2**64 else 3
 
 
 def _tensor_token(value: Any) -> Any:
@@ -200,7 +209,9 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
             return "i32", value % 16 == 0
         if I64[0] <= value <= I64[1]:
             return "i64", value % 16 == 0
-        raise LaunchArgumentError(
+        if I64[1] < value < 2**64:  # as Triton: above int64, an unsigned 64-bit argument
+            return "u64", value % 16 == 0
+        raise ArgumentOverflowError(
             f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits"
         )
     if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
