@@ -187,29 +187,49 @@ class LoweringContext:
 
     def _dim_offset(self, d: Any) -> ir.Value:
         def make(b: ir.IRBuilder) -> ir.Value:
-            total = ir.Constant(I32, 0)
+            # no division by 1, product by 1 or sum with 0: LLVM would fold them, but only
+            # after parsing and combining them for every thread offset of the kernel
+            total: ir.Value | None = None
             for ident, div, count, scale in (
                 (self.lane_id(), d.lane_div, d.lane_count, d.lane_scale),
                 (self.warp_id(), d.warp_div, d.warp_count, d.warp_scale),
             ):
                 if count == 1:
                     continue
-                coord = b.urem(b.udiv(ident, ir.Constant(I32, div)), ir.Constant(I32, count))
-                total = b.add(total, b.mul(coord, ir.Constant(I32, scale)))
-            return total
+                coord = ident if div == 1 else b.udiv(ident, ir.Constant(I32, div))
+                coord = b.urem(coord, ir.Constant(I32, count))
+                term = coord if scale == 1 else b.mul(coord, ir.Constant(I32, scale))
+                total = term if total is None else b.add(total, term)
+            return ir.Constant(I32, 0) if total is None else total
 
         return self._entry(("dim", d), make)
 
     def element_coords(self, mapping: ThreadMapping) -> list[list[ir.Value]]:
-        """Per register, per dimension, the (wrapped) coordinate of the element it holds."""
+        """Per register, per dimension, the (wrapped) coordinate of the element it holds.
+
+        Each (dimension, register offset) is computed once, and wrapped (`urem`) only where the
+        offset plus the largest thread offset can reach the dimension's size."""
         base = self.thread_offsets(mapping)
         b = self.builder
+        computed: dict[tuple[int, int], ir.Value] = {}
+
+        def coordinate(dim: int, offset: int) -> ir.Value:
+            start, size, d = base[dim], mapping.shape[dim], mapping.dims[dim]
+            if isinstance(start, ir.Constant):
+                return ir.Constant(I32, (start.constant + offset) % size)
+            value = b.add(start, ir.Constant(I32, offset)) if offset else start
+            largest = d.lane_scale * (d.lane_count - 1) + d.warp_scale * (d.warp_count - 1)
+            if offset + largest < size:
+                return value
+            return b.urem(value, ir.Constant(I32, size))  # sizes are powers of two
+
         coords = []
         for reg in mapping.registers:
             row = []
-            for offset, start, size in zip(reg, base, mapping.shape, strict=True):
-                value = b.add(start, ir.Constant(I32, offset)) if offset else start
-                row.append(b.urem(value, ir.Constant(I32, size)))  # sizes are powers of two
+            for dim, offset in enumerate(reg):
+                if (dim, offset) not in computed:
+                    computed[dim, offset] = coordinate(dim, offset)
+                row.append(computed[dim, offset])
             coords.append(row)
         return coords
 
