@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from llvmlite import ir
 
 import tilec.dialects  # noqa: F401
@@ -28,8 +29,11 @@ def lowered(name: str) -> str:
     return lower_module(module, NvidiaTargetInfo("sm_90", 32), name).llvm_ir
 
 
-def test_no_identity_arithmetic_in_thread_offsets():
-    llvm_ir = lowered("broadcast_2d.gir")
+@pytest.mark.parametrize("name", ["broadcast_2d.gir", "convert_layout.gir"])
+def test_no_identity_arithmetic_in_offsets_and_addresses(name):
+    """Thread offsets, and the shared-memory addresses of a conversion through shared memory
+    (convert_layout.gir), with each coordinate's product computed once."""
+    llvm_ir = lowered(name)
     assert not re.search(r"= (udiv|mul) i32 %\S+, 1$", llvm_ir, re.MULTILINE)
     assert not re.search(r"= add i32 0, ", llvm_ir)
 

@@ -225,11 +225,20 @@ def _through_shared(
     base = ctx.shared_scratch(source.type.numel * nbytes)
     src_strides = _strides(source.type.shape)
 
+    scaled: dict[tuple[int, int], ir.Value] = {}
+
+    def term(coord: ir.Value, factor: int) -> ir.Value:
+        """`coord * factor`, once for each coordinate value (registers share them)."""
+        key = (id(coord), factor)
+        if key not in scaled:
+            scaled[key] = coord if factor == 1 else b.mul(coord, ir.Constant(I32, factor))
+        return scaled[key]
+
     def address(coords: list[ir.Value], factors: tuple[int, ...]) -> ir.Value:
-        linear = ir.Constant(I32, 0)
-        for coord, factor in zip(coords, factors, strict=True):
-            if factor:
-                linear = b.add(linear, b.mul(coord, ir.Constant(I32, factor)))
+        terms = [term(c, f) for c, f in zip(coords, factors, strict=True) if f]
+        linear = terms[0] if terms else ir.Constant(I32, 0)
+        for other in terms[1:]:
+            linear = b.add(linear, other)
         offset = b.mul(linear, ir.Constant(I32, nbytes))
         return b.gep(base, [offset], source_etype=I8)
 
