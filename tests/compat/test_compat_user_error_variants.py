@@ -16,7 +16,10 @@ SIGNATURE = {"x_ptr": "*i32", "n": "i32"}
         ("big_constant_on_a_scalar", "the constant 1099511627776 does not fit in i32"),
         ("big_constant_in_a_compare", "the constant 1099511627776 does not fit in i32"),
         ("expand_dims_negative", "tl.expand_dims: invalid axis -5. Expected -2 <= axis < 2"),
-        ("expand_dims_repeated", "tl.expand_dims received duplicate axes, normalized axes = [0, 0]"),
+        (
+            "expand_dims_repeated",
+            "tl.expand_dims received duplicate axes, normalized axes = [0, 0]",
+        ),
     ],
 )
 def test_variants_are_located_user_errors(which, message):
