@@ -64,7 +64,7 @@ SELECT = {True: (2, 10), False: (5, 25)}
 """do_bench warm-up and repetition milliseconds for choosing among configs (by --quick)."""
 FINAL = {True: (10, 40), False: (20, 100)}
 """... and for timing each side's chosen config."""
-TILEC_TIMER = {"tilec": True, "triton": False}
+OWN_TIMER = {"tilec": True, "triton": False}
 """Whether a side is timed with tilec.testing's do_bench (else Triton's); `--timer triton` times
 both with Triton's."""
 WARM_LIMIT_S = 240
@@ -165,7 +165,7 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
     warmup, rep = FINAL[quick]
     for side, launch in list(chosen.items()) if timing else ():
         try:
-            row[side]["us"] = us = bench(launch, quick, TILEC_TIMER[side], warmup, rep)
+            row[side]["us"] = us = bench(launch, quick, OWN_TIMER[side], warmup, rep)
             row[side]["rate"] = case.work / us / 1e6
         except Exception as error:
             row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
@@ -192,7 +192,7 @@ def choose(case, side, namespace, inputs, expected, sync, result, timing, quick)
     for config, outputs, _ in passed if timing and len(passed) > 1 else ():
         launch = launcher(case, namespace, inputs, outputs, config)
         try:
-            times[config] = bench(launch, quick, TILEC_TIMER[side], *SELECT[quick])
+            times[config] = bench(launch, quick, OWN_TIMER[side], *SELECT[quick])
         except Exception as error:
             result["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
     if timing and len(passed) > 1:
@@ -396,7 +396,7 @@ def main(argv=None) -> int:
         if args.json:  # the rows so far, replaced by the whole report at the end
             Path(args.json).write_text(json.dumps({"seed": seed, "rows": rows}, indent=1))
 
-    TILEC_TIMER["tilec"] = args.timer == "own"
+    OWN_TIMER["tilec"] = args.timer == "own"
     deadline = None if args.time_limit is None else start + args.time_limit
     rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress, deadline)
     info = header(args.interp_smoke, seed, time.perf_counter() - start, warm_s)

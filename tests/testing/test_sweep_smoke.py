@@ -181,7 +181,7 @@ def test_timer_triton_times_both_sides_with_tritons_do_bench(sweep, monkeypatch)
     )
     interp = sweep.wrap_interp(sweep.load_kernels("tilec"))
     case = swiglu(3, 64, "float32", configs=[(64, 1)])
-    monkeypatch.setitem(sweep.TILEC_TIMER, "tilec", False)
+    monkeypatch.setitem(sweep.OWN_TIMER, "tilec", False)
     row = sweep.run_case(case, smoke_env(sweep), {"tilec": interp, "triton": interp}, True, True)
     assert row["speed"] == 1.0 and timers == [False, False]
 
