@@ -39,7 +39,6 @@ INTEROP = (
     "PyTorch's 'cuda' device and stream attributes)"
 )
 # Not moved yet: the rest of issue 21 (each entry goes when its piece moves to its plugin).
-TENSOR_CORES = "issue 21, not moved yet: NVIDIA's tensor-core layouts, wgmma ops and their passes"
 LAUNCH = "issue 21 (second bullet), not moved yet: vendor names of the launcher, driver, CLI"
 
 DOCS = "user documentation text of a language function (what its targets accept)"
@@ -80,16 +79,6 @@ _allow(
     },
 )
 _allow(DOCS, {"tilec/language/docs.py": ["amd", "amdgcn", "nvidia", "ptx"]})
-_allow(
-    TENSOR_CORES,
-    {
-        "tilec/dialects/gpu_mma.py": ["nvmma", "wgmma"],
-        "tilec/dialects/gpu_shared.py": ["nvmma"],
-        "tilec/layout/accelerate_matmul.py": ["nvmma", "wgmma"],
-        "tilec/layout/mma_mapping.py": ["wgmma"],
-        "tilec/layout/pipeline_loops.py": ["cp.async", "nvmma", "wgmma"],
-    },
-)
 _allow(
     LAUNCH,
     {

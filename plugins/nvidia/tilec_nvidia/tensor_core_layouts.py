@@ -17,8 +17,10 @@
   elements per 32-bit register (2 for f16/bf16, 1 for tf32, 4 for int8), so the instruction's K
   is `8 * kWidth`. Warps that differ only along the other operand's dimension hold replicas.
 
-`tilec.layout.mma_mapping` gives the exact thread -> element mapping (the PTX ISA's fragment
-tables).
+`tilec_nvidia.tensor_core_mapping` gives the exact thread -> element mapping (the PTX ISA's
+fragment tables). The layouts are registered with the parser when the plugin loads
+(`tilec_nvidia.plugin`); the accumulator and operand layouts build on the core's matrix-unit
+bases (`tilec.dialects.gpu_matrix`), as every vendor's do.
 
 `#gpu.nvmma_shared<{swizzle = 128, transposed = false}>` is not a register layout: a tensor with
 it lives in shared memory as `wgmma` descriptors read it (`tilec_nvidia.nvmma_tile.NvmmaTile`:
