@@ -2,7 +2,7 @@
 # One device-machine session: install tilec, run the GPU tests, the conformance suite and the
 # benchmarks; logs go to $OUT (the device tool brings them back).
 #   bash benchmarks/gpu_session.sh [tests] [conformance] [bench] [bench-base] [matmul] [autotune] [launch]
-#                                  [fuzz] [attention-variants]
+#                                  [fuzz] [attention-variants] [sweep] [sweep-quick]
 # fuzz: a device campaign of random kernels (nvidia against interp, issue 14); attention-variants:
 # the attention forward timed with the PTX fixes of benchmarks/attention_static.py applied by ptxas
 # wrappers (base, hoist-a, ex2-ftz, both), the baseline in the same call.
@@ -72,13 +72,19 @@ for part in ${parts[*]}; do
                 --quick --only flops --json "$OUT/attention_$variant.json" 2>&1 |
                 tee "$OUT/attention_$variant.log" | tail -12
         done ;;
+    sweep|sweep-quick)
+        # issue 23's sweep: tilec against Triton, same source, each side's best config; the
+        # markdown tables and the per-family summary end the log
+        quick=; [[ $part == sweep-quick ]] && quick=--quick
+        timeout 570 python3 benchmarks/sweep.py $quick --time-limit 500 --json "$OUT/$part.json" 2>&1 |
+            tee "$OUT/$part.log" | tail -30 ;;
     bench-base)
         base=${BASE_TREE:?set BASE_TREE to the older tree to compare with}
         PYTHONPATH="$base/core:$base/plugins/interp:$base/plugins/nvidia" \
             python3 "$base/benchmarks/gpu_vs_triton.py" --json "$OUT/bench_base.json" 2>&1 |
             tee "$OUT/bench_base.log" ;;
     *)
-        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune launch fuzz attention-variants)" >&2
+        echo "gpu_session.sh: unknown part '$part' (parts: tests conformance bench bench-base matmul autotune launch fuzz attention-variants sweep sweep-quick)" >&2
         exit 2 ;;
     esac
 done

@@ -136,14 +136,17 @@ def softmax_warps(block: int) -> int:
     return 4 if block < 2048 else 8 if block < 4096 else 16
 
 
-def bench(fn, quick: bool, tilec_side: bool = False) -> float:
-    """Median microseconds of `fn` (CUDA events, do_bench: tilec.testing's for tilec's side)."""
+def bench(fn, quick: bool, tilec_side: bool = False, warmup=None, rep=None) -> float:
+    """Median microseconds of `fn` (CUDA events, do_bench: tilec.testing's for tilec's side);
+    `warmup` and `rep` (milliseconds) replace the defaults of `quick`."""
     from triton.testing import do_bench
 
     if tilec_side:
         from tilec.testing import do_bench
 
-    ms = do_bench(fn, warmup=10 if quick else 50, rep=50 if quick else 300, return_mode="median")
+    warmup = warmup if warmup is not None else 10 if quick else 50
+    rep = rep if rep is not None else 50 if quick else 300
+    ms = do_bench(fn, warmup=warmup, rep=rep, return_mode="median")
     return ms * 1e3
 
 

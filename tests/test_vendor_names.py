@@ -36,10 +36,8 @@ EXTRA = (
 )
 INTEROP = (
     "a device-interchange protocol's name (__cuda_array_interface__, DLPack's kDLCUDA/kDLROCM, "
-    "PyTorch's 'cuda' device and stream attributes)"
+    "PyTorch's 'cuda' device, its stream attributes and its graphs, torch.cuda.CUDAGraph)"
 )
-# Not moved yet: the rest of issue 21 (each entry goes when its piece moves to its plugin).
-LAUNCH = "issue 21 (second bullet), not moved yet: vendor names of the launcher, driver, CLI"
 
 DOCS = "user documentation text of a language function (what its targets accept)"
 ALLOWED: dict[str, dict[str, str]] = {}
@@ -79,16 +77,6 @@ _allow(
     },
 )
 _allow(DOCS, {"tilec/language/docs.py": ["amd", "amdgcn", "nvidia", "ptx"]})
-_allow(
-    LAUNCH,
-    {
-        "tilec/cli.py": ["amd", "gfx1100", "gfx942", "nvidia", "ptxas", "sm80", "sm90", "sm90a"],
-        "tilec/lowering/elementwise.py": ["sm80"],
-        "tilec/runtime/driver.py": ["cuda", "nvidia"],
-        "tilec/settings.py": ["amd", "cuda", "nvidia", "ptx", "ptxas"],
-        "tilec/testing.py": ["cuda", "hip"],
-    },
-)
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:

@@ -27,10 +27,10 @@ from tilec.arch import ArchTable, GpuArch
 from tilec.driver import Availability, Driver
 from tilec.errors import BackendUnavailableError, OptionTypeError, OptionValueError
 from tilec.extern_libraries import ExternLibs, check_extern_libs, extern_libs
-from tilec.layout.rules import LayoutRules
+from tilec.settings import Setting
 from tilec.version import __version__
 
-__all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend"]
+__all__ = ["Availability", "Backend", "BackendOptions", "Driver", "GpuBackend", "GpuOptions"]
 
 
 def one_of(choices: Sequence[Any]) -> Callable[[Any, attrs.Attribute, Any], None]:
@@ -92,6 +92,18 @@ class BackendOptions:
     functions (`tilec.extern_libraries`)."""
 
 
+@attrs.frozen
+class GpuOptions(BackendOptions):
+    """The options of every `GpuBackend`: `BackendOptions`' and the two its compiles read. A GPU
+    backend's `options_class` derives from it and adds its vendor's options."""
+
+    target: str | None = None
+    """The architecture to compile for, one of the backend's `archs` (`GpuBackend.parse_options`
+    checks it); None: the current device's (`GpuBackend.device_target`)."""
+    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
+    """LLVM's optimization level for the kernel."""
+
+
 class Backend:
     """A compilation target and its driver. Subclasses set `name`, `version`, `options_class`
     and `driver_class` (or `make_driver`)."""
@@ -115,6 +127,10 @@ class Backend:
     other value is refused with `reason`. The options the backend honours are the fields of
     `options_class`. Another backend accepts both kinds, with no effect, as Triton accepts an
     option of another vendor's backend."""
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    """The `TILEC_*` variables this backend reads, `tilec.settings.Setting`s its plugin defines
+    (the path of a vendor tool: nvidia's `TILEC_PTXAS`) and reads with `Setting.get()`;
+    README.md's table lists them with the core's (`tilec.plugin.settings.all_settings()`)."""
     launch_stages: ClassVar[tuple[str, ...]] = ("tir",)
     """The compiled stages (`asm` keys) that loading and launching a kernel of this backend need:
     a cache entry that lacks one is a miss, recompiled (a stage left out by the compile, such as
@@ -218,6 +234,7 @@ class GpuBackend(Backend):
 
     archs: ClassVar[ArchTable[GpuArch]]
     """The architectures this backend compiles for: the one source of its arch facts."""
+    options_class: ClassVar[type[BackendOptions]] = GpuOptions
     binary_stage: ClassVar[str] = ""
     """The stage whose output the driver loads (`cubin`, `hsaco`): the end of a compile."""
     launch_stages: ClassVar[tuple[str, ...]] = ("tir", "gir", "llir")
@@ -227,6 +244,18 @@ class GpuBackend(Backend):
     check_targets: ClassVar[tuple[str, ...]] = ()
     """The targets that checks of code generation on the CPU compile for (`tilec fuzz --mode
     codegen`): a few that cover the backend's kinds of hardware."""
+
+    def parse_options(self, **kwargs: Any) -> BackendOptions:
+        """As `Backend.parse_options`; a `target` that is not one of `targets` is an
+        OptionValueError naming them."""
+        options = super().parse_options(**kwargs)
+        target = getattr(options, "target", None)
+        if target is not None and target not in self.targets:
+            raise OptionValueError(
+                f"backend '{self.name}': option 'target' must be one of "
+                f"{', '.join(self.targets)}; got {target!r}"
+            )
+        return options
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -280,6 +309,9 @@ class GpuBackend(Backend):
         return properties.arch, properties.target
 
     def layout_rules(self, target: str) -> Any:
+        # deferred: the layouts (and the dialects they name) load with the compiler
+        from tilec.layout.rules import LayoutRules
+
         arch = self.archs.check(target)
         return LayoutRules(
             threads_per_warp=arch.lanes,
@@ -295,8 +327,8 @@ class GpuBackend(Backend):
             raise TypeError(
                 f"backend '{self.name}': a GpuBackend's options need a `target` field (the "
                 f"architecture to compile for, None for the device's); "
-                f"{type(options).__qualname__} has none: add `target: str | None = "
-                "attrs.field(default=None, validator=one_of(ARCHS.names))` to its options_class"
+                f"{type(options).__qualname__} has none: derive its options_class from "
+                "tilec.backend.GpuOptions (target, opt_level)"
             )
 
     def resolve_target(self, options: Any) -> str:

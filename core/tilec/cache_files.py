@@ -257,13 +257,18 @@ def read_entry(root: Path, folder: Path, name: str, suffix: str) -> str | None:
     """The authenticated body of entry `name` in `folder` (inside the cache `root`), or None:
     absent, refused, too big, not a regular file, unreadable, corrupt or not made with this
     user's key."""
-    if not usable_folder(folder, root, create=False):
-        return None
-    key = user_key()
-    if key is None:
+    if not usable_folder(folder, root, create=False) or user_key() is None:
         return None
     data = _read_file(folder / f"{name}{suffix}", "the cache entry", MAX_ENTRY_BYTES)
-    if data is None:
+    return None if data is None else verified(name, data)
+
+
+def verified(name: str, data: bytes) -> str | None:
+    """The body of `data`, an entry named `name` (a file's, or the remote tier's value), or None:
+    not text, without tilec's header, or not authenticated with this key for this name (forged,
+    moved to another name, truncated, or made with another key)."""
+    key = user_key()
+    if key is None:
         return None
     try:
         text = data.decode()
@@ -282,11 +287,17 @@ def write_entry(root: Path, folder: Path, name: str, suffix: str, body: str) -> 
     that cannot be used, being refused, unwritable or without a key, is skipped)."""
     if not usable_folder(folder, root, create=True):
         return False
+    data = signed(name, body)
+    return data is not None and replace_file(folder, f"{name}{suffix}", data, "the cache entry")
+
+
+def signed(name: str, body: str) -> bytes | None:
+    """Entry `name` with `body` as stored: tilec's header with the HMAC of name and body under
+    the user's key, then the body (None where there is no key)."""
     key = user_key()
     if key is None:
-        return False
-    data = f"{HEADER}{_mac(key, name, body)}\n{body}".encode()
-    return replace_file(folder, f"{name}{suffix}", data, "the cache entry")
+        return None
+    return f"{HEADER}{_mac(key, name, body)}\n{body}".encode()
 
 
 def replace_file(folder: Path, name: str, data: bytes, what: str) -> bool:

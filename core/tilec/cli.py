@@ -29,7 +29,8 @@ from typing import Any
 import attrs
 
 import tilec.dialects  # noqa: F401  (registers the ops the parser looks up)
-from tilec import settings
+from tilec import remote_cache, settings
+from tilec.backend import GpuBackend
 from tilec.errors import BackendError, OptionError, TilecError
 from tilec.frontend import CompilationError
 from tilec.ir import Diagnostic, ParseError, parse_module, print_module, verify
@@ -495,6 +496,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
         raise UserError(f"`tilec cache {args.action or 'info'}` takes no '{args.what}'")
     if args.action == "clear":
         args.clear = args.what or "all"
+    if args.remote:
+        return _clear_remote(args.clear)
     root = settings.cache_dir()
     compiled = cache.entries()  # tilec's own entries: a shared folder's other files stay
     results = store.entries()
@@ -523,6 +526,26 @@ def cmd_cache(args: argparse.Namespace) -> int:
         best = min(timings, key=lambda k: timings[k][0]) if timings else "none"
         print(f"  {about.get('kernel')} {about.get('key')} on {about.get('device')}: "
               f"{len(timings)} configs timed, best {best}")  # fmt: skip
+    for line in remote_cache.describe():
+        print(line)
+    return 0
+
+
+def _clear_remote(what: str | None) -> int:
+    """`tilec cache clear [WHAT] --remote`: tilec's keys on the remote tier, the local caches
+    left as they are."""
+    if what is None:
+        raise UserError("--remote goes with `tilec cache clear [WHAT]`")
+    if settings.remote_cache() is None:
+        raise UserError(
+            f"--remote: there is no remote tier ({settings.REMOTE_CACHE.name} is unset)"
+        )
+    kinds = {"autotune": ("autotune",), "compile": ("compile", "pipelines")}.get(what)
+    deleted = remote_cache.clear(kinds or remote_cache.KINDS)
+    where = remote_cache.address(settings.remote_cache() or "")
+    if deleted is None:
+        raise UserError(f"the remote cache {where} cannot be reached: nothing was removed")
+    print(f"removed {deleted} entries from {where} (prefix {settings.remote_cache_prefix()!r})")
     return 0
 
 
@@ -550,10 +573,51 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 # Argument parsing -----------------------------------------------------------------------------
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help whose `{backends}`, `{example_targets}` and `{check_targets}` are the installed
+    backends' (`_backend_examples`), read only when help is printed."""
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(_backend_examples(text))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return _backend_examples(super()._expand_help(action))
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser (and its subcommands' parsers) with `_HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+_EXAMPLE_FIELDS = ("{backends}", "{example_targets}", "{check_targets}")
+
+
+def _backend_examples(text: str) -> str:
+    """`text` with the installed backends' names (by priority), example targets and check
+    targets in place of `{backends}`, `{example_targets}` and `{check_targets}`."""
+    if not any(field in text for field in _EXAMPLE_FIELDS):
+        return text
+    backends = compiler.automatic_order()
+    gpus = [b for b in backends if isinstance(b, GpuBackend)]
+    facts = {
+        "{backends}": ", ".join(b.name for b in backends) or "none installed",
+        "{example_targets}": ", ".join(f"{b.example_target} for {b.name}" for b in gpus)
+        or "none installed",
+        "{check_targets}": ", ".join(
+            f"{b.name} {' and '.join(b.check_targets)}" for b in gpus if b.check_targets
+        )
+        or "none installed",
+    }
+    for field, value in facts.items():
+        text = text.replace(field, value)
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG, description="The tilec tile-level GPU kernel compiler."
-    )
+    parser = _Parser(prog=PROG, description="The tilec tile-level GPU kernel compiler.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -591,7 +655,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads-per-warp",
         type=int,
         metavar="N",
-        help="lanes of a warp for the gir passes (default 32; 64 for AMD CDNA)",
+        help="lanes of a warp for the gir passes (default: --arch's with --backend, else 32)",
     )
     opt.add_argument(
         "--num-warps", type=int, metavar="N", help="warps of a block for the gir passes (default 4)"
@@ -639,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tilec.set_backend); sys.argv is FILE and the ARGS after '--'.",
     )
     run.add_argument("file", metavar="FILE", help="the Python script")
-    run.add_argument("--backend", metavar="NAME", help="the backend: interp, nvidia, amd, ...")
+    run.add_argument("--backend", metavar="NAME", help="the backend: {backends}")
     run.add_argument(
         "--check",
         action="store_true",
@@ -668,7 +732,9 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--backend", metavar="NAME", help="the backend (need not be available)")
     compile_.add_argument("--emit", default="tir", metavar="STAGE", help="the stage to print")
     compile_.add_argument(
-        "--target", metavar="ARCH", help="the architecture (e.g. sm_90) when there is no device"
+        "--target",
+        metavar="ARCH",
+        help="the architecture (e.g. {example_targets}) when there is no device",
     )
     compile_.add_argument("--num-warps", type=int, metavar="N", help="warps per program")
     compile_.add_argument(
@@ -711,6 +777,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("autotune", "compile", "all"),
         help="the same as `tilec cache clear WHAT`",
     )
+    cache_.add_argument(
+        "--remote",
+        action="store_true",
+        help="clear tilec's keys on the remote tier (TILEC_REMOTE_CACHE) instead of the local "
+        "caches",
+    )
     cache_.set_defaults(handler=cmd_cache)
 
     fuzz = commands.add_parser(
@@ -718,8 +790,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run random kernels and report compiler bugs",
         description="Generate random kernels from consecutive seeds and check each: 'interp' "
         "against a NumPy model of the same program, 'codegen' through every GPU backend's code "
-        "generation on the CPU (each plugin's check targets: nvidia sm_80 and sm_90a with "
-        "ptxas, amd gfx942 and gfx1100), "
+        "generation on the CPU (each plugin's check targets: {check_targets}), "
         "'device' on a GPU backend's device (--backend, else the first available) against "
         "the interpreter. Kernels run in a child "
         "process, so an LLVM abort or a hang is reported too. Each new finding is shrunk to a "

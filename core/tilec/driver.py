@@ -25,7 +25,7 @@ from __future__ import annotations
 import abc
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -128,6 +128,11 @@ class Availability:
 
 class Driver(abc.ABC):
     """Loads and launches a backend's compiled kernels and moves arrays to and from its memory."""
+
+    torch_device: ClassVar[str] = "cpu"
+    """PyTorch's device type of the memory the kernels address (`torch.device(torch_device,
+    index)`, the module `torch.<torch_device>`), what `triton.runtime.driver.active` answers
+    (`get_active_torch_device`, `get_device_interface`): `cpu` for a driver on host memory."""
 
     @abc.abstractmethod
     def is_available(self) -> Availability:

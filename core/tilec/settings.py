@@ -1,12 +1,17 @@
-"""Every `TILEC_*` environment variable, read here and nowhere else, through `os.environ.get`.
+"""Every `TILEC_*` environment variable, read through a `Setting` here (`os.environ.get`) and
+nowhere else.
 
-Each variable is a `Setting` with its default and what it does; `SETTINGS` lists them in the order
-README.md's table shows them (a test checks that the table is `markdown_table()`). A variable set
-to the empty string counts as unset. Values are read when asked for, so a change to `os.environ`
+Each variable is a `Setting` with its default and what it does; `SETTINGS` lists the core's by
+name, as README.md's table shows them (a test checks that the table is `markdown_table()` of
+every setting). A variable set to the empty string counts as unset. Values are read when asked for, so a change to `os.environ`
 takes effect at the next read: `TILEC_BACKEND` at the next launch, `TILEC_CACHE_DIR` at the next
 cache access. `TILEC_CHECK` is read once, when `tilec.runtime.check` is imported (set
-`tilec.runtime.check.enabled` to change it later); `TILEC_LLD` and `TILEC_PTXAS` when the tool is
-first looked for.
+`tilec.runtime.check.enabled` to change it later).
+
+A backend's own variables (the paths of its vendor's tools: the nvidia backend's `TILEC_PTXAS`,
+the amd backend's `TILEC_LLD`, read when the tool is first looked for) are `Setting`s its plugin
+defines and declares in `Backend.settings`; `tilec.plugin.settings.all_settings()` lists them
+with these, and README.md's table shows them all (`tilec.plugin.settings.markdown_table()`).
 
 This module imports nothing else of tilec but `tilec.errors` (which imports nothing of tilec),
 so every layer may use it. A value tilec refuses is an `OptionValueError` naming the variable.
@@ -15,6 +20,7 @@ so every layer may use it. A value tilec refuses is an `OptionValueError` naming
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
@@ -118,17 +124,6 @@ LOG = Setting(
     "`info` or `debug`: print tilec's log (logger `tilec`) on stderr: the backend chosen and "
     "why, compile cache hits and misses, the time of each compile stage. Read at `import tilec`.",
 )
-LLD = Setting(
-    "TILEC_LLD",
-    "ROCm's ld.lld, else `ld.lld`, `ld.lld-22` ... `ld.lld-17` on PATH",
-    "The ld.lld (17 or newer) the amd backend links code objects with.",
-)
-PTXAS = Setting(
-    "TILEC_PTXAS",
-    "`ptxas` on PATH, else the newest `/usr/local/cuda*/bin/ptxas`",
-    "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
-    "the PTX at load time).",
-)
 PRINT_AUTOTUNING = Setting(
     "TILEC_PRINT_AUTOTUNING",
     "off",
@@ -143,17 +138,59 @@ VALIDATE_PASSES = Setting(
     "results differ is an error showing the IR before and after it (`tilec opt --validate` "
     "does the same). Slow; cached kernels are not compiled, so not validated.",
 )
+REMOTE_CACHE = Setting(
+    "TILEC_REMOTE_CACHE",
+    "off",
+    "`redis://host:port/db` (or `rediss://`, `unix://`): a Redis server that the processes of "
+    "a cluster share as a cache tier behind the disk cache (`pip install 'tilec[redis]'`): "
+    "compiled kernels, autotuning results and pass orders are looked up in memory, on disk, "
+    "then there, and published there; a kernel missed by many processes at once is compiled "
+    "(a kernel tuned) by one of them while the others wait for its entry. Entries are "
+    "authenticated with the key of `TILEC_CACHE_KEY_FILE` (give every host the same file). "
+    "A server that is down, slow or full is skipped with one warning (tried again later).",
+)
+REMOTE_CACHE_MAX_MB = Setting(
+    "TILEC_REMOTE_CACHE_MAX_MB",
+    "64",
+    "The largest entry, in MiB, published to or read from the remote cache tier (a bigger "
+    "one stays local).",
+)
+REMOTE_CACHE_PREFIX = Setting(
+    "TILEC_REMOTE_CACHE_PREFIX",
+    "`tilec:`",
+    "The prefix of every Redis key tilec writes (`tilec cache clear --remote` deletes tilec's "
+    "keys under it, nothing else).",
+)
+REMOTE_CACHE_TIMEOUT = Setting(
+    "TILEC_REMOTE_CACHE_TIMEOUT",
+    "2",
+    "Seconds one Redis operation may take before the server counts as down (then skipped, "
+    "tried again after a growing pause).",
+)
+REMOTE_CACHE_TTL = Setting(
+    "TILEC_REMOTE_CACHE_TTL",
+    "604800 (a week)",
+    "Seconds a remote entry lives after it was last written or read.",
+)
+REMOTE_CACHE_WAIT = Setting(
+    "TILEC_REMOTE_CACHE_WAIT",
+    "600",
+    "Seconds a process waits for the entry another process is compiling or tuning before it "
+    "does the work itself (a crashed process's claim expires within seconds).",
+)
 TEST_BACKEND = Setting(
     "TILEC_TEST_BACKEND",
-    "interp for `tests/language`, nvidia for `tests/gpu`",
-    "Tests only: the backend the conformance tests run on (`TILEC_TEST_BACKEND=amd pytest "
-    "tests/language tests/gpu`).",
+    "interp for `tests/language`; for `tests/gpu`, the GPU backend its tests name "
+    "(`tests/gpu/gpu_backend.py`)",
+    "Tests only: the backend the conformance tests run on (`TILEC_TEST_BACKEND=<name> pytest "
+    "tests/language tests/gpu`, a name `tilec backends` lists).",
 )
 
 SETTINGS: tuple[Setting, ...] = (
     AS_TRITON, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
-    DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LLD, LOG, PRINT_AUTOTUNING, PTXAS,
-    TEST_BACKEND, VALIDATE_PASSES,
+    DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LOG, PRINT_AUTOTUNING,
+    REMOTE_CACHE, REMOTE_CACHE_MAX_MB, REMOTE_CACHE_PREFIX, REMOTE_CACHE_TIMEOUT, REMOTE_CACHE_TTL,
+    REMOTE_CACHE_WAIT, TEST_BACKEND, VALIDATE_PASSES,
 )  # fmt: skip
 
 TRITON_INTERPRET = Setting(
@@ -220,6 +257,43 @@ def cache_max_bytes() -> int:
     return megabytes * 1024 * 1024
 
 
+REMOTE_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def remote_cache() -> str | None:
+    """`TILEC_REMOTE_CACHE` (None: no remote tier); a value that is no Redis URL is an error
+    naming the variable."""
+    configured = REMOTE_CACHE.get()
+    if configured is not None and not configured.startswith(REMOTE_SCHEMES):
+        raise OptionValueError(
+            f"{REMOTE_CACHE.name}={configured!r} is not a Redis URL; set it to, e.g., "
+            f"redis://cache-host:6379/0, or unset it"
+        )
+    return configured
+
+
+def remote_cache_prefix() -> str:
+    return REMOTE_CACHE_PREFIX.get() or "tilec:"
+
+
+def remote_number(setting: Setting, default: float) -> float:
+    """A positive number of seconds or MiB of a `TILEC_REMOTE_CACHE_*` setting (`default` when
+    unset); anything else is an error naming the variable."""
+    configured = setting.get()
+    if configured is None:
+        return default
+    try:
+        value = float(configured)
+    except ValueError:
+        value = 0.0
+    if not value > 0:  # NaN too
+        raise OptionValueError(
+            f"{setting.name}={configured!r} is not a positive number; set it to, e.g., "
+            f"{default:g}, or unset it"
+        )
+    return value
+
+
 F32_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 """The values of `TILEC_F32_DEFAULT` (and of `tl.dot`'s `input_precision`)."""
 
@@ -254,8 +328,13 @@ def interp_hang_timeout() -> float:
     return seconds
 
 
-def markdown_table() -> str:
-    """The table of every variable that README.md shows."""
+def _name(setting: Setting) -> str:
+    return setting.name
+
+
+def markdown_table(settings: Iterable[Setting] = SETTINGS) -> str:
+    """The table README.md shows of `settings` (default: the core's; README's has every
+    installed backend's too, `tilec.plugin.settings.markdown_table()`), by name."""
     rows = ["| variable | default | what it does |", "|---|---|---|"]
-    rows += [f"| `{s.name}` | {s.default} | {s.doc} |" for s in SETTINGS]
+    rows += [f"| `{s.name}` | {s.default} | {s.doc} |" for s in sorted(settings, key=_name)]
     return "\n".join(rows) + "\n"

@@ -1,26 +1,26 @@
 """Benchmarking and testing helpers with Triton's meanings: `do_bench`, `do_bench_cudagraph`,
 `assert_close`, `Benchmark` and `perf_report`.
 
-`do_bench` times with CUDA events on the nvidia backend (through the driver, cuda.bindings), with
-HIP events on amd (hip-python), with the host clock around a device synchronization on another
-GPU backend, and with the CPU clock on the interpreter. On GPUs a 256 MB buffer is cleared
-(cuMemsetD8Async / hipMemsetAsync) before every run so that no run finds its inputs in L2. Warm-up and repetitions are given in milliseconds and turned into counts from an
-estimate of one run, as Triton's are.
+`do_bench` times with the device's events where the backend's runtime offers a timer
+(`tilec.interop.timing`: CUDA events on the nvidia backend, HIP events on amd), with the host
+clock around a device synchronization on another GPU backend, and with the CPU clock on the
+interpreter. On GPUs a 256 MB buffer is cleared before every run so that no run finds its inputs
+in L2. Warm-up and repetitions are given in milliseconds and turned into counts from an estimate
+of one run, as Triton's are.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from tilec.interop import timing, torch_graphs
 from tilec.runtime.compiler import get_backend
 from tilec.testing_report import Benchmark, Mark, perf_report
 
 RETURN_MODES = ("min", "max", "mean", "median", "all")
-L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 __all__ = [
     "Benchmark",
@@ -32,142 +32,12 @@ __all__ = [
 ]
 
 
-class _CpuTimer:
-    """The host clock; `device` work is waited for with `synchronize` (None on the interp)."""
-
-    def __init__(self, runtime: Any = None):
-        self.runtime = runtime
-        self.flush_address = None
-        if runtime is not None:
-            self.flush_address = runtime.mem_alloc(L2_FLUSH_BYTES)
-            self.zeros = np.zeros(L2_FLUSH_BYTES, np.uint8)
-
-    def sync(self) -> None:
-        if self.runtime is not None:
-            self.runtime.synchronize()
-
-    def flush(self) -> None:
-        if self.flush_address is not None:
-            self.runtime.copy_to_device(self.flush_address, self.zeros.ctypes.data, L2_FLUSH_BYTES)
-
-    def mark(self) -> Any:
-        self.sync()
-        return time.perf_counter()
-
-    def elapsed_ms(self, start: Any, end: Any) -> float:
-        return (end - start) * 1000.0
-
-    def reserve(self, count: int) -> None:
-        """Nothing to prepare for the host clock."""
-
-    def close(self) -> None:
-        if self.flush_address is not None:
-            self.runtime.mem_free(self.flush_address)
-
-
-class _CudaTimer:
-    """CUDA events on the default stream; the L2 flush is a cuMemsetD8Async of 256 MB."""
-
-    def __init__(self, runtime: Any):
-        self.runtime = runtime
-        self.cu = runtime.cu
-        self.flush_address = runtime.mem_alloc(L2_FLUSH_BYTES)
-        self.events: list[Any] = []
-        self.unused: list[Any] = []
-
-    def reserve(self, count: int) -> None:
-        """Create `count` events now, so that no event is created between a launch and the
-        event that ends its timing."""
-        for _ in range(count):
-            self.unused.append(self.runtime.call("cuEventCreate", 0))
-        self.events.extend(self.unused)
-
-    def sync(self) -> None:
-        self.runtime.synchronize()
-
-    def flush(self) -> None:
-        pointer = self.cu.CUdeviceptr(self.flush_address)
-        self.runtime.call("cuMemsetD8Async", pointer, 0, L2_FLUSH_BYTES, self.runtime.stream(None))
-
-    def mark(self) -> Any:
-        if self.unused:
-            event = self.unused.pop()
-        else:
-            event = self.runtime.call("cuEventCreate", 0)
-            self.events.append(event)
-        self.runtime.call("cuEventRecord", event, self.runtime.stream(None))
-        return event
-
-    def elapsed_ms(self, start: Any, end: Any) -> float:
-        self.runtime.call("cuEventSynchronize", end)
-        name = (
-            "cuEventElapsedTime"
-            if hasattr(self.cu, "cuEventElapsedTime")
-            else "cuEventElapsedTime_v2"
-        )
-        return float(self.runtime.call(name, start, end))
-
-    def close(self) -> None:
-        self.sync()
-        for event in self.events:
-            self.runtime.call("cuEventDestroy", event)
-        self.runtime.mem_free(self.flush_address)
-
-
-class _HipTimer(_CudaTimer):
-    """HIP events on the null stream (hip-python's names for the CUDA timer's calls); the L2
-    flush is a hipMemsetAsync of 256 MB."""
-
-    def __init__(self, runtime: Any):
-        self.runtime = runtime
-        self.flush_address = runtime.mem_alloc(L2_FLUSH_BYTES)
-        self.events = []
-        self.unused = []
-
-    def reserve(self, count: int) -> None:
-        for _ in range(count):
-            self.unused.append(self.runtime.call("hipEventCreate"))
-        self.events.extend(self.unused)
-
-    def flush(self) -> None:
-        self.runtime.call("hipMemsetAsync", self.flush_address, 0, L2_FLUSH_BYTES, None)
-
-    def mark(self) -> Any:
-        if self.unused:
-            event = self.unused.pop()
-        else:
-            event = self.runtime.call("hipEventCreate")
-            self.events.append(event)
-        self.runtime.call("hipEventRecord", event, None)
-        return event
-
-    def elapsed_ms(self, start: Any, end: Any) -> float:
-        self.runtime.call("hipEventSynchronize", end)
-        return float(self.runtime.call("hipEventElapsedTime", start, end))
-
-    def close(self) -> None:
-        self.sync()
-        for event in self.events:
-            self.runtime.call("hipEventDestroy", event)
-        self.runtime.mem_free(self.flush_address)
-
-
 def _timer(backend: str | None) -> Any:
     chosen = get_backend(backend)
     runtime_of = getattr(chosen.driver, "runtime", None)
     if runtime_of is None:
-        return _CpuTimer()
-    return timer_for(runtime_of())
-
-
-def timer_for(runtime: Any) -> Any:
-    """The device timer of a GPU driver's runtime: CUDA or HIP events (the host clock with a
-    device synchronization for another driver)."""
-    if hasattr(runtime, "cu"):
-        return _CudaTimer(runtime)
-    if hasattr(runtime, "hip"):
-        return _HipTimer(runtime)
-    return _CpuTimer(runtime)
+        return timing.HostTimer()
+    return timing.timer_for(runtime_of())
 
 
 def summarize(times: Sequence[float], quantiles: Sequence[float] | None, return_mode: str) -> Any:
@@ -241,45 +111,12 @@ def do_bench_cudagraph(
     """Triton's `do_bench_cudagraph`: `fn` captured in a CUDA graph (through torch) and replayed,
     about `rep` ms of calls per replay, ten replays. nvidia only; needs torch. The work of `fn`
     must go to torch's current stream (torch operations, kernels launched on that stream)."""
-    try:
-        import torch  # deferred: an optional dependency, needed by this function alone
-    except ImportError:
-        raise RuntimeError(
-            "do_bench_cudagraph needs torch (it captures fn with torch.cuda.CUDAGraph): "
-            "install torch, or time with tilec.testing.do_bench"
-        ) from None
-    if not torch.cuda.is_available():
-        raise RuntimeError("do_bench_cudagraph needs a CUDA device that torch can use")
+    torch = torch_graphs.graph_torch()
     if return_mode not in RETURN_MODES:
         raise ValueError(
             f"return_mode must be one of {', '.join(RETURN_MODES)}; got {return_mode!r}"
         )
-    with torch.cuda.stream(torch.cuda.Stream()):
-        fn()
-        for tensor in grad_to_none or ():
-            tensor.grad = None
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            fn()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        n_repeat = max(1, int(rep / max(start.elapsed_time(end), 1e-6)))
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(n_repeat):
-                fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(10):
-            start.record()
-            graph.replay()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end) / n_repeat)
+    times = torch_graphs.graph_replay_times(torch, fn, rep, grad_to_none)
     return summarize(times, quantiles, return_mode)
 
 

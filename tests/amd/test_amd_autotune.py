@@ -13,7 +13,7 @@ from fake_hip import FakeHip
 from test_amd_matrix_cores import matmul_kernel
 
 import tilec
-import tilec.testing
+from tilec.interop import timing
 from tilec.runtime import compiler
 from tilec_amd import driver
 from tilec_amd.backend import AmdBackend
@@ -39,7 +39,7 @@ def fake_mi300(monkeypatch):
     driver.reset_driver(HipDriver(hip))
     monkeypatch.setattr(AmdBackend, "is_available", lambda self: runtime_availability(hip))
     monkeypatch.setattr(compiler, "_availability", {})
-    monkeypatch.setattr(tilec.testing, "L2_FLUSH_BYTES", 1024)
+    monkeypatch.setattr(timing, "L2_FLUSH_BYTES", 1024)
     monkeypatch.delenv("TILEC_PRINT_AUTOTUNING", raising=False)
     yield hip
     driver.reset_driver(None)

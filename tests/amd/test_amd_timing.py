@@ -6,14 +6,16 @@ from __future__ import annotations
 from fake_hip import FakeHip
 
 import tilec.testing as tt
+from tilec.interop import timing
 from tilec_amd.driver import HipDriver
+from tilec_amd.timing import HipTimer
 
 
 def test_do_bench_uses_hip_events_on_amd(monkeypatch):
-    monkeypatch.setattr(tt, "L2_FLUSH_BYTES", 1024)
+    monkeypatch.setattr(timing, "L2_FLUSH_BYTES", 1024)
     hip = FakeHip()
-    timer = tt.timer_for(HipDriver(hip=hip))
-    assert isinstance(timer, tt._HipTimer)
+    timer = timing.timer_for(HipDriver(hip=hip))
+    assert isinstance(timer, HipTimer)
     monkeypatch.setattr(tt, "_timer", lambda backend: timer)
     runs = []
     ms = tt.do_bench(lambda: runs.append(1), warmup=1, rep=2, return_mode="median")

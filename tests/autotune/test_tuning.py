@@ -104,7 +104,7 @@ def test_heuristics_alone_and_stacked_either_order():
     plain[grid(100)](x, out, 100)
     np.testing.assert_array_equal(out, x)
     with pytest.raises(TypeError, match=r"computed by @tilec\.heuristics"):
-        plain[grid(100)](x, out, 100, BLOCK=16)
+        plain[grid(100)](x, out, 100, 16)  # by position: Triton's "multiple values" too
 
     by_warps = tilec.heuristics({"BLOCK": lambda args: 16 * args["num_warps"]})
     by_n = tilec.heuristics({"BLOCK": lambda args: 32 if args["n"] < 200 else 64})

@@ -101,8 +101,8 @@ def bad_batched(a_ptr, WHICH: tl.constexpr):
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("batches", "a batched tl.dot needs [B, M, K] x [B, K, N] operands, got [2, 4, 4] x [4,"),
-        ("rank", "a batched tl.dot needs [B, M, K] x [B, K, N] operands, got [2, 4, 4] x [4, 4]"),
+        ("batches", "equal batch dimensions, got [2, 4, 4] x [4, 4, 4]"),
+        ("rank", "operands of one rank and equal batch dimensions, got [2, 4, 4] x [4, 4]"),
         ("acc", "tl.dot accumulator must be [2, 4, 4], got [2, 4, 8]"),
     ],
 )
@@ -118,3 +118,38 @@ def test_batched_dot_compiles_to_tensor_cores_for_nvidia():
         backend="nvidia", target="sm_80",
     )  # fmt: skip
     assert compiled.asm["ptx"].count("mma.sync") >= 2  # one 2-D dot a batch at least
+
+
+@tilec.jit
+def many_batches(a_ptr, b_ptr, c_ptr, RANK: tl.constexpr, TRANS_A: tl.constexpr,
+                 TRANS_B: tl.constexpr, ACC: tl.constexpr):  # fmt: skip
+    """Triton's test_dot_multidim: [2] * (RANK - 2) + [16, 16] blocks; tl.trans with no dims
+    swaps the last two axes (a batched transpose)."""
+    offs = tl.arange(0, 64 << RANK)
+    x = tl.load(a_ptr + offs).reshape([2] * (RANK - 2) + [16, 16])
+    y = tl.load(b_ptr + offs).reshape([2] * (RANK - 2) + [16, 16])
+    if TRANS_A:
+        x = tl.trans(x)
+    if TRANS_B:
+        y = tl.trans(y)
+    if ACC:
+        z = tl.dot(x, y, tl.full([2] * (RANK - 2) + [16, 16], 1.0, tl.float32))
+    else:
+        z = tl.dot(x, y)
+    tl.store(c_ptr + offs, z.reshape([64 << RANK]))
+
+
+@pytest.mark.parametrize("rank", [3, 4, 5])
+@pytest.mark.parametrize(("trans_a", "trans_b", "acc"), [(False, False, False), (True, False, True),
+                                                         (False, True, False)])  # fmt: skip
+def test_dots_of_many_batch_dimensions(rank, trans_a, trans_b, acc):
+    rng = np.random.default_rng(rank)
+    shape = (2,) * (rank - 2) + (16, 16)
+    a = rng.integers(-4, 5, shape).astype(np.float32)
+    b = rng.integers(-4, 5, shape).astype(np.float32)
+    c = np.zeros(shape, np.float32)
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    run(many_batches, sig, [a, b, c], RANK=rank, TRANS_A=trans_a, TRANS_B=trans_b, ACC=acc)
+    x = np.swapaxes(a, -1, -2) if trans_a else a
+    y = np.swapaxes(b, -1, -2) if trans_b else b
+    np.testing.assert_array_equal(c, x @ y + (1.0 if acc else 0.0))

@@ -1,6 +1,8 @@
 """`and` / `or` on runtime values (issue 11), as Triton compiles them: on booleans (int1) only,
-both sides evaluated, scalars in `if` and `while` conditions and boolean tensors elementwise;
-chains of three or more and non-boolean operands are located errors."""
+all runtime operands evaluated, scalars in `if` and `while` conditions and boolean tensors
+elementwise, chains of three or more combined pairwise; a compile-time operand that decides the
+result is the result (the operands after it are not compiled); non-boolean runtime operands are
+located errors."""
 
 import numpy as np
 import pytest
@@ -80,14 +82,38 @@ def bad_bools(x_ptr, n, WHICH: tl.constexpr):
     tl.store(x_ptr, ok.to(tl.int32))
 
 
+def test_and_on_a_runtime_integer_is_a_located_error():
+    error = compile_error(bad_bools, {"x_ptr": "*i32", "n": "i32"}, WHICH="int")
+    assert "'and' on runtime values needs booleans (int1), got i32" in error.message
+
+
 @pytest.mark.parametrize(
-    ("which", "message"),
-    [
-        ("chain", "chained 'and' on runtime values is not supported"),
-        ("int", "'and' on runtime values needs booleans (int1), got i32"),
-        ("or_int", "'or' on runtime values needs booleans (int1), got <class 'int'>"),
-    ],
+    ("which", "x", "n", "expected"),
+    [("chain", 3, 5, 1), ("chain", 3, 2, 0), ("chain", 0, 5, 0), ("or_int", -1, 5, 3)],
 )
-def test_and_or_on_non_booleans_and_chains_are_located_errors(which, message):
-    error = compile_error(bad_bools, {"x_ptr": "*i32", "n": "i32"}, WHICH=which)
-    assert message in error.message, error.message
+def test_chains_and_a_deciding_constant_as_in_triton(which, x, n, expected):
+    """A chain of runtime booleans combines pairwise; `(x > 0) or 3` is 3, as Triton's
+    `or` returns the first true compile-time operand."""
+    out = np.array([x], np.int32)
+    run_interp(bad_bools, {"x_ptr": "*i32", "n": "i32"}, [out, n], WHICH=which)
+    assert out[0] == expected
+
+
+@tilec.jit
+def deciding_constants(out_ptr, n, K: tl.constexpr):
+    """`K is None or n < K` with K None: the right side (None compared) is not compiled, as
+    Triton's tl.sort(descending=None) and its `k is None or ...` conditions need."""
+    if K is None or n < K:
+        tl.store(out_ptr, 1)
+    else:
+        tl.store(out_ptr, 2)
+    if K is not None and n < K:
+        tl.store(out_ptr + 1, 3)
+    tl.store(out_ptr + 2, (K is None) or (n > K))
+
+
+@pytest.mark.parametrize(("k", "expected"), [(None, [1, 0, 1]), (8, [1, 3, 0]), (4, [2, 0, 1])])
+def test_a_deciding_constant_skips_the_rest(k, expected):
+    out = np.zeros(3, np.int32)
+    run_interp(deciding_constants, {"out_ptr": "*i32", "n": "i32"}, [out, 5], K=k)
+    assert list(out) == expected

@@ -12,11 +12,11 @@ SIGNATURE = {"x_ptr": "*i32", "n": "i32"}
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("program_id_negative", "tl.program_id's axis must be 0, 1 or 2, got -1"),
+        ("program_id_negative", "tl.program_id axis must be 0, 1, or 2 but got -1"),
         ("big_constant_on_a_scalar", "the constant 1099511627776 does not fit in i32"),
         ("big_constant_in_a_compare", "the constant 1099511627776 does not fit in i32"),
-        ("expand_dims_negative", "tl.expand_dims axis -5 is out of range (or repeated)"),
-        ("expand_dims_repeated", "tl.expand_dims axis (0, 0) is out of range (or repeated)"),
+        ("expand_dims_negative", "tl.expand_dims: invalid axis -5. Expected -2 <= axis < 2"),
+        ("expand_dims_repeated", "tl.expand_dims received duplicate axes, normalized axes = [0, 0]"),
     ],
 )
 def test_variants_are_located_user_errors(which, message):

@@ -9,9 +9,9 @@ from compat_kernels import expand_dims_tuple, full_rank0, internal_errors
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("program_id", "tl.program_id's axis must be 0, 1 or 2, got 20"),
-        ("num_programs", "tl.num_programs's axis must be 0, 1 or 2, got 3"),
-        ("expand_dims", "tl.expand_dims axis 5 is out of range (or repeated)"),
+        ("program_id", "tl.program_id axis must be 0, 1, or 2 but got 20"),
+        ("num_programs", "tl.num_programs axis must be 0, 1, or 2 but got 3"),
+        ("expand_dims", "tl.expand_dims: invalid axis 5"),
         ("expand_dims_type", "tl.expand_dims' axis must be an int or ints, got 'a'"),
     ],
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tilec import settings
+from tilec_nvidia.backend import PTXAS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -159,7 +159,7 @@ def test_compile_for_nvidia_emits_ptx_and_writes_the_cubin(tilec, tmp_path):
     assert ".target sm_90" in result.stdout and "ld.global.v4" in result.stdout
     binary = tilec(*common, "--emit", "cubin")
     assert binary.returncode == 1 and "-o FILE" in binary.stderr
-    if shutil.which("ptxas") or settings.PTXAS.get():
+    if shutil.which("ptxas") or PTXAS.get():
         written = tilec(*common, "--emit", "cubin", "-o", str(tmp_path / "k.cubin"))
         assert written.returncode == 0, written.stderr
         assert (tmp_path / "k.cubin").read_bytes()[:4] == b"\x7fELF"

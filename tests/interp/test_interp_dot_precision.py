@@ -165,10 +165,7 @@ def test_a_bad_tilec_f32_default_is_an_error(monkeypatch):
             "fp32",
             "input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'",
         ),
-        ("bf16x3", None, "fp64", r"input_precision='bf16x3'\) needs f32 inputs"),
         (None, 1, "fp32", "allow_tf32 must be True or False"),
-        ("tf32", None, "fp64", r"input_precision='tf32'\) needs f32 inputs; these are f64"),
-        (None, True, "fp64", r"allow_tf32=True\) needs f32 inputs"),
     ],
 )
 def test_option_errors_are_located(precision, allow_tf32, dtype, message):
@@ -176,6 +173,20 @@ def test_option_errors_are_located(precision, allow_tf32, dtype, message):
     with pytest.raises(CompilationError, match=message) as error:
         run_dot(a, b, c, precision, allow_tf32, dtype=dtype)
     assert "test_interp_dot_precision.py" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("precision", "allow_tf32"), [("tf32", None), ("tf32x3", None), ("bf16x3", None), (None, True)]
+)
+def test_f64_dots_are_f64_whatever_the_precision(precision, allow_tf32):
+    """As Triton (its backends and interpreter): f64 inputs multiply in f64; the precision,
+    checked, has no effect on them."""
+    a, b, c = (x.astype(np.float64) for x in operands())
+    got, kernel = run_dot(a, b, c, precision, allow_tf32, dtype="fp64", acc="fp64")
+    expected, _ = run_dot(a, b, c, "ieee", dtype="fp64", acc="fp64")
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(got, a @ b + c, rtol=1e-12)
+    assert "input_precision" not in kernel.asm["tir"]
 
 
 def test_precision_is_exact_for_narrower_inputs():

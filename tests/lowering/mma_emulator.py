@@ -15,9 +15,9 @@
   `a2 = A[g][t+4]`, `a3 = A[g+8][t+4]`, `b0 = B[t][g]`, `b1 = B[t+4][g]`; C as above. The
   operands arrive as f32 bits, of which the instruction reads the tf32 part (the 13 low
   mantissa bits ignored: truncation toward zero).
-- `mma.m16n8k32.row.col.s32.s8.s8.s32`: four bytes per register, the lowest first:
+- `mma.m16n8k32.row.col.satfinite.s32.s8.s8.s32`: four bytes per register, the lowest first:
   `a_r = A[g + 8 (r % 2)][4t + 16 (r >= 2) ..+3]`, `b_r = B[4t + 16 r ..+3][g]`; C and D are
-  i32 (wrapping), placed as above.
+  i32, placed as above; `C + A B` is exact and clamped to the i32 range (`.satfinite`).
 - `cp.async` (4, 8 or 16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
   each thread queues its copies and performs a group only when a `wait_group` requires it, as
   late as PTX allows, so a read of a slot before its wait (or a barrier missing after it) sees
@@ -147,7 +147,7 @@ def _mma(address: int, kind: int) -> None:
         accumulators = values if kind == 3 else values.view(np.float32)
         c[g, 2 * t : 2 * t + 2], c[g + 8, 2 * t : 2 * t + 2] = accumulators[:2], accumulators[2:]
     if kind == 3:
-        d = (a @ b + c).astype(np.int32)  # exact in int64 (no BLAS); wraps, as without .satfinite
+        d = np.clip(a @ b + c, -(2**31), 2**31 - 1).astype(np.int32)  # exact in int64 (no BLAS)
     else:
         d = ordered_dot(a, b, c).astype(np.float32)
     lane = cpu_emulator._state[-1].local.tid % 32

@@ -244,9 +244,23 @@ def _saturate(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
 def test_bf16_on_an_arch_without_bf16_is_an_error_naming_the_op():
     module = _module("casts.gir")
     with pytest.raises(
-        LoweringError, match=r"casts.gir:\d+:\d+: 'arith.truncf' converts bf16.*sm_75"
+        LoweringError,
+        match=r"casts.gir:\d+:\d+: 'arith.truncf' converts bf16, which sm_75 has no instructions "
+        r"for; compile for sm_80 or newer, or use f16/f32",
     ):
         lower_module(module, NvidiaTargetInfo("sm_75", 32), "casts")
+
+
+def test_a_target_without_bf16_conversions_names_its_own_fix():
+    """The core asks the target (`TargetInfo.unsupported_conversion`); it names no arch."""
+
+    class NoBf16(NvidiaTargetInfo):
+        def unsupported_conversion(self, dtype):
+            return "use f32 on this target" if dtype == "bf16" else None
+
+    with pytest.raises(LoweringError, match=r"no instructions for; use f32 on this target$"):
+        lower_module(_module("casts.gir"), NoBf16("sm_90", 32), "casts")
+    assert NvidiaTargetInfo("sm_80", 32).unsupported_conversion("bf16") is None
 
 
 def test_tir_without_launch_facts_is_rejected():

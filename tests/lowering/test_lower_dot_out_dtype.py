@@ -68,7 +68,7 @@ def test_triton_test_dot_int8_on_the_emulator_and_the_interpreter(shape, col_a, 
     emulated, sums = int8_test_dot_case(rng, m, n, k, col_a, col_b, np.full((m, n), -1, np.int32))
     interpreted = [a.copy() if isinstance(a, np.ndarray) else a for a in emulated]
     kernel = compiled("nvidia", out, shape, "sm_80")
-    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in kernel.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32" in kernel.asm["ptx"]
     module = parse_module(kernel.asm["gir"], "test_dot.gir")
     lowered = lower_module(module, MmaHostTargetInfo(), kernel.metadata["kernel"])
     address = compile_kernel(lowered.llvm_ir, lowered.name)

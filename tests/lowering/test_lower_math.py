@@ -159,3 +159,33 @@ def _libm(x: np.ndarray) -> dict[str, np.ndarray]:
         "erf": np.array([math.erf(v) for v in x]), "tanh": np.tanh(x), "floor": np.floor(x),
         "ceil": np.ceil(x), "absf": np.abs(x),
     }  # fmt: skip
+
+
+def _native_call(target, name: str, dtype: str) -> str:
+    from tilec.lowering.math_ops import FLOAT_TYPES
+
+    ty = FLOAT_TYPES[dtype]
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(ty, [ty, ty, ty]), "f")
+    builder = ir.IRBuilder(fn.append_basic_block())
+    args = list(fn.args[:3] if name == "fma" else fn.args[:1])
+    builder.ret(math_value(builder, target, name, args, dtype))
+    return str(module)
+
+
+def test_fma_floor_ceil_and_fabs_are_one_intrinsic_at_the_native_width():
+    """`native_intrinsic`, the core piece both GPU targets answer `math` with."""
+    from tilec.lowering.math_ops import native_intrinsic
+    from tilec_amd.target_info import AmdTargetInfo
+    from tilec_nvidia.target_info import NvidiaTargetInfo
+
+    for target in (NvidiaTargetInfo("sm_90", 32), AmdTargetInfo("gfx942", 64)):
+        assert 'call half @"llvm.fma.f16"(' in _native_call(target, "fma", "f16")
+        assert '@"llvm.floor.f64"(' in _native_call(target, "floor", "f64")
+    assert 'call bfloat @"llvm.fabs.bf16"(' in _native_call(
+        NvidiaTargetInfo("sm_90", 32), "absf", "bf16"
+    )
+    # bf16 without instructions for it (sm_75, and amd's math): computed in f32 by the core
+    assert '@"llvm.fabs.f32"(' in _native_call(NvidiaTargetInfo("sm_75", 32), "absf", "bf16")
+    assert '@"llvm.fabs.f32"(' in _native_call(AmdTargetInfo("gfx942", 64), "absf", "bf16")
+    assert native_intrinsic(ir.IRBuilder(), "exp", [], "f32") is None

@@ -24,7 +24,7 @@ from tilec_nvidia.codegen import ptx_to_cubin
 
 RNG = np.random.default_rng(11)
 TF32_MMA = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
-S8_MMA = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
+S8_MMA = "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32"  # Triton's form
 
 
 def compiled(dtype: str, blocks, num_warps: int = 4, precision=None, target="sm_80",

@@ -7,6 +7,7 @@ fake's `cuLaunchKernel`); references are not leaked; threads do not mix argument
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import threading
 import types
@@ -126,6 +127,33 @@ def test_stream_launches_after_plain_ones_go_native(gpu):
     assert len(gpu.python) == 1 and gpu.native[-1][3] == 0x61
 
 
+def test_the_native_code_is_built_by_the_second_launch_of_a_shape(gpu, monkeypatch):
+    """The first launch (a new process's, from the disk cache) waits for no JIT: it records the
+    shape; the second launch builds the native code, launches through it and puts it in the
+    stand-in's place, so that later launches find it first."""
+    builds = []
+    real = native_launch.build
+
+    def counting(*args, **kwargs):
+        builds.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(native_launch, "build", counting)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    stand_in = kernel._launch_info.fast[0]
+    assert not builds and len(kernel._launch_info.fast) == 2
+    launch(*tensors(0x20000), 4096, BLOCK=1024)
+    assert len(builds) == 1 and len(gpu.python) == 1 and len(gpu.native) == 1
+    native = kernel._launch_info.fast[0]
+    assert native is not stand_in and stand_in not in kernel._launch_info.fast
+    assert [native in fs for fs in kernel._launch_info.fast_shapes.values()] == [True]
+    launch(*tensors(0x30000), 4096, BLOCK=1024)
+    assert len(builds) == 1 and len(gpu.native) == 2
+    assert builds[0].positional[3][1] == ("int", False, True, True)  # n = 4096, recorded first
+
+
 def test_launches_like_the_first_go_native_with_their_own_arguments(gpu):
     kernel = make_kernel()
     launch = kernel[(2,)]
@@ -202,6 +230,8 @@ def test_no_reference_is_leaked(gpu):
     launch = kernel[(2,)]
     compiled = launch(*tensors(0x10000), 4096, BLOCK=1024)
     args = tensors(0x20000)
+    launch(*args, 4096, BLOCK=1024)  # the second launch builds the native code (its references)
+    gc.collect()  # earlier tests' kernels, which hold `compiled` too
     before = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
     for _ in range(500):
         launch(*args, 4096, BLOCK=1024)
@@ -209,13 +239,15 @@ def test_no_reference_is_leaked(gpu):
     for _ in range(500):
         launch(*args, 4096, BLOCK=1024, stream=stream)  # a native MISS each time
     after = sys.getrefcount(compiled), sys.getrefcount(hot_path.MISS), sys.getrefcount(args[0])
-    assert after == before and len(gpu.native) == 500
+    assert after == before and len(gpu.native) == 501
 
 
 def test_threads_launching_one_kernel_keep_their_arguments(gpu):
     kernel = make_kernel()
     launch = kernel[(2,)]
     launch(*tensors(0x10000), 4096, BLOCK=1024)
+    launch(*tensors(0x10000), 4096, BLOCK=1024)  # the second launch builds the native code
+    del gpu.native[:]
 
     def worker(t: int) -> None:
         for i in range(300):
@@ -231,6 +263,7 @@ def test_threads_launching_one_kernel_keep_their_arguments(gpu):
 
 
 def test_disabled_native_launches_keep_the_python_fast_path(gpu, monkeypatch):
+    """The second launch finds no native code to build: the stand-in leaves the fast launches."""
     monkeypatch.setattr(native_launch, "enabled", False)
     kernel = make_kernel()
     launch = kernel[(2,)]

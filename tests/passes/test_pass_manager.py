@@ -625,16 +625,16 @@ def test_resolved_order_is_remembered_on_disk_and_keyed_by_relations(tmp_path, m
     assert names(first.pipeline()) == ["a", "b"]
     assert len(list((tmp_path / "pipelines").glob("*.json"))) == 1
 
-    # A new process (empty memo) reads the order back without building the graph.
+    # A new process (empty memo) reads the order back without sorting the relations again.
     monkeypatch.setattr(resolved_orders, "remembered", {})
 
     def no_graph(*args, **kwargs):
         raise AssertionError("the graph was built again")
 
-    monkeypatch.setattr(PassManager, "graph", no_graph)
+    monkeypatch.setattr(PassManager, "_relations", no_graph)
     again = manager(make_pass("b", after=("a",)), make_pass("a"))
     assert names(again.pipeline()) == ["a", "b"]
-    # Other relations are another key: resolved again (here: the graph is needed).
+    # Other relations are another key: resolved again (here: the relations are sorted).
     changed = manager(make_pass("b"), make_pass("a", after=("b",)))
     with pytest.raises(AssertionError, match="built again"):
         changed.pipeline()

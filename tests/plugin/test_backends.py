@@ -12,7 +12,8 @@ import types
 import attrs
 import pytest
 
-from tilec.backend import Availability, Backend, BackendOptions, GpuBackend
+from tilec.backend import Availability, Backend, BackendOptions, GpuBackend, GpuOptions
+from tilec.errors import OptionValueError
 from tilec_amd.backend import AmdBackend
 from tilec_interp.backend import InterpBackend
 from tilec_nvidia.backend import NvidiaBackend
@@ -226,11 +227,34 @@ class _HostDriver:
 
 
 class _NoTargetBackend(GpuBackend):
-    """A backend author's first try: a GpuBackend left with the base options."""
+    """A GpuBackend whose options do not derive from GpuOptions (no `target`)."""
 
     name = "no-target"
+    options_class = BackendOptions
     archs = NvidiaBackend.archs
     driver_class = _HostDriver
+
+
+class _FirstTryBackend(GpuBackend):
+    """A backend author's first try: a GpuBackend left with the default options."""
+
+    name = "first-try"
+    archs = NvidiaBackend.archs
+    driver_class = _HostDriver
+
+
+def test_a_gpu_backend_s_default_options_have_a_checked_target_and_an_opt_level():
+    backend = _FirstTryBackend()
+    options = backend.parse_options(target="sm_90")
+    assert isinstance(options, GpuOptions) and options.opt_level == 3
+    assert backend.resolve_target(options) == "sm_90"
+    with pytest.raises(OptionValueError) as info:
+        backend.parse_options(target="sm_1000")
+    assert str(info.value).startswith(
+        "backend 'first-try': option 'target' must be one of sm_70, sm_75, "
+    ) and str(info.value).endswith("; got 'sm_1000'")
+    with pytest.raises(OptionValueError, match="'opt_level' must be one of 0, 1, 2, 3"):
+        backend.parse_options(opt_level=4)
 
 
 def test_gpu_backend_without_a_target_option_names_the_field_to_add():
@@ -240,7 +264,10 @@ def test_gpu_backend_without_a_target_option_names_the_field_to_add():
             call()
         message = str(info.value)
         assert "backend 'no-target': a GpuBackend's options need a `target` field" in message
-        assert "BackendOptions has none: add `target: str | None" in message
+        assert (
+            "BackendOptions has none: derive its options_class from tilec.backend.GpuOptions"
+            in message
+        )
 
 
 def test_default_device_target_without_a_gpu_driver_says_what_to_override():

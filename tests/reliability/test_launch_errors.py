@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -444,9 +445,37 @@ def test_mistakes_at_an_autotuned_or_heuristic_launch_are_launch_argument_errors
     inside = [os.path.basename(f) for f in internal_frames(error)]
     assert inside == ["entry.py"]  # the autotuned launch (user_entry)
     heuristic = tilec.heuristics({"BLOCK": lambda args: 8})(add_kernel)
-    error = raised(lambda: heuristic[(1,)](x, x, out, 8, BLOCK=8, backend="interp"))
+    error = raised(lambda: heuristic[(1,)](x, x, out, 8, 8, backend="interp"))
     assert isinstance(error, tilec.LaunchArgumentError)
-    assert "'BLOCK' is computed by @tilec.heuristics" in str(error)
+    assert "'BLOCK' is computed by @tilec.heuristics; do not pass it at launch by position" in str(
+        error
+    )
+
+
+def test_a_heuristic_replaces_a_value_passed_at_launch_as_in_triton():
+    """Triton's Heuristics.run sets each computed keyword over the one passed (flash-linear-
+    attention passes USE_CACHE_START and computes it too); the heuristic sees the passed value,
+    and a differing one is named in a HeuristicsWarning."""
+    from tilec.runtime.autotune import HeuristicsWarning
+
+    x = np.arange(16, dtype=np.float32)
+    seen = []
+
+    def block(args):
+        seen.append(args["BLOCK"])
+        return 16
+
+    heuristic = tilec.heuristics({"BLOCK": block})(add_kernel)
+    out = np.zeros_like(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        heuristic[(1,)](x, x, out, 16, BLOCK=16, backend="interp")  # the same value: no warning
+    np.testing.assert_array_equal(out, x + 1)
+    out = np.zeros_like(x)
+    with pytest.warns(HeuristicsWarning, match=r"BLOCK=4 passed at launch is replaced by .* 16"):
+        heuristic[(1,)](x, x, out, 16, BLOCK=4, backend="interp")
+    np.testing.assert_array_equal(out, x + 1)  # computed with BLOCK=16: all 16 elements
+    assert seen == [16, 4]
 
 
 def internal_frames(error: BaseException) -> list[str]:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tilec.testing as tt
+from tilec.interop import timing
 from tilec.testing_report import PLOT_HINT
 
 
@@ -20,7 +21,7 @@ def _interp(monkeypatch):
 
 def test_do_bench_times_by_milliseconds(monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(tt.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: clock[0])
     calls = []
 
     def two_ms():
@@ -34,7 +35,7 @@ def test_do_bench_times_by_milliseconds(monkeypatch):
 
 def test_do_bench_quantiles_and_modes(monkeypatch):
     times = iter(np.arange(0, 1000, 0.001))
-    monkeypatch.setattr(tt.time, "perf_counter", lambda: next(times))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(times))
     all_times = tt.do_bench(lambda: None, warmup=1, rep=10, return_mode="all")
     assert all_times and all(t == pytest.approx(1.0) for t in all_times)
     low, high = tt.do_bench(lambda: None, warmup=1, rep=5, quantiles=[0.2, 0.8])
@@ -106,52 +107,3 @@ def test_perf_report_without_matplotlib(tmp_path, capsys, monkeypatch):
 def test_benchmark_checks_line_names():
     with pytest.raises(ValueError, match="2 line_vals but 1 line_names"):
         tt.Benchmark(["x"], [1], "p", ["a", "b"], ["A"], "name")
-
-
-class _FakeCuda:
-    """A CUDA runtime of events on a fake GPU clock, logging the driver calls made."""
-
-    class cu:  # the cuda.bindings module it stands for
-        CUdeviceptr = int
-        cuEventElapsedTime = None
-
-    def __init__(self):
-        self.clock, self.log, self.stamps, self.freed = 0.0, [], {}, []
-
-    def mem_alloc(self, nbytes):
-        return 4096
-
-    def mem_free(self, address):
-        self.freed.append(address)
-
-    def synchronize(self, stream=None):
-        pass
-
-    def stream(self, stream):
-        return 0
-
-    def call(self, name, *args):
-        self.log.append(name)
-        if name == "cuEventCreate":
-            return object()
-        if name == "cuEventRecord":
-            self.stamps[id(args[0])] = self.clock
-        if name == "cuEventElapsedTime":
-            return self.stamps[id(args[1])] - self.stamps[id(args[0])]
-        return None
-
-
-def test_do_bench_with_cuda_events(monkeypatch):
-    fake = _FakeCuda()
-    monkeypatch.setattr(tt, "_timer", lambda backend: tt._CudaTimer(fake))
-
-    def launch():
-        fake.clock += 1.5
-
-    assert tt.do_bench(launch, warmup=3, rep=30, return_mode="median") == pytest.approx(1.5)
-    last_create = max(i for i, name in enumerate(fake.log) if name == "cuEventCreate")
-    timed = fake.log[last_create:].count("cuEventRecord")
-    assert timed == 2 * 20, "every event of the timed runs is created before the first of them"
-    assert fake.log.count("cuEventDestroy") == fake.log.count("cuEventCreate")
-    assert fake.log.count("cuMemsetD8Async") == 5 + 20, "the L2 is flushed before every run"
-    assert fake.freed == [4096]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tilec.as_triton import errors  # noqa: F401 - triton.compiler.errors, as Triton's package has
 from tilec.errors import LaunchArgumentError
 from tilec.frontend import CompilationError
 from tilec.runtime import compiler as tilec_compiler

@@ -28,6 +28,7 @@ ALIASES: dict[str, str] = {
     "triton.language.extra.cuda": "tilec.language.extra.cuda",
     "triton.language.extra.cuda.libdevice": "tilec.language.extra.cuda.libdevice",
     "triton.language.math": "tilec.language.math",
+    "triton.language.random": "tilec.language.random",
     "triton.language.core": "tilec.as_triton.language_core",
     "triton.language.standard": "tilec.as_triton.language_core",
     "triton.runtime": "tilec.as_triton.runtime",

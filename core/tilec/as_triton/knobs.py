@@ -41,7 +41,49 @@ def _set_variable(setting: settings.Setting, value: str | None) -> None:
         os.environ[setting.name] = value
 
 
-class _Group:
+@attrs.frozen
+class EnvKnob:
+    """What Triton's `knob_descriptors` hold for a knob (its `env_base`): the environment
+    variable behind it, `key`."""
+
+    key: str
+
+
+class base_knobs:
+    """Triton's `triton.knobs.base_knobs`, the class of every knob group: `knob_descriptors`
+    (the knobs read from environment variables, with their `key`), `knobs` (name to value),
+    `copy()`, `reset()` (the group's own settings back to their defaults) and `scope()`.
+    Triton's test fixture `fresh_knobs` uses them."""
+
+    _variables: dict[str, str] = {}
+    """Each knob read from an environment variable, and that variable."""
+
+    def _fresh(self) -> dict[str, Any]:
+        """The group's own settings (beside its environment variables) as on creation."""
+        return {}
+
+    @property
+    def knob_descriptors(self) -> dict[str, EnvKnob]:
+        return {name: EnvKnob(key) for name, key in self._variables.items()}
+
+    @property
+    def knobs(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._knobs()}
+
+    def _knobs(self) -> list[str]:
+        return []
+
+    def copy(self) -> Any:
+        result = type(self).__new__(type(self))
+        vars(result).update(vars(self))
+        return result
+
+    def reset(self) -> Any:
+        vars(self).update(self._fresh())
+        return self
+
+
+class _Group(base_knobs):
     """A group of knobs: `_fixed` are Triton's defaults (the only value accepted), the
     properties of the subclass are tied to tilec."""
 
@@ -93,9 +135,13 @@ class CacheKnobs(_Group):
     _name = "cache"
     _fixed = {"remote_manager_class": None}
     _why = "tilec has no remote cache"
+    _variables = {"dir": settings.CACHE_DIR.name}
 
     def __init__(self) -> None:
-        vars(self).update(_dump_dir=None, _override_dir=None, _manager_class=None)
+        vars(self).update(self._fresh())
+
+    def _fresh(self) -> dict[str, Any]:
+        return {"_dump_dir": None, "_override_dir": None, "_manager_class": None}
 
     @property
     def dir(self) -> str:
@@ -151,8 +197,13 @@ class RuntimeKnobs(_Group):
     } | {"debug": False}  # fmt: skip
     _why = "tilec has no launch hooks; pass debug=True to a launch for device assertions"
 
+    _variables = {"interpret": settings.TRITON_INTERPRET.name}
+
     def __init__(self) -> None:
-        vars(self).update(_interpret=None, _backend_before=None)
+        vars(self).update(self._fresh())
+
+    def _fresh(self) -> dict[str, Any]:
+        return {"_interpret": None, "_backend_before": None}
 
     @property
     def interpret(self) -> bool:
@@ -172,6 +223,7 @@ class RuntimeKnobs(_Group):
 
 class LanguageKnobs(_Group):
     _name = "language"
+    _variables = {"fp32_default": settings.F32_DEFAULT.name}
 
     @property
     def fp32_default(self) -> str:
@@ -191,6 +243,7 @@ class AutotuningKnobs(_Group):
     _name = "autotuning"
     _fixed = {"cache": True}
     _why = "tilec always keeps tuning results under its cache folder; `tilec cache clear autotune`"
+    _variables = {"print": settings.PRINT_AUTOTUNING.name}
 
     @property
     def print(self) -> bool:
@@ -256,6 +309,9 @@ nvidia = _ToolGroup("nvidia", "cuda", ("ptxas",), "tilec's nvidia backend reads 
 amd = _AbsentGroup("amd", "tilec's amd backend reads TILEC_LLD, no other tool knob")
 build = _AbsentGroup("build", "tilec builds no C extension (no compiler or library knobs)")
 proton = _AbsentGroup("proton", "tilec has no profiler (proton)")
+propagate_env = True
+"""Triton's switch that makes setting a knob set its environment variable: tilec's tied knobs
+always do."""
 
 
 def apply_environment() -> None:
@@ -264,5 +320,5 @@ def apply_environment() -> None:
         runtime.interpret = True
 
 
-__all__ = ["amd", "autotuning", "build", "cache", "compilation", "language", "nvidia", "proton",
-           "runtime"]  # fmt: skip
+__all__ = ["amd", "autotuning", "base_knobs", "build", "cache", "compilation", "language", "nvidia",
+           "propagate_env", "proton", "runtime"]  # fmt: skip

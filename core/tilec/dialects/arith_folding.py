@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 import struct
 
-import numpy as np
-
 from tilec.ir.attributes import Attribute, DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.types import FloatType, IntegerType, TensorType, Type, element_type, i1
@@ -45,8 +43,7 @@ def bf16_round(value: float) -> float:
     """
     if math.isnan(value) or math.isinf(value):
         return value
-    with np.errstate(over="ignore"):
-        single = np.float32(value)
+    single = _rounded(value, "<f")
     bits = struct.unpack("<I", struct.pack("<f", single))[0]
     if float(single) != value:
         if abs(float(single)) > abs(value):
@@ -57,14 +54,23 @@ def bf16_round(value: float) -> float:
 
 
 def round_float(value: float, t: FloatType) -> float:
-    with np.errstate(all="ignore"):
-        if t.name == "f64":
-            return float(value)
-        if t.name == "f32":
-            return float(np.float32(value))
-        if t.name == "f16":
-            return float(np.float16(value))
-        return bf16_round(value)
+    if t.name == "f64":
+        return float(value)
+    if t.name == "f32":
+        return _rounded(value, "<f")
+    if t.name == "f16":
+        return _rounded(value, "<e")
+    return bf16_round(value)
+
+
+def _rounded(value: float, code: str) -> float:
+    """`value` rounded to the IEEE format of `struct` code `code` (`<f`: float32, `<e`: float16),
+    nearest even, overflowing to an infinity (as NumPy's `np.float32(value)`; without NumPy, which
+    a compile need not load)."""
+    try:
+        return struct.unpack(code, struct.pack(code, value))[0]
+    except OverflowError:  # rounds past the largest finite value
+        return math.copysign(math.inf, value)
 
 
 def scalar_value(attr: Attribute | None) -> int | float | None:
@@ -131,19 +137,26 @@ def _int_evaluate(name: str, a: int, b: int, width: int) -> int | None:
 
 
 def _float_evaluate(name: str, a: float, b: float) -> float:
-    x, y = np.float64(a), np.float64(b)
-    with np.errstate(all="ignore"):
-        if name == "addf":
-            return float(x + y)
-        if name == "subf":
-            return float(x - y)
-        if name == "mulf":
-            return float(x * y)
-        if name == "divf":
-            return float(x / y)
-        if name == "remf":
-            return float(np.fmod(x, y))
-    return _min_max(name, float(a), float(b))
+    """IEEE float64 arithmetic, as C computes it (a division by zero is an infinity or NaN, a
+    remainder of an infinity or by zero NaN; Python would raise)."""
+    x, y = float(a), float(b)
+    if name == "addf":
+        return x + y
+    if name == "subf":
+        return x - y
+    if name == "mulf":
+        return x * y
+    if name == "divf":
+        if y == 0:
+            if x == 0 or math.isnan(x):
+                return math.nan
+            return math.copysign(math.inf, x) * math.copysign(1.0, y)
+        return x / y
+    if name == "remf":
+        if y == 0 or math.isinf(x) or math.isnan(x) or math.isnan(y):
+            return math.nan
+        return math.fmod(x, y)
+    return _min_max(name, x, y)
 
 
 def _min_max(name: str, x: float, y: float) -> float:

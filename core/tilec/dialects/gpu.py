@@ -28,7 +28,9 @@ from tilec.ir.traits import TENSOR, Pure
 from tilec.ir.types import TensorType
 
 
-def _ints(name: str, value: Attribute | None) -> tuple[int, ...]:
+def ints_parameter(name: str, value: Attribute | None) -> tuple[int, ...]:
+    """The integers of layout parameter `name` (an array attribute, `[4, 1]`); a `ValueError`
+    naming it otherwise. A layout's `from_params` reads its array parameters with it."""
     if not isinstance(value, ArrayAttr) or not all(
         isinstance(e, IntegerAttr) for e in value.elements
     ):
@@ -47,12 +49,18 @@ def check_parameter_keys(params: dict[str, Attribute], expected: tuple[str, ...]
         raise ValueError(f"missing parameter '{missing[0]}'")
 
 
-def _array(values: tuple[int, ...]) -> ArrayAttr:
+def int_array(values: tuple[int, ...]) -> ArrayAttr:
+    """The array attribute of `values`: a layout's array parameter, as its `params()` gives it."""
     return ArrayAttr(tuple(IntegerAttr(v) for v in values))
 
 
-def _power_of_two(v: int) -> bool:
+def is_power_of_two(v: int) -> bool:
+    """Whether `v` is a positive power of two (warps, lanes and tile sizes of layouts are)."""
     return v > 0 and not v & (v - 1)
+
+
+# The short names this module and the core's other layouts use.
+_ints, _array, _power_of_two = ints_parameter, int_array, is_power_of_two
 
 
 class LayoutEncodingAttr(DialectAttr):

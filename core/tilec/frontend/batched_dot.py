@@ -14,13 +14,17 @@ from tilec.frontend.errors import UserError
 
 def batched_dot(builtins: Any, a: TensorValue, b: TensorValue, acc: Any, **options: Any) -> Any:
     """`builtins.tl_dot` of each batch of `a` and `b` (3-D, one batch dimension first),
-    stacked; `options` are tl.dot's keywords, passed to each batch's dot."""
-    if len(a.shape) != 3 or len(b.shape) != 3 or a.shape[0] != b.shape[0]:
+    stacked; `options` are tl.dot's keywords, passed to each batch's dot. Operands of rank 4
+    and more (equal batch dimensions before the last two) are reshaped to one batch dimension
+    and the result back, as Triton's tl.dot does."""
+    if len(a.shape) != len(b.shape) or a.shape[:-2] != b.shape[:-2]:
         raise UserError(
-            f"a batched tl.dot needs [B, M, K] x [B, K, N] operands, got {list(a.shape)} x "
-            f"{list(b.shape)}",
-            "give both operands the same leading batch dimension",
+            f"a batched tl.dot needs [..., M, K] x [..., K, N] operands of one rank and equal "
+            f"batch dimensions, got {list(a.shape)} x {list(b.shape)}",
+            "give both operands the same leading batch dimensions",
         )
+    if len(a.shape) > 3:
+        return _flattened(builtins, a, b, acc, options)
     batches = a.shape[0]
     acc_value = None if acc is None else builtins.value(acc)
     if acc_value is not None and acc_value.shape != (batches, a.shape[1], b.shape[2]):
@@ -42,6 +46,27 @@ def batched_dot(builtins: Any, a: TensorValue, b: TensorValue, acc: Any, **optio
         placed = sem.broadcast_to(sem.expand_dims(product, 0), shape)
         result = sem.create(arith.SelectOp, [this, placed, result], result.type)
     return result
+
+
+def _flattened(builtins: Any, a: TensorValue, b: TensorValue, acc: Any, options: dict) -> Any:
+    """The dot of rank-4-and-more operands as a 3-D one: the batch dimensions as one."""
+    sem, batch = builtins.sem, a.shape[:-2]
+    count = 1
+    for size in batch:
+        count *= size
+    flat_acc = None
+    if acc is not None:
+        acc_value = builtins.value(acc)
+        if acc_value.shape != (*batch, a.shape[-2], b.shape[-1]):
+            raise UserError(
+                f"tl.dot accumulator must be {[*batch, a.shape[-2], b.shape[-1]]}, got "
+                f"{list(acc_value.shape)}"
+            )
+        flat_acc = sem.reshape(acc_value, (count, *acc_value.shape[-2:]))
+    flat_a = sem.reshape(a, (count, *a.shape[-2:]))
+    flat_b = sem.reshape(b, (count, *b.shape[-2:]))
+    result = batched_dot(builtins, flat_a, flat_b, flat_acc, **options)
+    return sem.reshape(result, (*batch, *result.shape[-2:]))
 
 
 def _batch(builtins: Any, x: TensorValue, index: int) -> TensorValue:

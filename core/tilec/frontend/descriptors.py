@@ -13,7 +13,7 @@ from typing import Any
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.expressions import TensorMethod
-from tilec.ir.types import i1, i64, is_power_of_two
+from tilec.ir.types import PointerType, i1, i64, is_power_of_two
 from tilec.language import block_type, dtype_of
 from tilec.language import tensor_descriptor as tl_tensor_descriptor
 from tilec.tools.tensor_descriptor import DescriptorBlock
@@ -67,6 +67,14 @@ def make(builtins: Any, base: Any, shape: Any, strides: Any, block_shape: Any,
         )
     if any(not isinstance(b, int) or not is_power_of_two(b) for b in block):
         raise UserError(f"block_shape {list(block)} must be compile-time powers of two")
+    pointee = ptr.dtype.pointee  # type: ignore[attr-defined]
+    element_bytes = 8 if isinstance(pointee, PointerType) else pointee.width // 8
+    if block[-1] * element_bytes < 16:  # Triton's check (TMA moves 16 bytes at least)
+        raise UserError(
+            "Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+            f"{block[-1]} * {element_bytes} = {block[-1] * element_bytes} bytes",
+            f"make block_shape[-1] at least {max(16 // max(element_bytes, 1), 1)} elements",
+        )
     last = dims[1][-1]
     if not (isinstance(last, int) and last == 1):
         raise UserError(

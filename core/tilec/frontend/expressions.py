@@ -16,7 +16,7 @@ from tilec.frontend.kernel import KernelFunction
 from tilec.frontend.semantics import NONE_HINT
 from tilec.ir.core import Block
 from tilec.ir.types import i1
-from tilec.language import block_type, constexpr, dtype, dtype_of
+from tilec.language import block_type, constexpr, constexpr_type, dtype, dtype_of
 
 BINARY_SYMBOLS = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -58,6 +58,9 @@ class TensorMethod:
     name: str
 
 
+_UNBOUND = object()
+
+
 def unwrap(value: Any) -> Any:
     return value.value if isinstance(value, constexpr) else value
 
@@ -71,8 +74,9 @@ class ExpressionsMixin:
     def visit_Name(self, node: ast.Name) -> Any:
         if node.id in self.scope:
             return self.scope[node.id]
-        if node.id in self.fn.globals:
-            return unwrap(self.fn.globals[node.id])
+        found = self.fn.captured(node.id, _UNBOUND)  # type: ignore[attr-defined]
+        if found is not _UNBOUND:
+            return unwrap(found)
         if hasattr(py_builtins, node.id):
             return getattr(py_builtins, node.id)
         raise UserError(
@@ -87,33 +91,49 @@ class ExpressionsMixin:
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
+        if isinstance(node.value, ast.Name) and node.value.id in self.number_names:  # type: ignore[attr-defined]
+            base = self.number_value(base)
+        return self.attribute(base, node.attr)
+
+    def number_value(self, base: Any) -> Any:
+        """`base` as Triton has a name that a plain assignment bound to a number (`x = 1`,
+        not `x: tl.constexpr = 1`): a scalar tensor, whose attributes (`x.dtype`, `x.to(...)`)
+        are a tensor's."""
+        if type(base) not in (int, float, bool):
+            return base
+        return self.sem.to_value(base)
+
+    def attribute(self, base: Any, name: str) -> Any:
+        """`base.name`: a tensor's attributes and methods as Triton's, a Python value's own."""
         if isinstance(base, BlockPointerValue):
-            if node.attr != "advance":
+            if name != "advance":
                 raise UserError(
-                    f"block pointers have no attribute '{node.attr}' in tilec",
+                    f"block pointers have no attribute '{name}' in tilec",
                     "move one with p.advance(offsets), read its block with tl.load(p)",
                 )
             return TensorMethod(base, "advance")  # type: ignore[arg-type]
         if isinstance(base, TensorValue):
-            if node.attr == "dtype":
+            if name == "dtype":
                 return dtype_of(base.dtype)
-            if node.attr == "shape":
+            if name == "shape":
                 return base.shape
-            if node.attr == "T":
+            if name == "T":
                 return self.sem.trans(base)
-            if node.attr == "type":  # Triton's x.type: a block_type for tensors
+            if name == "type":  # Triton's x.type: a block_type for tensors
                 element = dtype_of(base.dtype)
                 return block_type(element, base.shape) if base.is_tensor else element
-            if node.attr == "numel":
+            if name == "numel":
                 return base.type.numel if base.is_tensor else 1  # type: ignore[attr-defined]
-            if node.attr in TENSOR_METHODS:
-                return TensorMethod(base, node.attr)
-            raise UserError(f"tensors have no attribute '{node.attr}'")
+            if name in TENSOR_METHODS:
+                return TensorMethod(base, name)
+            raise UserError(f"tensors have no attribute '{name}'")
         if base is None:
-            raise UserError(f"None has no attribute '{node.attr}'", NONE_HINT)
-        if not hasattr(base, node.attr):
-            raise UserError(f"{base!r} has no attribute '{node.attr}'")
-        return unwrap(getattr(base, node.attr))
+            raise UserError(f"None has no attribute '{name}'", NONE_HINT)
+        if not hasattr(base, name):
+            if name == "type":  # Triton's compile-time values have a constexpr type
+                return constexpr_type(base)
+            raise UserError(f"{base!r} has no attribute '{name}'")
+        return unwrap(getattr(base, name))
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         lhs, rhs = self.visit(node.left), self.visit(node.right)
@@ -179,27 +199,34 @@ class ExpressionsMixin:
         return self.sem.invert(operand)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
-        values = [self.visit(v) for v in node.values]
-        if all(not isinstance(v, TensorValue) for v in values):
-            result = values[0]
-            for v in values[1:]:
-                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
-            return result
-        word = "and" if isinstance(node.op, ast.And) else "or"
-        if len(values) != 2:
-            raise UserError(
-                f"chained '{word}' on runtime values is not supported (nor in Triton)",
-                f"group pairs with parentheses: (a {word} b) {word} c",
-            )
-        for value in values:
-            dtype = value.dtype if isinstance(value, TensorValue) else type(value)
-            if dtype not in (i1, bool):
+        """`and` / `or` as Triton compiles them: operands are evaluated in order, and a
+        compile-time one that decides the result (a false one in `and`, a true one in `or`)
+        is the result, the operands after it not evaluated (`k is None or k == 0`); the other
+        compile-time ones drop out. Runtime operands (booleans) are all evaluated and combined
+        with `&` / `|` (no short circuit), as Triton's logical_and / logical_or."""
+        is_and = isinstance(node.op, ast.And)
+        word = "and" if is_and else "or"
+        runtime: list[TensorValue] = []
+        value: Any = None
+        for operand in node.values:
+            value = self.visit(operand)
+            if not isinstance(value, TensorValue):
+                if bool(value) is not is_and:  # decides the result
+                    return value
+                continue
+            dtype = value.dtype
+            if dtype != i1:
                 raise UserError(
                     f"'{word}' on runtime values needs booleans (int1), got {dtype}",
                     "compare first (x != 0), or use '&' / '|' on integers",
                 )
-        # Both sides are evaluated, as in Triton (logical_and / logical_or, no short circuit).
-        return self.sem.binary("&" if word == "and" else "|", *values)
+            runtime.append(value)
+        if not runtime:
+            return value
+        while len(runtime) >= 2:
+            rhs, lhs = runtime.pop(), runtime.pop()
+            runtime.append(self.sem.binary("&" if is_and else "|", lhs, rhs))
+        return runtime[0]
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """`a if c else b` as Triton compiles it: on a compile-time `c` only the chosen branch
@@ -273,10 +300,19 @@ class ExpressionsMixin:
         if isinstance(callee, TensorMethod):  # x.to(...) is tl.cast(x, ...), x.sum() tl.sum(x)
             name = "cast" if callee.name == "to" else callee.name
             return self.builtins.call(name, [callee.tensor, *args], kwargs)
+        if callee is py_builtins.getattr or callee is py_builtins.hasattr:  # Triton's builtins
+            return self.call_getattr(callee, node, args, kwargs)
         if isinstance(getattr(callee, "__self__", None), dtype):  # x.dtype.is_floating()
             return callee(*args, **kwargs)
         if callee is constexpr:  # tl.constexpr(v) in a kernel is v
             return unwrap(args[0]) if len(args) == 1 and not kwargs else callee(*args, **kwargs)
+        if any(callee is t for t in (constexpr_type, dtype, block_type)):  # compile-time types
+            if any(isinstance(a, TensorValue) for a in [*args, *kwargs.values()]):
+                raise UserError(f"tl.{callee.__name__}() takes compile-time values only")
+            try:
+                return callee(*map(unwrap, args), **{k: unwrap(v) for k, v in kwargs.items()})
+            except (TypeError, ValueError) as error:
+                raise UserError(f"tl.{callee.__name__}(): {error}") from None
         if callee is py_builtins.print:  # Triton compiles print() in kernels as tl.device_print
             return self.builtins.call("device_print", args, kwargs)
         name = getattr(callee, "__tilec_builtin__", None)
@@ -304,6 +340,29 @@ class ExpressionsMixin:
             f"cannot call '{what}': it is a plain Python function, not a kernel builtin",
             "decorate it with @tilec.jit to call it from a kernel, or use a tl.* function",
         )
+
+    def call_getattr(self, callee: Any, node: ast.Call, args: list, kwargs: dict) -> Any:
+        """`getattr(obj, "name"[, default])` and `hasattr(obj, "name")` in a kernel, with a
+        compile-time name: the attribute as `obj.name` gives it (a tensor's too)."""
+        what = callee.__name__
+        most = 3 if callee is py_builtins.getattr else 2
+        if kwargs or not 2 <= len(args) <= most:
+            raise UserError(f"{what}() takes an object and an attribute name (and a default)")
+        obj, name = args[0], unwrap(args[1])
+        if not isinstance(name, str):
+            raise UserError(f"{what}()'s attribute name must be a compile-time str, got {name!r}")
+        first = node.args[0]
+        if isinstance(first, ast.Name) and first.id in self.number_names:  # type: ignore[attr-defined]
+            obj = self.number_value(obj)
+        try:
+            found = self.attribute(obj, name)
+        except UserError:
+            if callee is py_builtins.hasattr:
+                return False
+            if len(args) == 3:
+                return args[2]
+            raise
+        return True if callee is py_builtins.hasattr else found
 
     def dtype_arg(self, value: Any) -> Any:
         if not isinstance(value, dtype):

@@ -51,6 +51,9 @@ class CodeGenerator(
         self.returned: Any = None
         self.elementwise = False
         """Inside a function `tl.map_elementwise` maps (inlined on tensors, if-converted)."""
+        self.number_names: set[str] = set()
+        """Names a plain assignment bound to a Python number (`x = 1`), which Triton makes a
+        scalar tensor: their attributes are a tensor's (`x.dtype`, `x.to(tl.int64)`)."""
         self.lane_mask: TensorValue | None = None
         """The elements an if-converted branch applies to (`frontend/elementwise.py`)."""
 
@@ -67,9 +70,11 @@ class CodeGenerator(
                 return super().visit(node)
         except UserError as err:
             line_text = self.fn.line_text(loc.line)
+            # the cause is the bare message, as Triton's CompilationError has its semantic
+            # error as `__cause__` (which Triton's tests read)
             raise CompilationError(
                 err.message, loc.file, loc.line, loc.col, line_text, err.hint
-            ) from None
+            ) from err.with_traceback(None)
 
     def inline_call(
         self,

@@ -8,7 +8,7 @@ runtime's `JITFunction` (`@tilec.jit`) adds launching on top.
 kernel's source, the tilec version and, recursively, of what the frontend folds into the kernel
 by name: the sources of the `@jit` functions it calls and the values of the constexpr-like globals
 (ints, floats, bools, strings, `tl.dtype`, `tl.constexpr`, tuples of those) it reads, looked up in
-the function's globals (then closure), and through attribute chains as the frontend follows them:
+the function's closure (then globals), and through attribute chains as the frontend follows them:
 of modules (`helpers.BLOCK`), classes (`Cfg.S`, inherited attributes too) and other objects. The key is
 cached with the objects it was computed from; every read checks them by identity (cheap) and
 recomputes the key when one changed, so a rebound global or callee never reuses a stale entry.
@@ -115,6 +115,8 @@ class KernelFunction:
         self._used: tuple[tuple[Any, str, Any], ...] = ()
         self._names: tuple[tuple[str, ...], ...] | None = None
         self._unchanged_fast: Callable[[], bool] = lambda: False
+        self.repr_function: Callable[[Any], str] | None = None
+        """Triton's `@jit(repr=...)`: names the compiled kernel (`frontend/kernel_names.py`)."""
 
     @property
     def src(self) -> str:
@@ -175,6 +177,18 @@ class KernelFunction:
     def globals(self) -> dict[str, Any]:
         return self.fn.__globals__
 
+    def closure_cells(self) -> dict[str, Any]:
+        """The function's closure cells by name (the enclosing function's variables it reads)."""
+        return dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=True))
+
+    def captured(self, name: str, default: Any = None) -> Any:
+        """What `name` is bound to where the function was defined, as Python (and Triton) reads
+        it: the enclosing function's variable of that name (its closure), else the global."""
+        cell = self.closure_cells().get(name)
+        if cell is not None:
+            return _CellView(cell).get(name, default)
+        return self.fn.__globals__.get(name, default)
+
     @property
     def cache_key(self) -> str:
         """The hash of this kernel and what it depends on by name (see the module docstring)."""
@@ -211,13 +225,18 @@ class KernelFunction:
         """Append this function's source and its dependencies' parts; record what was read."""
         seen.add(id(self))
         parts.append(self.src)
-        closure = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (), strict=True))
+        if self.repr_function is not None:  # it names the compiled kernel
+            code = getattr(self.repr_function, "__code__", None)
+            parts.append(
+                f"repr={getattr(self.repr_function, '__qualname__', '')}:{code and code.co_code!r}"
+            )
+        closure = self.closure_cells()
         for chain in self.referenced_names():
             head = chain[0]
-            if head in self.fn.__globals__:
-                namespace: Any = self.fn.__globals__
-            elif head in closure:
-                namespace = _CellView(closure[head])
+            if head in closure:
+                namespace: Any = _CellView(closure[head])
+            elif head in self.fn.__globals__:
+                namespace = self.fn.__globals__
             else:
                 continue
             value = namespace.get(head, _MISSING)

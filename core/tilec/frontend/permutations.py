@@ -36,6 +36,10 @@ from tilec.ir.types import (
 
 Restore = Callable[[TensorValue], TensorValue]
 
+SELECTION_CHUNK = 1 << 16
+"""The most elements one selection of `select_along` (tl.gather) goes through before it takes
+the source in chunks: 512 a thread at 4 warps, within every GPU backend's per-thread bound."""
+
 
 def _dims(dims: tuple, what: str) -> tuple[int, ...]:
     values = tuple(const(d, what) for d in dims)
@@ -202,10 +206,35 @@ class PermutationsMixin:
         self, bits: TensorValue, axis: int, chosen: TensorValue, what: str
     ) -> TensorValue:
         """out[..., j, ...] = bits[..., chosen[..., j, ...], ...] along `axis`; `chosen` has
-        `bits`' shape except along `axis`."""
+        `bits`' shape except along `axis`. The selection goes through a tensor of the source's
+        axis times `chosen`'s shape: where that is over `SELECTION_CHUNK` elements, the source
+        axis is taken in chunks (each chunk's selection, 0 where the index falls outside it,
+        xored together), so large gathers stay within the block limits."""
+        n, m = bits.shape[axis], chosen.shape[axis]
+        per_source = m * _count(bits.shape) // n
+        chunk = n
+        while chunk > 1 and chunk * per_source > SELECTION_CHUNK:
+            chunk //= 2
+        self._check_selection((*bits.shape[:axis], chunk, m, *bits.shape[axis + 1 :]), what)
+        if chunk == n:
+            return self._select_chunk(bits, axis, chosen)
+        count = n // chunk
+        pre, post = bits.shape[:axis], bits.shape[axis + 1 :]
+        split = self.sem.reshape(bits, (*pre, count, chunk, *post))
+        result = None
+        for c in range(count):
+            part = self.pick(
+                split, self.sem.binary("==", self.iota(count, axis, split.shape), c), axis
+            )
+            local = self.sem.binary("-", chosen, c * chunk)
+            partial = self._select_chunk(part, axis, local)
+            result = partial if result is None else self.sem.binary("^", result, partial)
+        return result
+
+    def _select_chunk(self, bits: TensorValue, axis: int, chosen: TensorValue) -> TensorValue:
+        """`select_along` in one selection: 0 where `chosen` is outside `bits`' axis."""
         n, m = bits.shape[axis], chosen.shape[axis]
         wide = (*bits.shape[:axis], n, m, *bits.shape[axis + 1 :])
-        self._check_selection(wide, what)
         source = self.sem.broadcast_to(self.sem.expand_dims(bits, axis + 1), wide)
         wanted = self.sem.broadcast_to(self.sem.expand_dims(chosen, axis), wide)
         mask = self.sem.binary("==", wanted, self.iota(n, axis, wide))
@@ -337,3 +366,10 @@ def _order(descending: Any) -> int:
     if value not in (0, 1):  # False/True too
         raise UserError(f"descending must be True or False, got {value!r}")
     return int(value)
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count

@@ -150,7 +150,7 @@ class Semantics:
         integer = isinstance(element, IntegerType) and isinstance(value, int)
         if integer and not _fits(value, element):
             raise UserError(
-                f"the constant {value} does not fit in {element}",
+                f"the constant {value} does not fit in {element}: it is out of range for the type",
                 "cast the other operand to a wider type first, e.g. x.to(tl.int64)",
             )
         return self.create(arith.ConstantOp, [], type_, value=arith.constant_attr(value, type_))
@@ -220,7 +220,14 @@ class Semantics:
                 f"tl.trans needs a tensor, got a scalar of type {x.type}",
                 "a scalar has no dimensions to permute: use it as it is",
             )
-        order = tuple(order) if order else tuple(reversed(range(len(x.shape))))
+        rank = len(x.shape)
+        if not order and rank < 2:
+            raise UserError(
+                "tl.trans invoked with a 0- or 1-dimensional tensor",
+                "a 1-D block is its own transpose: use it as it is",
+            )
+        # Triton's default: the last two axes swapped (a 2-D transpose, batched)
+        order = tuple(order) if order else (*range(rank - 2), rank - 1, rank - 2)
         if sorted(order) != list(range(len(x.shape))):
             raise UserError(
                 f"tl.trans's dims {list(order)} are not a permutation of the {len(x.shape)} "

@@ -71,8 +71,12 @@ class StatementsMixin:
             self.assign(target, value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self.assign(node.target, self.visit(node.value))
+        if node.value is None:
+            return
+        value = self.visit(node.value)
+        self.assign(node.target, value)
+        if ast.unparse(node.annotation).split(".")[-1] == "constexpr":  # x: tl.constexpr = 1
+            self.number_names.discard(getattr(node.target, "id", None))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
@@ -91,6 +95,10 @@ class StatementsMixin:
             if isinstance(value, TensorValue) and value.value.name_hint is None:
                 value.value.name_hint = target.id
             self.scope[target.id] = value
+            if type(value) in (int, float, bool):  # a number by a plain assignment (`x = 1`)
+                self.number_names.add(target.id)
+            else:
+                self.number_names.discard(target.id)
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, tuple) or len(value) != len(target.elts):

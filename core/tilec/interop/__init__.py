@@ -12,6 +12,9 @@ its name for errors); everything else is here, once:
   memory into one device buffer (`host_span` finds the memory each spans), and `run_kernel`;
 - `device_array`: `DeviceArray` (`tilec.to_device`) and `to_host`;
 - `gpu_driver`: `GpuDriver`, the `tilec.driver.Driver` of the GPU backends.
+- `timing`: the timers of `tilec.testing.do_bench` (the host clock, and `EventTimer`, the base
+  of a vendor runtime's device events);
+- `torch_graphs`: timing through torch's graphs (`tilec.testing.do_bench_cudagraph`).
 
 Nothing here imports a vendor library, and `import tilec` imports none of these modules.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from tilec.driver import Driver
 from tilec.interop import copies, device_array
@@ -20,6 +20,10 @@ class GpuDriver(Driver):
 
     A launch runs on the device of its array arguments, else on `tilec.driver.current_device()`
     (`tilec.set_device`, torch's current device), each device with its own runtime (context)."""
+
+    torch_device: ClassVar[str] = "cuda"
+    """PyTorch's GPU device type, which ROCm builds of torch keep; a vendor whose tensors live
+    on another torch device (`xpu`) overrides it."""
 
     @abc.abstractmethod
     def runtime(self, ordinal: int | None = None) -> DeviceRuntime:

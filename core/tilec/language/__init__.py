@@ -33,14 +33,13 @@ import abc
 import enum
 import importlib
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
 from tilec.errors import KernelCallError
 from tilec.ir.type_names import BY_SIGNATURE
 from tilec.ir.types import (
-    Float8Type,
     FloatType,
     IntegerType,
     PointerType,
@@ -52,23 +51,18 @@ from tilec.ir.types import (
     f8e5m2fnuz,
 )
 from tilec.language.docs import DOCS
+from tilec.language.dtype_queries import DtypeQueries
 
 
 @attrs.frozen(init=False)
-class dtype:
+class dtype(DtypeQueries):
     """A kernel element type such as `tl.float32`; `ir_type` is its tile IR type. As in Triton,
     `tl.dtype("fp16")` names a type by Triton's spelling (its lists `SINT_TYPES`, `UINT_TYPES`,
-    `FP_TYPES`, `STANDARD_FP_TYPES`, `OTHER_TYPES`) and is that type (`== tl.float16`)."""
+    `FP_TYPES`, `STANDARD_FP_TYPES`, `OTHER_TYPES`) and is that type (`== tl.float16`); Triton's
+    queries (`fp_mantissa_width`, `is_int8()`, ...) come from `DtypeQueries`."""
 
     name: str
     ir_type: Type
-
-    SINT_TYPES: ClassVar[list[str]] = ["int8", "int16", "int32", "int64"]
-    UINT_TYPES: ClassVar[list[str]] = ["int1", "uint8", "uint16", "uint32", "uint64"]
-    FP_TYPES: ClassVar[list[str]] = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16",
-                                     "fp16", "bf16", "fp32", "fp64"]  # fmt: skip
-    STANDARD_FP_TYPES: ClassVar[list[str]] = ["fp16", "bf16", "fp32", "fp64"]
-    OTHER_TYPES: ClassVar[list[str]] = ["void"]
 
     def __init__(self, name: str, ir_type: Type | None = None) -> None:
         object.__setattr__(self, "name", name)
@@ -87,71 +81,15 @@ class dtype:
 
     def __str__(self) -> str:
         """Triton's name of the type, as `str(tl.float32)` gives it there: `fp32`, `int8`."""
-        return _TRITON_SPELLING.get(self.name, self.name)
-
-    # Triton's dtype queries, also callable in kernels (`x.dtype.is_floating()`).
+        return self.triton_name
 
     @property
-    def primitive_bitwidth(self) -> int:
-        return 64 if isinstance(self.ir_type, PointerType) else self.ir_type.width  # type: ignore[attr-defined]
+    def triton_name(self) -> str:
+        return _TRITON_SPELLING.get(self.name, self.name)
 
     @property
     def scalar(self) -> dtype:
         return self
-
-    def is_floating(self) -> bool:
-        return isinstance(self.ir_type, (FloatType, Float8Type))
-
-    def is_fp8(self) -> bool:
-        return isinstance(self.ir_type, Float8Type)
-
-    def is_fp8e4nv(self) -> bool:
-        return self.name == "float8e4nv"
-
-    def is_fp8e5(self) -> bool:
-        return self.name == "float8e5"
-
-    def is_fp8e4b15(self) -> bool:
-        return self.name == "float8e4b15"
-
-    def is_fp8e4b8(self) -> bool:
-        return self.name == "float8e4b8"
-
-    def is_fp8e5b16(self) -> bool:
-        return self.name == "float8e5b16"
-
-    def is_int(self) -> bool:
-        return isinstance(self.ir_type, IntegerType)
-
-    def is_bool(self) -> bool:
-        return self.ir_type == IntegerType(1)
-
-    def is_int_signed(self) -> bool:
-        return self.is_int() and not self.ir_type.unsigned and not self.is_bool()  # type: ignore[attr-defined]
-
-    def is_int_unsigned(self) -> bool:
-        return self.is_int() and self.ir_type.unsigned  # type: ignore[attr-defined]
-
-    def is_ptr(self) -> bool:
-        return isinstance(self.ir_type, PointerType)
-
-    def is_block(self) -> bool:
-        return False
-
-    def is_fp16(self) -> bool:
-        return self.name == "float16"
-
-    def is_bf16(self) -> bool:
-        return self.name == "bfloat16"
-
-    def is_fp32(self) -> bool:
-        return self.name == "float32"
-
-    def is_fp64(self) -> bool:
-        return self.name == "float64"
-
-    def is_void(self) -> bool:
-        return self.name == "void"
 
 
 void = dtype("void", None)  # type: ignore[arg-type]
@@ -628,9 +566,9 @@ def next_power_of_2(n: int) -> int:
 next_power_of_2.__tilec_constexpr_function__ = True  # type: ignore[attr-defined]
 
 
-SUBMODULES = ("extra", "math", "target_info")
-"""`tl.math`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on first use,
-since they are made of the names above."""
+SUBMODULES = ("extra", "math", "random", "target_info")
+"""`tl.math`, `tl.random`, `tl.extra` (`tl.extra.libdevice`) and `tl.target_info`: imported on
+first use, since they are made of the names above."""
 
 
 def __getattr__(name: str) -> Any:

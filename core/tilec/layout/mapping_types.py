@@ -50,7 +50,10 @@ class ThreadMapping:
 
     def coords(self, lane: int, warp: int) -> list[tuple[int, ...]]:
         """The element coordinates the registers of thread (`lane`, `warp`) hold."""
-        base = self.thread_offsets(lane, warp)
+        return self.coords_at(self.thread_offsets(lane, warp))
+
+    def coords_at(self, base: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """The element coordinates the registers of a thread whose offsets are `base` hold."""
         return [
             tuple((r + b) % s for r, b, s in zip(reg, base, self.shape, strict=True))
             for reg in self.registers

@@ -98,7 +98,8 @@ def _sink(convert: ConvertLayoutOp) -> bool:
                 user.set_operand(index, convert_before(user, operand, operand_layout))
         result_layout = _result_layout(user, operand_layout)
         for result in user.results:
-            _retype_with_conversion_back(user, result, result_layout)
+            if isinstance(result.type, TensorType):  # a reduction to a scalar has no layout
+                _retype_with_conversion_back(user, result, result_layout)
         changed = True
     if changed and not converted.has_uses():
         convert.erase()
@@ -115,9 +116,9 @@ def convert_before(op: Operation, value: Value, layout: object) -> Value:
 
 
 def _retype_with_conversion_back(op: Operation, result: Value, layout: object) -> None:
-    """Give `result` of `op` the layout `layout`; its uses get a conversion to the old type."""
+    """Give tensor `result` of `op` the layout `layout`; its uses get a conversion to the old
+    type."""
     old_type = result.type
-    assert isinstance(old_type, TensorType)
     result.type = with_layout(old_type, layout)
     if not result.has_uses():
         return

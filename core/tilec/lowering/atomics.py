@@ -1,13 +1,20 @@
-"""`tile.atomic_rmw` and `tile.atomic_cas` -> LLVM `atomicrmw` / `cmpxchg`.
+"""`tile.atomic_rmw` and `tile.atomic_cas` -> the target's atomics (`TargetInfo.atomic_rmw`,
+`TargetInfo.atomic_cas`) or LLVM `atomicrmw` / `cmpxchg`.
 
-- Kinds: `add` (`fadd` on floats), `max`/`min` (signed, or `fmax`/`fmin` on floats: maxnum
-  semantics, NaN loses, as the interpreter's `np.fmax`), `umax`/`umin`, `and`/`or`/`xor`, `xchg`.
+- Kinds: `add` (`fadd` on floats), `max`/`min` (signed), `umax`/`umin`, `and`/`or`/`xor`, `xchg`.
   LLVM expands what the target has no instruction for into compare-and-swap loops.
+- Float `max`/`min` are Triton 3.6's (`semantic.atomic_max`/`atomic_min`): integer atomics on
+  the bits, a signed `max` (`min`) where the value's sign bit is clear, an unsigned `min`
+  (`max`) where it is set; the old value is the one of the atomic that ran. This orders floats
+  by value, -0.0 below +0.0, and NaNs as their bits (a NaN with the sign bit clear is above
+  +inf, one with it set below -inf), as Triton's do, on every backend and in the interpreter.
 - `sem` gives the ordering (`relaxed` -> `monotonic`, `acquire`, `release`, `acq_rel`), `scope` the
   synchronization scope (`cta` -> `syncscope("block")`, `gpu` -> `syncscope("device")`, `sys` ->
   the default system scope). `cmpxchg` carries its ordering; `atomicrmw` is relaxed between
   fences of the scope (a release fence before, an acquire fence after), because LLVM's NVPTX
-  backend drops the ordering of `atomicrmw` (it prints a plain `atom.global.add.f32`).
+  backend drops the ordering of `atomicrmw` (it prints a plain `atom.global.add.f32`). A target
+  with its own instructions (NVIDIA's `atom.global.gpu.acq_rel.add.f32`, as Triton spells them)
+  carries both in the instruction.
 - Only the thread that owns an element performs its atomic (a replicated layout would otherwise
   repeat it); a scalar atomic is done by thread 0. Masked-off elements do nothing and return 0,
   as in the interpreter. When the old values are used and some threads hold replicas, the owners
@@ -42,7 +49,9 @@ FAILURE_ORDERINGS = {"relaxed": "monotonic", "acquire": "acquire", "release": "m
                      "acq_rel": "acquire"}  # fmt: skip
 INT_OPS = {"add": "add", "max": "max", "min": "min", "umax": "umax", "umin": "umin",
            "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}  # fmt: skip
-FLOAT_OPS = {"add": "fadd", "max": "fmax", "min": "fmin", "xchg": "xchg"}
+FLOAT_OPS = {"add": "fadd", "xchg": "xchg"}
+FLOAT_KINDS = ("add", "max", "min", "xchg")
+"""The kinds on floats: `max` and `min` become integer atomics (`_float_min_max`)."""
 
 
 Atomic = AtomicRMWOp | AtomicCASOp
@@ -118,30 +127,67 @@ def _atomic_rmw(ctx: LoweringContext, op: AtomicRMWOp) -> None:
     b = ctx.builder
     kind = op.kind_str
     scalar = element_type(op.value.type)
-    table = FLOAT_OPS if isinstance(scalar, FloatType) else INT_OPS
-    if kind not in table:
+    kinds = FLOAT_KINDS if isinstance(scalar, FloatType) else INT_OPS
+    if kind not in kinds:
         raise LoweringError(f"{_where(op)}no atomic '{kind}' for {scalar} values")
-    llvm_op = table[kind]
     if isinstance(scalar, IntegerType) and scalar.width == 1 and kind in ("max", "min"):
-        llvm_op = "u" + llvm_op  # i1 as a byte: true (1) is the larger
-    sem = op.sem_str
-    scope = ctx.target.sync_scopes[op.scope_str]
-    relaxed = "monotonic" if scope is None else f'syncscope("{scope}") monotonic'
+        kind = "u" + kind  # i1 as a byte: true (1) is the larger
     ptrs = _registers(ctx, op.ptr)
     values = _registers(ctx, op.value)
     olds = []
     for ptr, value, condition in zip(ptrs, values, _conditions(ctx, op, op.mask), strict=True):
+        if isinstance(scalar, FloatType) and kind in ("max", "min"):
+            olds.append(_float_min_max(ctx, op, kind, ptr, value, condition))
+            continue
 
         def body(ptr: ir.Value = ptr, value: ir.Value = value) -> ir.Value:
-            if sem in ("release", "acq_rel"):
-                b.fence("release", scope)
-            old = b.atomic_rmw(llvm_op, ptr, _to_memory(b, value), relaxed)
-            if sem in ("acquire", "acq_rel"):
-                b.fence("acquire", scope)
-            return old
+            return _rmw(ctx, op, kind, ptr, _to_memory(b, value))
 
         olds.append(_guarded(ctx, condition, body))
     _bind(ctx, op, [_from_memory(b, old, v.type) for old, v in zip(olds, values, strict=True)])
+
+
+def _rmw(ctx: LoweringContext, op: Atomic, kind: str, ptr: ir.Value, value: ir.Value) -> ir.Value:
+    """One atomic `kind` of `value` at `ptr` with the op's `sem` and `scope`: the target's own
+    instruction, else LLVM's `atomicrmw`, relaxed between fences of the scope."""
+    b = ctx.builder
+    target = ctx.target
+    old = target.atomic_rmw(b, kind, ptr, value, op.sem_str, op.scope_str)
+    if old is not None:
+        return old
+    sem = op.sem_str
+    scope = target.sync_scopes[op.scope_str]
+    relaxed = "monotonic" if scope is None else f'syncscope("{scope}") monotonic'
+    llvm_op = (INT_OPS if isinstance(value.type, ir.IntType) else FLOAT_OPS)[kind]
+    if sem in ("release", "acq_rel"):
+        b.fence("release", scope)
+    old = b.atomic_rmw(llvm_op, ptr, value, relaxed)
+    if sem in ("acquire", "acq_rel"):
+        b.fence("acquire", scope)
+    return old
+
+
+def _float_min_max(
+    ctx: LoweringContext,
+    op: AtomicRMWOp,
+    kind: str,
+    ptr: ir.Value,
+    value: ir.Value,
+    condition: ir.Value | None,
+) -> ir.Value:
+    """Triton's float atomic max/min (see the module doc): a signed integer `kind` where the
+    value's sign bit is clear, the unsigned opposite where it is set; the old value of the one
+    that ran (0 where neither did)."""
+    b = ctx.builder
+    bits = b.bitcast(value, _int_of(value.type))
+    negative = b.icmp_signed("<", bits, ir.Constant(bits.type, 0))
+    positive = b.not_(negative)
+    on_positive = positive if condition is None else b.and_(condition, positive)
+    on_negative = negative if condition is None else b.and_(condition, negative)
+    unsigned = "umin" if kind == "max" else "umax"
+    old_positive = _guarded(ctx, on_positive, lambda: _rmw(ctx, op, kind, ptr, bits))
+    old_negative = _guarded(ctx, on_negative, lambda: _rmw(ctx, op, unsigned, ptr, bits))
+    return b.bitcast(b.select(negative, old_negative, old_positive), value.type)
 
 
 @lowers(AtomicCASOp)
@@ -159,14 +205,12 @@ def _atomic_cas(ctx: LoweringContext, op: AtomicCASOp) -> None:
         def body(ptr: ir.Value = ptr, compare: ir.Value = compare, value: ir.Value = value):
             t = _to_memory(b, value).type
             bits = ir.IntType(t.width) if isinstance(t, ir.IntType) else _int_of(t)
-            old = b.cmpxchg(
-                ptr,
-                b.bitcast(_to_memory(b, compare), bits),
-                b.bitcast(_to_memory(b, value), bits),
-                success,
-                failure,
-            )
-            return b.bitcast(b.extract_value(old, 0), t)
+            expected = b.bitcast(_to_memory(b, compare), bits)
+            new = b.bitcast(_to_memory(b, value), bits)
+            old = ctx.target.atomic_cas(b, ptr, expected, new, op.sem_str, op.scope_str)
+            if old is None:
+                old = b.extract_value(b.cmpxchg(ptr, expected, new, success, failure), 0)
+            return b.bitcast(old, t)
 
         olds.append(_guarded(ctx, condition, body))
     _bind(ctx, op, [_from_memory(b, old, v.type) for old, v in zip(olds, values, strict=True)])

@@ -314,13 +314,17 @@ def element_type(t: Type) -> Type:
     return t.element_type if isinstance(t, TensorType) else t
 
 
-def _where(op: Operation | None) -> str:
-    """`file:line:col: ` of `op`'s source location, or nothing when it has none."""
+def location_prefix(op: Operation | None) -> str:
+    """`file:line:col: ` of `op`'s source location, or nothing when it has none: the start of
+    a located `LoweringError` about `op` (`f"{location_prefix(op)}what is wrong; the fix"`)."""
     loc = getattr(op, "location", None)
     short = getattr(loc, "short", None)
     if short is not None:
         return f"{short()}: "
     return f"{loc}: " if loc is not None and "unknown" not in str(loc) else ""
+
+
+_where = location_prefix  # the core lowering's short name for it
 
 
 __all__ = [
@@ -340,6 +344,7 @@ __all__ = [
     "call_intrinsic",
     "layout_of",
     "llvm_type",
+    "location_prefix",
     "lowers",
     "memory_type",
 ]

@@ -303,14 +303,15 @@ def _float_to_int(ctx: LoweringContext, op: arith.CastOp) -> None:
 
 
 def _check_bf16(ctx: LoweringContext, op: Operation) -> None:
-    """bf16 conversions need the target's bf16 support (NVIDIA sm_80 and newer)."""
+    """bf16 conversions need the target's bf16 support (`TargetInfo.unsupported_conversion`:
+    NVIDIA's before sm_80 have none)."""
     types = [element_type(v.type) for v in (*op.operands, *op.results)]
     uses_bf16 = any(isinstance(t, FloatType) and t.name == "bf16" for t in types)
-    capability = getattr(ctx.target, "capability", None)
-    if uses_bf16 and capability is not None and capability < 80:
+    fix = ctx.target.unsupported_conversion("bf16") if uses_bf16 else None
+    if fix is not None:
         raise LoweringError(
             f"{_where(op)}'{op.name}' converts bf16, which {ctx.target.arch} has no instructions for; "
-            "compile for sm_80 or newer, or use f16/f32"
+            f"{fix}"
         )
 
 

@@ -6,9 +6,9 @@ all one rearrangement: the result element at coordinates `c` is the source eleme
 row-major linear index is `sum(c[i] * weight[i])` (weights 0 along broadcast dimensions, the
 source strides permuted for a transpose, the result strides for a reshape). When every thread
 already holds, in a fixed register, each element its result registers need (checked for every
-thread with `thread_mapping(...).coords`), the result just picks registers; otherwise the
-elements go through the shared scratch buffer: every thread writes its registers to their
-linear indices, and reads its result registers back by coordinates.
+distinct thread placement of `thread_mapping(...)`: `register_picks`), the result just picks
+registers; otherwise the elements go through the shared scratch buffer: every thread writes its
+registers to their linear indices, and reads its result registers back by coordinates.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from tilec.dialects.tile import (
 )
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
+from tilec.layout.mapping_types import ThreadMapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
 from tilec.lowering.matrix_units import CONVERSIONS, registered
 from tilec.lowering.memory import byte_size
@@ -142,23 +143,76 @@ def register_picks(
 ) -> tuple[int, ...] | None:
     """Per result register, the source register of the same thread that holds its element, if
     one register index serves every thread; else None (the data must move between threads).
-    `src` and `dst` are (layout, shape) pairs; `weights` as in the module doc."""
+    `src` and `dst` are (layout, shape) pairs; `weights` as in the module doc.
+
+    A thread's element at register `r` has coordinates `(r + base) % shape` (`base`: the
+    thread's offsets, taken modulo the shape). Threads with the same pair of bases need the same
+    picks, so each distinct pair is worked out once; where no register wraps around the shape,
+    a linear index is a register part plus a thread part, and the picks depend only on the
+    difference of the two thread parts. The work is per distinct pair or difference, not per
+    thread and register."""
     src_map, dst_map = thread_mapping(*src), thread_mapping(*dst)
     src_strides = _strides(src[1])
-    picks: list[int] | None = None
-    for warp in range(warps):
-        for lane in range(lanes):
-            held: dict[int, int] = {}
-            for index, coord in enumerate(src_map.coords(lane, warp)):
-                held.setdefault(sum(c * s for c, s in zip(coord, src_strides, strict=True)), index)
-            needed = [
-                held.get(sum(c * w for c, w in zip(coord, weights, strict=True)), -1)
-                for coord in dst_map.coords(lane, warp)
-            ]
-            if -1 in needed or (picks is not None and needed != picks):
-                return None
-            picks = needed
-    return tuple(picks or ())
+    bases = {
+        (_offsets(src_map, lane, warp), _offsets(dst_map, lane, warp))
+        for warp in range(warps)
+        for lane in range(lanes)
+    }
+    if _never_wraps(src_map, [s for s, _ in bases]) and _never_wraps(
+        dst_map, [d for _, d in bases]
+    ):
+        held = _first_register(_linear(src_map.registers, src_strides))
+        needs = _linear(dst_map.registers, weights)
+        shifts = {_dot(d, weights) - _dot(s, src_strides) for s, d in bases}
+        options = {_picks(held, [need + shift for need in needs]) for shift in shifts}
+    else:
+        options = {
+            _picks(
+                _first_register(_linear(src_map.coords_at(s), src_strides)),
+                _linear(dst_map.coords_at(d), weights),
+            )
+            for s, d in bases
+        }
+    if len(options) != 1:
+        return None
+    (picks,) = options
+    return None if -1 in picks else picks
+
+
+def _offsets(mapping: ThreadMapping, lane: int, warp: int) -> tuple[int, ...]:
+    """The thread's offsets modulo the shape: `(r + base) % shape` is the same with them."""
+    offsets = mapping.thread_offsets(lane, warp)
+    return tuple(o % size for o, size in zip(offsets, mapping.shape, strict=True))
+
+
+def _never_wraps(mapping: ThreadMapping, bases: list[tuple[int, ...]]) -> bool:
+    """Whether `(register + base) % shape` never wraps for any register and thread base."""
+    if not mapping.registers or not bases:
+        return True
+    return all(
+        max(reg[d] for reg in mapping.registers) + max(base[d] for base in bases) < size
+        for d, size in enumerate(mapping.shape)
+    )
+
+
+def _dot(coord: tuple[int, ...], factors: tuple[int, ...]) -> int:
+    return sum(c * f for c, f in zip(coord, factors, strict=True))
+
+
+def _linear(coords, factors: tuple[int, ...]) -> list[int]:
+    return [_dot(coord, factors) for coord in coords]
+
+
+def _picks(held: dict[int, int], needs: list[int]) -> tuple[int, ...]:
+    return tuple(held.get(need, -1) for need in needs)
+
+
+def _first_register(linear: list[int]) -> dict[int, int]:
+    """Linear index -> the first register holding it."""
+    first: dict[int, int] = {}
+    for index, value in enumerate(linear):
+        first.setdefault(value, index)
+    return first
 
 
 def _through_shared(

@@ -17,6 +17,8 @@ from tilec.dialects import math
 from tilec.ir.core import Operation
 from tilec.ir.types import element_type
 from tilec.lowering.context import (
+    BF16,
+    F16,
     F32,
     F64,
     I1,
@@ -49,6 +51,27 @@ MATH_FUNCTIONS: dict[type[Operation], str] = {
 """Per float `math` op, the function name `TargetInfo.math` and the generic expansions take."""
 FLOAT_FUNCTIONS = tuple(MATH_FUNCTIONS.values())
 LLVM_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "absf": "fabs", "fma": "fma"}
+FLOAT_TYPES = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
+"""The LLVM type of each float `dtype` that `TargetInfo.math` is asked for."""
+NATIVE_INTRINSICS = {
+    "fma": "llvm.fma",
+    "floor": "llvm.floor",
+    "ceil": "llvm.ceil",
+    "absf": "llvm.fabs",
+}
+"""The math functions that are one LLVM intrinsic at any float width (f16 and bf16 included)."""
+
+
+def native_intrinsic(
+    builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
+) -> ir.Value | None:
+    """LLVM's intrinsic for `name` at `dtype` itself (`llvm.fma.f16`, ...) where `name` is one
+    of `NATIVE_INTRINSICS`, else None: what a `TargetInfo.math` returns for the types whose
+    instructions its target has (without it, the core computes f16 and bf16 in f32)."""
+    intrinsic = NATIVE_INTRINSICS.get(name)
+    if intrinsic is None or dtype not in FLOAT_TYPES:
+        return None
+    return call_intrinsic(builder, f"{intrinsic}.{dtype}", FLOAT_TYPES[dtype], args)
 
 
 def math_value(

@@ -144,6 +144,40 @@ class TargetInfo:
         expansion (`tilec.lowering.float8`)."""
         return None
 
+    def unsupported_conversion(self, dtype: str) -> str | None:
+        """Where the target has no instructions to convert to or from the float type `dtype`
+        (`bf16`), what to do instead, which the located error of such a conversion ends with
+        (`compile for <a newer target>, or use f16/f32`); None where it has them (the
+        default)."""
+        return None
+
+    # Atomics ------------------------------------------------------------------------------------
+
+    def atomic_rmw(
+        self, builder: ir.IRBuilder, kind: str, ptr: ir.Value, value: ir.Value, sem: str, scope: str
+    ) -> ir.Value | None:
+        """The target's own instruction for one atomic read-modify-write of `value` at the global
+        `ptr`, returning the value memory held before: `kind` is an integer kind of
+        `tilec.lowering.atomics` (`add`, `max`, `min`, `umax`, `umin`, `and`, `or`, `xor`,
+        `xchg`) or, on floats, `add` or `xchg` (float max/min arrive as integer ones), `sem` the
+        memory order (`relaxed`, `acquire`, `release`, `acq_rel`) and `scope` its scope (`cta`,
+        `gpu`, `sys`), both to honour. None (the default): the core's LLVM `atomicrmw`."""
+        return None
+
+    def atomic_cas(
+        self,
+        builder: ir.IRBuilder,
+        ptr: ir.Value,
+        compare: ir.Value,
+        value: ir.Value,
+        sem: str,
+        scope: str,
+    ) -> ir.Value | None:
+        """The target's own compare-and-swap of the integers `compare` and `value` (16, 32 or
+        64 bits) at the global `ptr`, returning the old value; `sem` and `scope` as
+        `atomic_rmw`'s. None (the default): the core's LLVM `cmpxchg`."""
+        return None
+
     def printf(
         self, builder: ir.IRBuilder, module: ir.Module, fmt: str, args: Sequence[ir.Value]
     ) -> None:
@@ -151,8 +185,13 @@ class TargetInfo:
         raise self.missing("printf")
 
     def trap(self, builder: ir.IRBuilder) -> None:
-        """Abort the kernel (a failed device-side assert)."""
-        raise self.missing("trap")
+        """Abort the kernel (a failed device-side assert): LLVM's `llvm.trap` by default, which
+        LLVM's GPU targets lower to their trap instruction."""
+        module = builder.module
+        trap = module.globals.get("llvm.trap") or ir.Function(
+            module, ir.FunctionType(ir.VoidType(), []), "llvm.trap"
+        )
+        builder.call(trap, [])
 
     # Matrix units and asynchronous copies ---------------------------------------------------------
 

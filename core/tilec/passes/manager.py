@@ -15,11 +15,11 @@ smallest by (stage, position in the requested list or registration order, name),
 registrations and request always give the same order, and `--passes cse,dce` runs cse first unless
 the declared relations say otherwise.
 
-Resolving a pipeline builds the graph with networkx, which takes long to import (hundreds of
-milliseconds where Python may not cache bytecode). Resolved orders are remembered per process and
-on disk (`$TILEC_CACHE_DIR/pipelines/`, `tilec.passes.resolved_orders`), keyed by every
-registered pass's declared relations and the request, so a new process whose pipeline was resolved
-before does not import networkx.
+Resolving a pipeline sorts the relations itself (`_sorted`); networkx, which takes long to import
+(a hundred milliseconds and more), builds `graph` only (`tilec passes --dot`, a cycle's message).
+Resolved orders are remembered per process and on disk (`$TILEC_CACHE_DIR/pipelines/`,
+`tilec.passes.resolved_orders`), keyed by every registered pass's declared relations and the
+request, so a new process whose pipeline was resolved before does not sort again.
 
 The pass manager gets its pass classes from its caller: the compile pipeline (`tilec.pipeline`)
 and `tilec opt` hand it the classes the plugin host collected.
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import heapq
 import itertools
 import re
 import time
@@ -149,6 +150,30 @@ class PassManager:
         Nodes carry `cls`, `stage`, `origin`, `requested` and `key` (the sort key); edges carry
         `kinds` (requires / after / before / stage) and `reasons` (readable sentences).
         """
+        keys, requested, edges = self._relations(names, stages, skip_origins)
+        import networkx as nx  # deferred: slow to import; needed for the graph itself only
+
+        graph = nx.DiGraph()
+        for name, key in keys.items():
+            cls = self.registry[name]
+            graph.add_node(
+                name,
+                cls=cls,
+                stage=cls.stage,
+                origin=pass_origin(cls),
+                requested=name in requested,
+                key=key,
+            )
+        for (src, dst), (kinds, reasons) in edges.items():
+            graph.add_edge(src, dst, kinds=kinds, reasons=reasons)
+        return graph
+
+    def _relations(
+        self, names: Sequence[str] | None, stages: Sequence[str], skip_origins: Collection[str]
+    ) -> tuple[dict[str, tuple], set[str], dict[tuple[str, str], tuple[list[str], list[str]]]]:
+        """What `graph` is made of: the pipeline's passes with their sort keys (in key order),
+        the requested ones, and the edges `(src, dst) -> (kinds, reasons)` in the order the
+        relations add them: each pass's requires, after and before, then the stage order."""
         positions, requested = self._select(names, stages, skip_origins)
         keys = {
             name: (
@@ -159,32 +184,32 @@ class PassManager:
             )
             for name in positions
         }
-        import networkx as nx  # deferred: slow to import; needed only to resolve a new order
+        keys = dict(sorted(keys.items(), key=lambda item: item[1]))
+        edges: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
 
-        graph = nx.DiGraph()
-        for name in sorted(keys, key=keys.__getitem__):
-            cls = self.registry[name]
-            graph.add_node(
-                name,
-                cls=cls,
-                stage=cls.stage,
-                origin=pass_origin(cls),
-                requested=name in requested,
-                key=keys[name],
-            )
-        for name in list(graph):
+        def add(src: str, dst: str, kind: str, reason: str) -> None:
+            kinds, reasons = edges.setdefault((src, dst), ([], []))
+            kinds.append(kind)
+            reasons.append(reason)
+
+        for name in keys:
             cls = self.registry[name]
             for other in cls.requires:
-                if other in graph:
-                    _add_edge(graph, other, name, "requires", f"'{name}' requires '{other}'")
+                if other in keys:
+                    add(other, name, "requires", f"'{name}' requires '{other}'")
             for other in cls.after:
-                if other in graph:
-                    _add_edge(graph, other, name, "after", f"'{name}' runs after '{other}'")
+                if other in keys:
+                    add(other, name, "after", f"'{name}' runs after '{other}'")
             for other in cls.before:
-                if other in graph:
-                    _add_edge(graph, name, other, "before", f"'{name}' runs before '{other}'")
-        self._add_stage_edges(graph)
-        return graph
+                if other in keys:
+                    add(name, other, "before", f"'{name}' runs before '{other}'")
+        groups = [[n for n in keys if self.registry[n].stage == stage] for stage in STAGES]
+        for earlier, later in itertools.pairwise([group for group in groups if group]):
+            for src in earlier:
+                for dst in later:
+                    stage, next_stage = self.registry[src].stage, self.registry[dst].stage
+                    add(src, dst, "stage", f"{stage} passes run before {next_stage} passes")
+        return keys, set(requested), edges
 
     def pipeline(
         self,
@@ -204,8 +229,9 @@ class PassManager:
         if order is None:
             order = resolved_orders.read_resolved(key)
             if order is None or not set(order) <= set(self.registry):
-                graph = self.graph(names, stages, skip_origins=skip_origins)
-                order = self.order(graph)
+                order = _sorted(*self._relations(names, stages, skip_origins)[::2])
+                if order is None:  # a cycle: the graph names it
+                    order = self.order(self.graph(names, stages, skip_origins=skip_origins))
                 resolved_orders.write_resolved(key, order)
             resolved_orders.remembered[key] = order
         return [self.registry[name] for name in order]
@@ -310,20 +336,6 @@ class PassManager:
         )
         raise PipelineError(f"unknown pass '{name}' in {where}; {hint}")
 
-    @staticmethod
-    def _add_stage_edges(graph: nx.DiGraph) -> None:
-        """Edges from every pass of one stage to every pass of the next stage present."""
-        groups = [[n for n in graph if graph.nodes[n]["stage"] == stage] for stage in STAGES]
-        groups = [group for group in groups if group]
-        for earlier, later in itertools.pairwise(groups):
-            for src in earlier:
-                for dst in later:
-                    reason = (
-                        f"{graph.nodes[src]['stage']} passes run before "
-                        f"{graph.nodes[dst]['stage']} passes"
-                    )
-                    _add_edge(graph, src, dst, "stage", reason)
-
     # Running ---------------------------------------------------------------------------------
 
     def run(
@@ -410,13 +422,26 @@ class PassManager:
         return changed
 
 
-def _add_edge(graph: nx.DiGraph, src: str, dst: str, kind: str, reason: str) -> None:
-    if graph.has_edge(src, dst):
-        data = graph.edges[src, dst]
-        data["kinds"].append(kind)
-        data["reasons"].append(reason)
-    else:
-        graph.add_edge(src, dst, kinds=[kind], reasons=[reason])
+def _sorted(keys: dict[str, tuple], edges: Iterable[tuple[str, str]]) -> list[str] | None:
+    """The lexicographically smallest topological order of the passes `keys` under `edges` (by
+    their keys: networkx's `lexicographical_topological_sort`, without importing networkx), or
+    None where the edges hold a cycle."""
+    successors: dict[str, list[str]] = {name: [] for name in keys}
+    waiting = dict.fromkeys(keys, 0)
+    for src, dst in edges:
+        successors[src].append(dst)
+        waiting[dst] += 1
+    ready = [(key, name) for name, key in keys.items() if not waiting[name]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        order.append(name)
+        for successor in successors[name]:
+            waiting[successor] -= 1
+            if not waiting[successor]:
+                heapq.heappush(ready, (keys[successor], successor))
+    return order if len(order) == len(keys) else None
 
 
 def _describe_cycle(graph: nx.DiGraph) -> str:

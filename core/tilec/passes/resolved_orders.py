@@ -3,7 +3,8 @@
 The pass manager keys an order by a digest of every registered pass's declared relations and the
 request, so a new process whose pipeline was resolved before does not import networkx. The files
 are authenticated like compiled kernels (`tilec.cache_files`): a rewritten one cannot drop or
-inject passes.
+inject passes. With a remote tier (`tilec.remote_cache`) an order missing on disk is looked up
+there (and written to disk), and a resolved one is published there too.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tilec import cache_files, settings
+from tilec import cache_files, remote_cache, settings
 
 remembered: dict[str, list[str]] = {}
 """The orders resolved or read in this process, by key."""
@@ -23,7 +24,15 @@ def pipeline_dir() -> Path:
 
 def read_resolved(key: str) -> list[str] | None:
     """A remembered order, or None (absent, refused, forged or malformed: resolved again)."""
-    text = cache_files.read_entry(settings.cache_dir(), pipeline_dir(), key, ".json")
+    order = _parsed(cache_files.read_entry(settings.cache_dir(), pipeline_dir(), key, ".json"))
+    if order is None and remote_cache.enabled():
+        order = _parsed(remote_cache.get("pipelines", key))
+        if order is not None:
+            _write_disk(key, order)
+    return order
+
+
+def _parsed(text: str | None) -> list[str] | None:
     if text is None:
         return None
     try:
@@ -36,7 +45,14 @@ def read_resolved(key: str) -> list[str] | None:
 
 
 def write_resolved(key: str, order: list[str]) -> None:
-    """Remember an order (authenticated, atomically); failures are ignored."""
+    """Remember an order (authenticated, atomically), also on the remote tier; failures are
+    ignored."""
+    _write_disk(key, order)
+    if remote_cache.enabled():
+        remote_cache.put("pipelines", key, json.dumps(order))
+
+
+def _write_disk(key: str, order: list[str]) -> None:
     cache_files.write_entry(settings.cache_dir(), pipeline_dir(), key, ".json", json.dumps(order))
 
 

@@ -15,16 +15,16 @@ import difflib
 import hashlib
 import importlib
 import importlib.metadata
-import os
 import re
 import traceback
 import warnings
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import attrs
 import pluggy
 
-from tilec import settings
+from tilec import remote_cache, settings
 from tilec.backend import Backend
 from tilec.driver import Availability
 from tilec.ir import parser
@@ -106,7 +106,8 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
 
 def fingerprint() -> str:
     """A digest of the loaded plugins for the compile cache key: each plugin's label (entry point,
-    distribution and version) and its module file's size and modification time, so that
+    distribution and version) and its module file's path, size and modification time (with a
+    remote tier, its contents alone: `tilec.remote_cache.stamp`), so that
     installing, upgrading, editing or removing a plugin (its passes change what a compile makes)
     never reuses an entry made without it."""
     state = _load_state()
@@ -115,9 +116,9 @@ def fingerprint() -> str:
         for name, plugin in sorted(state.manager.list_name_plugin(), key=lambda item: item[0]):
             digest.update(f"{state.labels.get(name, name)}\n".encode())
             path = getattr(plugin, "__file__", None)
-            with contextlib.suppress(OSError, TypeError):
-                info = os.stat(path)
-                digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+            with contextlib.suppress(OSError, TypeError):  # by contents with a remote tier
+                where = "" if remote_cache.enabled() else path
+                digest.update(f"{where}:{remote_cache.stamp(Path(path))}\n".encode())
         state.fingerprint = digest.hexdigest()
     return state.fingerprint
 

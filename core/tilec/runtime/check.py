@@ -10,13 +10,13 @@ index with both values.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tilec import settings
-from tilec.dialects.tile import DotOp
 from tilec.errors import LaunchArgumentError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TOLERANCES = {
     "fp64": (1e-9, 1e-12),
@@ -79,6 +79,8 @@ def tolerances_of(module: Any) -> dict[str, tuple[float, ...]]:
     """`TOLERANCES`, with `TF32_TOLERANCE` for fp32 where `module` (the kernel's tir) has a
     `tl.dot` of f32 inputs in tf32, and `DOT_F32_TOLERANCE` where it has another `tl.dot`
     (3xTF32 is about as accurate as f32)."""
+    from tilec.dialects.tile import DotOp  # deferred: launches load this module, checks only this
+
     dots = [op for op in module.walk() if isinstance(op, DotOp)] if module is not None else []
     if any(op.precision == "tf32" for op in dots):
         return {**TOLERANCES, "fp32": TF32_TOLERANCE}
@@ -88,6 +90,8 @@ def tolerances_of(module: Any) -> dict[str, tuple[float, ...]]:
 
 
 def _to_host(backend: Any, value: Any, param: str) -> np.ndarray:
+    import numpy as np  # deferred: launches load this module, checks only NumPy
+
     if isinstance(value, np.ndarray):
         return value
     try:
@@ -107,6 +111,8 @@ def _compare(
     expected: np.ndarray,
     tolerances: dict[str, tuple[float, ...]] = TOLERANCES,
 ) -> None:
+    import numpy as np  # deferred: launches load this module, checks only NumPy
+
     actual, expected = actual.reshape(-1), expected.reshape(-1)
     atol = 0.0
     if elem in tolerances:
@@ -131,6 +137,8 @@ def _compare(
 
 
 def _as_float(values: np.ndarray, elem: str) -> np.ndarray:
+    import numpy as np  # deferred: launches load this module, checks only NumPy
+
     if elem == "bf16" and values.dtype == np.uint16:
         return (values.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     return values.astype(np.float64)

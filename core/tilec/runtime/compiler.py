@@ -22,31 +22,28 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from tilec import cache_files, settings
+from tilec import cache_files, remote_cache, remote_claims, settings
 from tilec.backend import Backend, BackendOptions, GpuBackend
-from tilec.dialects.arith import ConstantOp
-from tilec.dialects.func import FuncOp
 from tilec.errors import (
     ArgumentValueError,
     BackendUnavailableError,
     LaunchArgumentError,
     UnknownBackendError,
 )
-from tilec.frontend import CompilationError, compile_to_tir, tuple_params
-from tilec.ir import IntegerAttr, Operation, parse_module
-from tilec.ir.attributes import FileLineColLoc
-from tilec.ir.verifier import KernelDiagnostic
+from tilec.frontend import CompilationError, tuple_params
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
-from tilec.plugin.manager import fingerprint as plugin_fingerprint
-from tilec.plugin.manager import load_backends
 from tilec.runtime import cache
 from tilec.runtime.entry import user_entry
 from tilec.version import __version__
+
+if TYPE_CHECKING:
+    from tilec.ir import Operation
+    from tilec.ir.verifier import KernelDiagnostic
 
 _COMPILE_LOCK = threading.RLock()
 """One compile at a time in a process: threads that launch a new kernel at once compile it once
@@ -70,6 +67,9 @@ def set_backend(name: str | None) -> None:
 
 
 def _backends(name: str | None = None) -> dict[str, Backend]:
+    # deferred: plugin discovery (entry points, pluggy) waits for the first launch or compile
+    from tilec.plugin.manager import load_backends
+
     backends = load_backends()
     if name is not None and name not in backends:
         raise UnknownBackendError(
@@ -297,7 +297,8 @@ def compile_cached(
     instrumentations: Sequence[Any] = (),
     equal_to_1: tuple[str, ...] = (),
 ) -> CompiledKernel:
-    """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then compile."""
+    """Memory cache, then disk cache (a bad entry is recompiled and rewritten), then the remote
+    tier where one is configured (`tilec.remote_claims`), then compile."""
     unknown = sorted({tuple_params.root(p) for p in signature} - set(kernel.arg_names))
     if unknown:
         raise LaunchArgumentError(f"{kernel.__name__} has no parameter '{unknown[0]}'")
@@ -312,6 +313,9 @@ def compile_cached(
         sorted(divisible),
         sorted(equal_to_1),
     )
+    # deferred: loading the plugins waits for the first launch or compile
+    from tilec.plugin.manager import fingerprint as plugin_fingerprint
+
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         settings.F32_DEFAULT.get(),  # the frontend's default tl.dot precision
@@ -328,43 +332,58 @@ def compile_cached(
             return hit
         entry = None if instrumentations else _read_entry(cache.read(key), key, backend)
         if entry is None:
-            log.info(
-                "%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name
-            )
-            start = time.perf_counter()
             spec_facts = (divisible, equal_to_1)
-            asm, metadata, located = _compile_trimmed(
-                kernel,
-                signature,
-                constexprs,
-                spec_facts,
-                backend,
-                options,
-                target,
-                instrumentations,
+            compile_args = (signature, constexprs, spec_facts, backend, options, target)
+            asm, metadata, located = _shared_or_compiled(
+                kernel, key, compile_args, instrumentations
             )
-            log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
-            cache.write(key, _entry_text(asm, metadata, located))
         else:
             log.info("%s: disk cache hit (%s)", kernel.__name__, key[:16])
             asm, metadata, located = entry
         # The interp executes the tir: parsed from the text that keeps the kernel's source
         # locations (for its error messages). GPU backends run their binaries.
-        module = parse_module(located) if "gir" not in asm else None
+        module = _parse_tir(located) if "gir" not in asm else None
         compiled = CompiledKernel(
-            kernel.__name__, asm, module, backend, options, signature, constexprs, key, metadata,
+            metadata.get("name") or kernel.__name__, asm, module, backend, options, signature,
+            constexprs, key, metadata,
             arg_names=tuple(kernel.arg_names),
         )  # fmt: skip
         cache.memory[key] = compiled
     return compiled
 
 
+def _shared_or_compiled(kernel: Any, key: str, compile_args: tuple, instrumentations) -> Any:
+    """The entry `key` from the remote tier (written to the disk cache too), or compiled here,
+    written to the disk cache and published (see `tilec.remote_claims`: many processes missing
+    it at once wait for one's compile). An instrumented compile skips the remote tier."""
+    backend = compile_args[3]
+    if instrumentations:
+        claim = contextlib.nullcontext(None)
+    else:
+        claim = remote_claims.shared("compile", key, lambda text: _read_entry(text, key, backend))
+    with claim as shared:
+        if shared is not None and shared.value is not None:
+            log.info("%s: remote cache hit (%s)", kernel.__name__, key[:16])
+            cache.write(key, shared.text)
+            return shared.value
+        log.info("%s: cache miss (%s), compiling for %s", kernel.__name__, key[:16], backend.name)
+        start = time.perf_counter()
+        asm, metadata, located = _compile_trimmed(kernel, *compile_args, instrumentations)
+        log.info("%s: compiled in %.3f s", kernel.__name__, time.perf_counter() - start)
+        text = _entry_text(asm, metadata, located)
+        cache.write(key, text)
+        if shared is not None:
+            shared.publish(text)
+        return asm, metadata, located
+
+
 @functools.cache
 def code_fingerprint(package: str) -> str:
     """A digest of the compiler's own code: each module file of `package` (tilec, or a backend
-    plugin) by path, size and modification time, so that an edited or upgraded compiler never
-    reuses a cache entry another version wrote, as Triton keys its cache by its own sources.
-    Computed once per process (a few milliseconds)."""
+    plugin) by path, size and modification time (with a remote tier, its contents: hosts share
+    entries however they installed the same code; `tilec.remote_cache.stamp`), so that an
+    edited or upgraded compiler never reuses a cache entry another version wrote, as Triton keys
+    its cache by its own sources. Computed once per process (a few milliseconds)."""
     module = sys.modules.get(package)
     if module is None or getattr(module, "__file__", None) is None:
         return package
@@ -372,8 +391,7 @@ def code_fingerprint(package: str) -> str:
     digest = hashlib.sha256(package.encode())
     for path in sorted(root.rglob("*.py")):
         with contextlib.suppress(OSError):
-            info = path.stat()
-            digest.update(f"{path.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+            digest.update(f"{path.relative_to(root)}:{remote_cache.stamp(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -413,10 +431,17 @@ def _read_entry(
             )
             return None
         if "gir" not in asm:
-            parse_module(located)  # the interp runs the tir: it must parse
+            _parse_tir(located)  # the interp runs the tir: it must parse
         return asm, metadata, located
     except Exception:
         return None
+
+
+def _parse_tir(text: str) -> Operation:
+    """The tir module of `text` (for the interp, which runs it)."""
+    from tilec.ir.parser import parse_module  # deferred: GPU launches never parse IR
+
+    return parse_module(text)
 
 
 def _compile_trimmed(*args: Any) -> Any:
@@ -428,13 +453,20 @@ def _compile_trimmed(*args: Any) -> Any:
     except CompilationError as error:
         if settings.DEBUG.enabled():
             raise
-        raise error.with_traceback(None) from None
+        raise error.with_traceback(None) from error.__cause__  # Triton's tests read the cause
 
 
 def _compile(kernel, signature, constexprs, spec_facts, backend, options, target, instrumentations):
     """The kernel's tir from the frontend, then every stage of the compile pipeline."""
+    from tilec.frontend.kernel_names import symbol_name  # deferred: compiles only
+    from tilec.ir.attributes import StringAttr  # deferred: compiles only
+    from tilec.ir.verifier import KernelDiagnostic  # deferred: compiles only
+
     with target_info.compiling_for(compile_target(backend, options), options.num_warps):
         module = _tir_module(kernel, signature, constexprs, spec_facts)
+    name = symbol_name(kernel, signature, constexprs, spec_facts[1])  # @jit(repr=...)
+    if name != kernel.__name__:
+        _kernel_func(module, kernel.__name__).attributes["sym_name"] = StringAttr(name)
     # deferred: the pass pipeline (passes, layouts, lowering) loads on a cache miss only
     from tilec.pipeline import compile_module
 
@@ -443,7 +475,7 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
             module,
             backend,
             options,
-            name=kernel.__name__,
+            name=name,
             target=target,
             instrumentations=instrumentations,
         )
@@ -454,6 +486,8 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
 
 def _located(diagnostic: KernelDiagnostic) -> Exception:
     """`diagnostic` as a CompilationError at its op's line of the kernel."""
+    from tilec.ir.attributes import FileLineColLoc  # deferred: compiles only
+
     loc = diagnostic.op.location if diagnostic.op is not None else None
     if not isinstance(loc, FileLineColLoc):
         return diagnostic
@@ -480,15 +514,31 @@ def compile_target(backend: Backend, options: BackendOptions) -> GPUTarget | Non
     return GPUTarget(backend.triton_name or backend.name, arch, backend.lanes(target))
 
 
+def compile_to_tir(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any]) -> Operation:
+    """The frontend's tir of `kernel` (`tilec.frontend.generator.compile_to_tir`)."""
+    from tilec.frontend import generator  # deferred: the code generator loads on the first compile
+
+    return generator.compile_to_tir(kernel, signature, constexprs)
+
+
+def _kernel_func(module: Operation, name: str) -> Any:
+    """The kernel's `func.func` named `name` in the tir `module`."""
+    from tilec.dialects.func import FuncOp  # deferred: the dialects load on the first compile
+
+    return next(op for op in module.walk() if isinstance(op, FuncOp) and op.name_str == name)
+
+
 def _tir_module(kernel, signature, constexprs, spec_facts) -> Operation:
     """The frontend's tir of `kernel`, with the specialization facts on its arguments: the
     divisible ones get `tile.divisibility = 16`, those equal to 1 are compiled in."""
+    # deferred: the dialects load on the first compile
+    from tilec.dialects.arith import ConstantOp
+    from tilec.ir.attributes import IntegerAttr
+
     divisible, equal_to_1 = spec_facts
     module = compile_to_tir(kernel, signature, constexprs)
     runtime = [p for p in tuple_params.expand(kernel.arg_names, signature) if p not in constexprs]
-    func = next(
-        op for op in module.walk() if isinstance(op, FuncOp) and op.name_str == kernel.__name__
-    )
+    func = _kernel_func(module, kernel.__name__)
     for index, param in enumerate(runtime):
         if param in divisible:
             func.set_argument_attribute(index, "tile.divisibility", IntegerAttr(16))

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from tilec import driver as devices
+from tilec.backend import GpuBackend
 from tilec.errors import BackendUnavailableError
-from tilec.interop import streams
 from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
 from tilec.runtime import compiler
@@ -52,9 +52,11 @@ class ActiveDriver:
         backend = self.backend()
         runtime = getattr(backend.driver, "runtime", None)
         if runtime is None:
+            gpus = [b.name for b in compiler.automatic_order() if isinstance(b, GpuBackend)]
+            example = f"tilec.set_backend({gpus[0]!r})" if gpus else "none is installed"
             raise BackendUnavailableError(
                 f"backend '{backend.name}' runs on the host and has no GPU device properties: "
-                "select a GPU backend (tilec.set_backend('nvidia')) to ask for them"
+                f"select a GPU backend ({example}) to ask for them"
             )
         return runtime(devices.current_device() if device is None else device)
 
@@ -71,18 +73,18 @@ class ActiveDriver:
         default stream (0). The interp backend runs each launch to completion on the host: 0."""
         if getattr(self.backend().driver, "runtime", None) is None:
             return 0
+        from tilec.interop import streams  # deferred: GPU launches load interop, not the import
+
         getter = streams.torch_stream_getter()
         index = devices.current_device() if device is None else device
         return 0 if getter is None else int(getter(index))
 
     def get_device_interface(self) -> Any:
-        """torch's module for the active device: `torch.cuda` on a GPU backend (ROCm's torch
-        answers `torch.cuda` too), `torch.cpu` on interp."""
+        """torch's module for the active backend's device (`Driver.torch_device`): `torch.cuda`
+        on a GPU backend (ROCm's torch answers `torch.cuda` too), `torch.cpu` on interp."""
         import torch  # deferred: torch is optional and heavy
 
-        if getattr(self.backend().driver, "runtime", None) is None:
-            return torch.cpu
-        return torch.cuda
+        return getattr(torch, self.backend().driver.torch_device)
 
     def get_benchmarker(self) -> Any:
         """`tilec.testing.do_bench`, what Triton's drivers return."""
@@ -115,12 +117,15 @@ class ActiveDriver:
         return GPUTarget(backend.triton_name or backend.name, arch, properties.warp_size)
 
     def get_active_torch_device(self) -> Any:
-        """`torch.device("cuda", current)` on a GPU backend, `torch.device("cpu")` on interp."""
+        """The torch device of the active backend's memory (`Driver.torch_device`), the current
+        device's on a GPU backend (`torch.device("cuda", current)`), `torch.device("cpu")` on
+        interp."""
         import torch  # deferred: torch is optional and heavy
 
-        if getattr(self.backend().driver, "runtime", None) is None:
-            return torch.device("cpu")
-        return torch.device("cuda", devices.current_device())
+        kind = self.backend().driver.torch_device
+        if kind == "cpu":
+            return torch.device(kind)
+        return torch.device(kind, devices.current_device())
 
 
 active = ActiveDriver()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import operator
 import textwrap
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ from tilec.driver import InlineLaunch, grid_sizes
 from tilec.errors import GridTypeError, GridValueError
 from tilec.frontend.kernel import identity_check
 from tilec.frontend.tuple_params import SEPARATOR
-from tilec.runtime import cache, compiler
+from tilec.runtime import cache, compiler, native_shape
 from tilec.runtime import check as checking
 from tilec.runtime.specialization import I32, _tensor_token, _token_function, spec_token
 from tilec.tools.tensor_descriptor import TensorDescriptor
@@ -188,6 +189,19 @@ def make_fast_launch(
     return (native, fast) if native is not None else (fast,)
 
 
+def replace_fast(info: Any, old: FastLaunch, new: FastLaunch | None) -> None:
+    """Put `new` where `old` is among the kernel's fast launches (`info.fast` and those of each
+    call shape, in the same place); None: drop `old`."""
+    kept = (old,) if new is None else ()
+    with info.lock:
+        for shape, launches in info.fast_shapes.items():
+            if old in launches:
+                info.fast_shapes[shape] = tuple(
+                    new if f is old else f for f in launches if f not in kept
+                )
+        info.fast = tuple(new if f is old else f for f in info.fast if f not in kept)
+
+
 def _native_fast(
     kernel: Any,
     info: Any,
@@ -198,9 +212,9 @@ def _native_fast(
     grid: Any,
 ) -> FastLaunch | None:
     """The native form of the fast launch (`tilec.runtime.native_launch`), tried first: for
-    calls with every runtime argument given by position and no `backend=`."""
-    from tilec.runtime import native_launch  # deferred: llvmlite's JIT only where launches use it
-
+    calls with every runtime argument given by position and no `backend=`. What it checks is
+    recorded now (`native_shape.CallShape`); its code is built by the next launch that tries it
+    (`_BuiltLater`)."""
     params = compiled.runtime_params
     names = info.names[: len(args)]
     if any(p not in names for p in params):
@@ -214,7 +228,7 @@ def _native_fast(
             positional.append(("constexpr", value))
             continue
         name = names[i]
-        kind = native_launch.kind(value, compiled.signature[name])
+        kind = native_shape.kind(value, compiled.signature[name])
         positional.append(("runtime", kind, params.index(name)))
     state = {
         "attributes": [
@@ -222,10 +236,36 @@ def _native_fast(
             (compiler, "_chosen", compiler._chosen),
         ],
         "false": [(checking, "enabled")],
-        "env": (settings.BACKEND.name, native_launch.environment(settings.BACKEND.name)),
+        "env": (settings.BACKEND.name, native_shape.environment(settings.BACKEND.name)),
     }
-    shape = native_launch.CallShape(positional, len(params), options, grid, kernel.key_reads, state)
-    return native_launch.build(inline.native, shape, miss=MISS, compiled=compiled)
+    shape = native_shape.CallShape(positional, len(params), options, grid, kernel.key_reads, state)
+    return _BuiltLater(info, inline.native, shape, compiled)
+
+
+class _BuiltLater:
+    """A stand-in for the native fast launch of `shape`: the first launch that tries it (the
+    second launch of the shape, or a later one) builds the native code (llvmlite's JIT: tens of
+    milliseconds, which a program's first launch from the disk cache does not wait for), puts it
+    in the stand-in's place (`replace_fast`; nothing where none can be made) and tries it. The
+    shape and the state it guards were recorded at the first launch; a launch the native code
+    does not take goes on to the next fast launch, as any MISS does. Threads that come while one
+    builds go on to the Python fast launch."""
+
+    __slots__ = ("building", "compiled", "info", "native", "shape")
+
+    def __init__(self, info: Any, native: Any, shape: Any, compiled: Any):
+        self.info, self.native, self.shape, self.compiled = info, native, shape, compiled
+        self.building = threading.Lock()
+
+    def __call__(self, grid: Any, args: tuple, meta: dict) -> Any:
+        if not self.building.acquire(blocking=False):
+            return MISS
+        from tilec.runtime import native_launch  # deferred: llvmlite's JIT, at the 2nd launch
+
+        built = native_launch.build(self.native, self.shape, miss=MISS, compiled=self.compiled)
+        replace_fast(self.info, self, built)
+        self.info = self.native = self.shape = self.compiled = None  # nothing kept alive
+        return MISS if built is None else built(grid, args, meta)
 
 
 def _descriptor_part(descriptors: dict[str, str], name: str) -> str | None:

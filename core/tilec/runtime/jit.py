@@ -87,19 +87,23 @@ def jit(
     `do_not_specialize_on_alignment` (pointers not specialized on 16-byte alignment) are
     honoured; `debug=True` is the kernel's default `debug` launch option (device assertions);
     `noinline=True` is accepted and logged as having no effect (tilec inlines every call: the
-    results are the same). `repr` and `launch_metadata` (profiler hooks) are refused: tilec has
-    no profiler hooks. `version` is accepted and unused, as in Triton.
+    results are the same). `repr(specialization)` names the compiled kernel, as in Triton
+    (`frontend/kernel_names.py`). `launch_metadata` (a profiler hook) is refused: tilec has no
+    profiler hooks. `version` is accepted and unused, as in Triton.
     """
-    refused = {"repr": repr, "launch_metadata": launch_metadata}
-    for key, value in refused.items():
-        if value is not None:
-            raise DecoratorValueError(
-                f"@jit({key}=...): tilec has no profiler hooks; drop {key}= (the kernel keeps "
-                "its function's name)"
-            )
+    if launch_metadata is not None:
+        raise DecoratorValueError(
+            "@jit(launch_metadata=...): tilec has no profiler hooks; drop launch_metadata="
+        )
+    if repr is not None and not callable(repr):
+        raise DecoratorValueError(
+            f"@jit(repr=...) takes a function of the specialization that returns the kernel's "
+            f"name, got {repr!r}"
+        )
 
     def decorate(function: Callable[..., Any]) -> JITFunction:
         kernel = JITFunction(function)
+        kernel.repr_function = repr
         kernel.do_not_specialize = _parameters(kernel, "do_not_specialize", do_not_specialize)
         kernel.do_not_specialize_on_alignment = _parameters(
             kernel, "do_not_specialize_on_alignment", do_not_specialize_on_alignment

@@ -35,11 +35,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
 from llvmlite import ir
 
 from tilec.driver import NativeLaunch, grid_sizes
-from tilec.runtime.specialization import I32, _tensor_token, _token_function
+from tilec.runtime.native_shape import CallShape
+from tilec.runtime.specialization import I32
 
 enabled = True
 """Whether fast launches are compiled to native code where they can be (set False to keep every
@@ -126,25 +126,6 @@ def _host() -> Any:
 _names = itertools.count()
 
 
-@attrs.frozen
-class CallShape:
-    """The launches a native fast launch takes: positional arguments described by `positional`
-    (per argument: `("constexpr", value)`, compared with `==`, `("is", value)`, that very
-    object (a None argument), or `("runtime", kind, slot)`, `kind` from `kind()`, packed into
-    kernelParams slot `slot` of `slots`), keywords `options`
-    (constexprs and launch options, compared with `==`; no `backend=`) and `stream=` or not (an
-    int handle where given). `grid`: the grid of the launch it was made for (that very tuple
-    skips the grid's checks); `globals_read`: (dict, name, value) that must still hold;
-    `state`: what the Python fast path checks of tilec's state (`_Emitter.state_guards`)."""
-
-    positional: Sequence[tuple]
-    slots: int
-    options: dict[str, Any]
-    grid: Any
-    globals_read: Sequence[tuple[Any, str, Any]]
-    state: dict[str, Any]
-
-
 def build(
     native: NativeLaunch | None, shape: CallShape, *, miss: Any, compiled: Any
 ) -> Callable[[Any, tuple, dict], Any] | None:
@@ -173,41 +154,9 @@ def build(
     return new_function(ctypes.addressof(method), keep, None)
 
 
-def environment(name: str) -> bytes | None:
-    """The C library's value of an environment variable (what the native guard compares)."""
-    if _host() is None:
-        return None
-    return _getenv()(name.encode())
-
-
 @functools.cache
 def _libc() -> Any:
     return ctypes.CDLL(ctypes.util.find_library("c"))
-
-
-@functools.cache
-def _getenv() -> Any:
-    return ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_char_p)(("getenv", _libc()))
-
-
-def kind(value: Any, signature: str) -> tuple | None:
-    """How a runtime argument of type `signature` (`*fp32`, `i32`, ...) given `value` is
-    checked and packed natively, or None where it cannot be."""
-    if signature.startswith("*"):
-        if _token_function(type(value)) is not _tensor_token:
-            return None
-        return (
-            "tensor",
-            type(value),
-            value.dtype,
-            int(value.get_device()),
-            value.data_ptr() & 15 == 0,
-        )
-    if type(value) is int and signature in ("i32", "i64", "u32", "u64"):
-        return ("int", value == 1, value & 15 == 0, I32[0] <= value <= I32[1])
-    if type(value) is float and signature in ("fp32", "fp64"):
-        return ("float", signature)
-    return None
 
 
 class _Emitter:

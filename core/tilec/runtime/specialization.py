@@ -10,13 +10,15 @@ pointer cannot be inferred: compile with `tilec.compile(signature=...)` instead.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
+import sys
+from typing import TYPE_CHECKING, Any
 
 from tilec.errors import FreedArrayError, LaunchArgumentError
 from tilec.ir.type_names import BY_IR_TYPE, SIGNATURE_BY_NUMPY, SIGNATURE_BY_TORCH
 from tilec.tools.tensor_descriptor import TensorDescriptor
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DTYPES = SIGNATURE_BY_NUMPY
 """NumPy dtype name -> element type (`float32` -> `fp32`)."""
@@ -25,6 +27,13 @@ I32 = (-(2**31), 2**31 - 1)
 I64 = (-(2**63), 2**63 - 1)
 TORCH_DTYPES = SIGNATURE_BY_TORCH
 """torch dtype name -> element type (`bfloat16` -> `bf16`)."""
+
+
+def loaded_numpy() -> Any:
+    """NumPy's module where the program has imported it, else None. Without it no argument can
+    be a NumPy array or scalar, so the checks here skip NumPy's types rather than import it:
+    `import tilec` does not load NumPy (tens of milliseconds)."""
+    return sys.modules.get("numpy")
 
 
 def device_array_info(value: Any) -> tuple[str, int] | None:
@@ -40,6 +49,8 @@ def device_array_info(value: Any) -> tuple[str, int] | None:
         return (elem or f"unsupported dtype {value.dtype}"), data_ptr()
     interface = getattr(value, "__cuda_array_interface__", None)
     if isinstance(interface, dict):
+        import numpy as np  # deferred: NumPy reads the typestr; `import tilec` does not load it
+
         try:
             elem = DTYPES.get(np.dtype(interface["typestr"]).name)
         except TypeError:
@@ -51,7 +62,9 @@ def device_array_info(value: Any) -> tuple[str, int] | None:
 
 
 def _ndarray_token(value: np.ndarray) -> Any:
-    return (np.ndarray, value.dtype, value.__array_interface__["data"][0] & 15 == 0)
+    # by its type: an ndarray subclass (numpy.ma.MaskedArray, np.matrix) keys apart from plain
+    # arrays, so that its first launch goes through `arg_type`, which may refuse it
+    return (type(value), value.dtype, value.__array_interface__["data"][0] & 15 == 0)
 
 
 def _int_token(value: Any) -> Any:
@@ -76,6 +89,8 @@ def host_dlpack_array(value: Any) -> np.ndarray | None:
     device = getattr(value, "__dlpack_device__", None)
     if not hasattr(value, "__dlpack__") or not callable(device) or device()[0] != 1:
         return None
+    import numpy as np  # deferred: NumPy views the host memory; `import tilec` does not load it
+
     try:
         return np.from_dlpack(value)
     except (TypeError, BufferError, RuntimeError):
@@ -100,22 +115,16 @@ _TOKENS: dict[type, Any] = {
 }  # fmt: skip
 
 
-def _subclass_token(value: np.ndarray) -> Any:
-    # an ndarray subclass (numpy.ma.MaskedArray, np.matrix) keys apart from plain arrays, so
-    # that its first launch goes through `arg_type`, which may refuse it
-    return (type(value), value.dtype, value.__array_interface__["data"][0] & 15 == 0)
-
-
 def _token_function(kind: type) -> Any:
-    if kind is np.ndarray:
+    np = loaded_numpy()
+    if np is not None and issubclass(kind, np.ndarray):
         return _ndarray_token
-    if issubclass(kind, np.ndarray):
-        return _subclass_token
     if issubclass(kind, tuple):  # a namedtuple: its elements are arguments too
         return _tuple_token
     if issubclass(kind, TensorDescriptor):
         return _descriptor_token
-    if issubclass(kind, (int, np.integer)) and not issubclass(kind, (bool, np.bool_)):
+    integers, booleans = ((int, np.integer), (bool, np.bool_)) if np is not None else (int, bool)
+    if issubclass(kind, integers) and not issubclass(kind, booleans):
         return _int_token
     if callable(getattr(kind, "data_ptr", None)) and callable(getattr(kind, "get_device", None)):
         return _tensor_token
@@ -159,7 +168,8 @@ def _check_host_array(kernel_name: str, param: str, value: np.ndarray) -> None:
             f"order ({value.dtype.str}), which a kernel would misread; pass "
             "array.astype(array.dtype.newbyteorder('='))"
         )
-    if isinstance(value, np.ma.MaskedArray):
+    masked = sys.modules.get("numpy.ma")  # not loaded: no masked array (it costs ~20 ms)
+    if masked is not None and isinstance(value, masked.MaskedArray):
         raise LaunchArgumentError(
             f"argument '{param}' of {kernel_name}: a masked array (numpy.ma), whose mask a "
             "kernel cannot see; pass its data (array.data, or array.filled(value)) and the mask "
@@ -173,7 +183,8 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
     Raises LaunchArgumentError (a TypeError) naming the parameter for a value that cannot be a
     kernel argument.
     """
-    if isinstance(value, np.ndarray):
+    np = loaded_numpy()
+    if np is not None and isinstance(value, np.ndarray):
         elem = DTYPES.get(value.dtype.name)
         if elem is None:
             raise LaunchArgumentError(
@@ -181,9 +192,9 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
             )
         _check_host_array(kernel_name, param, value)
         return "*" + elem, value.__array_interface__["data"][0] % 16 == 0
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return "i1", False
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         value = int(value)
         if I32[0] <= value <= I32[1]:
             return "i32", value % 16 == 0
@@ -192,7 +203,7 @@ def arg_type(kernel_name: str, param: str, value: Any) -> tuple[str, bool]:
         raise LaunchArgumentError(
             f"argument '{param}' of {kernel_name}: {value} does not fit in 64 bits"
         )
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         return "fp32", False
     host = None if hasattr(value, "data_ptr") else host_dlpack_array(value)
     if host is not None:

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tilec_amd.tools import run_tool, tool_version
+from tilec.lowering.external_tools import run_tool, tool_version
 
 INLINE_ASM = re.compile(r'\basm\s+(?:sideeffect\s+)?"')
 MC_VERSIONS = range(22, 16, -1)

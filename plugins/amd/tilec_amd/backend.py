@@ -14,22 +14,28 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.backend import GpuBackend, GpuOptions, int_in_range, one_of
+from tilec.settings import Setting
 from tilec_amd import __version__
 from tilec_amd.arch import ARCHS
 
+LLD = Setting(
+    "TILEC_LLD",
+    "ROCm's ld.lld, else `ld.lld`, `ld.lld-22` ... `ld.lld-17` on PATH",
+    "The ld.lld (17 or newer) the amd backend links code objects with.",
+)
+"""Read when ld.lld is first looked for (`tilec_amd.codegen`)."""
+
 
 @attrs.frozen
-class AmdOptions(BackendOptions):
+class AmdOptions(GpuOptions):
+    """`GpuOptions` (`target`: `gfxNNN`, None for the current device's) and AMD's."""
+
     num_stages: int = attrs.field(default=2, validator=int_in_range(1, 8))
-    target: str | None = attrs.field(default=None, validator=one_of(ARCHS.names))
-    """`gfxNNN`; None means the architecture of the current device."""
     waves_per_eu: int = attrs.field(default=0, validator=int_in_range(0, 20))
     """Occupancy hint (`amdgpu-waves-per-eu`); 0 lets the compiler choose."""
     code_object_version: int = attrs.field(default=5, validator=one_of((4, 5, 6)))
     """The HSA code object version of the hsaco (`amdhsa_code_object_version`)."""
-    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
-    """LLVM's optimization level for the kernel."""
 
 
 class AmdBackend(GpuBackend):
@@ -53,6 +59,7 @@ class AmdBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_amd.launcher:AmdDriver"
+    settings = (LLD,)
 
     def mma_instructions(self, target: str) -> tuple[Any, ...]:
         # deferred: the table builds on the lowering (llvmlite), which only a compile needs

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from tilec import settings
 from tilec.lowering import llvm_codegen
+from tilec.lowering.external_tools import run_tool, tool_version
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -26,11 +26,11 @@ from tilec.lowering.llvm_codegen import (
 )
 from tilec_amd import assembler
 from tilec_amd.arch import ARCHS
-from tilec_amd.tools import run_tool, tool_version
+from tilec_amd.backend import LLD
 
 TRIPLE = "amdgcn-amd-amdhsa"
 
-LLD_ENV = settings.LLD.name
+LLD_ENV = LLD.name
 LLD_MIN_VERSION = 17
 LLD_VERSIONS = range(22, LLD_MIN_VERSION - 1, -1)
 LLD_INSTALL_HINT = (
@@ -102,7 +102,7 @@ def compile_llir(llvm_ir: str, arch: str, *, opt_level: int = 3) -> tuple[str, b
 def lld_candidates() -> list[str]:
     """Where ld.lld is looked for, in order: TILEC_LLD, ROCm's, `ld.lld` on PATH, then
     `ld.lld-22` ... `ld.lld-17` on PATH."""
-    configured = settings.LLD.get()
+    configured = LLD.get()
     if configured:
         return [configured]
     names = ["/opt/rocm/llvm/bin/ld.lld", "ld.lld", *(f"ld.lld-{v}" for v in LLD_VERSIONS)]
@@ -125,7 +125,7 @@ def find_lld() -> str:
 
     Raises CodegenError saying what to install when there is none.
     """
-    configured = settings.LLD.get()
+    configured = LLD.get()
     if configured and not os.access(configured, os.X_OK):
         raise CodegenError(f"{LLD_ENV}={configured} is not an executable ld.lld")
     too_old = []

@@ -251,6 +251,12 @@ class HipDriver:
     def synchronize(self, stream: Any = None) -> None:
         self.call("hipStreamSynchronize", stream_handle(stream) or None)
 
+    def timer(self) -> Any:
+        """HIP events for `tilec.testing.do_bench` (`tilec.interop.timing`)."""
+        from tilec_amd.timing import HipTimer  # deferred: only benchmarks time
+
+        return HipTimer(self)
+
     def is_capturing(self, stream: Any = None) -> bool:
         """Whether `stream` is capturing a HIP graph (`hipStreamIsCapturing`), or is the null
         stream while another stream captures one (hipErrorStreamCaptureImplicit: its work would

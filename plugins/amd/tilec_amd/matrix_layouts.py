@@ -30,10 +30,10 @@ import attrs
 
 from tilec.dialects.gpu import (
     LayoutEncodingAttr,
-    _array,
-    _ints,
-    _power_of_two,
     check_parameter_keys,
+    int_array,
+    ints_parameter,
+    is_power_of_two,
 )
 from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
@@ -46,7 +46,7 @@ WMMA_LANES = 32
 
 
 def _check_warps(warps: tuple[int, ...]) -> None:
-    if len(warps) != 2 or not all(map(_power_of_two, warps)):
+    if len(warps) != 2 or not all(map(is_power_of_two, warps)):
         raise ValueError(f"'warpsPerCTA' must be two powers of two, got {list(warps)}")
 
 
@@ -117,8 +117,8 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
     def parameters(self) -> dict[str, Attribute]:
         return {
             "version": IntegerAttr(self.version),
-            "warpsPerCTA": _array(self.warps_per_cta),
-            "instrShape": _array(self.instr_shape),
+            "warpsPerCTA": int_array(self.warps_per_cta),
+            "instrShape": int_array(self.instr_shape),
             "isTransposed": IntegerAttr(int(self.is_transposed), i1),
         }
 
@@ -130,8 +130,8 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
             raise ValueError("'isTransposed' must be true or false")
         return cls(
             int_parameter("version", params["version"]),
-            _ints("warpsPerCTA", params["warpsPerCTA"]),
-            _ints("instrShape", params["instrShape"]),
+            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
+            ints_parameter("instrShape", params["instrShape"]),
             bool(transposed.value),
         )
 
@@ -165,13 +165,14 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
         return 1 if self.version == 1 else 2
 
     def parameters(self) -> dict[str, Attribute]:
-        return {"version": IntegerAttr(self.version), "warpsPerCTA": _array(self.warps_per_cta)}
+        return {"version": IntegerAttr(self.version), "warpsPerCTA": int_array(self.warps_per_cta)}
 
     @classmethod
     def from_parameters(cls, params: dict[str, Attribute]) -> AmdWmmaEncodingAttr:
         check_parameter_keys(params, ("version", "warpsPerCTA"))
         return cls(
-            int_parameter("version", params["version"]), _ints("warpsPerCTA", params["warpsPerCTA"])
+            int_parameter("version", params["version"]),
+            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
         )
 
 
@@ -188,7 +189,7 @@ class AmdDotOperandEncodingAttr(OperandEncodingAttr):
 
     def __attrs_post_init__(self) -> None:
         self._check_operand()
-        if not _power_of_two(self.k_width) or self.k_width > 16:
+        if not is_power_of_two(self.k_width) or self.k_width > 16:
             raise ValueError(f"'kWidth' must be a power of two up to 16, got {self.k_width}")
 
     @property

@@ -34,7 +34,7 @@ from tilec.lowering.context import (
     LoweringContext,
     LoweringError,
     LTensor,
-    _where,
+    location_prefix,
     memory_type,
 )
 from tilec.lowering.matrix_units import lowers_conversion_to, lowers_dot, lowers_shared_read
@@ -65,7 +65,7 @@ def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
         and a_layout.k_width == b_layout.k_width
     ):
         raise LoweringError(
-            f"{_where(op)}a tile.dot with a {layout} result needs #gpu.amd_dot_op operands "
+            f"{location_prefix(op)}a tile.dot with a {layout} result needs #gpu.amd_dot_op operands "
             f"(opIdx 0 and 1, one kWidth) of that layout; got {a.type} and {b.type}"
         )
     (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
@@ -73,7 +73,7 @@ def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
     width, instr_k = a_layout.k_width, a_layout.instr_k
     if m_size % instr_m or n_size % instr_n or k_size % instr_k:
         raise LoweringError(
-            f"{_where(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
             f"{instr_m}x{instr_n}x{instr_k} matrix instructions"
         )
     tile_m, tile_n = layout.tile()
@@ -82,7 +82,9 @@ def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
     per_acc = len(instruction_offsets(layout))
     expected = (reps_m * reps_k * width, reps_n * reps_k * width, reps_m * reps_n * per_acc)
     if (len(a.values), len(b.values), len(acc.values)) != expected:
-        raise LoweringError(f"{_where(op)}tile.dot fragments do not match the {layout} layout")
+        raise LoweringError(
+            f"{location_prefix(op)}tile.dot fragments do not match the {layout} layout"
+        )
     instruction = instruction_of(
         layout, width, str(element_type(op.a.type)), str(element_type(op.acc.type))
     )

@@ -28,7 +28,8 @@ from typing import Any
 
 from llvmlite import ir
 
-from tilec.lowering.context import BF16, F16, F32, F64, I32, call_intrinsic
+from tilec.lowering.context import F32, F64, I32, call_intrinsic
+from tilec.lowering.math_ops import FLOAT_TYPES, NATIVE_INTRINSICS, native_intrinsic
 from tilec.lowering.memory_hints import MemoryHints, volatile_load, volatile_store
 from tilec.lowering.memory_hints import nontemporal as mark_nontemporal
 from tilec.lowering.target import TargetInfo
@@ -77,8 +78,6 @@ _F32_INTRINSICS = {
     "cos": "llvm.cos",
 }
 """f32 math AMDGPU selects to one instruction (with LLVM's denormal and range scaling)."""
-_GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
-_LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 _STRING_ATTRIBUTE = re.compile(r'"[\w.-]+"(="[^"\\]*")?')
 
 
@@ -231,11 +230,10 @@ class AmdTargetInfo(TargetInfo):
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
-        if dtype == "bf16" or dtype not in _LLVM_FLOAT:
+        if dtype == "bf16" or dtype not in FLOAT_TYPES:
             return None  # bf16: the core computes it in f32
-        ty = _LLVM_FLOAT[dtype]
-        if name in _GENERIC:
-            return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+        if name in NATIVE_INTRINSICS:
+            return native_intrinsic(builder, name, args, dtype)
         if dtype == "f64":
             if name == "sqrt":
                 return call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
@@ -272,9 +270,6 @@ class AmdTargetInfo(TargetInfo):
             RuntimeWarning,
             stacklevel=2,
         )
-
-    def trap(self, builder: ir.IRBuilder) -> None:
-        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
 
     # Matrix cores ------------------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 """`tile.atomic_rmw` and `tile.atomic_cas`: applied in program-major, then element order.
 
 Each access returns the value memory held before it. Accesses are grouped by address; the r-th
-access to an address happens in round r. Exact accumulating kinds (integer ops, float add/max/min
-except bf16) with many collisions on few addresses run as one ufunc `accumulate` per address.
+access to an address happens in round r. Exact accumulating kinds (integer ops, float add
+except bf16, float max/min) with many collisions on few addresses run as one ufunc `accumulate`
+per address.
+Float max/min are Triton 3.6's, on the bits (`_float_min_max`; `tilec.lowering.atomics`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
                 where_val = positions[order[s:e]]
                 where_mem = int(sorted_idx[s])
                 seq = np.concatenate([memory[where_mem : where_mem + 1], value[where_val]])
-                seq = func.accumulate(seq.view(view), dtype=view).view(seq.dtype)
+                seq = _accumulate(func, view, seq)
                 old_all[where_val] = seq[:-1]
                 memory[where_mem] = seq[-1]
             continue
@@ -72,13 +74,38 @@ def _atomic(interp, op, env, ctx, mask, compare, kind):
     return [old_all.reshape(ptr.shape)]
 
 
+ORDER = "order"
+"""`_atomic_ufunc`'s view for float max/min: Triton's order of floats (`_order_keys`)."""
+
+
+def _accumulate(func, view, seq):
+    """`func.accumulate` of `seq` viewed as `view` (or in Triton's order of floats)."""
+    if isinstance(view, str):
+        return _from_order_keys(func.accumulate(_order_keys(seq)), seq.dtype)
+    return func.accumulate(seq.view(view), dtype=view).view(seq.dtype)
+
+
+def _order_keys(values):
+    """Signed integers in the order of Triton's float max/min (`_float_min_max`): the bits where
+    the sign bit is clear, the one's complement of the magnitude's bits where it is set."""
+    bits = values.view(np.dtype(f"i{values.itemsize}"))
+    return np.where(bits >= 0, bits, ~(bits & np.iinfo(bits.dtype).max))
+
+
+def _from_order_keys(keys, dtype):
+    bits = np.where(keys >= 0, keys, ~keys | np.iinfo(keys.dtype).min).astype(keys.dtype)
+    return bits.view(dtype)
+
+
 def _atomic_ufunc(kind, vtype):
     """(ufunc, dtype to view values as) for atomics that accumulate exactly, else None."""
     if dtypes.is_bf16(vtype) or dtypes.value_dtype(vtype) == np.bool_:
         return None
     dtype = dtypes.value_dtype(vtype)
     if is_float_type(vtype):
-        return {"add": (np.add, dtype), "max": (np.fmax, dtype), "min": (np.fmin, dtype)}.get(kind)
+        return {"add": (np.add, dtype), "max": (np.maximum, ORDER), "min": (np.minimum, ORDER)}.get(
+            kind
+        )
     signed, unsigned = dtypes.signed_dtype(vtype), dtypes.unsigned_dtype(vtype)
     return {
         "add": (np.add, dtype),
@@ -104,10 +131,28 @@ def _atomic_combine(kind, old, value, vtype, compare, where_val):
             return dtypes.bf16_round(old.astype(np.float64) + value)
         return old + value
     if kind in ("max", "min") and floating:
-        return np.fmax(old, value) if kind == "max" else np.fmin(old, value)
+        return _float_min_max(kind, old, value, vtype)
     if kind in ("max", "min", "umax", "umin"):
         view = dtypes.unsigned_dtype(vtype) if kind[0] == "u" else dtypes.signed_dtype(vtype)
         a, b = old.view(view), value.view(view)
         r = np.maximum(a, b) if kind.endswith("max") else np.minimum(a, b)
         return r.view(old.dtype)
     return {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[kind](old, value)
+
+
+def _float_min_max(kind, old, value, vtype):
+    """Triton 3.6's float atomic max (min): on the bits, a signed max (min) where the value's
+    sign bit is clear, an unsigned min (max) where it is set. Floats are ordered by value (-0.0
+    below +0.0), NaNs by their bits: with the sign bit clear above +inf, with it set below -inf."""
+    signed, unsigned = dtypes.signed_dtype(vtype), dtypes.unsigned_dtype(vtype)
+    old_s, value_s = old.view(signed), value.view(signed)
+    old_u, value_u = old.view(unsigned), value.view(unsigned)
+    if kind == "max":
+        r = np.where(
+            value_s < 0, np.minimum(old_u, value_u).view(signed), np.maximum(old_s, value_s)
+        )
+    else:
+        r = np.where(
+            value_s < 0, np.maximum(old_u, value_u).view(signed), np.minimum(old_s, value_s)
+        )
+    return r.view(old.dtype)

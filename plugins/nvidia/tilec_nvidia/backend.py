@@ -11,22 +11,33 @@ from typing import Any
 
 import attrs
 
-from tilec.backend import BackendOptions, GpuBackend, int_in_range, one_of
+from tilec.backend import GpuBackend, GpuOptions, int_in_range, is_bool
+from tilec.settings import Setting
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
 
+PTXAS = Setting(
+    "TILEC_PTXAS",
+    "`ptxas` on PATH, else the newest `/usr/local/cuda*/bin/ptxas`",
+    "The ptxas the nvidia backend assembles cubins with (without one, the driver JIT-compiles "
+    "the PTX at load time).",
+)
+"""Read when ptxas is first looked for (`tilec_nvidia.codegen.find_ptxas`)."""
+
 
 @attrs.frozen
-class NvidiaOptions(BackendOptions):
-    target: str | None = attrs.field(default=None, validator=one_of(ARCHS.names))
-    """`sm_XY`; None means the compute capability of the current device."""
-    opt_level: int = attrs.field(default=3, validator=one_of((0, 1, 2, 3)))
-    """LLVM's optimization level for the kernel."""
+class NvidiaOptions(GpuOptions):
+    """`GpuOptions` (`target`: `sm_XY`, None for the current device's) and NVIDIA's."""
+
     maxnreg: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(int_in_range(1, 255))
     )
     """Triton's register limit per thread: `.maxnreg` in the PTX (the `nvvm.annotations` entry
     `maxnreg`); None lets ptxas choose."""
+    enable_reflect_ftz: bool = attrs.field(default=True, validator=is_bool)
+    """Triton's libdevice flush-to-zero (`__nvvm_reflect("__CUDA_FTZ")`): `tl.exp2` on f32 is
+    `ex2.approx.ftz.f32` (a subnormal input or result is 0, one MUFU.EX2), without it
+    `ex2.approx.f32` (subnormals kept, as the interpreter computes them)."""
 
 
 class NvidiaBackend(GpuBackend):
@@ -47,6 +58,7 @@ class NvidiaBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
+    settings = (PTXAS,)
 
     def tool_path(self, name: str) -> str | None:
         if name != "ptxas":
@@ -64,7 +76,12 @@ class NvidiaBackend(GpuBackend):
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
 
-        return NvidiaTargetInfo(target, self.lanes(target), maxnreg=options.maxnreg)
+        return NvidiaTargetInfo(
+            target,
+            self.lanes(target),
+            maxnreg=options.maxnreg,
+            reflect_ftz=options.enable_reflect_ftz,
+        )
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
         from tilec_nvidia.codegen import find_ptxas

@@ -12,14 +12,13 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import warnings
 from pathlib import Path
 
 import attrs
 
-from tilec import settings
+from tilec.lowering.external_tools import run_tool
 from tilec.lowering.llvm_codegen import (
     LLVM_LOCK,
     InvalidLLVMIR,
@@ -29,10 +28,11 @@ from tilec.lowering.llvm_codegen import (
     target_machine,
 )
 from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.backend import PTXAS
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
-PTXAS_ENV = settings.PTXAS.name
+PTXAS_ENV = PTXAS.name
 SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 PTXAS_TIMEOUT_S = 300
 
@@ -115,7 +115,7 @@ def find_ptxas() -> str | None:
     """`TILEC_PTXAS`, else the ptxas `cuda.pathfinder` finds (installed with cuda-bindings: the
     CUDA toolkit of `CUDA_HOME`/`CUDA_PATH`, pip's nvidia-cuda-nvcc, conda), else `ptxas` on
     PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
-    configured = settings.PTXAS.get()
+    configured = PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
@@ -194,12 +194,10 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
         source, binary = Path(folder) / "kernel.ptx", Path(folder) / "kernel.cubin"
         source.write_text(ptx)
         command = [ptxas, f"-arch={arch}", "-O3", "-v", str(source), "-o", str(binary)]
-        try:
-            result = subprocess.run(
-                command, capture_output=True, text=True, timeout=PTXAS_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise CodegenError(f"ptxas failed on kernel {', '.join(names)}: {error}") from None
+        result = run_tool(
+            command, PTXAS_TIMEOUT_S, CodegenError, f"ptxas failed on kernel {', '.join(names)}",
+            check=False,
+        )  # fmt: skip
         message = (result.stderr or result.stdout).strip()
         if result.returncode != 0 and "not defined for option 'gpu-name'" in message:
             _warn_unsupported_arch(ptxas, arch)

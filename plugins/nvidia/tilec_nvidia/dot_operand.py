@@ -41,7 +41,7 @@ from tilec.lowering.context import (
     LoweringContext,
     LoweringError,
     LTensor,
-    _where,
+    location_prefix,
     memory_type,
 )
 from tilec.lowering.matrix_units import lowers_conversion_to, lowers_shared_read
@@ -309,7 +309,7 @@ def read_ring_slot(
     result_type = op.result.type
     if tile.transposed or not reads_as_dot_operand(result_type, tile.element_bytes):
         raise LoweringError(
-            f"{_where(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
+            f"{location_prefix(op)}gpu.local_load reads 16-bit #gpu.dot_op layouts (kWidth 2) of whole "
             f"instruction tiles; got {result_type}"
         )
     return read_dot_operand(ctx, result_type, tile, base)

@@ -474,6 +474,12 @@ class CudaDriver:
         """Wait until the work on `stream` (default: the default stream) has finished."""
         self.call("cuStreamSynchronize", self.stream(stream))
 
+    def timer(self) -> Any:
+        """CUDA events for `tilec.testing.do_bench` (`tilec.interop.timing`)."""
+        from tilec_nvidia.timing import CudaTimer  # deferred: only benchmarks time
+
+        return CudaTimer(self)
+
     def is_capturing(self, stream: Any = None) -> bool:
         """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`), or is the legacy
         default stream while another stream captures one (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:

@@ -25,7 +25,7 @@ from tilec.dialects.gpu import layout_of
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
 from tilec.layout.accelerate_matmul import mma_operand
-from tilec.lowering.context import F32, LoweringContext, LoweringError, LTensor, _where
+from tilec.lowering.context import F32, LoweringContext, LoweringError, LTensor, location_prefix
 from tilec.lowering.matrix_units import lowers_dot, pack_registers, tf32_truncate
 from tilec_nvidia.tensor_core_instructions import TensorCoreInstruction
 from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
@@ -51,7 +51,7 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
         and a_layout.k_width == b_layout.k_width == k_width
     ):
         raise LoweringError(
-            f"{_where(op)}a tile.dot of {operand} operands with a {layout} result needs "
+            f"{location_prefix(op)}a tile.dot of {operand} operands with a {layout} result needs "
             f"#gpu.dot_op operands (opIdx 0 and 1, kWidth {k_width}) of that layout; got "
             f"{a.type} and {b.type}"
         )
@@ -62,7 +62,7 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     reps_k = k_size // instr_k
     if m_size % 16 or n_size % 8 or k_size % instr_k:
         raise LoweringError(
-            f"{_where(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
             f"m16n8k{instr_k} instructions"
         )
     instruction = TensorCoreInstruction(
@@ -71,7 +71,7 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
     a_step, b_step = 4 * k_width, 2 * k_width
     expected = (reps_m * reps_k * a_step, reps_n * reps_k * b_step, reps_m * reps_n * 4)
     if (len(a.values), len(b.values), len(acc.values)) != expected:
-        raise LoweringError(f"{_where(op)}tile.dot fragments do not match the mma layout")
+        raise LoweringError(f"{location_prefix(op)}tile.dot fragments do not match the mma layout")
 
     def run(a_values: list[ir.Value], b_values: list[ir.Value], start: list[ir.Value]):
         results = list(start)

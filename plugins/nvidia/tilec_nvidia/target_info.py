@@ -21,9 +21,11 @@ from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
+from tilec.lowering.math_ops import FLOAT_TYPES, NATIVE_INTRINSICS, native_intrinsic
 from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
 from tilec_nvidia import (
+    atomics,
     cache_hints,
     capabilities,
     dot_operand,
@@ -60,9 +62,7 @@ kernels 10-30% (benchmarks/RESULTS.md)."""
 _EX2_FULL_RANGE = "llvm.nvvm.ex2.approx.f"
 """`ex2.approx.f32` with subnormal results, for `tl.exp`: exp(x) for x in (-103, -87) is subnormal,
 and Triton's `tl.exp` keeps it."""
-_GENERIC = {"fma": "llvm.fma", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs"}
 _F64_GENERIC = {"sqrt": "llvm.sqrt"}
-_LLVM_FLOAT = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64}
 _FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 """The 8-bit formats with `cvt` instructions (feature `fp8_cvt`), by PTX name."""
 _F16X2 = ir.VectorType(F16, 2)
@@ -82,9 +82,16 @@ class NvidiaTargetInfo(TargetInfo):
     shared_address_space = 3
     inline_asm_constraints = "bchlqrfdni"  # NVPTX's register classes, immediates
 
-    def __init__(self, arch: str = "sm_90", threads_per_warp: int = 32, maxnreg: int | None = None):
+    def __init__(
+        self,
+        arch: str = "sm_90",
+        threads_per_warp: int = 32,
+        maxnreg: int | None = None,
+        reflect_ftz: bool = True,
+    ):
         super().__init__(arch, threads_per_warp)
         self.maxnreg = maxnreg
+        self.reflect_ftz = reflect_ftz  # Triton's enable_reflect_ftz: tl.exp2 flushes subnormals
 
     @property
     def capability(self) -> int:
@@ -172,18 +179,27 @@ class NvidiaTargetInfo(TargetInfo):
     ) -> None:
         cache_hints.store(builder, self.capability, value, address, hints)
 
+    # Atomics: Triton's `atom` spellings (tilec_nvidia.atomics) ---------------------------------
+
+    atomic_rmw = atomics.atomic_rmw
+    atomic_cas = atomics.atomic_cas
+
     # Math and printing -------------------------------------------------------------------------
+
+    def unsupported_conversion(self, dtype: str) -> str | None:
+        if dtype == "bf16" and self.capability < 80:
+            return "compile for sm_80 or newer, or use f16/f32"
+        return None
 
     def math(
         self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value], dtype: str
     ) -> ir.Value | None:
-        ty = _LLVM_FLOAT.get(dtype)
-        if ty is None:
+        if dtype not in FLOAT_TYPES:
             return None
-        if name in _GENERIC:
+        if name in NATIVE_INTRINSICS:
             if dtype == "bf16" and self.capability < 80:
                 return None  # the core computes it in f32
-            return call_intrinsic(builder, f"{_GENERIC[name]}.{ty.intrinsic_name}", ty, args)
+            return native_intrinsic(builder, name, args, dtype)
         if dtype == "f64" and name == "rsqrt":  # 1 / sqrt.rn: within an ulp, unlike .approx.d
             root = call_intrinsic(builder, "llvm.sqrt.f64", F64, args)
             return builder.fdiv(F64(1.0), root)
@@ -201,6 +217,8 @@ class NvidiaTargetInfo(TargetInfo):
 
     def _f32(self, builder: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value | None:
         (x, *_) = args
+        if name == "exp2" and not self.reflect_ftz:  # Triton's enable_reflect_ftz=False
+            return call_intrinsic(builder, _EX2_FULL_RANGE, F32, [x])
         if name in _APPROX_F32:
             return call_intrinsic(builder, _APPROX_F32[name], F32, [x])
         if name == "exp":
@@ -229,7 +247,7 @@ class NvidiaTargetInfo(TargetInfo):
                 name = f"llvm.nvvm.ff.to.{kind}x2.rn"  # cvt.rn.satfinite: a high, b low
                 packed = call_intrinsic(builder, name, I16, [F32(0.0), value])
             return builder.trunc(packed, I8)
-        if source in _FP8_PTX and target in _LLVM_FLOAT:
+        if source in _FP8_PTX and target in FLOAT_TYPES:
             name = f"llvm.nvvm.{_FP8_PTX[source]}x2.to.f16x2.rn"
             pair = call_intrinsic(builder, name, _F16X2, [builder.zext(value, I16)])
             half = builder.extract_element(pair, I32(0))
@@ -263,9 +281,6 @@ class NvidiaTargetInfo(TargetInfo):
             module, ir.FunctionType(I32, [generic, generic]), "vprintf"
         )
         builder.call(vprintf, [fmt_ptr, args_ptr])
-
-    def trap(self, builder: ir.IRBuilder) -> None:
-        call_intrinsic(builder, "llvm.trap", ir.VoidType(), [])
 
     # Tensor cores (tilec_nvidia.tensor_cores checks each against the arch) ----------------------
 

@@ -4,9 +4,11 @@ Each is checked against `tilec_nvidia.capabilities` before it is emitted (LLVM a
 on an intrinsic the target lacks). The forms are those of the tensor-core note's verified
 snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half>`,
 `llvm.nvvm.mma.m16n8k16.row.col.bf16` takes bf16 pairs as i32, `...m16n8k8.row.col.tf32`
-(`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`) one tf32 per i32, `...m16n8k32.row.col.s8`
-(`...m16n8k32.row.col.s32.s8.s8.s32`, wrapping on overflow as the interpreter's i32 does) four
-s8 per i32 with i32 accumulators; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16`
+(`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`) one tf32 per i32,
+`...m16n8k32.row.col.satfinite.s8` (`...m16n8k32.row.col.satfinite.s32.s8.s8.s32`, Triton 3.6's
+form: each instruction's `C + A B` beyond the i32 range is clamped to it, where the interpreter's
+i32 sums wrap; only an accumulator within 2^19 of the i32 limits or a K over 131072 gets there)
+four s8 per i32 with i32 accumulators; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16`
 and `cp.async.ca.shared.global.{4,8}` (`.s` with a source size for the zero-fill of masked
 elements), `cp.async.commit.group` and
 `cp.async.wait.group` (an immarg).
@@ -31,7 +33,7 @@ _MMA_NAMES = {
     ((16, 8, 16), "f16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
     ((16, 8, 16), "bf16", "f32"): "llvm.nvvm.mma.m16n8k16.row.col.bf16",
     ((16, 8, 8), "tf32", "f32"): "llvm.nvvm.mma.m16n8k8.row.col.tf32",
-    ((16, 8, 32), "i8", "i32"): "llvm.nvvm.mma.m16n8k32.row.col.s8",
+    ((16, 8, 32), "i8", "i32"): "llvm.nvvm.mma.m16n8k32.row.col.satfinite.s8",
 }
 _V2F16 = ir.VectorType(F16, 2)
 VOID = ir.VoidType()

@@ -42,7 +42,7 @@ from tilec.lowering.context import (
     LoweringContext,
     LoweringError,
     LTensor,
-    _where,
+    location_prefix,
     lowers,
     memory_type,
 )
@@ -197,7 +197,9 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     b = ctx.builder
     layout = layout_of(op.result.type)
     if not isinstance(layout, MmaEncodingAttr) or layout.version != 3:
-        raise LoweringError(f"{_where(op)}gpu.warp_group_dot needs a #gpu.mma version 3 result")
+        raise LoweringError(
+            f"{location_prefix(op)}gpu.warp_group_dot needs a #gpu.mma version 3 result"
+        )
     a, bv = _store_pending(ctx, [ctx.get(op.a), ctx.get(op.b)])
     a_registers = isinstance(a, LTensor)  # #gpu.dot_op: wgmma's A from registers
     acc: LTensor = ctx.get(op.acc)
@@ -207,20 +209,20 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     tile_m, tile_n = layout.tile()
     if m_size % tile_m or n_size % tile_n or k_size % instr_k:
         raise LoweringError(
-            f"{_where(op)}gpu.warp_group_dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"{location_prefix(op)}gpu.warp_group_dot {m_size}x{n_size}x{k_size} is not made of whole "
             f"m64n{instr_n}k{instr_k} instructions of {layout}"
         )
     element = element_type(op.a.type)
     dtype = WGMMA_OPERANDS.get(str(element))
     if dtype is None or WGMMA_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
         raise LoweringError(
-            f"{_where(op)}gpu.warp_group_dot has no wgmma for {element_type(op.a.type)} operands "
+            f"{location_prefix(op)}gpu.warp_group_dot has no wgmma for {element_type(op.a.type)} operands "
             f"with K = {instr_k} ({layout})"
         )
     reps_m, reps_n = m_size // tile_m, n_size // tile_n
     regs = instr_n // 2
     if len(acc.values) != reps_m * reps_n * regs:
-        raise LoweringError(f"{_where(op)}accumulator fragments do not match {layout}")
+        raise LoweringError(f"{location_prefix(op)}accumulator fragments do not match {layout}")
     # this warpgroup's first row and column, as byte offsets into A and B
     warp = ctx.warp_id()
     group_row = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(WARPGROUP_WARPS)), I32(WARPGROUP_ROWS))
@@ -230,7 +232,7 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     transpose = (a_operand is not None and not a_operand.k_major, not b_operand.k_major)
     if dtype == "tf32" and (a_registers or any(transpose)):
         raise LoweringError(
-            f"{_where(op)}wgmma reads tf32 operands K-major from shared memory only (A and B "
+            f"{location_prefix(op)}wgmma reads tf32 operands K-major from shared memory only (A and B "
             f"stored with K contiguous; accelerate-matmul places them so)"
         )
     reps_k = k_size // instr_k

@@ -2,7 +2,15 @@
 configs compiled in parallel and timings kept on disk (see `tuner`, `store`, `parallel`)."""
 
 from tilec.runtime.autotune.checks import AutotuneKeyWarning
-from tilec.runtime.autotune.config import Config, Heuristics, heuristics
+from tilec.runtime.autotune.config import Config, Heuristics, HeuristicsWarning, heuristics
 from tilec.runtime.autotune.tuner import Autotuner, autotune
 
-__all__ = ["AutotuneKeyWarning", "Autotuner", "Config", "Heuristics", "autotune", "heuristics"]
+__all__ = [
+    "AutotuneKeyWarning",
+    "Autotuner",
+    "Config",
+    "Heuristics",
+    "HeuristicsWarning",
+    "autotune",
+    "heuristics",
+]

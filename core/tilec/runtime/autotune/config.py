@@ -6,11 +6,12 @@ to the kernel it wraps, so that wrappers stack in either order over `@tilec.jit`
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tilec.errors import DecoratorTypeError, DecoratorValueError, LaunchArgumentError
-from tilec.runtime.entry import user_entry
+from tilec.runtime.entry import user_entry, user_stacklevel
 from tilec.runtime.jit import JITFunction
 
 
@@ -102,6 +103,18 @@ def resolve(fn: Any, args: tuple, kwargs: dict[str, Any]) -> tuple[JITFunction, 
     return fn, kwargs
 
 
+class HeuristicsWarning(UserWarning):
+    """A value passed at launch for a parameter that `@tilec.heuristics` computes, which the
+    heuristic's value replaces (as in Triton), differs from it."""
+
+
+def _same(passed: Any, computed: Any) -> bool:
+    try:
+        return bool(passed == computed)
+    except Exception:  # an array's ambiguous truth value, a comparison that raises
+        return passed is computed
+
+
 class Heuristics(KernelWrapper):
     """Triton's `heuristics`: each named meta-parameter is `fn(named_args)` at launch."""
 
@@ -130,17 +143,30 @@ class Heuristics(KernelWrapper):
         self.values = dict(values)
 
     def _with_values(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-        given = set(dict(zip(self.fn.arg_names, args, strict=False))) | set(kwargs)
-        clash = sorted(given & set(self.values))
+        """The launch's keywords with each heuristic's value. As in Triton, a value computed by
+        a heuristic replaces a keyword passed at launch (which the heuristic sees among the
+        arguments); a passed value that differs from it is named in a `HeuristicsWarning`. A
+        computed parameter passed by position is an error (in Triton: "got multiple values")."""
+        positional = dict(zip(self.fn.arg_names, args, strict=False))
+        clash = sorted(set(positional) & set(self.values))
         if clash:
             raise LaunchArgumentError(
                 f"{self.fn.__name__}: {', '.join(map(repr, clash))} is computed by "
-                f"@tilec.heuristics; do not pass it at launch"
+                f"@tilec.heuristics; do not pass it at launch by position"
             )
-        named = {**self.fn.defaults, **dict(zip(self.fn.arg_names, args, strict=False)), **kwargs}
+        named = {**self.fn.defaults, **positional, **kwargs}
         extra = dict(kwargs)
         for name, heuristic in self.values.items():
-            extra[name] = named[name] = heuristic(named)
+            value = heuristic(named)
+            if name in kwargs and not _same(kwargs[name], value):
+                warnings.warn(
+                    f"{self.fn.__name__}: {name}={kwargs[name]!r} passed at launch is replaced "
+                    f"by @tilec.heuristics' {value!r}, as in Triton; pass no {name} to let the "
+                    f"heuristic choose it, or take it out of the heuristics to choose it yourself",
+                    HeuristicsWarning,
+                    stacklevel=user_stacklevel(),
+                )
+            extra[name] = named[name] = value
         return extra
 
     def run(self, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:

@@ -244,11 +244,18 @@ class Autotuner(KernelWrapper):
     def _tune(self, configs, grid, args, kwargs, named, key) -> Config:
         backend = get_backend(kwargs.get("backend"))
         path = None
-        stored: dict[str, list[float]] = {}
         if self.cache_results:
             kernel, _ = resolve(self.fn, args, {**kwargs, **configs[0].all_kwargs()})
             path = store.path_for(kernel.cache_key, key, store.device_name(backend))
-            stored = store.load(path)
+        # with a remote tier, one process of a cluster tunes and the others read its timings
+        with store.shared(path, [c.key() for c in configs]) as (stored, claim):
+            return self._tune_stored(configs, (grid, args, kwargs, named, key), path, stored, claim)
+
+    def _tune_stored(self, configs, launch, path, stored, claim) -> Config:
+        """Time the `configs` that `stored` (config key -> timings) lacks, store the timings at
+        `path` (and publish them where `claim` is not None), and return the fastest config."""
+        grid, args, kwargs, named, key = launch
+        backend = get_backend(kwargs.get("backend"))
         self.failures, self._errors = {}, {}
         timings: dict[Config, list[float]] = {
             c: stored[c.key()] for c in configs if c.key() in stored
@@ -276,7 +283,9 @@ class Autotuner(KernelWrapper):
                 "key": repr(key),
                 "device": store.device_name(backend),
             }
-            store.save(path, stored, about)
+            body = store.save(path, stored, about)
+            if claim is not None:
+                claim.publish(body)
         best = min(timings, key=lambda c: timings[c][0])
         self._report(timings, best, key, stored_only=not todo)
         return best

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from tilec.arch import ArchTable, GpuArch
-from tilec.backend import BackendOptions, GpuBackend, one_of
+from tilec.backend import GpuBackend, GpuOptions, one_of
 from tilec_hostcpu import __version__
 
 ARCHS = ArchTable(
@@ -28,11 +28,11 @@ ARCHS = ArchTable(
 
 
 @attrs.frozen
-class HostCpuOptions(BackendOptions):
-    target: str | None = attrs.field(default=None, validator=one_of(ARCHS.names))
-    """`hostcpu-w16` or `hostcpu-w8`; None: the device's (`hostcpu-w16`)."""
+class HostCpuOptions(GpuOptions):
+    """`GpuOptions` (`target`: `hostcpu-w16` or `hostcpu-w8`, None for the device's,
+    `hostcpu-w16`) with LLVM's level 2 by default, which compiles faster."""
+
     opt_level: int = attrs.field(default=2, validator=one_of((0, 1, 2, 3)))
-    """LLVM's optimization level for the kernel."""
 
 
 class HostCpuBackend(GpuBackend):

@@ -1,5 +1,6 @@
-"""The LLVM command-line tools the amd backend runs (ld.lld, llvm-mc): their versions, and one
-run of one with its failure as the caller's error."""
+"""Running the command-line tools a backend's code generation needs (an assembler, a linker:
+ptxas, ld.lld, llvm-mc): their versions, and one run of one with its failure as the backend's
+error, naming what failed and the tool's diagnostic."""
 
 from __future__ import annotations
 
@@ -19,16 +20,23 @@ def tool_version(path: str, pattern: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def run_tool(command: list[str], timeout: float, error: type[Exception], what: str) -> None:
-    """Run `command`; a failure to start, a timeout or a nonzero exit is `error`, its message
-    `what` and the tool's diagnostic."""
+def run_tool(
+    command: list[str], timeout: float, error: type[Exception], what: str, *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run `command` and return its result (text output captured). A failure to start or a
+    timeout is `error` with the message `what: <the failure>`; with `check`, so is a nonzero
+    exit, with its status and the tool's diagnostic (without, the caller reads the result)."""
     try:
         result = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as failure:
         raise error(f"{what}: {failure}") from None
-    if result.returncode != 0:
+    if check and result.returncode != 0:
         raise error(
             f"{what} (exit status {result.returncode}):\n{(result.stderr or result.stdout).strip()}"
         )
+    return result
+
+
+__all__ = ["run_tool", "tool_version"]

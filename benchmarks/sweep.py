@@ -1,0 +1,416 @@
+"""A TritonBench-style sweep: tilec against Triton on the same kernel source, each side's best
+config of the same candidates, over the operators of issue 23.
+
+    python benchmarks/sweep.py [--quick] [--only FAMILIES] [--json FILE] [--jobs N]
+                               [--time-limit SECONDS] [--seed N] [--timer own|triton]
+    python benchmarks/sweep.py --interp-smoke [--only FAMILIES] [--json FILE]
+
+Families: matmul (fp16, bf16, fp8 e4m3/e5m2, tf32; square, ragged, skinny, short and long K,
+batched, a bias + ReLU epilogue), attention fwd and bwd (Triton's tutorial 06 algorithm),
+layernorm fwd and bwd, softmax, cross entropy, rmsnorm, rotary, swiglu. `--only` takes their
+names with `_` for spaces (`attention` and `layernorm` name both directions).
+
+The kernels (sweep_kernels.py, sweep_attention.py) are executed twice, with tilec's and with
+Triton's `jit` and `tl`, so both compile one source; the cases are in sweep_cases.py and
+sweep_memory_cases.py. For each case and side, every candidate config is launched on fresh random
+inputs with poisoned outputs and checked against torch (relative error of the norm); the configs
+that pass are timed briefly (do_bench medians: tilec.testing's for tilec, Triton's for Triton),
+and the best of each side is timed again, longer. speed = Triton time / tilec time; per family
+the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
+is reported with its error's first line; the sweep goes on. Configs are written short: the
+BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
+
+Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
+configs once on both sides (filling both disk caches) before the main process checks and times
+(nothing is timed while they run). The header line shows both timers on one torch matmul;
+`--timer triton` times both sides with Triton's do_bench. `--time-limit` lists the cases not begun in time as skipped,
+so that a run cut short still prints its tables; `--json` is rewritten after every case.
+`--interp-smoke` runs tiny shapes on tilec's interp backend with CPU tensors: correctness only,
+no GPU, no Triton (tests/testing/test_sweep_smoke.py runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from gpu_vs_triton import bench, rel_error  # noqa: E402
+
+KERNEL_FILES = ("sweep_kernels.py", "sweep_attention.py")
+SIDES = ("tilec", "triton")
+FAMILIES = (
+    "matmul",
+    "attention fwd",
+    "attention bwd",
+    "layernorm fwd",
+    "layernorm bwd",
+    "softmax",
+    "cross entropy",
+    "rmsnorm",
+    "rotary",
+    "swiglu",
+)
+SELECT = {True: (2, 10), False: (5, 25)}
+"""do_bench warm-up and repetition milliseconds for choosing among configs (by --quick)."""
+FINAL = {True: (10, 40), False: (20, 100)}
+"""... and for timing each side's chosen config."""
+TILEC_TIMER = {"tilec": True, "triton": False}
+"""Whether a side is timed with tilec.testing's do_bench (else Triton's); `--timer triton` times
+both with Triton's."""
+WARM_LIMIT_S = 240
+"""The longest the workers that compile ahead may take."""
+
+
+def load_kernels(flavour: str) -> dict:
+    """The sweep's kernels executed with tilec's or Triton's `jit` and `tl`."""
+    if flavour == "tilec":
+        import tilec as front
+        import tilec.language as tl
+    else:
+        import triton as front
+        import triton.language as tl
+    # a module name: Triton reads __module__ of the @jit functions that a kernel calls
+    namespace = {"jit": front.jit, "tl": tl, "__name__": f"sweep_kernels_{flavour}"}
+    for name in KERNEL_FILES:
+        path = HERE / name  # compiled from the file itself: both JITs read the source back
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+class OnBackend:
+    """A kernel whose launches name a tilec backend (`backend=`), for the interp smoke run."""
+
+    def __init__(self, kernel, backend: str):
+        self.kernel, self.backend = kernel, backend
+
+    def __getitem__(self, grid):
+        launch = self.kernel[grid]
+        return lambda *args, **meta: launch(*args, backend=self.backend, **meta)
+
+
+def select_families(only: str | None) -> list[str]:
+    if not only:
+        return list(FAMILIES)
+    chosen = []
+    for word in only.split(","):
+        word = word.strip().replace("_", " ").replace("-", " ")
+        found = [f for f in FAMILIES if word in (f, f.split()[0])]
+        if not found:
+            names = ", ".join(f.replace(" ", "_") for f in FAMILIES)
+            raise SystemExit(f"--only: unknown family {word!r}; the families: {names}")
+        chosen += [f for f in found if f not in chosen]
+    return chosen
+
+
+def all_cases(families: list[str], quick: bool, smoke: bool) -> list:
+    from sweep_cases import attention_cases, matmul_cases, smoke_cases
+    from sweep_memory_cases import memory_cases, memory_smoke_cases
+
+    if smoke:
+        cases = smoke_cases() + memory_smoke_cases()
+    else:
+        cases = matmul_cases(quick) + attention_cases(quick, False) + attention_cases(quick, True)
+        cases += memory_cases(quick)
+    return [c for c in cases if c.family in families]
+
+
+def first_line(error: BaseException) -> str:
+    """The error's type and first line (the kernels' files named without their folder)."""
+    lines = str(error).replace(f"{HERE}{os.sep}", "").strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"[:240]
+
+
+class Mismatch(Exception):
+    """A config's output differs from the reference by more than the case allows."""
+
+
+def check(case, kernels, inputs, expected, config, sync) -> tuple[dict, float]:
+    """Launch one config on poisoned outputs; its outputs and worst relative error, or Mismatch."""
+    outputs = case.outputs(inputs)
+    case.launch(kernels, inputs, outputs, config)
+    sync()
+    errors = {name: rel_error(outputs[name], ref) for name, ref in expected.items()}
+    name = max(errors, key=lambda n: errors[n] if errors[n] == errors[n] else float("inf"))
+    if not errors[name] <= case.tol:  # NaN too: an unwritten element
+        raise Mismatch(f"{name}: relative error {errors[name]:.2e} over {case.tol:.0e}")
+    return outputs, errors[name]
+
+
+def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
+    """Check every config on each side, then (timing) choose and time each side's best."""
+    row = {"family": case.family, "case": case.label, "unit": case.unit, "work": case.work}
+    sync = torch_sync(env.device)
+    try:
+        inputs = case.setup(env)
+        expected = case.expected(inputs)
+    except Exception as error:
+        row["status"] = f"setup failed: {first_line(error)}"
+        return row
+    chosen = {}
+    for side, namespace in kernels.items():
+        row[side] = {"failures": []}
+        launch = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
+        if launch is not None:
+            chosen[side] = launch
+    warmup, rep = FINAL[quick]
+    for side, launch in list(chosen.items()) if timing else ():
+        try:
+            row[side]["us"] = us = bench(launch, quick, TILEC_TIMER[side], warmup, rep)
+            row[side]["rate"] = case.work / us / 1e6
+        except Exception as error:
+            row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
+            del chosen[side]
+    failed = [side for side in kernels if side not in chosen]
+    row["status"] = "ok" if not failed else f"{' and '.join(failed)} failed"
+    if timing and not failed and len(kernels) == 2:
+        row["speed"] = row["triton"]["us"] / row["tilec"]["us"]
+    return row
+
+
+def choose(case, side, namespace, inputs, expected, sync, result, timing, quick):
+    """The launch of `side`'s best config (None if none passed): every config checked, those
+    that pass timed briefly (timing, more than one); `result` gets the failures, the chosen
+    config, its error and the candidates' times."""
+    passed = []
+    for config in case.configs:
+        try:
+            outputs, error = check(case, namespace, inputs, expected, config, sync)
+            passed.append((config, outputs, error))
+        except Exception as error:
+            result["failures"].append(f"{case.describe(config)}: {first_line(error)}")
+    times = {}
+    for config, outputs, _ in passed if timing and len(passed) > 1 else ():
+        launch = launcher(case, namespace, inputs, outputs, config)
+        try:
+            times[config] = bench(launch, quick, TILEC_TIMER[side], *SELECT[quick])
+        except Exception as error:
+            result["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
+    if timing and len(passed) > 1:
+        passed = [p for p in passed if p[0] in times]
+    if not passed:
+        return None
+    config, outputs, error = min(passed, key=lambda p: times.get(p[0], 0.0))
+    result.update(config=case.describe(config), error=error)
+    result["candidates_us"] = {case.describe(c): t for c, t in times.items()}
+    return launcher(case, namespace, inputs, outputs, config)
+
+
+def launcher(case, namespace, inputs, outputs, config):
+    return lambda: case.launch(namespace, inputs, outputs, config)
+
+
+def torch_sync(device: str):
+    import torch
+
+    return torch.cuda.synchronize if device == "cuda" else lambda: None
+
+
+def need_gpu() -> None:
+    import torch
+
+    if not torch.cuda.is_available() or importlib.util.find_spec("triton") is None:
+        raise SystemExit("sweep.py needs a CUDA GPU, torch and Triton; without: --interp-smoke")
+
+
+def make_env(smoke: bool, seed: int):
+    import torch
+    from sweep_cases import Env
+
+    if smoke:
+        return Env("cpu", torch.Generator().manual_seed(seed))
+    need_gpu()
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 references in float32
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return Env("cuda", torch.Generator(device="cuda").manual_seed(seed), sms)
+
+
+def timer_check(quick: bool) -> str:
+    """Both do_bench timers on one torch fp16 4096^3 matmul: a difference here is the timers'."""
+    import torch
+
+    x = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+    times = [bench(lambda: x @ x, quick, tilec_side, *FINAL[quick]) for tilec_side in (True, False)]
+    return f"tilec.testing {times[0]:.1f} us, triton.testing {times[1]:.1f} us"
+
+
+def warm_caches(args, jobs: int, limit_s: float = WARM_LIMIT_S) -> float:
+    """Seconds spent by `jobs` worker processes launching every case's configs once on both
+    sides (compiling into both disk caches); a worker's errors are left to the main run, and a
+    worker still busy after `limit_s` is stopped (the main run compiles what it left)."""
+    start = time.perf_counter()
+    command = [sys.executable, str(Path(__file__).resolve())]
+    command += ["--quick"] if args.quick else []
+    command += ["--only", args.only] if args.only else []
+    workers = [
+        subprocess.Popen(
+            [*command, "--warm-worker", f"{i}/{jobs}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(jobs)
+    ]
+    for worker in workers:
+        try:
+            worker.wait(timeout=max(1.0, limit_s - (time.perf_counter() - start)))
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+    return time.perf_counter() - start
+
+
+def compile_jobs(cases) -> list[tuple]:
+    """(case, side, config) for each distinct compile (by `Case.compile_key`), the smallest case
+    of those that share it standing for them."""
+    jobs: dict[tuple, tuple] = {}
+    for case in sorted(cases, key=lambda c: c.work):
+        for side in SIDES:
+            for config in case.configs:
+                key = (case.family, case.compile_key(), side, config)
+                jobs.setdefault(key, (case, side, config))
+    return list(jobs.values())
+
+
+def warm_worker(args) -> int:
+    """Worker `index` of `count`: launch its share of the compile jobs once."""
+    index, count = (int(p) for p in args.warm_worker.split("/"))
+    env = make_env(False, int(time.time()) + index)
+    kernels = {side: load_kernels(side) for side in SIDES}
+    jobs = compile_jobs(all_cases(select_families(args.only), args.quick, False))[index::count]
+    launch_jobs(jobs, env, kernels, torch_sync("cuda"))
+    return 0
+
+
+def launch_jobs(jobs, env, kernels: dict, sync) -> int:
+    """Launch each (case, side, config) once, on one set of inputs a case; errors ignored (the
+    main run reports them). How many launches went through."""
+    by_case: dict[int, list] = {}
+    for job in jobs:
+        by_case.setdefault(id(job[0]), []).append(job)
+    done = 0
+    for group in by_case.values():
+        try:
+            inputs = group[0][0].setup(env)
+        except Exception:
+            continue
+        for case, side, config in group:
+            try:
+                case.launch(kernels[side], inputs, case.outputs(inputs), config)
+                sync()
+                done += 1
+            except Exception:
+                pass
+        del inputs
+    return done
+
+
+def run_sweep(
+    families, quick: bool, smoke: bool, seed: int, progress=None, deadline: float | None = None
+) -> list[dict]:
+    """Every case of `families` run in turn; `progress` gets a line after each (and the rows
+    so far, for a file that outlives an interrupted run). The cases not begun by `deadline`
+    (a time.perf_counter() value) are listed as skipped."""
+    env = make_env(smoke, seed)
+    if smoke:
+        kernels = {"tilec": wrap_interp(load_kernels("tilec"))}
+    else:
+        kernels = {side: load_kernels(side) for side in SIDES}
+    rows = []
+    for case in all_cases(families, quick, smoke):
+        start = time.perf_counter()
+        if deadline is not None and start > deadline:
+            rows.append({"family": case.family, "case": case.label, "unit": case.unit,
+                         "work": case.work, "status": "skipped: --time-limit reached"})  # fmt: skip
+            continue
+        try:
+            rows.append(run_case(case, env, kernels, not smoke, quick))
+        except Exception as error:  # the sweep goes on, whatever one case does
+            rows.append({"family": case.family, "case": case.label, "unit": case.unit,
+                         "work": case.work, "status": f"failed: {first_line(error)}"})  # fmt: skip
+        line = f"{case.family} {case.label}: {rows[-1]['status']}"
+        if progress is not None:
+            progress(f"{line} ({time.perf_counter() - start:.1f} s)", rows)
+    return rows
+
+
+def wrap_interp(namespace: dict) -> dict:
+    return {
+        k: OnBackend(v, "interp") if k.startswith("sweep_") else v for k, v in namespace.items()
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few cases a family, short timing")
+    parser.add_argument("--only", help="comma-separated families (matmul, attention_fwd, ...)")
+    parser.add_argument("--json", help="also write the rows and the summary to this file")
+    parser.add_argument(
+        "--interp-smoke",
+        action="store_true",
+        help="tiny shapes on tilec's interp backend, correctness only, no GPU",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=min(12, os.cpu_count() or 1),
+        help="worker processes compiling ahead (0: none)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="random inputs' seed (default: time)"
+    )
+    parser.add_argument(
+        "--time-limit", type=float, help="seconds: the cases not begun by then are skipped"
+    )
+    parser.add_argument(
+        "--timer", choices=("own", "triton"), default="own",
+        help="own: each side's do_bench (tilec.testing's for tilec); triton: Triton's for both",
+    )  # fmt: skip
+    parser.add_argument("--warm-worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    families = select_families(args.only)
+    if args.warm_worker:
+        return warm_worker(args)
+    from sweep_report import header, print_tables, summarize
+
+    seed = args.seed if args.seed is not None else int(time.time())
+    start = time.perf_counter()
+    warm_s = 0.0
+    if not args.interp_smoke:
+        need_gpu()
+    if not args.interp_smoke and args.jobs > 0:
+        limit = WARM_LIMIT_S if args.time_limit is None else min(WARM_LIMIT_S, args.time_limit / 2)
+        warm_s = warm_caches(args, args.jobs, limit)
+        print(f"compiled ahead in {warm_s:.0f} s ({args.jobs} workers)", flush=True)
+
+    def progress(line: str, rows: list) -> None:
+        print(line, flush=True)
+        if args.json:  # the rows so far, replaced by the whole report at the end
+            Path(args.json).write_text(json.dumps({"seed": seed, "rows": rows}, indent=1))
+
+    TILEC_TIMER["tilec"] = args.timer == "own"
+    deadline = None if args.time_limit is None else start + args.time_limit
+    rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress, deadline)
+    info = header(args.interp_smoke, seed, time.perf_counter() - start, warm_s)
+    if not args.interp_smoke:
+        info["timer"] = args.timer
+        info["timers on a torch fp16 4096^3 matmul"] = timer_check(args.quick)
+    summary = summarize(rows)
+    print_tables(info, rows, summary, not args.interp_smoke)
+    if args.json:
+        Path(args.json).write_text(json.dumps({**info, "rows": rows, "summary": summary}, indent=1))
+    if args.interp_smoke:
+        return 0 if all(r["status"] == "ok" for r in rows) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
