@@ -43,10 +43,12 @@ def test_tilec_opt_prints_the_plugins_layouts_and_ops_back_unchanged(tmp_path):
 
 
 def test_parse_module_loads_the_plugin_that_defines_a_layout(tmp_path):
-    """Without `tilec opt` loading the plugins first: the parser asks the plugin host."""
+    """Without `tilec opt` loading the plugins first: the parser asks the plugin host (through
+    `tilec.dialects`, which a program that parses IR imports for the core's ops)."""
     (tmp_path / "wgmma.gir").write_text(GIR)
     script = (
         "import sys\n"
+        "import tilec.dialects\n"
         "from tilec.ir import parse_module, print_module\n"
         "assert 'tilec_nvidia' not in sys.modules\n"
         "text = open('wgmma.gir').read()\n"

@@ -27,7 +27,6 @@ import pluggy
 from tilec import remote_cache, settings
 from tilec.backend import Backend
 from tilec.driver import Availability
-from tilec.ir import parser
 from tilec.passes.base import Pass
 from tilec.plugin import hookspecs
 from tilec.plugin.pass_checks import invalid_plugins
@@ -358,11 +357,12 @@ def _qualname(cls: type) -> str:
 _resolving = False
 
 
-def _unknown_ir_name(name: str) -> str | None:
-    """A `tilec.ir.parser.UNKNOWN_NAME_HOOKS` hook: a backend's layouts and ops (`#gpu.mma`,
-    `gpu.warp_group_dot`) are registered by its plugin as the plugin loads, so the plugins are
-    loaded (once) before the parser gives up on `name`. Where `name` is still unknown, the note
-    says why no plugin defined it: autoloading is off, or plugins failed to load (which)."""
+def load_for_unknown_ir_name(name: str) -> str | None:
+    """For the parser (`tilec.ir.parser.UNKNOWN_NAME_HOOKS`, through `tilec.dialects`): a
+    backend's layouts and ops (`#gpu.mma`, `gpu.warp_group_dot`) are registered by its plugin
+    as the plugin loads, so the plugins are loaded (once) before the parser gives up on
+    `name`. Where `name` is still unknown, the note says why no plugin defined it: autoloading
+    is off, or plugins failed to load (which)."""
     global _resolving
     if _resolving:  # a plugin that parses IR while it loads
         return None
@@ -383,6 +383,3 @@ def _unknown_ir_name(name: str) -> str | None:
             f"to load: {failed}"
         )
     return None
-
-
-parser.UNKNOWN_NAME_HOOKS.append(_unknown_ir_name)
