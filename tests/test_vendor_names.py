@@ -38,8 +38,6 @@ INTEROP = (
     "a device-interchange protocol's name (__cuda_array_interface__, DLPack's kDLCUDA/kDLROCM, "
     "PyTorch's 'cuda' device, its stream attributes and its graphs, torch.cuda.CUDAGraph)"
 )
-# Not moved yet: the rest of issue 21 (each entry goes when its piece moves to its plugin).
-TENSOR_CORES = "issue 21, not moved yet: NVIDIA's tensor-core layouts, wgmma ops and their passes"
 
 DOCS = "user documentation text of a language function (what its targets accept)"
 ALLOWED: dict[str, dict[str, str]] = {}
@@ -79,16 +77,6 @@ _allow(
     },
 )
 _allow(DOCS, {"tilec/language/docs.py": ["amd", "amdgcn", "nvidia", "ptx"]})
-_allow(
-    TENSOR_CORES,
-    {
-        "tilec/dialects/gpu_mma.py": ["nvmma", "wgmma"],
-        "tilec/dialects/gpu_shared.py": ["nvmma"],
-        "tilec/layout/accelerate_matmul.py": ["nvmma", "wgmma"],
-        "tilec/layout/mma_mapping.py": ["wgmma"],
-        "tilec/layout/pipeline_loops.py": ["cp.async", "nvmma", "wgmma"],
-    },
-)
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:

@@ -52,3 +52,16 @@ def test_the_coverage_check_reports_an_op_without_a_handler(unhandled_op):
     assert uncovered_ops(OP_REGISTRY.values()) == [unhandled_op]
     with pytest.raises(AssertionError, match=r"test_coverage\.unhandled"):
         test_every_registered_op_is_interpreted_or_declared_not_to_be()
+
+
+def test_the_ops_of_a_backends_matrix_unit_need_no_entry():
+    """A backend's plugin defines them (NVIDIA's `gpu.warp_group_dot`): gir ops, never run."""
+    from tilec.dialects.gpu_shared import AsyncDotOp, MatrixUnitOp
+
+    class VendorFenceOp(MatrixUnitOp):
+        name = "test_coverage.vendor_fence"
+
+    class VendorDotOp(AsyncDotOp):
+        name = "test_coverage.vendor_dot"
+
+    assert uncovered_ops([VendorFenceOp, VendorDotOp]) == []

@@ -1,6 +1,6 @@
 """The CPU emulator (`cpu_emulator`) with NVIDIA's tensor-core instructions: `ldmatrix` and
 `mma.sync.m16n8k16` (f16 and bf16 into f32), emulated per warp from the PTX ISA's descriptions
-(written here apart from `tilec.layout.mma_mapping`, so that a test compares the two):
+(written here apart from `tilec_nvidia.tensor_core_mapping`, so that a test compares the two):
 
 - `ldmatrix.m8n8.x{1,2,4}[.trans].b16`: lanes `8i..8i+7` give the addresses of rows 0..7 of
   matrix i (16 bytes each); lane `l` receives elements (row `l / 4`, columns `2 (l % 4)`, `+1`)

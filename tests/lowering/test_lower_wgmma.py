@@ -17,11 +17,13 @@ from test_lower_pipeline import compiled, tutorial_kernel
 
 import tilec
 import tilec.language as tl
-from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.ir.parser import parse_module
 from tilec.ir.printer import print_module
 from tilec.layout.mapping import thread_mapping
+from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers #gpu.mma's mapping)
 from tilec_nvidia.nvmma_tile import NvmmaTile
+from tilec_nvidia.tensor_core_layouts import MmaEncodingAttr, NvmmaSharedEncodingAttr
+from tilec_nvidia.wgmma_ops import WarpGroupDotOp  # noqa: F401  (registers the wgmma ops)
 
 RNG = np.random.default_rng(90)
 

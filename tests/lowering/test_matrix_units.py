@@ -90,10 +90,10 @@ def test_the_most_derived_registered_lowering_wins(registries):
 
 def test_the_shipped_backends_register_their_matrix_units():
     """Importing a backend's TargetInfo registers its lowerings; the core registers none."""
-    from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
     from tilec_amd.matrix_layouts import AmdDotOperandEncodingAttr, AmdMfmaEncodingAttr
     from tilec_amd.target_info import AmdTargetInfo  # noqa: F401
     from tilec_nvidia.target_info import NvidiaTargetInfo  # noqa: F401
+    from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
 
     mfma = AmdMfmaEncodingAttr(3, (2, 2))
     mma = MmaEncodingAttr(2, (2, 2))

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from llvmlite import ir
 
-from tilec.layout.rules import MmaInstruction
 from tilec.lowering import LoweringError
 from tilec.lowering.context import F32, I32
 from tilec_nvidia.arch import ARCHS
 from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia.capabilities import features, has, mma_instructions, require
 from tilec_nvidia.target_info import NvidiaTargetInfo
+from tilec_nvidia.tensor_core_instructions import TensorCoreInstruction
 
 
 def test_features_by_arch():
@@ -77,7 +77,7 @@ def _builder() -> ir.IRBuilder:
 
 def test_intrinsics_are_checked_before_llvm_sees_them():
     b = _builder()
-    instruction = MmaInstruction(2, (16, 8, 16), "f16", "f32")
+    instruction = TensorCoreInstruction(2, (16, 8, 16), "f16", "f32")
     regs, acc = [I32(0)] * 4, [F32(0.0)] * 4
     with pytest.raises(LoweringError, match="needs sm_80"):
         NvidiaTargetInfo("sm_75").mma(b, instruction, regs, regs[:2], acc)
@@ -87,7 +87,7 @@ def test_intrinsics_are_checked_before_llvm_sees_them():
         )
     with pytest.raises(LoweringError, match="no NVVM intrinsic"):
         NvidiaTargetInfo("sm_90a").mma(
-            b, MmaInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
+            b, TensorCoreInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
         )
     assert len(NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)) == 4
 
@@ -97,7 +97,7 @@ def test_intrinsics_are_checked_before_llvm_sees_them():
 )
 def test_tf32_and_int8_mma_are_checked_before_llvm_sees_them(shape, operand, accumulator):
     b = _builder()
-    instruction = MmaInstruction(2, shape, operand, accumulator)
+    instruction = TensorCoreInstruction(2, shape, operand, accumulator)
     regs = [I32(0)] * 4
     acc = [I32(0)] * 4 if accumulator == "i32" else [F32(0.0)] * 4
     with pytest.raises(LoweringError, match=f"mma.sync.aligned.m16n8k{shape[2]} needs sm_80"):

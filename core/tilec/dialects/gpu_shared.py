@@ -1,8 +1,8 @@
 """Shared-memory buffers and asynchronous copies of `gpu` (gir), as Triton's TritonGPU names them.
 
 `pipeline-loops` builds a loop's operand ring from these ops; the lowering places every
-`!gpu.memdesc` in the block's dynamic shared memory (each slot a `SwizzledTile`, the layout the
-`ldmatrix` reads of `#gpu.dot_op` expect):
+`!gpu.memdesc` in the block's dynamic shared memory (each slot a `SwizzledTile`, or the tile its
+encoding's backend lays out: `tilec.lowering.matrix_units.lays_out_shared`):
 
 - `%buf = gpu.local_alloc : !gpu.memdesc<3x64x32xf16>`: a ring of 3 slots of 64x32 f16, live
   until `gpu.local_dealloc %buf`;
@@ -17,17 +17,20 @@
   asynchronous copies: the tile loaded into registers early, stored after the current tile's
   math);
 - `%a = gpu.local_load %buf, %slot : tensor<64x32xf16, #dot_op>`: slot `%slot` read into a
-  register layout (`ldmatrix` for `#gpu.dot_op`); with the buffer's shared encoding
-  (`#gpu.nvmma_shared`) instead, the slot itself as a tensor in shared memory (no copy), which
-  `gpu.warp_group_dot` reads;
-- `gpu.fence_async_shared`, `gpu.warp_group_dot` and `gpu.warp_group_dot_wait`: Hopper's wgmma
-  (sm_90a), described at each op.
+  register layout (a backend's operand layout reads it its way, `lowers_shared_read`); with
+  the buffer's shared encoding instead, the slot itself as a tensor in shared memory (no copy),
+  which an asynchronous dot (`AsyncDotOp`) reads.
+
+`MatrixUnitOp`, `AsyncDotOp` and `AsyncDotWaitOp` are the bases of the ops a backend's matrix
+unit contributes (NVIDIA's `gpu.warp_group_dot` in its plugin): what `pipeline-loops` knows of
+them.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from tilec.dialects.gpu import SharedEncodingAttr, layout_of
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr
 from tilec.dialects.tile import EVICTION_POLICIES, LOAD_CACHE_MODIFIERS, check_choice
 from tilec.ir.attributes import IntegerAttr, StringAttr
 from tilec.ir.core import (
@@ -164,58 +167,38 @@ class LocalLoadOp(Operation):
             )
 
 
-@register_op
-class FenceAsyncSharedOp(Operation):
-    """`gpu.fence_async_shared`: this thread's earlier shared-memory writes become visible to
-    the async proxy (the wgmma that reads them after the next barrier)."""
-
-    name = "gpu.fence_async_shared"
+class MatrixUnitOp(Operation):
+    """The base of the gir ops a backend's matrix unit contributes (defined in its plugin and
+    registered with `register_op` as it loads): ops of layout-assigned gir only, which the
+    interpreter (it runs tir) never runs."""
 
 
-def _shared_tile(value_type: object) -> bool:
-    return isinstance(value_type, TensorType) and isinstance(
-        value_type.encoding, SharedEncodingAttr
-    )
+class AsyncDotOp(MatrixUnitOp):
+    """The base of a backend's asynchronous matrix-unit dot, `%d = NAME %a, %b, %c {pendings =
+    N : i32}`: D = A B + C with A and B read from shared memory (a view of a ring slot or of a
+    conversion, in a `SharedEncodingAttr`; A may instead be in registers, in an
+    `OperandEncodingAttr`), which may still be running when the op returns: at most `pendings`
+    such dots (this one included) are in flight after it, so with `pendings` 0 it is
+    synchronous, and otherwise `%d`'s registers are final only after a `wait_class` op.
 
+    `pipeline-loops` makes the dots of a pipelined loop asynchronous where it can (module doc
+    there) and places the waits; the backend defines the op (its name, its `verify_`) and
+    lowers it."""
 
-@register_op
-class WarpGroupDotOp(Operation):
-    """`%d = gpu.warp_group_dot %a, %b, %c {pendings = 0 : i32}`: D = A B + C on the tensor cores
-    of a warpgroup (Hopper's `wgmma.mma_async`), A (MxK) and B (KxN) in shared memory
-    (`#gpu.nvmma_shared`; A may instead be in `#gpu.dot_op` registers), C and D in `#gpu.mma` version 3 registers. The op waits until at most
-    `pendings` of the warpgroup's wgmma groups (this one included) are in flight: 0 makes it
-    synchronous; with 1 (a pipelined loop) the result registers are final only after a later
-    `gpu.warp_group_dot_wait`."""
-
-    name = "gpu.warp_group_dot"
     a = operand_def(TENSOR)
     b = operand_def(TENSOR)
     acc = operand_def(TENSOR)
     result = result_def(TENSOR)
     pendings = attr_def(IntegerAttr)
-
-    def verify_(self) -> None:
-        a, b, acc = self.a.type, self.b.type, self.acc.type
-        a_in_registers = isinstance(layout_of(a), DotOperandEncodingAttr)
-        if not ((_shared_tile(a) or a_in_registers) and _shared_tile(b)):
-            raise VerifyError(
-                f"A {a} must be in shared memory (#gpu.nvmma_shared) or in #gpu.dot_op registers,"
-                f" B {b} in shared memory",
-                self,
-            )
-        (m, k), (k2, n) = a.shape, b.shape  # type: ignore[attr-defined]
-        if k != k2 or acc.shape != (m, n) or self.result.type != acc:  # type: ignore[attr-defined]
-            raise VerifyError(f"shapes do not multiply: {a} x {b} + {acc}", self)
-        if self.pendings.value not in (0, 1):  # type: ignore[attr-defined]
-            raise VerifyError(f"pendings must be 0 or 1, got {self.pendings.value}", self)  # type: ignore[attr-defined]
+    wait_class: ClassVar[type[AsyncDotWaitOp]]
+    """The backend's wait for these dots."""
 
 
-@register_op
-class WarpGroupDotWaitOp(Operation):
-    """`%d2 = gpu.warp_group_dot_wait %d {pendings = 0 : i32}`: wait until at most `pendings`
-    wgmma groups are in flight; `%d2` is `%d` with its registers final."""
+class AsyncDotWaitOp(MatrixUnitOp):
+    """The base of a backend's wait for its asynchronous dots, `%d2 = NAME %d {pendings = N :
+    i32}`: wait until at most `pendings` of them are in flight; `%d2` is `%d` with its
+    registers final."""
 
-    name = "gpu.warp_group_dot_wait"
     source = operand_def(TENSOR)
     result = result_def(TENSOR)
     pendings = attr_def(IntegerAttr)
@@ -228,11 +211,12 @@ class WarpGroupDotWaitOp(Operation):
 __all__ = [
     "AsyncCommitGroupOp",
     "AsyncCopyGlobalToLocalOp",
+    "AsyncDotOp",
+    "AsyncDotWaitOp",
     "AsyncWaitOp",
-    "FenceAsyncSharedOp",
     "LocalAllocOp",
     "LocalDeallocOp",
     "LocalLoadOp",
-    "WarpGroupDotOp",
-    "WarpGroupDotWaitOp",
+    "LocalStoreOp",
+    "MatrixUnitOp",
 ]

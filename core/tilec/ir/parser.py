@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from typing import Any
 
 from tilec.ir.attributes import (
@@ -44,6 +45,24 @@ from tilec.ir.types import (
     i1,
     i64,
 )
+
+UNKNOWN_NAME_HOOKS: list[Callable[[str], str | None]] = []
+"""Asked in turn about an attribute (`#gpu.mma`) or op (`gpu.warp_group_dot`) name that no
+registered class has. A hook may register it (the plugin host loads the plugins, whose backends
+register their layouts and ops as they load), and may return a sentence the error then adds
+(why no plugin defined it); the parser looks the name up again after each."""
+
+
+def _unknown_name_notes(name: str, registry: dict[str, Any]) -> tuple[Any, str]:
+    """(the class registered for `name` after `UNKNOWN_NAME_HOOKS` ran, or None; their notes)."""
+    notes = []
+    for hook in UNKNOWN_NAME_HOOKS:
+        note = hook(name)
+        if name in registry:
+            return registry[name], ""
+        if note:
+            notes.append(note)
+    return None, "".join(f"; {note}" for note in notes)
 
 
 class ParseError(Exception):
@@ -467,7 +486,11 @@ class Parser:
             return self.aliases[name]
         cls = ATTRIBUTE_REGISTRY.get(name)
         if cls is None:
-            raise self.error(f"unknown attribute '#{name}' (is its dialect imported?)", start)
+            cls, notes = _unknown_name_notes(name, ATTRIBUTE_REGISTRY)
+        if cls is None:
+            raise self.error(
+                f"unknown attribute '#{name}' (is its dialect imported?){notes}", start
+            )
         self.expect("<")
         params = self.attr_dict() if self.peek("{") else {}
         self.expect(">")
@@ -555,7 +578,11 @@ class Parser:
         name = self.identifier("operation name")
         cls = OP_REGISTRY.get(name)
         if cls is None:
-            raise self.error(f"unknown operation '{name}' (is its dialect imported?)", name_start)
+            cls, notes = _unknown_name_notes(name, OP_REGISTRY)
+        if cls is None:
+            raise self.error(
+                f"unknown operation '{name}' (is its dialect imported?){notes}", name_start
+            )
         custom = getattr(cls, "parse_custom", None)
         if custom is not None:
             op = custom(self)

@@ -26,9 +26,7 @@ from functools import lru_cache
 from typing import Any
 
 from tilec.dialects.gpu import BlockedEncodingAttr, SliceEncodingAttr
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.layout.mapping_types import DimMapping, ThreadMapping
-from tilec.layout.mma_mapping import dot_operand_mapping, mma_mapping
 
 MappingFunction = Callable[[Any, tuple[int, ...]], ThreadMapping]
 MAPPINGS: dict[type, MappingFunction] = {}
@@ -116,7 +114,3 @@ def _slice(layout: SliceEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     return ThreadMapping(
         shape, dims, (*parent.hidden, parent.dims[dim]), registers, contiguous_dim, contiguity
     )
-
-
-register_thread_mapping(MmaEncodingAttr)(mma_mapping)
-register_thread_mapping(DotOperandEncodingAttr)(dot_operand_mapping)

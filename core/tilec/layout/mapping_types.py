@@ -1,8 +1,8 @@
 """`ThreadMapping` and `DimMapping`: which elements of a tensor each thread holds, as data.
 
 `tilec.layout.mapping` (whose module doc explains the fields) computes them for the blocked and
-slice layouts and `tilec.layout.mma_mapping` for the tensor-core ones; both build on these
-classes, kept apart so that neither imports the other's module back.
+slice layouts, and backends for their matrix-unit layouts (`register_thread_mapping`); all build
+on these classes, kept apart so that no mapping module imports another's back.
 """
 
 from __future__ import annotations

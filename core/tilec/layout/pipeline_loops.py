@@ -1,9 +1,11 @@
-"""The `pipeline-loops` pass: a `num_stages` software pipeline of the loads that feed tensor cores.
+"""The `pipeline-loops` pass: a `num_stages` software pipeline of the loads that feed matrix units.
 
 After Triton's Pipeliner, in its simplest schedule (two stages: the loads, then everything else),
 for the matmul pattern. An `scf.for` (constant positive step) qualifies when its body holds
-`tile.load`s whose only uses are `gpu.convert_layout`s to one `#gpu.dot_op` layout, whose `other`
-is absent or zero and that are not volatile, and whose pointers and
+`tile.load`s whose only uses are `gpu.convert_layout`s to one matrix-unit operand layout (an
+`OperandEncodingAttr`, such as NVIDIA's `#gpu.dot_op`) or shared-memory encoding (a
+`SharedEncodingAttr`, such as `#gpu.nvmma_shared`), whose `other` is absent or zero and that
+are not volatile, and whose pointers and
 masks are computed in the body from the induction variable, loop invariants and loop-carried
 values whose own updates depend on nothing else (the pointer increments `a_ptrs += BLOCK_K`).
 With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
@@ -19,21 +21,24 @@ With S = `num_stages` and D = S - 1 tiles in flight, the loop becomes:
   the pointers D iterations ahead and the slot index;
 - after it, `gpu.async_wait {num = 0}` and `gpu.local_dealloc` (last allocated first).
 
-Loads that feed `gpu.warp_group_dot` (conversions to `#gpu.nvmma_shared`) get rings in that
-encoding, read in place (`gpu.local_load` of a slot is a view). No `gpu.fence_async_shared`
-goes between the cp.async writes and the wgmma reads (as in Triton's `fence-insertion`, which
-adds none for cp.async-fed operands): on sm_90 it is `MEMBAR.ALL.CTA; FENCE.VIEW.ASYNC.S`, and
-the membar waits for the copies still in flight, undoing the pipeline. Where every such dot reads only ring slots and carries its
+Loads converted to a shared-memory encoding (the operands of an asynchronous dot,
+`tilec.dialects.gpu_shared.AsyncDotOp`: NVIDIA's `gpu.warp_group_dot` reading
+`#gpu.nvmma_shared`) get rings in that encoding, read in place (`gpu.local_load` of a slot is a
+view). No fence goes between the asynchronous copies and the dot's reads (on NVIDIA, as in
+Triton's `fence-insertion`, which adds no `gpu.fence_async_shared` for cp.async-fed operands:
+on sm_90 it is `MEMBAR.ALL.CTA; FENCE.VIEW.ASYNC.S`, and the membar waits for the copies still
+in flight, undoing the pipeline). Where every such dot reads only ring slots and carries its
 accumulator from iteration to iteration alone (a matmul loop), and S >= 3, it becomes
 asynchronous (`pendings = 1`: one group stays in flight across iterations, Triton's
 `WGMMAPipeline`); the copies of iteration i + D then go at the end of the body, after the dot
-and a second barrier (the slot they overwrite was read by the wgmma of iteration i - 1, which
-the dot's wait has retired in each warpgroup, and the barrier in all of them), and a
-`gpu.warp_group_dot_wait {pendings = 0}` after the loop makes the result final (the loop and the
-waits inside an `scf.if` on the loop running at all: `_guard` says why).
+and a second barrier (the slot they overwrite was read by the dot of iteration i - 1, which
+the dot's wait has retired in each warpgroup, and the barrier in all of them), and a wait
+(the dot's `wait_class`, `gpu.warp_group_dot_wait {pendings = 0}`) after the loop makes the
+result final (the loop and the waits inside an `scf.if` on the loop running at all: `_guard`
+says why).
 
-Loads that feed other matrix units (any operand layout, `OperandEncodingAttr`) are pipelined
-too. A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
+Loads that feed a matrix unit's operand layout in registers are pipelined the same way.
+A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
 ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
 0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
 iteration the loads of iteration i + D are issued after the barrier, before the current tile's
@@ -57,19 +62,17 @@ from __future__ import annotations
 import attrs
 
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
-from tilec.dialects.gpu import ConvertLayoutOp
+from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr
 from tilec.dialects.gpu_matrix import OperandEncodingAttr, SwizzledSharedEncodingAttr
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, NvmmaSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
+    AsyncDotOp,
     AsyncWaitOp,
     LocalAllocOp,
     LocalDeallocOp,
     LocalLoadOp,
     LocalStoreOp,
-    WarpGroupDotOp,
-    WarpGroupDotWaitOp,
 )
 from tilec.dialects.scf import ForOp, IfOp, YieldOp
 from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp, TransOp
@@ -84,7 +87,9 @@ from tilec.passes.options import pass_option
 class PipelineLoops(ModulePass):
     name = "pipeline-loops"
     stage = "gir"
-    description = "software-pipeline the tensor-core operand loads of loops (num_stages, cp.async)"
+    description = (
+        "software-pipeline the matrix-unit operand loads of loops (num_stages, async copies)"
+    )
     after = ("remove-layout-conversions",)
 
     @attrs.frozen
@@ -195,7 +200,8 @@ def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
 
 
 def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | None:
-    """The conversions to `#gpu.dot_op` that are all of a qualifying load's uses (module doc)."""
+    """The conversions to one operand layout (`OperandEncodingAttr`) or shared-memory encoding
+    that are all of a qualifying load's uses (module doc)."""
     if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
         return None
     if "volatile" in op.attributes:
@@ -208,7 +214,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     if not users or not all(isinstance(u, ConvertLayoutOp) for u in users):
         return None
     encodings = {u.results[0].type.encoding for u in users}  # type: ignore[attr-defined]
-    operand_layouts = OperandEncodingAttr | NvmmaSharedEncodingAttr
+    operand_layouts = OperandEncodingAttr | SharedEncodingAttr
     if len(encodings) != 1 or not isinstance(next(iter(encodings)), operand_layouts):
         return None
     if any(u.parent is not block for u in users):
@@ -320,8 +326,9 @@ def _zero(element: Type) -> IntegerAttr | FloatAttr:
 
 def _ring_encoding(
     converts: tuple[ConvertLayoutOp, ...], registers: bool
-) -> NvmmaSharedEncodingAttr | SwizzledSharedEncodingAttr | None:
-    """A ring's encoding: wgmma's for its operands; for a B operand staged through registers
+) -> SharedEncodingAttr | None:
+    """A ring's encoding: that of the conversions, for operands read from shared memory in
+    place (an asynchronous dot's: `_shared_encoding`); for a B operand staged through registers
     whose layout asks for it (`OperandEncodingAttr.staged_b_transposed`: AMD's), stored
     transposed (K contiguous), so that each lane's K elements are one LDS vector read (the
     register stores write along N, which costs less: each element is stored once, and read
@@ -337,17 +344,20 @@ def _ring_encoding(
     return _shared_encoding(converts)
 
 
-def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> NvmmaSharedEncodingAttr | None:
+def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> SharedEncodingAttr | None:
+    """The shared-memory encoding the loads are converted to (a ring of it is read in place:
+    a `gpu.local_load` of a slot is a view), or None for a register operand layout."""
     encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
-    return encoding if isinstance(encoding, NvmmaSharedEncodingAttr) else None
+    return encoding if isinstance(encoding, SharedEncodingAttr) else None
 
 
-def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
-    """The `gpu.warp_group_dot`s of the loop that may stay in flight across iterations, with
-    their iter-arg index: B (and A, unless A is in registers) from the pipelined loads or
-    converted to shared memory before the loop (`_invariant_shared`), the result only yielded,
-    and the accumulator that iter-arg, or computed from it in the body by pure ops (attention
-    rescales it by `alpha`: `_wait_for_carried` then waits before that)."""
+def _async_dots(block: Block, plan: Plan) -> list[tuple[AsyncDotOp, int]]:
+    """The asynchronous dots (`AsyncDotOp`: `gpu.warp_group_dot`) of the loop that may stay in
+    flight across iterations, with their iter-arg index: B (and A, unless A is in registers)
+    from the pipelined loads or converted to shared memory before the loop
+    (`_invariant_shared`), the result only yielded, and the accumulator that iter-arg, or
+    computed from it in the body by pure ops (attention rescales it by `alpha`:
+    `_wait_for_carried` then waits before that)."""
     from_rings = {convert.results[0] for group in plan.converts for convert in group}
     from_rings |= {  # views of a ring slot: tile.trans of one
         user.results[0]
@@ -359,9 +369,9 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[WarpGroupDotOp, int]]:
     iv = block.args[0]
     found = []
     for op in block.ops:
-        if not isinstance(op, WarpGroupDotOp):
+        if not isinstance(op, AsyncDotOp):
             continue
-        a_in_registers = isinstance(op.a.type.encoding, DotOperandEncodingAttr)  # type: ignore[attr-defined]
+        a_in_registers = isinstance(op.a.type.encoding, OperandEncodingAttr)  # type: ignore[attr-defined]
         if not (a_in_registers or op.a in from_rings or _invariant_shared(op.a, block)):
             continue
         if not (op.b in from_rings or _invariant_shared(op.b, block)):
@@ -391,18 +401,19 @@ def _computed_from(value: Value, arg: Value, block: Block, depth: int = 0) -> bo
     return any(_computed_from(v, arg, block, depth + 1) for v in producer.operands)
 
 
-def _wait_for_carried(block: Block, dots: list[tuple[WarpGroupDotOp, int]]) -> None:
+def _wait_for_carried(block: Block, dots: list[tuple[AsyncDotOp, int]]) -> None:
     """An asynchronous dot whose accumulator is computed from its iter-arg: the iter-arg's
-    registers are final only after a `gpu.warp_group_dot_wait {pendings = 0}`, placed before
-    the iter-arg's first use in the body (wgmma groups retire in order, so a synchronous wgmma
-    issued before that use has already retired it; the wait threads the registers through)."""
+    registers are final only after a wait (the dot's `wait_class`: `gpu.warp_group_dot_wait
+    {pendings = 0}`), placed before the iter-arg's first use in the body (the dots retire in
+    order, so a synchronous one issued before that use has already retired it; the wait
+    threads the registers through)."""
     order = block.index_map()
     for dot, index in dots:
         arg = block.args[1 + index]
         if dot.acc is arg:
             continue  # only the next wgmma reads it: the hardware orders them
         users = sorted({u for u, _ in arg.uses}, key=order.__getitem__)
-        wait = WarpGroupDotWaitOp(
+        wait = dot.wait_class(
             operands=[arg], result_types=[arg.type], attributes={"pendings": IntegerAttr(0, i32)}
         )
         block.insert_before(wait, users[0])
@@ -412,14 +423,14 @@ def _wait_for_carried(block: Block, dots: list[tuple[WarpGroupDotOp, int]]) -> N
 
 
 def _invariant_shared(value: Value, block: Block) -> bool:
-    """Whether `value` is a conversion to `#gpu.nvmma_shared` made outside the loop `block`:
+    """Whether `value` is a conversion to shared memory made outside the loop `block`:
     stored once, never overwritten while the loop runs (or a `tile.trans` view of one)."""
     producer = getattr(value, "op", None)
     if isinstance(producer, TransOp):
         return _invariant_shared(producer.source, block)
     if not isinstance(producer, ConvertLayoutOp):
         return False
-    if not isinstance(producer.result.type.encoding, NvmmaSharedEncodingAttr):  # type: ignore[attr-defined]
+    if not isinstance(producer.result.type.encoding, SharedEncodingAttr):  # type: ignore[attr-defined]
         return False
     at: Operation | None = producer
     while at is not None:
@@ -432,8 +443,8 @@ def _invariant_shared(value: Value, block: Block) -> bool:
 def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> None:
     block = loop.regions[0].block
     shared = [_ring_encoding(converts, registers) for converts in plan.converts]
-    wgmma = any(isinstance(e, NvmmaSharedEncodingAttr) for e in shared)
-    async_dots = _async_dots(block, plan) if wgmma and stages >= 3 else []
+    in_place = any(_shared_encoding(converts) for converts in plan.converts)
+    async_dots = _async_dots(block, plan) if in_place and stages >= 3 else []
     ahead = stages - 1
     iv, args = block.args[0], block.args[1:]
     lb, ub = loop.lower_bound, loop.upper_bound
@@ -465,7 +476,7 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     if not registers:
         inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
     inside.add(BarrierOp())
-    # An asynchronous wgmma still reads the previous iteration's slot after its op: the copies
+    # An asynchronous dot still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
     # barrier (in every warpgroup).
     issuer = _Emitter(block, block.last_op) if async_dots else inside
@@ -501,9 +512,9 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
     waits: list[Operation] = []
-    for _, index in async_dots:
+    for dot, index in async_dots:
         result = new_loop.results[index]
-        wait = WarpGroupDotWaitOp(
+        wait = dot.wait_class(
             operands=[result],
             result_types=[result.type],
             attributes={"pendings": IntegerAttr(0, i32)},

@@ -6,35 +6,57 @@ from typing import Any
 
 import attrs
 
-from tilec.dialects.gpu_mma import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
-
 
 @attrs.frozen
 class MmaInstruction:
-    """A tensor-core matrix instruction the target has, as layouts and passes see it.
+    """A matrix instruction the target has (tensor cores, matrix cores), as layouts and passes
+    see it. A backend subclasses it with its own data and layouts and lists its instructions in
+    `LayoutRules.mma_instructions`; `accelerate-matmul` picks, for each `tile.dot`, the first
+    whose types match, whose `shape` divides the dot's and that `computes` it.
 
-    `version`: the version of the layouts it computes in (`#gpu.mma` 2: NVIDIA's mma.sync;
-    other families, defined by their backends, number their own).
+    `version`: the version of the layouts it computes in (each family numbers its own).
     `shape`: (m, n, k) of one instruction. `operand` and `accumulator`: tile element type names
-    of the A/B inputs and of C/D (`f16`, `bf16`, `f32`, ...).
+    of the A/B inputs and of C/D (`f16`, `bf16`, `f32`, `tf32` for f32 inputs read as tf32, ...).
+    `lanes`: the lanes of the warp (wavefront) the instruction runs on; only the instructions
+    of the target's warp size are used.
     """
 
     version: int
     shape: tuple[int, int, int]
     operand: str
     accumulator: str
-    lanes: int = attrs.field(default=MMA_LANES, kw_only=True)
-    """The lanes of the warp (wavefront) the instruction runs on."""
+    lanes: int = attrs.field(kw_only=True)
 
     def layouts(
         self, shape: tuple[int, int], num_warps: int, operand_bytes: int
     ) -> tuple[Any, Any, Any]:
         """The (accumulator, A, B) layouts of an (M, N) = `shape` dot computed with this
-        instruction on `num_warps` warps: `#gpu.mma` and its `#gpu.dot_op`s (`kWidth` = the
-        `operand_bytes`-byte elements of a 32-bit register). Other families override it."""
-        mma = MmaEncodingAttr(self.version, warps_per_tile(shape, num_warps))
-        k_width = max(1, 4 // operand_bytes)
-        return mma, DotOperandEncodingAttr(0, mma, k_width), DotOperandEncodingAttr(1, mma, k_width)
+        instruction on `num_warps` warps, `operand_bytes`-byte operand elements: the backend's
+        accumulator layout and its `OperandEncodingAttr`s (`tilec.dialects.gpu_matrix`)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must define layouts(shape, num_warps, operand_bytes): the "
+            "(accumulator, A, B) layouts of a dot it computes (tilec.layout.rules.MmaInstruction)"
+        )
+
+    def chained_layouts(
+        self, layouts: tuple[Any, Any, Any], shape: tuple[int, int], num_warps: int
+    ) -> tuple[Any, Any, Any]:
+        """The layouts of a dot chained to another in its block (one's result feeds the other:
+        attention's two dots), given its `layouts()`; the same by default. A backend may
+        arrange the warps so that the result stays in each warp's registers."""
+        return layouts
+
+    def computes(self, op: Any, num_warps: int) -> bool:
+        """Whether this instruction computes the `tile.dot` `op` on `num_warps` warps, beyond
+        the types and shapes `accelerate-matmul` checks itself (True by default)."""
+        return True
+
+    def rewrites_dot(self, op: Any, num_warps: int) -> Any:
+        """Rewrite `op` itself (into an op of the backend's, such as an asynchronous dot,
+        `tilec.dialects.gpu_shared.AsyncDotOp`) and return its accumulator layout, or return
+        None (the default) to let `accelerate-matmul` convert the operands and the accumulator
+        to `layouts()` and keep the `tile.dot`."""
+        return None
 
 
 @attrs.frozen
@@ -45,7 +67,7 @@ class LayoutRules:
     `max_vector_bytes`: the widest single memory access of a thread (16 bytes: 128-bit loads).
     `shared_memory_bytes`: the shared memory (LDS) one block may use on this architecture.
     `default_num_warps`: the warps of a block when the launch does not say.
-    `mma_instructions`: the tensor-core instructions `accelerate-matmul` may use (none: every
+    `mma_instructions`: the matrix instructions `accelerate-matmul` may use (none: every
     `tile.dot` stays on FMAs).
     `async_copies`: whether global -> shared copies run asynchronously (NVIDIA's cp.async);
     without (AMD), `pipeline-loops` stages a ring's tiles through registers.

@@ -12,7 +12,11 @@ from its plugin (the modules its backend imports when it loads):
 3. **Instructions.** `LayoutRules.mma_instructions`: `tilec.layout.rules.MmaInstruction`s
    (subclassed with the vendor's data: lanes, fragment shape, operand width), each giving the
    (accumulator, A, B) layouts of a dot it computes (`MmaInstruction.layouts`);
-   `accelerate-matmul` converts the operands and the accumulator to them.
+   `accelerate-matmul` converts the operands and the accumulator to them, unless the
+   instruction refuses the dot (`computes`) or rewrites it into an op of its own
+   (`rewrites_dot`).
+   Such ops subclass `tilec.dialects.gpu_shared.MatrixUnitOp`; an asynchronous dot subclasses
+   `AsyncDotOp`, which `pipeline-loops` keeps in flight across a pipelined loop's iterations.
 4. **Lowerings**, registered here by layout class (the most derived registered class of the
    layout's type wins):
    - `lowers_dot(AccumulatorLayout)`: `fn(ctx, op)` lowers a `tile.dot` whose result has that

@@ -352,3 +352,34 @@ def _describe(error: BaseException) -> str:
 
 def _qualname(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_resolving = False
+
+
+def load_for_unknown_ir_name(name: str) -> str | None:
+    """For the parser (`tilec.ir.parser.UNKNOWN_NAME_HOOKS`, through `tilec.dialects`): a
+    backend's layouts and ops (`#gpu.mma`, `gpu.warp_group_dot`) are registered by its plugin
+    as the plugin loads, so the plugins are loaded (once) before the parser gives up on
+    `name`. Where `name` is still unknown, the note says why no plugin defined it: autoloading
+    is off, or plugins failed to load (which)."""
+    global _resolving
+    if _resolving:  # a plugin that parses IR while it loads
+        return None
+    _resolving = True
+    try:
+        state = _load_state()
+    finally:
+        _resolving = False
+    if _autoload_disabled():
+        return (
+            f"{DISABLE_AUTOLOAD_ENV} is set, so no backend plugin is loaded, and a backend's "
+            "layouts and ops are defined by its plugin"
+        )
+    if state.failures:
+        failed = "; ".join(f"'{f.plugin}': {f.error}" for f in state.failures)
+        return (
+            "a backend's layouts and ops are defined by its plugin, and these plugins failed "
+            f"to load: {failed}"
+        )
+    return None

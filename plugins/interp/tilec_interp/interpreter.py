@@ -23,7 +23,7 @@ of bit patterns); scalar arguments are Python ints and floats.
 
 Handlers are found by the op's class (`type(op)`): element-wise ops in `tilec_interp.ops.HANDLERS`,
 the others in `_METHODS` below; `NOT_INTERPRETED` names the ops the interpreter never runs, with
-the reason, and `tests/interp/test_interp_coverage.py` checks that every registered op is in one
+the reason (`NOT_INTERPRETED_KINDS` by base class: the matrix-unit ops backends define), and `tests/interp/test_interp_coverage.py` checks that every registered op is in one
 or the other.
 
 Exact: integer ops (wrapping), f16/f32/f64 + - * / and casts, bf16 rounding, compares, min/max
@@ -62,7 +62,14 @@ from tilec_interp.reductions import reduce_op, scan_op
 from tilec_interp.scheduler import Scheduler
 from tilec_interp.waiting import waiting_loops
 
-__all__ = ["INTERPRETED", "NOT_INTERPRETED", "InterpreterError", "execute", "uncovered_ops"]
+__all__ = [
+    "INTERPRETED",
+    "NOT_INTERPRETED",
+    "NOT_INTERPRETED_KINDS",
+    "InterpreterError",
+    "execute",
+    "uncovered_ops",
+]
 
 MAX_CHUNK_ELEMENTS = 1 << 20
 MAX_GRID_SIZE = 2**31 - 1
@@ -550,19 +557,25 @@ NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu_shared.AsyncWaitOp: _GIR_SHARED,
     gpu_shared.LocalLoadOp: _GIR_SHARED,
     gpu_shared.LocalStoreOp: _GIR_SHARED,
-    gpu_shared.FenceAsyncSharedOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
-    gpu_shared.WarpGroupDotOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
-    gpu_shared.WarpGroupDotWaitOp: "a gir op of Hopper's wgmma: the interpreter runs tir",
     func.FuncOp: "structure: `execute` and `tile.call` run a function's entry block",
     ModuleOp: "structure: `execute` and `tile.call` look functions up in it",
 }
+NOT_INTERPRETED_KINDS: dict[type[Operation], str] = {
+    gpu_shared.MatrixUnitOp: "a gir op of a backend's matrix unit: the interpreter runs tir",
+}
+"""The ops the interpreter never runs by base class: those the backends' plugins define."""
 INTERPRETED = frozenset(ops.HANDLERS) | frozenset(_METHODS) | _TERMINATORS
 
 
 def uncovered_ops(op_classes: Iterable[type[Operation]]) -> list[type[Operation]]:
     """The classes among `op_classes` with no interpreter handler and no entry in
-    NOT_INTERPRETED: each needs one or the other."""
-    return [c for c in op_classes if c not in INTERPRETED and c not in NOT_INTERPRETED]
+    NOT_INTERPRETED (or NOT_INTERPRETED_KINDS): each needs one or the other."""
+    kinds = tuple(NOT_INTERPRETED_KINDS)
+    return [
+        c
+        for c in op_classes
+        if c not in INTERPRETED and c not in NOT_INTERPRETED and not issubclass(c, kinds)
+    ]
 
 
 def _register(memory: Memory, arg: object, param: str | None, function_name: str) -> int:

@@ -13,7 +13,7 @@ elements along that dimension. After a barrier, each warp reads its fragments wi
   address K rows, and the transpose gives lane `l` the K pairs `2 (l % 4)`, `+1` of column
   `l / 4`, i.e. `b0, b1`.
 
-Elements are numbered as `tilec.layout.mma_mapping` orders them. A target without ldmatrix (the
+Elements are numbered as `tilec_nvidia.tensor_core_mapping` orders them. A target without ldmatrix (the
 hook returns None) reads the same swizzled tile element by element.
 
 32-bit (tf32, `kWidth = 1`) and 8-bit (i8, `kWidth = 4`) operands are staged the same way. A
@@ -33,7 +33,6 @@ from typing import Any
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr
 from tilec.ir.types import TensorType
 from tilec.layout.mapping import ThreadMapping
 from tilec.lowering.context import (
@@ -48,6 +47,7 @@ from tilec.lowering.context import (
 from tilec.lowering.matrix_units import lowers_conversion_to, lowers_shared_read
 from tilec.lowering.memory import byte_size
 from tilec.lowering.swizzle import SwizzledTile
+from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr
 
 MAX_VECTOR_ELEMENTS = 8
 

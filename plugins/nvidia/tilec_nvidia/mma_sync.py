@@ -2,7 +2,7 @@
 
 The operands are in `#gpu.dot_op` layouts of the result's `#gpu.mma` (`accelerate-matmul` puts
 them there), so every lane already holds its fragments, in the register order of
-`tilec.layout.mma_mapping`: per (M repetition, K step) `4 kWidth` A elements (`a0..a3`), per
+`tilec_nvidia.tensor_core_mapping`: per (M repetition, K step) `4 kWidth` A elements (`a0..a3`), per
 (N repetition, K step) `2 kWidth` B elements (`b0, b1`), per (M, N repetition) 4 accumulators
 (`c0..c3`). The lowering packs each `kWidth` elements into an i32 register (two f16/bf16, four
 i8, or one f32) and issues one instruction per (K step, M repetition, N repetition), K
@@ -22,13 +22,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from tilec.dialects.gpu import layout_of
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
 from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
 from tilec.layout.accelerate_matmul import mma_operand
-from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import F32, LoweringContext, LoweringError, LTensor, location_prefix
 from tilec.lowering.matrix_units import lowers_dot, pack_registers, tf32_truncate
+from tilec_nvidia.tensor_core_instructions import TensorCoreInstruction
+from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
 
 K_WIDTHS = {"f16": 2, "bf16": 2, "tf32": 1, "i8": 4}
 """The operand elements one 32-bit register holds, by instruction operand type."""
@@ -65,7 +65,7 @@ def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
             f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
             f"m16n8k{instr_k} instructions"
         )
-    instruction = MmaInstruction(
+    instruction = TensorCoreInstruction(
         layout.version, (16, 8, instr_k), operand, str(element_type(op.acc.type))
     )
     a_step, b_step = 4 * k_width, 2 * k_width

@@ -9,11 +9,11 @@ from __future__ import annotations
 import attrs
 from llvmlite import ir
 
-from tilec.dialects.gpu_mma import NvmmaSharedEncodingAttr
 from tilec.ir.types import MemDescType
 from tilec.lowering.context import I32
 from tilec.lowering.matrix_units import lays_out_shared
 from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
+from tilec_nvidia.tensor_core_layouts import NvmmaSharedEncodingAttr
 
 NVMMA_ALIGNMENT = 1024
 """wgmma's swizzle modes repeat every 1024 bytes of the address: its tiles start there."""

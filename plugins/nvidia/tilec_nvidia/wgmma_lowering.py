@@ -34,10 +34,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
-from tilec.dialects.gpu_mma import MmaEncodingAttr, NvmmaSharedEncodingAttr
-from tilec.dialects.gpu_shared import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
 from tilec.ir.types import TensorType, element_type
-from tilec.layout.accelerate_matmul import WGMMA_K_BYTES
 from tilec.lowering.context import (
     I8,
     I32,
@@ -54,6 +51,9 @@ from tilec.lowering.memory import byte_size
 from tilec.lowering.shared_memory import store_registers
 from tilec.lowering.swizzle import SharedView
 from tilec_nvidia.nvmma_tile import NVMMA_ALIGNMENT, NvmmaTile
+from tilec_nvidia.tensor_core_layouts import MmaEncodingAttr, NvmmaSharedEncodingAttr
+from tilec_nvidia.wgmma_ops import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroupDotWaitOp
+from tilec_nvidia.wgmma_rewrite import WGMMA_K_BYTES
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
 WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32"}

@@ -1,4 +1,4 @@
-"""The thread mappings of `#gpu.mma` and `#gpu.dot_op` against the PTX ISA's fragment tables
+"""The thread mappings of `#gpu.mma` and `#gpu.dot_op` (`tilec_nvidia.tensor_core_mapping`) against the PTX ISA's fragment tables
 for mma.m16n8k16 (f16/bf16), m16n8k8 (tf32) and m16n8k32 (s8), written out per lane as the ISA
 states them ("which lane / register holds C[i][j]"), and the ownership rules the core's stores and
 reductions rely on."""
@@ -10,10 +10,11 @@ import itertools
 import pytest
 
 from tilec.dialects.gpu import SliceEncodingAttr
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
-from tilec.layout.accelerate_matmul import warps_per_tile
 from tilec.layout.mapping import thread_mapping
+from tilec.layout.rules import warps_per_tile
 from tilec.lowering.swizzle import SwizzledTile
+from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers the mappings tested here)
+from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
 
 ONE_WARP = MmaEncodingAttr(2, (1, 1))
 

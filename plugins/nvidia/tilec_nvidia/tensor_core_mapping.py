@@ -1,4 +1,5 @@
-"""The thread -> element mappings of the tensor-core layouts `#gpu.mma` and `#gpu.dot_op`.
+"""The thread -> element mappings of the tensor-core layouts `#gpu.mma` and `#gpu.dot_op`,
+registered with the core's `tilec.layout.mapping` when this module is imported (the plugin does).
 
 They are the fragment tables of the PTX ISA for `mma.sync.aligned.m16n8k{8,16,32}` written as
 `tilec.layout.mapping_types.ThreadMapping`s (each lane-id bit field feeds one dimension). With
@@ -25,10 +26,12 @@ only the registers inside it; the other lanes along it hold replicas.
 
 from __future__ import annotations
 
-from tilec.dialects.gpu_mma import DotOperandEncodingAttr, MmaEncodingAttr
+from tilec.layout.mapping import register_thread_mapping
 from tilec.layout.mapping_types import DimMapping, ThreadMapping, check_rank_2, within_shape
+from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
 
 
+@register_thread_mapping(MmaEncodingAttr)
 def mma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     """The accumulator (C/D) fragments of `layout` over a `shape` tensor."""
     check_rank_2(layout, shape)
@@ -56,7 +59,7 @@ def _wgmma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMap
     of a warpgroup holds rows `16 (w % 4) + g` and `+ 8`; per 8-column block `j` of the
     instruction, registers `d[4j], d[4j+1]` are row `g`, columns `8j + 2t, +1`, and
     `d[4j+2], d[4j+3]` the same columns of row `g + 8`. Warps are column-major over
-    `warpsPerCTA` (module doc of `tilec.dialects.gpu_mma`)."""
+    `warpsPerCTA` (module doc of `tilec_nvidia.tensor_core_layouts`)."""
     wm, wn = layout.warps_per_cta
     instr_n = layout.instr_n
     m_size, n_size = shape
@@ -76,6 +79,7 @@ def _wgmma_mapping(layout: MmaEncodingAttr, shape: tuple[int, ...]) -> ThreadMap
     return ThreadMapping(shape, dims, (), within_shape(registers, shape), 1, min(2, n_size))
 
 
+@register_thread_mapping(DotOperandEncodingAttr)
 def dot_operand_mapping(layout: DotOperandEncodingAttr, shape: tuple[int, ...]) -> ThreadMapping:
     """The A (`opIdx = 0`) or B (`opIdx = 1`) operand fragments of `layout` over `shape`."""
     check_rank_2(layout, shape)

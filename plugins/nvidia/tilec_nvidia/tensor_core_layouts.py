@@ -17,8 +17,10 @@
   elements per 32-bit register (2 for f16/bf16, 1 for tf32, 4 for int8), so the instruction's K
   is `8 * kWidth`. Warps that differ only along the other operand's dimension hold replicas.
 
-`tilec.layout.mma_mapping` gives the exact thread -> element mapping (the PTX ISA's fragment
-tables).
+`tilec_nvidia.tensor_core_mapping` gives the exact thread -> element mapping (the PTX ISA's
+fragment tables). The layouts are registered with the parser when the plugin loads
+(`tilec_nvidia.plugin`); the accumulator and operand layouts build on the core's matrix-unit
+bases (`tilec.dialects.gpu_matrix`), as every vendor's do.
 
 `#gpu.nvmma_shared<{swizzle = 128, transposed = false}>` is not a register layout: a tensor with
 it lives in shared memory as `wgmma` descriptors read it (`tilec_nvidia.nvmma_tile.NvmmaTile`:
@@ -35,10 +37,10 @@ import attrs
 from tilec.dialects.gpu import (
     LayoutEncodingAttr,
     SharedEncodingAttr,
-    _array,
-    _ints,
-    _power_of_two,
     check_parameter_keys,
+    int_array,
+    ints_parameter,
+    is_power_of_two,
 )
 from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
@@ -66,7 +68,7 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     def __attrs_post_init__(self) -> None:
         if self.version not in (2, 3):
             raise ValueError(f"'version' must be 2 (mma.sync) or 3 (wgmma); got {self.version}")
-        if len(self.warps_per_cta) != 2 or not all(map(_power_of_two, self.warps_per_cta)):
+        if len(self.warps_per_cta) != 2 or not all(map(is_power_of_two, self.warps_per_cta)):
             raise ValueError(f"'warpsPerCTA' must be two powers of two, got {self.warps_per_cta}")
         if self.version == 2 and self.instr_shape != (16, 8):
             raise ValueError(f"'instrShape' must be [16, 8] for version 2, got {self.instr_shape}")
@@ -114,8 +116,8 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     def parameters(self) -> dict[str, Attribute]:
         return {
             "version": IntegerAttr(self.version),
-            "warpsPerCTA": _array(self.warps_per_cta),
-            "instrShape": _array(self.instr_shape),
+            "warpsPerCTA": int_array(self.warps_per_cta),
+            "instrShape": int_array(self.instr_shape),
         }
 
     @classmethod
@@ -123,8 +125,8 @@ class MmaEncodingAttr(LayoutEncodingAttr):
         check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape"))
         return cls(
             int_parameter("version", params["version"]),
-            _ints("warpsPerCTA", params["warpsPerCTA"]),
-            _ints("instrShape", params["instrShape"]),
+            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
+            ints_parameter("instrShape", params["instrShape"]),
         )
 
 
