@@ -4,9 +4,11 @@ conformance suite (`TILEC_TEST_BACKEND=hostcpu pytest tests/language`, every lau
 against the interpreter), in a subprocess: 791 tests in about 70 s on a 2-core machine, so the
 whole suite runs rather than a sample.
 
-`tests/compat` passes on it too (1049 passed, 3 skipped: nvidia-only tests), but took 25 minutes
-on a busy 2-core machine (the autotuned matmul and attention tutorials compile many large configs without
-a matrix unit), so CI does not run it: `TILEC_TEST_BACKEND=hostcpu pytest tests/compat`.
+`tests/compat` runs on it too, all but the fused-attention tutorial's six autotuned cases
+(`-k "not test_fused_attention"`: 1,160 passed, 3 skipped in about 95 s on an idle 2-core
+machine). Those six compile many large attention configs without a matrix unit, 241 s of the 258 s
+that the tutorial tests take there, so CI leaves them out; the whole of `TILEC_TEST_BACKEND=hostcpu
+pytest tests/compat` passed on 2026-11-27 (tests/compat/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -123,3 +125,17 @@ def test_loading_the_plugin_imports_neither_llvmlite_nor_its_driver():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_compat_suite_passes_on_it():
+    """Triton's names, behaviours and tutorials (tests/compat, kernels written here) on the
+    example backend, every launch checked against the interpreter, but for the fused-attention
+    tutorial's six slow cases (module doc)."""
+    _hostcpu()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/compat",
+         "-k", "not test_fused_attention"],
+        capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout.splitlines()[-1]
