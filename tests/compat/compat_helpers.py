@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 import tilec
+from tilec import settings
 from tilec.frontend import CompilationError, compile_to_tir
+
+GPU_BACKEND = settings.TEST_BACKEND.get() or "nvidia"
+"""The backend of the GPU test modules (`*_gpu.py`): nvidia, or `TILEC_TEST_BACKEND` (amd)."""
 
 
 def run_interp(kernel, signature: dict[str, str], args: list, grid=(1,), **constexprs) -> None:

@@ -3,8 +3,6 @@ amd with `TILEC_TEST_BACKEND=amd`), against NumPy: a kernel renamed by `@jit(rep
 and runs under its name, a chunked `tl.gather`, dots of rank 4, `getattr`, names bound to
 numbers, `tl.full` of a runtime scalar, `tl.random` and u64 int arguments."""
 
-import functools
-
 import numpy as np
 import pytest
 from compat_cause_kernels import (
@@ -16,29 +14,13 @@ from compat_cause_kernels import (
     random_module_kernel,
     store_int_kernel,
 )
+from compat_helpers import GPU_BACKEND as BACKEND
 from test_compat_batched_dot import many_batches
 
 import tilec
 import tilec.language as tl
-from tilec import settings
 
-BACKEND = settings.TEST_BACKEND.get() or "nvidia"
-
-pytestmark = pytest.mark.gpu
-
-
-@functools.cache
-def _availability():
-    from tilec.plugin.manager import load_backends
-
-    return load_backends()[BACKEND].is_available()
-
-
-@pytest.fixture(autouse=True)
-def _needs_the_gpu():
-    availability = _availability()
-    if BACKEND == "interp" or not availability:
-        pytest.skip(f"needs a {BACKEND} GPU ({getattr(availability, 'reason', 'interp')})")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu_backend")]
 
 
 def launch(kernel, signature, args, **constexprs):

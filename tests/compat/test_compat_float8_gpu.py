@@ -4,36 +4,19 @@ pattern), bf16, f32 and f64 values, fp8 pointers, fp8 dots. On sm_90 and later e
 the `cvt` instructions, elsewhere the integer expansion; either must give the interpreter's
 codes (a NaN may come back as another NaN code of the format)."""
 
-import functools
-
 import compat_float8_kernels as kernels
 import float8_reference as ref
 import numpy as np
 import pytest
+from compat_helpers import GPU_BACKEND as BACKEND
 
 import tilec
 import tilec.language as tl
-from tilec import settings
 
-BACKEND = settings.TEST_BACKEND.get() or "nvidia"
 FORMATS = [getattr(tl, name) for name in ref.SPECS]
 BLOCK = 1024
 
-pytestmark = pytest.mark.gpu
-
-
-@functools.cache
-def _availability():
-    from tilec.plugin.manager import load_backends
-
-    return load_backends()[BACKEND].is_available()
-
-
-@pytest.fixture(autouse=True)
-def _needs_the_gpu():
-    availability = _availability()
-    if BACKEND == "interp" or not availability:
-        pytest.skip(f"needs a {BACKEND} GPU ({getattr(availability, 'reason', 'interp')})")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu_backend")]
 
 
 def _on_both(kernel, signature, args, grid=(1,), **constexprs) -> tuple[list, list]:

@@ -3,10 +3,9 @@
 per-element branches, loops and packs, `loop_unroll_factor`, `x.item()` and `tl.target_info`,
 against NumPy."""
 
-import functools
-
 import numpy as np
 import pytest
+from compat_helpers import GPU_BACKEND as BACKEND
 from compat_language_kernels import (
     item_kernel,
     loop_kernel,
@@ -16,25 +15,7 @@ from compat_language_kernels import (
     unroll_kernel,
 )
 
-from tilec import settings
-
-BACKEND = settings.TEST_BACKEND.get() or "nvidia"
-
-pytestmark = pytest.mark.gpu
-
-
-@functools.cache
-def _availability():
-    from tilec.plugin.manager import load_backends
-
-    return load_backends()[BACKEND].is_available()
-
-
-@pytest.fixture(autouse=True)
-def _needs_the_gpu():
-    availability = _availability()
-    if BACKEND == "interp" or not availability:
-        pytest.skip(f"needs a {BACKEND} GPU ({getattr(availability, 'reason', 'interp')})")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu_backend")]
 
 
 def test_tuple_arguments():

@@ -2,32 +2,12 @@
 the tutorial's layer-norm backward with its spin lock, and a spin-lock counter, against NumPy.
 The interpreter runs the same kernels in tests/compat/test_compat_sync.py."""
 
-import functools
-
 import compat_sync_kernels as kernels
 import numpy as np
 import pytest
+from compat_helpers import GPU_BACKEND as BACKEND
 
-from tilec import settings
-
-BACKEND = settings.TEST_BACKEND.get() or "nvidia"
-
-
-@functools.cache
-def _availability():
-    from tilec.plugin.manager import load_backends
-
-    return load_backends()[BACKEND].is_available()
-
-
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def _needs_the_gpu():
-    availability = _availability()
-    if BACKEND == "interp" or not availability:
-        pytest.skip(f"needs a {BACKEND} GPU ({getattr(availability, 'reason', 'interp')})")
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu_backend")]
 
 
 @pytest.mark.parametrize(("M", "N", "group"), [(37, 50, 4), (1151, 1024, 64)])
