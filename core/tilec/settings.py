@@ -55,6 +55,14 @@ AS_TRITON = Setting(
     "run once; read when a program first imports `triton`. `python -m tilec.as_triton` sets it "
     "for the processes it starts.",
 )
+AS_TRITON_INDUCTOR = Setting(
+    "TILEC_AS_TRITON_INDUCTOR",
+    "on",
+    "Under `tilec.as_triton`: when on, torch's Inductor generates Triton kernels that compile "
+    "and run on tilec (compiled in the process, launched through `CompiledKernel.run`); `0` "
+    "makes the alias step aside, telling Inductor there is no Triton "
+    "(`TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION=1`). Read when the alias is activated.",
+)
 BACKEND = Setting(
     "TILEC_BACKEND",
     "the first available installed backend, by the priority each declares (GPU backends before interp)",
@@ -187,7 +195,7 @@ TEST_BACKEND = Setting(
 )
 
 SETTINGS: tuple[Setting, ...] = (
-    AS_TRITON, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
+    AS_TRITON, AS_TRITON_INDUCTOR, BACKEND, CACHE_DIR, CACHE_KEY_FILE, CACHE_MAX_MB, CHECK, DEBUG,
     DISABLE_PLUGIN_AUTOLOAD, F32_DEFAULT, INTERP_HANG_TIMEOUT, LOG, PRINT_AUTOTUNING,
     REMOTE_CACHE, REMOTE_CACHE_MAX_MB, REMOTE_CACHE_PREFIX, REMOTE_CACHE_TIMEOUT, REMOTE_CACHE_TTL,
     REMOTE_CACHE_WAIT, TEST_BACKEND, VALIDATE_PASSES,

@@ -12,8 +12,8 @@ Three ways in:
 
 `finder` holds the map of Triton modules to tilec's; a Triton module tilec has no equivalent for
 is an `ImportError` naming it. `TRITON_INTERPRET=1` (`triton.knobs.runtime.interpret`) runs
-launches on the interp backend. torch's Inductor is told there is no Triton in such a process
-(`tilec.as_triton.inductor`), so `torch.compile` keeps working.
+launches on the interp backend. torch's Inductor generates Triton kernels that run on tilec
+(`tilec.as_triton.inductor`; `TILEC_AS_TRITON_INDUCTOR=0` tells it there is no Triton instead).
 """
 
 from tilec.as_triton import knobs as _knobs

@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tilec.as_triton import errors  # noqa: F401 - triton.compiler.errors, as Triton's package has
+from tilec.as_triton import (
+    backends,
+    errors,  # noqa: F401 - triton.compiler.errors, as Triton's package has
+)
 from tilec.errors import LaunchArgumentError
 from tilec.frontend import CompilationError
 from tilec.runtime import compiler as tilec_compiler
@@ -66,28 +69,29 @@ class ASTSource:
         return signature, constexprs, divisible
 
 
-def _target(target: Any) -> tuple[str | None, str | None]:
-    """tilec's (backend, target) of a Triton `GPUTarget` (None: the selected backend)."""
-    if target is None:
-        return None, None
-    names = {b.triton_name or n: n for n, b in tilec_compiler._backends().items()}
-    backend = names.get(target.backend, target.backend)
-    if backend == "nvidia":
-        return backend, f"sm_{target.arch}"
-    return backend, None if backend == "interp" else str(target.arch)
-
-
 def compile(src: Any, target: Any = None, options: Mapping[str, Any] | None = None) -> Any:
-    """Triton's `triton.compile(ASTSource(...), target=GPUTarget(...), options={...})`."""
+    """Triton's `triton.compile(ASTSource(...), target=GPUTarget(...), options={...})`: the
+    kernel compiled for the tilec backend of `target` (`tilec.as_triton.backends.backend_of`;
+    None: the selected one). Options are sorted as a launch's: the backend's own, Triton options
+    it lacks (accepted at the value it honours anyway) and other backends' (no effect);
+    an option no backend knows is an OptionTypeError. The result's `src` is `src`."""
     if not isinstance(src, ASTSource):
         raise LaunchArgumentError(
             "tilec compiles Triton's ASTSource only (no TTIR/TTGIR/LLIR/PTX file sources); got "
             f"{src!r}"
         )
     signature, constexprs, divisible = src.tilec_arguments()
-    backend, arch = _target(target)
-    return tilec_compiler.compile(src.fn, signature, constexprs, backend=backend, target=arch,
-                                  divisibility=divisible, **dict(options or {}))  # fmt: skip
+    backend, arch = backends.backend_of(target)
+    honoured = backends.honoured_options(src.name, backend, options or {})
+    compiled = tilec_compiler.compile(src.fn, signature, constexprs, backend=backend,
+                                      target=arch, divisibility=divisible, **honoured)  # fmt: skip
+    compiled.src = src
+    return compiled
+
+
+def make_backend(target: Any) -> backends.TritonBackend:
+    """Triton's `make_backend(GPUTarget)`: the compiler of the backend for `target`."""
+    return backends.TritonBackend(target)
 
 
 def triton_key() -> str:
@@ -96,4 +100,7 @@ def triton_key() -> str:
     return f"tilec-{tilec_version}-{tilec_compiler.code_fingerprint('tilec')}"
 
 
-__all__ = ["ASTSource", "CompilationError", "CompiledKernel", "GPUTarget", "compile", "triton_key"]
+__all__ = [
+    "ASTSource", "CompilationError", "CompiledKernel", "GPUTarget", "compile", "make_backend",
+    "triton_key",
+]  # fmt: skip

@@ -127,7 +127,7 @@ def activate() -> None:
     sys.meta_path.insert(0, _finder)
     from tilec.as_triton import inductor  # deferred: a sibling that needs the finder installed
 
-    inductor.step_aside()
+    inductor.apply()
 
 
 def deactivate() -> None:

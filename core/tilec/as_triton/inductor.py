@@ -1,16 +1,30 @@
-"""torch.compile under the alias: Inductor's generated Triton kernels need Triton's compiler
-internals (`triton.compiler.compiler.ASTSource` with Triton's attributes, `make_backend`,
-`triton.runtime.cache` keys, launcher binaries), which tilec does not reproduce. So the alias
-steps aside for Inductor: it sets Inductor's own switch `triton_disable_device_detection`
-(`TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION=1` for torch not yet imported and for child
-processes, the config attribute for an Inductor already imported) and forgets a cached
-`has_triton()`, so `torch.utils._triton.has_triton()` is false: Inductor compiles CPU graphs to
-C++ as it does without Triton, and a CUDA graph stops with Inductor's own "no working triton"
-error instead of running Triton code on tilec. The log (`TILEC_LOG=info`) says so.
+"""torch.compile under the alias: Inductor's generated Triton kernels compile and run on tilec.
 
-The names Inductor imports from `triton` while it checks (`triton.language.dtype`, `Config`,
-`CompiledKernel`, `JITFunction`, `KernelInterface`, `OutOfResources`) are tilec's, so those
-imports succeed.
+With `import triton` resolving to tilec, Inductor finds Triton (`torch.utils._triton.has_triton()`)
+and generates Triton kernels; `triton.compile(ASTSource(...), target=GPUTarget(...), options)`
+compiles each with tilec for the backend of its target (nvidia for CUDA tensors, amd for ROCm's;
+the host backend, interp, for CPU tensors where Inductor generates Triton for CPU graphs:
+`torch._inductor.config.cpu_backend = "triton"`), and Inductor's launcher calls Triton's
+`CompiledKernel.run(gridX, gridY, gridZ, stream, ...)` (`tilec.runtime.triton_kernel`).
+
+Two of Inductor's defaults change while the alias is active, each through its variable (for a
+torch not yet imported, and for child processes) and its config attribute (for an Inductor
+already imported), logged at `TILEC_LOG=info`:
+
+- `use_static_cuda_launcher` off (`TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0`): torch's static
+  launcher reads the cubin from Triton's cache folder and passes Triton's kernel parameters
+  (its global and profile scratch pointers), which tilec's cubins do not take; Inductor then
+  launches through `CompiledKernel.run`, as it does with Triton's own launcher.
+- `compile_threads` 1 (`TORCHINDUCTOR_COMPILE_THREADS=1`): Inductor compiles its kernels in the
+  process. Its compile workers are fresh interpreters that import `triton` before anything
+  else, without the alias, and send compiled kernels back pickled, which tilec's are not.
+
+`TILEC_AS_TRITON_INDUCTOR=0` makes the alias step aside for Inductor instead: Inductor's own
+switch `triton_disable_device_detection` is set and a cached `has_triton()` forgotten, so
+`torch.utils._triton.has_triton()` is false; Inductor compiles CPU graphs to C++ as it does
+without Triton, and a CUDA graph stops with Inductor's "no working triton" error.
+
+`restore` (the alias removed, `tilec.as_triton.deactivate`) puts everything back.
 """
 
 from __future__ import annotations
@@ -19,48 +33,85 @@ import logging
 import os
 import sys
 
+from tilec import settings
+
 log = logging.getLogger("tilec.as_triton")
 
 INDUCTOR_SWITCH = "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION"
 
+RUN_ON_TILEC: dict[str, tuple[str, str, object]] = {
+    "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": ("use_static_cuda_launcher", "0", False),
+    "TORCHINDUCTOR_COMPILE_THREADS": ("compile_threads", "1", 1),
+}
+"""Inductor's variable -> (its config attribute, the variable's value, the attribute's value)
+while Inductor's kernels run on tilec (see the module docstring)."""
 
-_before: dict[str, object] = {}
-"""What `step_aside` changed, as it was (`restore` puts it back)."""
+STEP_ASIDE: dict[str, tuple[str, str, object]] = {
+    INDUCTOR_SWITCH: ("triton_disable_device_detection", "1", True),
+}
+
+_before: dict[str, tuple[str | None, object]] = {}
+"""Each variable `apply` changed: its value and its config attribute's, as they were."""
 
 
-def step_aside() -> None:
-    _before.setdefault("variable", os.environ.get(INDUCTOR_SWITCH))
-    os.environ[INDUCTOR_SWITCH] = "1"
+def runs_on_tilec() -> bool:
+    """Whether Inductor's kernels run on tilec under the alias (`TILEC_AS_TRITON_INDUCTOR`)."""
+    return settings.AS_TRITON_INDUCTOR.get() is None or settings.AS_TRITON_INDUCTOR.enabled()
+
+
+def apply() -> None:
+    """At the alias's activation: Inductor's kernels run on tilec, or the alias steps aside."""
+    on_tilec = runs_on_tilec()
+    changes = RUN_ON_TILEC if on_tilec else STEP_ASIDE
     config = sys.modules.get("torch._inductor.config")
-    if config is not None:
-        _before.setdefault("config", config.triton_disable_device_detection)
-        config.triton_disable_device_detection = True
-    _forget_has_triton()
-    log.info(
-        "tilec.as_triton: `triton` is tilec in this process; torch's Inductor is told there is "
-        "no Triton (%s=1), so torch.compile generates C++ for CPU graphs and refuses CUDA ones",
-        INDUCTOR_SWITCH,
-    )
+    for variable, (attribute, text, value) in changes.items():
+        previous = getattr(config, attribute, None) if config is not None else None
+        _before.setdefault(variable, (os.environ.get(variable), previous))
+        os.environ[variable] = text
+        if config is not None:
+            setattr(config, attribute, value)
+    _forget_probes()
+    if on_tilec:
+        log.info(
+            "tilec.as_triton: torch's Inductor generates Triton kernels that tilec compiles and "
+            "runs, in this process (compile_threads=1) and launched through CompiledKernel.run "
+            "(use_static_cuda_launcher=False); TILEC_AS_TRITON_INDUCTOR=0 steps aside instead"
+        )
+    else:
+        log.info(
+            "tilec.as_triton: torch's Inductor is told there is no Triton (%s=1, "
+            "TILEC_AS_TRITON_INDUCTOR=0), so torch.compile generates C++ for CPU graphs and "
+            "refuses CUDA ones",
+            INDUCTOR_SWITCH,
+        )
 
 
 def restore() -> None:
-    """Undo `step_aside` (the alias removed again, `tilec.as_triton.deactivate`): Inductor looks
-    for Triton as before."""
-    if "variable" in _before:
-        previous = _before.pop("variable")
-        if previous is None:
-            os.environ.pop(INDUCTOR_SWITCH, None)
-        else:
-            os.environ[INDUCTOR_SWITCH] = str(previous)
+    """Undo `apply` (the alias removed again, `tilec.as_triton.deactivate`)."""
     config = sys.modules.get("torch._inductor.config")
-    if config is not None:
-        config.triton_disable_device_detection = bool(
-            _before.pop("config", os.environ.get(INDUCTOR_SWITCH) == "1")
-        )
-    _forget_has_triton()
+    for variable, (text, value) in list(_before.items()):
+        del _before[variable]
+        if text is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = text
+        attribute = {**RUN_ON_TILEC, **STEP_ASIDE}[variable][0]
+        if config is None:
+            continue
+        if value is None:  # imported since `apply`: what it computes from the variables
+            value = {
+                "triton_disable_device_detection": lambda: os.environ.get(INDUCTOR_SWITCH) == "1",
+                "use_static_cuda_launcher": config.static_cuda_launcher_default,
+                "compile_threads": config.decide_compile_threads,
+            }[attribute]()
+        setattr(config, attribute, value)
+    _forget_probes()
 
 
-def _forget_has_triton() -> None:
+def _forget_probes() -> None:
+    """torch caches whether Triton is there; the answer changes with the alias."""
     probes = sys.modules.get("torch.utils._triton")
     if probes is not None:
-        probes.has_triton.cache_clear()
+        for name in ("has_triton_package", "has_triton", "get_triton_version", "triton_backend"):
+            getattr(probes, name).cache_clear()
+        probes.triton_hash_with_backend.cache_clear()

@@ -39,6 +39,7 @@ from tilec.language import target_info
 from tilec.language.target_info import GPUTarget
 from tilec.runtime import cache
 from tilec.runtime.entry import user_entry
+from tilec.runtime.triton_kernel import TritonKernelAPI
 from tilec.version import __version__
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def _named_by(name: str) -> str:
 
 
 @attrs.define(eq=False)
-class CompiledKernel:
+class CompiledKernel(TritonKernelAPI):
     """A kernel compiled for one backend and specialization.
 
     `asm` maps each stage to its output: text (`tir`, `gir`, `llir`, `ptx`, ...) or bytes for
@@ -164,9 +165,20 @@ class CompiledKernel:
         """The parameters the compiled function takes, in order."""
         return list(self.signature)
 
-    def run(self, grid: tuple[int, ...], args: list[Any], stream: Any = None) -> None:
-        """Launch on `grid` with the runtime `args` on `stream` (see `tilec.driver`)."""
-        self.backend.driver.run(self, grid, args, stream)
+    def run(self, grid: tuple[int, ...] | int, *args: Any) -> None:
+        """`run(grid, args, stream=None)`: launch on `grid` with the runtime `args` on `stream`
+        (see `tilec.driver`). With an int first, Triton's launcher call `run(gridX, gridY,
+        gridZ, stream, function, packed_metadata, launch_metadata, launch_enter_hook,
+        launch_exit_hook, *args)` with every argument (`tilec.runtime.triton_kernel`)."""
+        if not isinstance(grid, (tuple, list)):
+            self.run_triton(grid, *args)
+            return
+        if not 1 <= len(args) <= 2:
+            raise LaunchArgumentError(
+                f"{self.name}.run(grid, args, stream=None) takes the grid, the runtime arguments "
+                f"and a stream; got {1 + len(args)} arguments"
+            )
+        self.backend.driver.run(self, grid, *args)
 
     def __getitem__(self, grid: Any) -> Any:
         """Triton's `compiled[grid](*args, stream=None)`: a launch with every argument of the
@@ -176,25 +188,30 @@ class CompiledKernel:
 
         @user_entry
         def launch(*args: Any, stream: Any = None) -> CompiledKernel:
-            if len(args) != len(self.arg_names):
-                raise LaunchArgumentError(
-                    f"{self.name}[grid]() takes the kernel's {len(self.arg_names)} arguments "
-                    f"({', '.join(self.arg_names)}), got {len(args)}"
-                )
-            bound = dict(zip(self.arg_names, args, strict=True))
-            roots = {tuple_params.root(n) for n in [*self.signature, *self.constexprs]}
-            for name in [*self.constexprs, *(n for n in self.arg_names if n not in roots)]:
-                value = self._element(bound, name)
-                if self.constexprs.get(name) != value:
-                    raise ArgumentValueError(
-                        f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
-                        f"got {value!r}: compile it again (kernel.warmup) for another value"
-                    )
-            runtime = [self._element(bound, name) for name in self.signature]
-            self.run(grid, runtime, stream)
+            self.launch_all(grid, args, stream)
             return self
 
         return launch
+
+    def launch_all(self, grid: tuple[int, ...], args: Sequence[Any], stream: Any) -> None:
+        """Launch with every argument of the kernel in order, constexprs included (each must
+        have the value compiled in)."""
+        if len(args) != len(self.arg_names):
+            raise LaunchArgumentError(
+                f"{self.name}[grid]() takes the kernel's {len(self.arg_names)} arguments "
+                f"({', '.join(self.arg_names)}), got {len(args)}"
+            )
+        bound = dict(zip(self.arg_names, args, strict=True))
+        roots = {tuple_params.root(n) for n in [*self.signature, *self.constexprs]}
+        for name in [*self.constexprs, *(n for n in self.arg_names if n not in roots)]:
+            value = self._element(bound, name)
+            if self.constexprs.get(name) != value:
+                raise ArgumentValueError(
+                    f"{self.name} was compiled with {name}={self.constexprs.get(name)!r}, "
+                    f"got {value!r}: compile it again (kernel.warmup) for another value"
+                )
+        runtime = [self._element(bound, name) for name in self.signature]
+        self.backend.driver.run(self, grid, runtime, stream)
 
     def _element(self, bound: dict[str, Any], name: str) -> Any:
         """Argument `name` (an element `p.0` of a tuple argument `p`) of a launch."""

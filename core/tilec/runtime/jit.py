@@ -6,9 +6,12 @@ source (parameters, constexprs, defaults, the cache key) is the frontend's.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import attrs
 
 from tilec import settings
 from tilec.errors import DecoratorValueError, LaunchArgumentError
@@ -18,6 +21,23 @@ from tilec.runtime.entry import user_entry
 from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
 log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class KernelParam:
+    """Triton's `KernelParam`, an entry of `JITFunction.params`: a parameter's position, name,
+    whether it is a constexpr, its `@jit(do_not_specialize...)` flags and its default."""
+
+    num: int
+    name: str
+    is_constexpr: bool
+    do_not_specialize: bool
+    do_not_specialize_on_alignment: bool
+    default: Any = inspect.Parameter.empty
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not inspect.Parameter.empty
 
 
 class JITFunction(KernelFunction):
@@ -31,6 +51,22 @@ class JITFunction(KernelFunction):
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
         return launcher(self, grid)
+
+    @property
+    def params(self) -> list[KernelParam]:
+        """Triton's `JITFunction.params`: the parameters in order (`KernelParam`)."""
+        flags = zip(self.arg_names, self.constexpr_flags, strict=True)
+        return [
+            KernelParam(
+                num,
+                name,
+                constexpr,
+                name in self.do_not_specialize,
+                name in self.do_not_specialize_on_alignment,
+                self.defaults.get(name, inspect.Parameter.empty),
+            )
+            for num, (name, constexpr) in enumerate(flags)
+        ]
 
     def _unsafe_update_src(self, new_src: str) -> None:
         """Triton's: compile `new_src` from the next launch on (see `KernelFunction`). Every

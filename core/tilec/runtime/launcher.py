@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 TRITON_OPTIONS: dict[str, tuple[Any, str]] = {
     "num_ctas": (1, "tilec runs each program as one CTA (no thread-block clusters)"),
     "launch_cooperative_grid": (False, "tilec has no cooperative (grid-synchronizing) launch"),
+    "sanitize_overflow": (False, "tilec adds no integer-overflow checks (Triton's, under debug)"),
 }
 """Triton launch options of every vendor that a backend may lack: the value that describes what
 tilec does (accepted) and why any other value is refused. A vendor's own options are declared by
@@ -277,13 +278,7 @@ def bind_launch(
             bound[key] = value
         elif key in option_names:
             options[key] = value
-        elif key in backend.vendor_options:
-            _check_triton_option(name, backend.name, key, value, backend.vendor_options)
-        elif key in TRITON_OPTIONS:
-            _check_triton_option(name, backend.name, key, value)
-        elif (owner := _option_owner(backend, key)) is not None:
-            _log_foreign_option(name, backend.name, key, owner)
-        else:
+        elif not other_option(name, backend, key, value):
             raise LaunchArgumentError(
                 f"{name} got an unknown keyword '{key}' (parameters: {', '.join(names)}; "
                 f"launch options: {', '.join(sorted(option_names | set(RESERVED)))})"
@@ -330,6 +325,23 @@ def bind_launch(
     except OptionError as error:
         raise type(error)(f"{name}: {error}") from None
     return kernel, signature, constexprs, tuple(divisible), backend, parsed, tuple(equal_to_1)
+
+
+def other_option(kernel: str, backend: Backend, key: str, value: Any) -> bool:
+    """Whether `key`, no option of `backend`'s `options_class`, is a Triton option tilec knows:
+    one of the backend's vendor it does not honour or one of every vendor (accepted where
+    `value` is what the backend does anyway, else OptionTypeError saying why), or another
+    installed backend's (accepted with no effect, logged). False: no backend knows it. The
+    launcher and `triton.compile` under `tilec.as_triton` sort options with it."""
+    if key in backend.vendor_options:
+        _check_triton_option(kernel, backend.name, key, value, backend.vendor_options)
+    elif key in TRITON_OPTIONS:
+        _check_triton_option(kernel, backend.name, key, value)
+    elif (owner := _option_owner(backend, key)) is not None:
+        _log_foreign_option(kernel, backend.name, key, owner)
+    else:
+        return False
+    return True
 
 
 def _option_owner(backend: Backend, key: str) -> str | None:

@@ -1,0 +1,80 @@
+"""What Triton's `CompiledKernel` offers beyond tilec's own launch (`compiled[grid](...)`,
+`compiled.run(grid, args, stream)`): its launcher call, which torch's Inductor generates code
+for, and the attributes that call and Inductor read.
+
+Triton's `compiled.run(gridX, gridY, gridZ, stream, function, packed_metadata,
+launch_metadata, launch_enter_hook, launch_exit_hook, *args)` takes every argument of the kernel
+in order, constexprs included (their values must be those compiled in, as `compiled[grid]`
+checks). `function` and `packed_metadata` are the kernel's own (`compiled.function`,
+`compiled.packed_metadata`); the hooks, where given, are called with `launch_metadata` before
+and after the launch, as Triton's launcher calls them. `CompiledKernel` (in
+`tilec.runtime.compiler`) inherits this class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.errors import ArgumentValueError
+
+
+class TritonKernelAPI:
+    """Triton's `CompiledKernel` names (see the module docstring). `src` is the `ASTSource` a
+    `triton.compile` made the kernel from (`tilec.as_triton.compiler`), else None."""
+
+    src: Any = None
+
+    @property
+    def hash(self) -> str:
+        """Triton's `hash`: the kernel's compile-cache key."""
+        return self.key
+
+    @property
+    def function(self) -> Any:
+        """The loaded kernel's function handle (`CUfunction`, `hipFunction_t`) on the device it
+        was first loaded on; None before a launch or `_init_handles()`, and on a backend that
+        loads nothing (interp)."""
+        loaded = self.runtime.get("loaded")
+        return None if loaded is None else loaded.function
+
+    @property
+    def num_warps(self) -> int:
+        return self.options.num_warps
+
+    @property
+    def packed_metadata(self) -> tuple[int, int, int]:
+        """Triton's `(num_warps, num_ctas, shared)`, what its launcher is handed."""
+        return (self.options.num_warps, 1, self.metadata.get("shared", 0))
+
+    def _functions(self) -> list[Any]:
+        return [loaded.function for loaded in self.runtime.get("loaded_on", {}).values()]
+
+    def launch_metadata(self, grid: Any, stream: Any, *args: Any) -> dict[str, Any]:
+        """What a launch hook is given (Triton's `launch_metadata`): the kernel's name, function
+        and the stream."""
+        return {"name": self.name, "function": self.function, "stream": stream}
+
+    def run_triton(
+        self,
+        grid_x: int,
+        grid_y: int,
+        grid_z: int,
+        stream: Any,
+        function: Any,
+        packed_metadata: Any,
+        launch_metadata: Any,
+        launch_enter_hook: Any,
+        launch_exit_hook: Any,
+        *args: Any,
+    ) -> None:
+        """Triton's launcher call (see the module docstring)."""
+        if function is not None and function not in self._functions():
+            raise ArgumentValueError(
+                f"{self.name}.run: the function handle passed is not this kernel's "
+                f"({function!r}); pass compiled.function"
+            )
+        if launch_enter_hook is not None:
+            launch_enter_hook(launch_metadata)
+        self.launch_all((grid_x, grid_y, grid_z), args, stream)
+        if launch_exit_hook is not None:
+            launch_exit_hook(launch_metadata)

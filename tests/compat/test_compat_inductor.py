@@ -1,0 +1,181 @@
+"""torch.compile under `tilec.as_triton`: Inductor's generated Triton kernels compile and run on
+tilec (`tilec.as_triton.inductor`), and the Triton APIs Inductor calls behave as Triton's:
+`triton.compile(ASTSource, target=GPUTarget, options)`, `CompiledKernel.run`'s launcher call,
+`make_backend`, `triton.backends.backends`, `driver.set_active`, `JITFunction.params`.
+
+On the CPU, Inductor generates Triton for CPU graphs with `cpu_backend = "triton"`, which runs
+on the interp backend (Triton's "cpu" target): the same code generation, compile and launch path
+as for CUDA tensors (tests/nvidia/test_nvidia_as_triton.py runs that one). The alias runs in
+subprocesses, so that it never reaches the other tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_compat_as_triton import run_code
+
+import tilec
+import tilec.language as tl
+
+
+@tilec.jit
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+def test_compiled_kernel_run_takes_tritons_launcher_call():
+    """Triton's `run(gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata,
+    enter_hook, exit_hook, *every argument)`, hooks called around the launch."""
+    compiled = tilec.compile(
+        scale_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "factor": "fp32"},
+        {"BLOCK": 64}, backend="interp",
+    )  # fmt: skip
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros_like(x)
+    calls = []
+    metadata = compiled.launch_metadata((2, 1, 1), 0, x, out, 100, 3.0, 64)
+    compiled.run(2, 1, 1, 0, compiled.function, compiled.packed_metadata, metadata,
+                 lambda m: calls.append(("enter", m["name"])),
+                 lambda m: calls.append(("exit", m["name"])), x, out, 100, 3.0, 64)  # fmt: skip
+    np.testing.assert_array_equal(out, x * 3)
+    assert calls == [("enter", "scale_kernel"), ("exit", "scale_kernel")]
+    assert compiled.hash == compiled.key and compiled.packed_metadata == (4, 1, 0)
+    with pytest.raises(tilec.ArgumentValueError, match="compiled with BLOCK=64, got 32"):
+        compiled.run(1, 1, 1, 0, None, None, None, None, None, x, out, 100, 3.0, 32)
+    with pytest.raises(tilec.ArgumentValueError, match="function handle passed is not"):
+        compiled.run(1, 1, 1, 0, 1234, None, None, None, None, x, out, 100, 3.0, 64)
+    with pytest.raises(tilec.LaunchArgumentError, match="takes the grid, the runtime arguments"):
+        compiled.run((1,), [x, out, 100, 3.0], None, "extra")
+
+
+def test_jit_function_params_are_tritons():
+    params = scale_kernel.params
+    assert [(p.num, p.name, p.is_constexpr) for p in params] == [
+        (0, "x_ptr", False), (1, "out_ptr", False), (2, "n", False), (3, "factor", False),
+        (4, "BLOCK", True),
+    ]  # fmt: skip
+    assert not params[0].has_default and not params[0].do_not_specialize
+
+
+def test_the_triton_apis_inductor_calls(tmp_path):
+    out = run_code(
+        tmp_path,
+        """
+        import numpy as np
+        import tilec.as_triton
+        import triton, triton.language as tl
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler.compiler import ASTSource, make_backend
+        import triton.runtime.driver
+        from triton.runtime import driver
+
+        @triton.jit
+        def add_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offsets < n
+            tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+        # what Inductor's CachingAutotuner does for a CPU kernel
+        backends = triton.backends.backends
+        print({"nvidia", "amd", "interp", "cpu"} <= set(backends), backends["cpu"] is backends["interp"])
+        print(backends["interp"].driver.is_active(), backends["nvidia"].driver.is_active())
+        triton.runtime.driver.set_active(backends["cpu"].driver())  # the module answers too
+        signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+        source = ASTSource(add_one, signature, {"BLOCK": 32}, {(0,): [["tt.divisibility", 16]]})
+        options = {"num_warps": 4, "num_stages": 1, "debug": True, "sanitize_overflow": False}
+        compiled = triton.compile(source, target=GPUTarget("cpu", "", 1), options=options)
+        print(compiled.backend.name, compiled.src is source, compiled.num_warps)
+        x = np.arange(50, dtype=np.float32)
+        out = np.zeros_like(x)
+        compiled._init_handles()
+        compiled.run(2, 1, 1, 0, compiled.function, compiled.packed_metadata, None, None, None,
+                     x, out, 50, 32)
+        print(bool((out == x + 1).all()))
+        for bad in ({"sanitize_overflow": True}, {"no_such_option": 1}):
+            try:
+                triton.compile(source, target=GPUTarget("cpu", "", 1), options=bad)
+            except (TypeError, ValueError) as error:
+                print(type(error).__name__, error)
+        backend = make_backend(GPUTarget("cpu", "", 1))
+        parsed = backend.parse_options({})
+        print(backend.name, parsed.num_warps, parsed.debug, isinstance(backend.hash(), str))
+        """,
+        TILEC_BACKEND="interp",
+    )
+    lines = out.splitlines()
+    assert lines[:4] == ["True True", "False False", "interp True 4", "True"]
+    assert lines[4].startswith(
+        "OptionTypeError add_one: launch option sanitize_overflow=True is not supported by "
+        "backend 'interp': tilec adds no integer-overflow checks"
+    )
+    assert lines[5].startswith(
+        "OptionTypeError add_one: triton.compile option no_such_option=1 is no option of any "
+        "tilec backend (backend 'interp' takes debug, enable_fp_fusion"
+    )
+    assert lines[6:] == ["interp 4 False True"]
+
+
+INDUCTOR_ON_CPU = """
+    import tilec.as_triton
+    import torch
+    import torch._inductor.config as config
+    from tilec.runtime import cache
+
+    config.cpu_backend = "triton"  # Inductor's Triton code generation for CPU graphs
+    print(config.compile_threads, config.use_static_cuda_launcher)
+    torch.manual_seed(0)
+
+    def check(name, f, *args):
+        expected = f(*args)
+        result = torch.compile(f)(*args)
+        print(name, torch.allclose(result, expected, atol=1e-5, rtol=1e-5))
+
+    check("pointwise", lambda x, y: torch.relu(x + y) * 2, torch.randn(1000), torch.randn(1000))
+    check("reduction", lambda x: x.sum(dim=1) + x.amax(dim=1), torch.randn(64, 300))
+    check("softmax", lambda x: torch.softmax(x, dim=-1), torch.randn(32, 500))
+    check("matmul epilogue", lambda a, b, c: torch.relu(a @ b + c), torch.randn(64, 32),
+          torch.randn(32, 48), torch.randn(48))
+    kernels = {k.name: k for k in cache.memory.values() if k.name.startswith("triton_")}
+    print(len(kernels) >= 4, {k.backend.name for k in kernels.values()},
+          all(k.src is not None for k in kernels.values()))
+"""
+
+
+def test_inductors_triton_kernels_run_on_tilec(tmp_path):
+    """Inductor's pointwise, reduction, softmax and matmul-epilogue kernels, generated as
+    Triton, compiled by tilec (interp, Triton's "cpu" target) and launched through
+    `CompiledKernel.run`, in the process (compile_threads 1, no static launcher)."""
+    pytest.importorskip("torch")
+    out = run_code(tmp_path, INDUCTOR_ON_CPU, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+    assert out.splitlines() == [
+        "1 False",
+        "pointwise True",
+        "reduction True",
+        "softmax True",
+        "matmul epilogue True",
+        "True {'interp'} True",
+    ]
+
+
+def test_the_alias_steps_aside_for_inductor_when_told(tmp_path):
+    """`TILEC_AS_TRITON_INDUCTOR=0`: Inductor is told there is no Triton; deactivating the alias
+    gives Inductor its defaults back."""
+    pytest.importorskip("torch")
+    out = run_code(
+        tmp_path,
+        """
+        import os
+        import torch._inductor.config as config
+        threads = config.compile_threads
+        import tilec.as_triton
+        from torch.utils._triton import has_triton
+        print(has_triton(), config.triton_disable_device_detection, config.compile_threads == threads)
+        tilec.as_triton.deactivate()
+        print(config.triton_disable_device_detection,
+              "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION" in os.environ)
+        """,
+        TILEC_AS_TRITON_INDUCTOR="0",
+    )
+    assert out.splitlines() == ["False True True", "False False"]
