@@ -196,7 +196,6 @@ def test_dot_tf32_on_f16_has_no_effect_as_in_triton():
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("imprecise", "max_num_imprecise_acc=32 applies to float8 inputs"),
         (
             "bad_precision",
             "input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6'",
@@ -208,6 +207,17 @@ def test_dot_keywords_tilec_cannot_honour_are_rejected(which, message):
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
     error = compile_error(dot_keywords, sig, N=16, WHICH=which)
     assert message in error.message
+
+
+def test_dot_max_num_imprecise_acc_on_f32_has_no_effect_as_in_triton(rng):
+    """Triton takes `max_num_imprecise_acc` on every tl.dot and applies it to float8 inputs
+    only (tests/lowering/test_lower_wgmma_fp8.py has those)."""
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH="imprecise")
+    rounded = tf32_truncate(a).astype(np.float64)
+    np.testing.assert_allclose(c, rounded @ rounded, rtol=1e-5, atol=1e-5)
 
 
 def test_dot_allow_tf32_true_is_tf32(rng):

@@ -396,7 +396,7 @@ def test_memdesc_with_nvmma_encoding_round_trips():
         (dict(version=3, warps_per_cta=(2, 2), instr_shape=(16, 64, 16)), "multiple of 4"),
         (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 12, 16)), "multiple of 8"),
         (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 8)), r"\[16, N, K\]"),
-        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 64, 32)), "8 \\(tf32\\)"),
+        (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 64, 64)), "32 \\(e4m3, e5m2\\)"),
     ],
 )
 def test_bad_version_3_layouts_are_rejected(params, message):

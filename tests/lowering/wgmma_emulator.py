@@ -13,8 +13,9 @@ per warpgroup from the PTX ISA's descriptions, written apart from tilec's `Nvmma
   rows along K: element (mn, k) is at `start + (mn e // W) LBO + (k // 8) SBO + (k % 8) W +
   mn e % W`. The swizzle then permutes 16-byte chunks by the address itself: bits 4 and up
   XORed with bits 7 and up (3 bits for 128-byte, 2 for 64-byte, 1 for 32-byte swizzles).
-- `m64nNkK`: K = 16 f16/bf16 or 8 tf32 (32 bytes). tf32 operands are f32 bits of which the 13 low
-  mantissa bits are ignored. A may come from registers instead (f16/bf16): warp `w` of the
+- `m64nNkK`: K = 16 f16/bf16, 8 tf32 or 32 e4m3/e5m2 (32 bytes). tf32 operands are f32 bits of
+  which the 13 low mantissa bits are ignored; float8 operands (K-major only, A and B of either
+  type) are decoded from the formats' bits (`float8_values`). A may come from registers instead (f16/bf16): warp `w` of the
   warpgroup holds rows `16 w ..` in mma.sync's A fragment (`a0 = A[g][2t, 2t+1]`, `a1 = A[g+8]`,
   `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`, `g = lane / 4`, `t = lane % 4`).
 - D (f32): warp `w`, lane `l` hold, per 8-column block `j`, `d[4j], d[4j+1] = D[16w+g][8j+2t,
@@ -41,10 +42,13 @@ from tilec.lowering.context import F32, I32, I64
 
 _WGMMA_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
-    ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+    ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
 )  # fmt: skip
-KINDS = {"f16": 0, "bf16": 1, "tf32": 2}
-ELEMENT_BYTES = {0: 2, 1: 2, 2: 4}
+KINDS = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4}
+ELEMENT_BYTES = {0: 2, 1: 2, 2: 4, 3: 1, 4: 1}
+FLOAT8_FIELDS = {3: (3, 7), 4: (2, 15)}
+"""(mantissa bits, exponent bias) of e4m3 (no infinities; 0x7F and 0xFF are NaN) and e5m2
+(IEEE-like: exponent 31 is infinity or NaN)."""
 SWIZZLE = {1: 128, 2: 64, 3: 32}
 WARPGROUP = 128
 
@@ -64,8 +68,33 @@ def _swizzled(offset: int, width: int) -> int:
     return offset ^ (((offset >> 7) & bits) << 4)
 
 
+def float8_values(codes: np.ndarray, kind: int) -> np.ndarray:
+    """The e4m3 (`kind` 3) or e5m2 (4) bytes `codes` as f64, decoded from the formats'
+    definitions (sign, exponent, mantissa; subnormals where the exponent is 0)."""
+    mantissa_bits, bias = FLOAT8_FIELDS[kind]
+    codes = codes.astype(np.int64)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent = (codes >> mantissa_bits) & ((0x80 >> mantissa_bits) - 1)
+    mantissa = codes & ((1 << mantissa_bits) - 1)
+    fraction = mantissa / float(1 << mantissa_bits)
+    values = np.where(
+        exponent == 0,
+        fraction * 2.0 ** (1 - bias),
+        (1 + fraction) * 2.0 ** (exponent.astype(np.float64) - bias),
+    )
+    top = (0x80 >> mantissa_bits) - 1
+    if kind == 3:
+        values = np.where((codes & 0x7F) == 0x7F, np.nan, values)
+    else:
+        special = np.where(mantissa == 0, np.inf, np.nan)
+        values = np.where(exponent == top, special, values)
+    return sign * values
+
+
 def _values(shared: np.ndarray, offsets: np.ndarray, kind: int) -> np.ndarray:
     """The elements at byte `offsets` of shared memory, as f32."""
+    if kind in FLOAT8_FIELDS:
+        return float8_values(shared[offsets], kind).astype(np.float32)
     if kind == 2:
         words = np.stack([shared[offsets + i] for i in range(4)], -1).view(np.uint32)[..., 0]
         return (words & np.uint32(0xFFFFE000)).view(np.float32)
@@ -121,7 +150,10 @@ def _fragment_coords(thread: int, n: int) -> list[tuple[int, int]]:
     return coords
 
 
-def _wgmma(desc_a: int, desc_b: int, acc: int, a_regs: int, n: int, kind: int, ta: int, tb: int):
+def _wgmma(
+    desc_a: int, desc_b: int, acc: int, a_regs: int, n: int, kind: int, ta: int, tb: int,
+    b_kind: int,
+):  # fmt: skip
     block = cpu_emulator._state[-1]
     tid = block.local.tid
     registers = n // 2
@@ -129,21 +161,28 @@ def _wgmma(desc_a: int, desc_b: int, acc: int, a_regs: int, n: int, kind: int, t
         desc_a, desc_b, n, kind, ta, tb,
         list((ctypes.c_float * registers).from_address(acc)),
         list((ctypes.c_int32 * 4).from_address(a_regs)) if a_regs else None,
+        b_kind,
     )  # fmt: skip
     block.slots[tid] = mine
     block.barrier.wait()
     first = tid - tid % WARPGROUP
     if tid == first:
         group = block.slots[first : first + WARPGROUP]
-        shapes = {(s[1], s[2], s[3], s[5], s[0] if s[7] is None else None, s[4]) for s in group}
+        shapes = {
+            (s[1], s[2], s[3], s[5], s[0] if s[7] is None else None, s[4], s[8]) for s in group
+        }
         assert len(shapes) == 1, "the warpgroup's threads disagree on the wgmma"
+        if kind in FLOAT8_FIELDS or b_kind in FLOAT8_FIELDS:  # PTX: K-major float8, any pair
+            assert kind in FLOAT8_FIELDS and b_kind in FLOAT8_FIELDS and not (ta or tb or a_regs)
+        else:
+            assert b_kind == kind, "wgmma mixes operand types only for float8"
         shared = cpu_emulator._engine_setup()[1]
         k = 32 // ELEMENT_BYTES[kind]
         if a_regs:
             a = _a_from_registers([s[7] for s in group], kind)
         else:
             a = _operand(shared, desc_a, 64, k, kind, bool(ta))
-        b = _operand(shared, desc_b, n, k, kind, bool(tb)).T
+        b = _operand(shared, desc_b, n, k, b_kind, bool(tb)).T
         c = np.zeros((64, n), np.float64)
         for thread, s in enumerate(group):
             for (row, col), value in zip(_fragment_coords(thread, n), s[6], strict=True):
@@ -174,7 +213,7 @@ class WgmmaHostTargetInfo(MmaHostTargetInfo):
         super().__init__()
         _register()
 
-    def wgmma(self, builder, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b):
+    def wgmma(self, builder, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b, b_dtype=None):
         slots = entry_alloca(builder, ir.ArrayType(F32, len(acc)))
         for i, value in enumerate(acc):
             builder.store(value, builder.gep(slots, [I32(0), I32(i)]))
@@ -185,7 +224,7 @@ class WgmmaHostTargetInfo(MmaHostTargetInfo):
                 builder.store(value, builder.gep(registers, [I32(0), I32(i)]))
             a_regs, desc_a = builder.ptrtoint(registers, I64), I64(0)
         args = [desc_a, desc_b, builder.ptrtoint(slots, I64), a_regs, I32(n), I32(KINDS[dtype]),
-                I32(int(transpose_a)), I32(int(transpose_b))]  # fmt: skip
+                I32(int(transpose_a)), I32(int(transpose_b)), I32(KINDS[b_dtype or dtype])]  # fmt: skip
         _call(builder, "tilec_emu_wgmma", ir.VoidType(), args)
         return [builder.load(builder.gep(slots, [I32(0), I32(i)])) for i in range(len(acc))]
 

@@ -55,6 +55,7 @@ def test_layout_rules_offer_mma_sync_from_sm_80_and_wgmma_on_sm_90a():
         (2, (16, 8, 32), "i8", "i32"),
     ]
     wgmma = [
+        (3, (64, 8, 32), "f16", "f32"),  # float8 inputs (their f16 conversions), as e4m3/e5m2
         (3, (64, 8, 16), "f16", "f32"),
         (3, (64, 8, 16), "bf16", "f32"),
         (3, (64, 8, 8), "tf32", "f32"),

@@ -648,13 +648,19 @@ class ScanReturnOp(Operation):
 
 @register_op
 class DotOp(Operation):
-    """`%d = tile.dot %a, %b, %acc : tensor<MxNxf32>`: `a @ b + acc`, accumulating in acc's type."""
+    """`%d = tile.dot %a, %b, %acc : tensor<MxNxf32>`: `a @ b + acc`, accumulating in acc's type.
+
+    `max_num_imprecise_acc` (Triton's) marks a `tl.dot` of float8 inputs: `a` and `b` are their
+    exact conversions to f16 (`tile.fp_to_fp`), and a target that multiplies the float8 values
+    directly (Hopper's wgmma) may sum that many products along K in its reduced-precision
+    accumulation before adding them to `acc`; elsewhere the dot is exact in f32, as if it were 0."""
 
     name = "tile.dot"
     a = operand_def(TENSOR)
     b = operand_def(TENSOR)
     acc = operand_def(TENSOR)
     input_precision = attr_def(StringAttr, optional=True)
+    max_num_imprecise_acc = attr_def(IntegerAttr, optional=True)
     result = result_def(TENSOR)
     traits = (Pure(),)
 

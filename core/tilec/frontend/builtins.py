@@ -34,7 +34,16 @@ from tilec.frontend.semantics import (
 from tilec.frontend.split_dot import PARTS, split_dot
 from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import Block, Operation, Value
-from tilec.ir.types import FloatType, IntegerType, TensorType, f32, i1, i32, is_power_of_two
+from tilec.ir.types import (
+    Float8Type,
+    FloatType,
+    IntegerType,
+    TensorType,
+    f32,
+    i1,
+    i32,
+    is_power_of_two,
+)
 from tilec.language import PropagateNan, constexpr, dtype
 from tilec.language import float32 as f32_dtype
 
@@ -514,6 +523,7 @@ class Builtins(
         whatever `out_dtype` says; an f16 `out_dtype` of f16 operands rounds the f32 result
         once, after the dot."""
         a, b = self.value(a), self.value(b)
+        imprecise = _imprecise_acc(a, b, max_num_imprecise_acc)
         a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
         if len(a.shape) >= 3 or len(b.shape) >= 3:
             return batched_dot(self, a, b, acc, input_precision=input_precision,
@@ -526,7 +536,7 @@ class Builtins(
             )
         if a.dtype != b.dtype:
             raise UserError(f"tl.dot operands must have one dtype, got {a.dtype} and {b.dtype}")
-        precision = _dot_precision(a.dtype, input_precision, allow_tf32, max_num_imprecise_acc)
+        precision = _dot_precision(a.dtype, input_precision, allow_tf32)
         shape = (a.shape[0], b.shape[1])
         out = None if _const(out_dtype, "out_dtype") is None else _ir_type(out_dtype)
         wide, rounded = dot_types(a.dtype, out)  # Triton's result types (`dot_types`)
@@ -552,6 +562,8 @@ class Builtins(
             result = split_dot(self.sem, a, b, acc_value, precision)
             return result if rounded is None else self.sem.cast(result, rounded)
         attributes = {} if precision is None else {"input_precision": StringAttr(precision)}
+        if imprecise is not None:
+            attributes["max_num_imprecise_acc"] = IntegerAttr(imprecise, i32)
         result = self.sem.create(tile.DotOp, [a, b, acc_value], acc_value.type, **attributes)
         return result if rounded is None else self.sem.cast(result, rounded)
 
@@ -761,9 +773,7 @@ def _grid_axis(axis: Any, where: str) -> int:
     return value
 
 
-def _dot_precision(
-    inputs: Any, input_precision: Any, allow_tf32: Any, imprecise: Any
-) -> str | None:
+def _dot_precision(inputs: Any, input_precision: Any, allow_tf32: Any) -> str | None:
     """`tl.dot`'s input precision, as Triton resolves it: `input_precision`, else
     `TILEC_F32_DEFAULT` (Triton's `TRITON_F32_DEFAULT`), else "tf32" unless `allow_tf32=False`.
     It applies to f32 inputs (the result; None for other inputs): f16, bf16 and integer inputs
@@ -783,7 +793,6 @@ def _dot_precision(
         )
     if tf32 is not None and not isinstance(tf32, bool):
         raise UserError(f"tl.dot's allow_tf32 must be True or False, got {tf32!r}")
-    _check_imprecise_acc(imprecise)
     if inputs != f32:
         return None
     if precision is None and settings.F32_DEFAULT.get() is not None:
@@ -796,12 +805,28 @@ def _dot_precision(
     return precision
 
 
-def _check_imprecise_acc(imprecise: Any) -> None:
+IMPRECISE_ACC_DEFAULT = 2**30
+"""`max_num_imprecise_acc` where `tl.dot` of float8 inputs leaves it out: Triton's default on
+sm_90 (`max_num_imprecise_acc_default`), every product in the tensor cores' own accumulation."""
+
+
+def _imprecise_acc(a: TensorValue, b: TensorValue, imprecise: Any) -> int | None:
+    """The `max_num_imprecise_acc` of a `tl.dot` of `a` and `b` (Triton's): for float8 inputs
+    (both), the products along K a target may sum in its reduced-precision float8 accumulation
+    before adding them to the f32 accumulator (`IMPRECISE_ACC_DEFAULT` where left out; more than
+    K is an error, as in Triton); None for other inputs, on which it has no effect, as in
+    Triton."""
     limit = _const(imprecise, "max_num_imprecise_acc")
-    if limit not in (None, 0):
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise UserError(
-            f"tl.dot's max_num_imprecise_acc={limit!r} applies to float8 inputs on Hopper's "
-            "tensor cores; tilec converts float8 inputs to f16 and accumulates in full f32 "
-            "precision, so it takes only None or 0",
-            "leave it out",
+            f"tl.dot's max_num_imprecise_acc must be None or an int >= 0, got {limit!r}"
         )
+    if not (isinstance(a.dtype, Float8Type) and isinstance(b.dtype, Float8Type)):
+        return None
+    k = a.shape[-1] if a.shape else 0
+    if limit is not None and limit > k:
+        raise UserError(
+            f"tl.dot's max_num_imprecise_acc ({limit}) must be <= K ({k})",
+            "give at most the dot's K, or leave it out",
+        )
+    return IMPRECISE_ACC_DEFAULT if limit is None else limit

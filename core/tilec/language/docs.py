@@ -160,9 +160,9 @@ The bitwise or of the elements along `axis`; integers only.""",
 max_num_imprecise_acc=None, out_dtype=float32)
 
 The matrix product of [M, K] and [K, N] blocks ([B, M, K] and [B, K, N]: B dots), plus `acc`.
-float8 inputs (any two formats) become f16 first, exactly; the result dtype is Triton's.
-f32 inputs take `input_precision` "tf32" (truncated to 10 mantissa bits, as tensor cores read
-f32), "tf32x3", "ieee", "bf16x3" or "bf16x6" (bf16 parts); `max_num_imprecise_acc` None or 0.""",
+float8: exact (as f16) in f32, or on float8 tensor cores that sum `max_num_imprecise_acc` products
+(default all, as Triton) in reduced precision. f32 takes `input_precision` "tf32" (10 mantissa
+bits, as tensor cores read f32), "tf32x3", "ieee", "bf16x3" or "bf16x6"; Triton's result dtype.""",
     "dot_scaled": """dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, \
 fast_math=False, lhs_k_pack=True, rhs_k_pack=True, out_dtype=float32)
 

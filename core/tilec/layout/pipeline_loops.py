@@ -62,6 +62,7 @@ from __future__ import annotations
 import attrs
 
 from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
+from tilec.dialects.float8 import FpToFpOp
 from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr
 from tilec.dialects.gpu_matrix import OperandEncodingAttr, SwizzledSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
@@ -223,7 +224,11 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
 
 
 def _is_zero(value: Value) -> bool:
+    """Whether `value` is a constant zero: also a splat of one, or a float8 conversion of one
+    (the `other=0.0` of a float8 load, which no constant holds)."""
     op = getattr(value, "op", None)
+    if isinstance(op, SplatOp | FpToFpOp):
+        return _is_zero(op.operands[0])
     if not isinstance(op, ConstantOp):
         return False
     attr = op.value.value if isinstance(op.value, DenseAttr) else op.value

@@ -11,7 +11,11 @@ from __future__ import annotations
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import LoweringError
 from tilec_nvidia.arch import ARCH_SPECIFIC_FEATURES, ARCHS, FEATURE_SINCE
-from tilec_nvidia.tensor_core_instructions import TensorCoreInstruction, WarpGroupInstruction
+from tilec_nvidia.tensor_core_instructions import (
+    Float8WarpGroupInstruction,
+    TensorCoreInstruction,
+    WarpGroupInstruction,
+)
 
 MMA_V2 = (
     TensorCoreInstruction(version=2, shape=(16, 8, 16), operand="f16", accumulator="f32"),
@@ -22,12 +26,15 @@ MMA_V2 = (
 """mma.sync on sm_80 and later: m16n8k16 f16/bf16 and m16n8k8 tf32 (the `tl.dot`s of f32
 inputs with `input_precision` "tf32" or "tf32x3") into f32, m16n8k32 s8 into s32."""
 MMA_V3 = (
+    Float8WarpGroupInstruction(version=3, shape=(64, 8, 32), operand="f16", accumulator="f32"),
     WarpGroupInstruction(version=3, shape=(64, 8, 16), operand="f16", accumulator="f32"),
     WarpGroupInstruction(version=3, shape=(64, 8, 16), operand="bf16", accumulator="f32"),
     WarpGroupInstruction(version=3, shape=(64, 8, 8), operand="tf32", accumulator="f32"),
 )
-"""wgmma m64nNk16 (f16, bf16) and m64nNk8 (tf32: f32 inputs with `input_precision` "tf32"),
-N a multiple of 8 up to 256, with f32 accumulators (sm_90a). 3xTF32 stays on mma.sync."""
+"""wgmma m64nNk32 (e4m3/e5m2: the f16 operands of a `tl.dot` of float8 inputs, multiplied as
+the float8 values they convert), m64nNk16 (f16, bf16) and m64nNk8 (tf32: f32 inputs with
+`input_precision` "tf32"), N a multiple of 8 up to 256, with f32 accumulators (sm_90a). 3xTF32
+stays on mma.sync."""
 
 
 def features(arch: str) -> frozenset[str]:

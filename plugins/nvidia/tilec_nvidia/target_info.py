@@ -343,16 +343,20 @@ class NvidiaTargetInfo(TargetInfo):
         acc: Sequence[ir.Value],
         transpose_a: bool,
         transpose_b: bool,
+        b_dtype: str | None = None,
     ) -> list[ir.Value]:
         """Issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs: "f16" or "bf16" with
-        K = 16, "tf32" with K = 8, always K-major; f32 accumulators) on
+        K = 16, "tf32" with K = 8, "e4m3" or "e5m2" with K = 32, B's `b_dtype` where it differs
+        (e4m3 with e5m2); tf32 and float8 always K-major; f32 accumulators) on
         shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
         of A, mma.sync's A fragment) and B (K-major, or MN-major with
         `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
         `#gpu.mma` version 3 order); returns the accumulator registers."""
         from tilec_nvidia.wgmma import wgmma  # deferred: as mma above
 
-        return wgmma(builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b)
+        return wgmma(
+            builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b, b_dtype
+        )
 
     def wgmma_fence(
         self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()

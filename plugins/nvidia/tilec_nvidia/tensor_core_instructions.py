@@ -3,6 +3,7 @@
 - `TensorCoreInstruction`: mma.sync (`#gpu.mma` version 2, sm_80 and later), whose layouts are
   `#gpu.mma` and its `#gpu.dot_op`s, the warps placed as Triton's `warpsPerTileV2` does; a dot
   chained to another (attention's two) gets all its warps along M.
+- `Float8WarpGroupInstruction`: wgmma of float8 inputs (`m64nNk32`), before the others.
 - `WarpGroupInstruction`: wgmma (`#gpu.mma` version 3, sm_90a), which rewrites the dot into a
   `gpu.warp_group_dot` where its shape fits a warpgroup arrangement
   (`tilec_nvidia.wgmma_rewrite`), and leaves the others to the mma.sync instructions after it.
@@ -21,7 +22,7 @@ import attrs
 from tilec.layout.rules import MmaInstruction, warps_per_tile
 from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers the layouts' thread mappings)
 from tilec_nvidia.tensor_core_layouts import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
-from tilec_nvidia.wgmma_rewrite import accelerate_wgmma, wgmma_layout
+from tilec_nvidia.wgmma_rewrite import accelerate_wgmma, float8_sources, wgmma_layout
 
 
 @attrs.frozen
@@ -68,4 +69,20 @@ class WarpGroupInstruction(TensorCoreInstruction):
         return mma
 
 
-__all__ = ["TensorCoreInstruction", "WarpGroupInstruction"]
+@attrs.frozen
+class Float8WarpGroupInstruction(WarpGroupInstruction):
+    """wgmma of float8 inputs (`m64nNk32`, e4m3/e5m2 and mixed, f32 accumulators): a `tl.dot` of
+    float8 inputs holds them converted to f16 (its `operand` "f16"); this instruction computes it
+    where both are e4m3/e5m2 (`float8_sources`) and their 1-byte elements fit a warpgroup
+    arrangement, multiplying the float8 tensors themselves (stored K-major in shared memory)."""
+
+    def computes(self, op: Any, num_warps: int) -> bool:
+        return float8_sources(op) is not None and wgmma_layout(op, num_warps, 1) is not None
+
+    def rewrites_dot(self, op: Any, num_warps: int) -> Any:
+        mma = wgmma_layout(op, num_warps, 1)
+        accelerate_wgmma(op, mma, float8_sources(op))  # type: ignore[arg-type]
+        return mma
+
+
+__all__ = ["Float8WarpGroupInstruction", "TensorCoreInstruction", "WarpGroupInstruction"]

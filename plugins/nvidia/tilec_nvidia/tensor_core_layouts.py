@@ -48,8 +48,9 @@ from tilec.ir.types import i1
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
-WGMMA_K = (8, 16)
-"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32 or 16 f16/bf16 elements, 32 bytes."""
+WGMMA_K = (8, 16, 32)
+"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32, 16 f16/bf16 or 32 e4m3/e5m2
+elements, 32 bytes."""
 
 
 @register_attribute
@@ -76,8 +77,8 @@ class MmaEncodingAttr(LayoutEncodingAttr):
             shape = self.instr_shape
             if len(shape) != 3 or shape[0] != 16 or shape[2] not in WGMMA_K:
                 raise ValueError(
-                    f"'instrShape' must be [16, N, K] with K 8 (tf32) or 16 (f16, bf16) for "
-                    f"version 3, got {shape}"
+                    f"'instrShape' must be [16, N, K] with K 8 (tf32), 16 (f16, bf16) or 32 "
+                    f"(e4m3, e5m2) for version 3, got {shape}"
                 )
             if not 8 <= shape[1] <= 256 or shape[1] % 8:
                 raise ValueError(

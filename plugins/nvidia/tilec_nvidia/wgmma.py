@@ -2,9 +2,10 @@
 
 `wgmma.mma_async` has no LLVM 22 intrinsic: it is inline PTX, in the form the tensor-core note
 verified with ptxas (`m64nNk16`, f32 accumulators tied to the outputs, A and B as shared-memory
-matrix descriptors, scale-d as a predicate set from a register), and `m64nNk8.f32.tf32.tf32` for
+matrix descriptors, scale-d as a predicate set from a register), `m64nNk8.f32.tf32.tf32` for
 f32 operands, which has no transpose immediates (its operands are K-major) and reads the f32
-bits as tf32 (the tensor cores drop the 13 low mantissa bits). The wait is inline PTX too, with
+bits as tf32 (the tensor cores drop the 13 low mantissa bits), and `m64nNk32.f32.{e4m3,e5m2}.
+{e4m3,e5m2}` for float8 operands (any pair; K-major, no transpose immediates either). The wait is inline PTX too, with
 the accumulators threaded through it (as Triton's `warp_group_dot_wait`), so that LLVM cannot move
 a read of them above it; the fence and the commit are intrinsics. Every form is checked against
 `tilec_nvidia.capabilities` first: LLVM aborts the process on a wgmma for any arch but sm_90a.
@@ -20,7 +21,7 @@ from tilec.lowering.context import F32, I32, I64, LoweringError, call_intrinsic
 from tilec_nvidia.capabilities import require
 
 VOID = ir.VoidType()
-WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8}
+WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 """The instruction's K for each operand type (32 bytes of operands)."""
 WGMMA_DTYPES = tuple(WGMMA_K)
 
@@ -35,10 +36,15 @@ def wgmma(
     acc: Sequence[ir.Value],
     transpose_a: bool,
     transpose_b: bool,
+    b_dtype: str | None = None,
 ) -> list[ir.Value]:
+    """`b_dtype`: B's operand type where it differs from A's `dtype` (e4m3 with e5m2)."""
     require(arch, "wgmma", "wgmma.mma_async")
+    b_dtype = b_dtype or dtype
     if dtype not in WGMMA_K:
-        raise LoweringError(f"wgmma takes f16, bf16 or tf32 operands here, not {dtype}")
+        raise LoweringError(f"wgmma takes f16, bf16, tf32, e4m3 or e5m2 operands, not {dtype}")
+    if b_dtype != dtype and {dtype, b_dtype} != {"e4m3", "e5m2"}:
+        raise LoweringError(f"wgmma has no form for {dtype} with {b_dtype} operands")
     k = WGMMA_K[dtype]
     if not 8 <= n <= 256 or n % 8:
         raise LoweringError(f"wgmma m64nNk{k} needs N a multiple of 8 up to 256, got {n}")
@@ -60,7 +66,7 @@ def wgmma(
     text = (
         "{\n.reg .pred p;\n"
         f"setp.ne.b32 p, ${scale}, 0;\n"
-        f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} "
+        f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{b_dtype} "
         f"{{{outs}}}, {a_text}, ${b}, p, {immediates};\n}}"
     )
     a_constraints = ["r"] * 4 if registers else ["l"]

@@ -13,11 +13,15 @@
 - `gpu.warp_group_dot`: every warpgroup (4 consecutive warps) computes its 64-row slices of
   `#gpu.mma` version 3: per repetition of the warps' tile and per 32-byte K step, one
   `wgmma.mma_async.m64nNkK` on two shared-memory matrix descriptors (K 16 for f16/bf16, 8 for
-  f32 operands, which wgmma reads as tf32); an operand whose contiguous dimension is K is
-  K-major, else MN-major (the instruction's transpose bits, which exist for 16-bit types only:
-  tf32 operands must be K-major). The wgmmas of the op form
-  one group, after a `wgmma.fence`; the op then waits until at most `pendings` groups are in
-  flight, threading the accumulators through the wait.
+  f32 operands, which wgmma reads as tf32, 32 for e4m3/e5m2, A and B of either); an operand
+  whose contiguous dimension is K is K-major, else MN-major (the instruction's transpose bits,
+  which exist for 16-bit types only: tf32 and float8 operands must be K-major). The wgmmas of
+  the op form one group, after a `wgmma.fence`; the op then waits until at most `pendings`
+  groups are in flight, threading the accumulators through the wait. Float8 operands with a
+  `max_num_imprecise_acc` of at most K (Triton's `needsPartialAccumulator`) are summed apart:
+  per output tile, the wgmmas of each `max_num_imprecise_acc` products (whole K steps) go into
+  a fresh zero accumulator after a fence, are committed and waited for, and are added to the
+  accumulator in f32 (`_split_accumulation`).
 
 The descriptor (PTX ISA "matrix descriptor", the same encoding as CUTLASS's `GmmaDescriptor`):
 bits 0-13 the start address / 16, 16-29 the leading-dimension byte offset / 16, 32-45 the
@@ -30,12 +34,15 @@ unused (1).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.ir.types import TensorType, element_type
 from tilec.lowering.context import (
+    F32,
     I8,
     I32,
     I64,
@@ -56,8 +63,9 @@ from tilec_nvidia.wgmma_ops import FenceAsyncSharedOp, WarpGroupDotOp, WarpGroup
 from tilec_nvidia.wgmma_rewrite import WGMMA_K_BYTES
 
 SWIZZLE_MODE = {128: 1, 64: 2, 32: 3}
-WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32"}
+WGMMA_OPERANDS = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 """The wgmma operand type of each element type (f32 tensors are read as tf32)."""
+FLOAT8 = ("e4m3", "e5m2")
 WARPGROUP_WARPS = 4
 WARPGROUP_ROWS = 64
 
@@ -212,12 +220,13 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
             f"{location_prefix(op)}gpu.warp_group_dot {m_size}x{n_size}x{k_size} is not made of whole "
             f"m64n{instr_n}k{instr_k} instructions of {layout}"
         )
-    element = element_type(op.a.type)
-    dtype = WGMMA_OPERANDS.get(str(element))
-    if dtype is None or WGMMA_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
+    element, b_element = element_type(op.a.type), element_type(op.b.type)
+    dtype, b_dtype = WGMMA_OPERANDS.get(str(element)), WGMMA_OPERANDS.get(str(b_element))
+    mixed = b_element != element and not (dtype in FLOAT8 and b_dtype in FLOAT8)
+    if dtype is None or mixed or WGMMA_K_BYTES * 8 // element.width != instr_k:  # type: ignore[attr-defined]
         raise LoweringError(
-            f"{location_prefix(op)}gpu.warp_group_dot has no wgmma for {element_type(op.a.type)} operands "
-            f"with K = {instr_k} ({layout})"
+            f"{location_prefix(op)}gpu.warp_group_dot has no wgmma for {element} x {b_element} "
+            f"operands with K = {instr_k} ({layout})"
         )
     reps_m, reps_n = m_size // tile_m, n_size // tile_n
     regs = instr_n // 2
@@ -230,11 +239,13 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     b_operand = _operand(ctx, bv, 0, group_col)
     a_operand = None if a_registers else _operand(ctx, a, 1, group_row)  # type: ignore[arg-type]
     transpose = (a_operand is not None and not a_operand.k_major, not b_operand.k_major)
-    if dtype == "tf32" and (a_registers or any(transpose)):
+    if dtype not in ("f16", "bf16") and (a_registers or any(transpose)):
         raise LoweringError(
-            f"{location_prefix(op)}wgmma reads tf32 operands K-major from shared memory only (A and B "
-            f"stored with K contiguous; accelerate-matmul places them so)"
+            f"{location_prefix(op)}wgmma reads {dtype} operands K-major from shared memory only (A "
+            f"and B stored with K contiguous; accelerate-matmul places them so)"
         )
+    limit = _imprecise_limit(op, dtype, k_size)
+    operand_types = {"b_dtype": b_dtype} if dtype in FLOAT8 else {}
     reps_k = k_size // instr_k
     values = list(acc.values)
     if a_operand is None and n_size >= HOIST_A_MIN_N:
@@ -248,6 +259,19 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
         for rn in range(reps_n):
             at = (rm * reps_n + rn) * regs
             chunk = values[at : at + regs]
+            if limit is not None:  # float8 products summed apart, `limit` K at a time
+
+                def issue(k: int, part: list, row: int = rm * tile_m, col: int = rn * tile_n):
+                    desc_a = a_operand.descriptor(ctx, row, k)  # type: ignore[union-attr]
+                    desc_b = b_operand.descriptor(ctx, k, col)
+                    return ctx.target.wgmma(
+                        b, instr_n, dtype, desc_a, desc_b, part, *transpose, **operand_types
+                    )
+
+                values[at : at + regs] = _split_accumulation(
+                    ctx, chunk, limit, reps_k, instr_k, issue
+                )
+                continue
             for step in range(reps_k):
                 k = step * instr_k
                 if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
@@ -260,12 +284,53 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
                 else:
                     desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
                 desc_b = b_operand.descriptor(ctx, k, rn * tile_n)
-                chunk = ctx.target.wgmma(b, instr_n, dtype, desc_a, desc_b, chunk, *transpose)
+                chunk = ctx.target.wgmma(
+                    b, instr_n, dtype, desc_a, desc_b, chunk, *transpose, **operand_types
+                )
             values[at : at + regs] = chunk
     ctx.target.wgmma_commit(b)
     pendings = op.pendings.value  # type: ignore[attr-defined]
     values = ctx.target.wgmma_wait(b, values, pendings)
     ctx.set(op.result, LTensor(op.result.type, values))
+
+
+def _imprecise_limit(op: WarpGroupDotOp, dtype: str, k_size: int) -> int | None:
+    """`max_num_imprecise_acc` where the float8 products of `op` must be summed apart (Triton's
+    `needsPartialAccumulator`: float8 operands, f32 accumulators and a limit of at most K);
+    None where the tensor cores accumulate all of K onto the accumulator themselves."""
+    attr = op.attributes.get("max_num_imprecise_acc")
+    if attr is None or dtype not in FLOAT8 or str(element_type(op.acc.type)) != "f32":
+        return None
+    limit = attr.value  # type: ignore[attr-defined]
+    return limit if limit <= k_size else None
+
+
+def _split_accumulation(
+    ctx: LoweringContext,
+    acc: list[ir.Value],
+    limit: int,
+    reps_k: int,
+    instr_k: int,
+    issue: Callable[[int, list[ir.Value]], list[ir.Value]],
+) -> list[ir.Value]:
+    """Triton's split float8 accumulation: the wgmmas of K steps go into a fresh (zero)
+    accumulator until they have summed `limit` products along K (at least one step) or K ends;
+    then, once they are done (committed and waited for), it is added to `acc` in f32.
+    `issue(k, part)` issues the wgmma of K offset `k` onto `part`."""
+    b = ctx.builder
+    zeros = [ir.Constant(F32, 0.0)] * len(acc)
+    part, summed = None, 0
+    for step in range(reps_k):
+        if part is None:
+            ctx.target.wgmma_fence(b)  # the fresh accumulator's registers were just written
+        part = issue(step * instr_k, zeros if part is None else part)
+        summed += instr_k
+        if summed >= limit or step == reps_k - 1:
+            ctx.target.wgmma_commit(b)
+            part = ctx.target.wgmma_wait(b, part, 0)
+            acc = [b.fadd(x, y) for x, y in zip(acc, part, strict=True)]
+            part, summed = None, 0
+    return acc
 
 
 @lowers(WarpGroupDotWaitOp)

@@ -13,7 +13,8 @@ from typing import ClassVar
 
 from tilec.dialects.gpu import SharedEncodingAttr, layout_of
 from tilec.dialects.gpu_shared import AsyncDotOp, AsyncDotWaitOp, MatrixUnitOp
-from tilec.ir.core import VerifyError, register_op
+from tilec.ir.attributes import IntegerAttr
+from tilec.ir.core import VerifyError, attr_def, register_op
 from tilec.ir.types import TensorType
 from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr
 
@@ -47,10 +48,16 @@ class WarpGroupDotOp(AsyncDotOp):
     (`#gpu.nvmma_shared`; A may instead be in `#gpu.dot_op` registers), C and D in `#gpu.mma`
     version 3 registers. The op waits until at most `pendings` of the warpgroup's wgmma groups
     (this one included) are in flight: 0 makes it synchronous; with 1 (a pipelined loop) the
-    result registers are final only after a later `gpu.warp_group_dot_wait`."""
+    result registers are final only after a later `gpu.warp_group_dot_wait`.
+
+    A and B may be float8 (e4m3, e5m2, or one of each); then `max_num_imprecise_acc` (the
+    `tile.dot`'s, Triton's) says how many products along K the tensor cores may sum in their
+    reduced-precision accumulation before they are added to the f32 accumulator: where it is at
+    most K, the products are summed into a fresh accumulator that many at a time and added."""
 
     name = "gpu.warp_group_dot"
     wait_class: ClassVar[type[AsyncDotWaitOp]] = WarpGroupDotWaitOp
+    max_num_imprecise_acc = attr_def(IntegerAttr, optional=True)
 
     def verify_(self) -> None:
         a, b, acc = self.a.type, self.b.type, self.acc.type

@@ -6,16 +6,22 @@ computes a dot whose shape fits a warpgroup arrangement (`wgmma_layout`) and rew
 to `#gpu.nvmma_shared` (shared memory, which wgmma reads; `pipeline-loops` then fills it with
 cp.async) or, for an A computed in the loop (attention's p), to wgmma's register operand. Other
 dots fall back to mma.sync (`TensorCoreInstruction`, version 2).
+
+A `tl.dot` of float8 inputs holds f16 conversions of them (`tile.fp_to_fp`, exact) and its
+`max_num_imprecise_acc`; `Float8WarpGroupInstruction` rewrites it on the e4m3/e5m2 tensors
+themselves (`float8_sources`), both K-major in shared memory (B's ring stored transposed where
+B is row-major, as Triton's AccelerateMatmul places float8 operands), with `m64nNk32`.
 """
 
 from __future__ import annotations
 
+from tilec.dialects.float8 import FpToFpOp
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import DotOp, LoadOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
-from tilec.ir.types import TensorType, i32
+from tilec.ir.types import TensorType, element_type, i32
 from tilec.layout.accelerate_matmul import convert_before as _convert_before
 from tilec.layout.accelerate_matmul import element_bytes as _element_bytes
 from tilec.layout.assign_layouts import with_layout
@@ -30,16 +36,21 @@ from tilec_nvidia.wgmma_ops import WarpGroupDotOp
 WGMMA_MAX_N = 256
 
 
-def wgmma_layout(op: DotOp, num_warps: int) -> MmaEncodingAttr | None:
+def wgmma_layout(
+    op: DotOp, num_warps: int, element_bytes: int | None = None
+) -> MmaEncodingAttr | None:
     """The `#gpu.mma` version 3 layout of `op`'s result, or None where wgmma cannot compute it.
 
     Triton's `warpsPerTileV3`: 4 warps (a warpgroup) along M, doubled while M has more rows
     than they cover and warps are left; the rest along N. Each warp's instruction is
     `m64nNkK` with N = the columns per warp along N, halved while above 256, and K = 32 bytes of
     elements (16 f16/bf16, 8 tf32). The operands' swizzle must fit: A's K and each warpgroup's N
-    span at least 32 bytes (`_swizzle`; tf32 operands are K-major, so N is free there)."""
+    span at least 32 bytes (`_swizzle`; tf32 and float8 operands are K-major, so N is free
+    there). `element_bytes`: the operands' as wgmma reads them (1 for float8 inputs, which the
+    dot holds converted to f16); their own where None."""
     (m, k), n = op.a.type.shape, op.b.type.shape[1]  # type: ignore[attr-defined]
-    element_bytes = _element_bytes(op.a.type)  # type: ignore[arg-type]
+    if element_bytes is None:
+        element_bytes = _element_bytes(op.a.type)  # type: ignore[arg-type]
     instr_k = WGMMA_K_BYTES // element_bytes
     if num_warps % 4 or m < 64 or k % instr_k:
         return None
@@ -64,7 +75,7 @@ WGMMA_K_BYTES = 32
 
 def _k_major_only(element_bytes: int) -> bool:
     """Whether wgmma reads operands of this size only K-major: its transpose bits exist for
-    16-bit types alone (tf32 operands are stored with K contiguous)."""
+    16-bit types alone (tf32 and float8 operands are stored with K contiguous)."""
     return element_bytes != 2
 
 
@@ -153,11 +164,38 @@ def _outside_loops(op: Operation, value: Value) -> Operation:
     return at
 
 
-def accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
+FLOAT8_WGMMA = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+"""The float8 types wgmma multiplies, by their PTX names."""
+
+
+def float8_sources(op: DotOp) -> tuple[Value, Value] | None:
+    """The e4m3/e5m2 tensors whose exact f16 conversions `op` multiplies: a `tl.dot` of float8
+    inputs (its `max_num_imprecise_acc` marks it) accumulating in f32, each operand a
+    `tile.fp_to_fp` (under any `gpu.convert_layout`) of one; None otherwise."""
+    if "max_num_imprecise_acc" not in op.attributes or str(element_type(op.acc.type)) != "f32":
+        return None
+    sources = []
+    for value in (op.a, op.b):
+        producer = getattr(value, "op", None)
+        if isinstance(producer, ConvertLayoutOp):
+            producer = getattr(producer.source, "op", None)
+        if not isinstance(producer, FpToFpOp):
+            return None
+        if str(element_type(producer.source.type)) not in FLOAT8_WGMMA:
+            return None
+        sources.append(producer.source)
+    return sources[0], sources[1]
+
+
+def accelerate_wgmma(
+    op: DotOp, mma: MmaEncodingAttr, operands: tuple[Value, Value] | None = None
+) -> None:
     """`op` -> `gpu.warp_group_dot` (synchronous; `pipeline-loops` may make it asynchronous):
     A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
-    back for its uses."""
-    a, b, acc = op.a, op.b, op.acc
+    back for its uses. `operands`: the float8 tensors to multiply in place of `op`'s f16
+    conversions of them (`float8_sources`), whose `max_num_imprecise_acc` the new op keeps."""
+    a, b = operands if operands is not None else (op.a, op.b)
+    acc = op.acc
     if _computed_in_loop(op, a) and _element_bytes(a.type) == 2:  # type: ignore[arg-type]
         # attention's P: in registers, as wgmma can read A (16-bit fragments here)
         a_shared = _convert_before(op, a, DotOperandEncodingAttr(0, mma, 2))
@@ -166,10 +204,13 @@ def accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     b_shared = _to_shared(op, b, 0, mma.instr_n)
     acc_mma = _convert_before(op, acc, mma)
     old_type: TensorType = op.result.type  # type: ignore[assignment]
+    attributes = {"pendings": IntegerAttr(0, i32)}
+    if operands is not None:
+        attributes["max_num_imprecise_acc"] = op.attributes["max_num_imprecise_acc"]
     dot = WarpGroupDotOp(
         operands=[a_shared, b_shared, acc_mma],
         result_types=[with_layout(old_type, mma)],
-        attributes={"pendings": IntegerAttr(0, i32)},
+        attributes=attributes,
     )
     dot.location = op.location
     dot.results[0].name_hint = op.result.name_hint
@@ -178,12 +219,32 @@ def accelerate_wgmma(op: DotOp, mma: MmaEncodingAttr) -> None:
     back.location = op.location
     op.parent.insert_before(back, op)  # type: ignore[union-attr]
     op.result.replace_all_uses_with(back.results[0])
-    operands = [a, b]
+    read = [op.a, op.b]
     op.erase()
-    for value in operands:  # a tile.trans looked through by _to_shared
+    for value in read:  # a tile.trans looked through by _to_shared, float8's conversions
         producer = getattr(value, "op", None)
         if isinstance(producer, TransOp) and not value.has_uses():
             producer.erase()
+        elif operands is not None:
+            _erase_unused(value)
 
 
-__all__ = ["WGMMA_K_BYTES", "WGMMA_MAX_N", "accelerate_wgmma", "wgmma_layout"]
+def _erase_unused(value: Value) -> None:
+    """Erase the producer of `value` if nothing uses it any more (a `tile.trans`, float8's
+    `tile.fp_to_fp` and its `gpu.convert_layout` looked through), and so on up."""
+    producer = getattr(value, "op", None)
+    if not isinstance(producer, TransOp | FpToFpOp | ConvertLayoutOp) or value.has_uses():
+        return
+    source = producer.operands[0]
+    producer.erase()
+    _erase_unused(source)
+
+
+__all__ = [
+    "FLOAT8_WGMMA",
+    "WGMMA_K_BYTES",
+    "WGMMA_MAX_N",
+    "accelerate_wgmma",
+    "float8_sources",
+    "wgmma_layout",
+]

@@ -1,0 +1,221 @@
+"""float8 on Hopper's wgmma (sm_90a): a `tl.dot` of e4m3/e5m2 inputs (and mixed pairs) multiplies
+the float8 tensors themselves with `wgmma.mma_async.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`, both
+operands stored K-major in shared memory (B's ring stored transposed where B is row-major in
+memory), instead of converting them to f16; `max_num_imprecise_acc` (Triton's) splits the
+accumulation. Checked in gir and PTX, assembled by ptxas, and run on the CPU with the emulated
+wgmma (`wgmma_emulator`, which decodes the float8 bits and the descriptors itself) against
+NumPy."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+from cpu_emulator import compile_kernel, launch
+from gir_check import needs_ptxas
+from wgmma_emulator import KINDS, WgmmaHostTargetInfo, float8_values
+
+import tilec
+import tilec.language as tl
+from tilec.frontend.errors import CompilationError
+from tilec.ir.parser import parse_module
+from tilec.lowering import lower_module
+
+RNG = np.random.default_rng(89)
+PTX_TYPES = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
+
+
+@tilec.jit
+def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               IMPRECISE: tl.constexpr):  # fmt: skip
+    """C = A B (f32) of float8 A (M x K) and B (K x N), any strides: B K-major in memory
+    (`stride_bk` 1) as Triton's fp8 tutorial has it, or row-major."""
+    offs_m = (tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=IMPRECISE)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptr + offs_cm[:, None] * N + offs_cn[None, :], acc, mask=c_mask)
+
+
+def compile_fp8(a_type, b_type, blocks, warps, stages, b_k_major=True, imprecise=None,
+                target="sm_90a"):  # fmt: skip
+    signature = {"a_ptr": f"*{a_type}", "b_ptr": f"*{b_type}", "c_ptr": "*fp32", "M": "i32",
+                 "N": "i32", "K": "i32", "stride_am": "i32", "stride_ak": "i32",
+                 "stride_bk": "i32", "stride_bn": "i32"}  # fmt: skip
+    unit = ("stride_ak", "stride_bk") if b_k_major else ("stride_ak", "stride_bn")
+    divisible = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am",
+                 "stride_bn" if b_k_major else "stride_bk")  # fmt: skip
+    block_m, block_n, block_k = blocks
+    return tilec.compile(
+        fp8_matmul, signature,
+        dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, IMPRECISE=imprecise),
+        divisibility=divisible, equal_to_1=unit, backend="nvidia", target=target, num_warps=warps,
+        num_stages=stages,
+    )  # fmt: skip
+
+
+def float8_codes(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Random finite float8 codes of magnitude 2^-3 to 2^4 (no NaN, no infinity)."""
+    mantissa_bits, bias = (3, 7) if dtype == "fp8e4nv" else (2, 15)
+    sign = RNG.integers(0, 2, shape) << 7
+    exponent = RNG.integers(bias - 3, bias + 4, shape) << mantissa_bits
+    mantissa = RNG.integers(0, 1 << mantissa_bits, shape)
+    return (sign | exponent | mantissa).astype(np.uint8)
+
+
+def decoded(codes: np.ndarray, dtype: str) -> np.ndarray:
+    return float8_values(codes, KINDS[PTX_TYPES[dtype]])
+
+
+def run_on_emulator(kernel, a_type, b_type, m, n, k, blocks, b_k_major=True):
+    """The kernel's C for random float8 A and B, run with the emulated wgmma, and NumPy's."""
+    gir = kernel.asm["gir"]
+    assert "gpu.warp_group_dot" in gir
+    a, b = float8_codes((m, k), a_type), float8_codes((k, n), b_type)
+    b_memory = np.ascontiguousarray(b.T) if b_k_major else b
+    strides_b = (1, k) if b_k_major else (n, 1)
+    c = np.full(m * n, np.nan, np.float32)
+    module = parse_module(gir, "k.gir")
+    lowered = lower_module(module, WgmmaHostTargetInfo(), kernel.metadata["kernel"])
+    grid = (-(-m // blocks[0]), -(-n // blocks[1]))
+    args = [a.reshape(-1), b_memory.reshape(-1), c, m, n, k, k, 1, *strides_b]
+    launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params, args, grid,
+           lowered.num_warps * 32)  # fmt: skip
+    return c.reshape(m, n), decoded(a, a_type) @ decoded(b, b_type)
+
+
+CASES = [  # A, B, (BLOCK_M, BLOCK_N, BLOCK_K), warps, stages, (M, N, K), B K-major in memory
+    ("fp8e4nv", "fp8e4nv", (64, 64, 64), 4, 3, (64, 128, 208), True),  # 64-byte swizzles, K ragged
+    ("fp8e5", "fp8e5", (64, 64, 128), 4, 3, (128, 64, 256), True),  # 128-byte swizzles
+    ("fp8e4nv", "fp8e5", (128, 64, 32), 8, 2, (128, 64, 96), True),  # mixed; 32-byte, 2 groups
+    ("fp8e5", "fp8e4nv", (64, 128, 64), 4, 1, (64, 128, 64), True),  # unpipelined: the dot stores
+    ("fp8e4nv", "fp8e4nv", (64, 64, 64), 4, 3, (64, 64, 160), False),  # B row-major in memory
+]
+
+
+@pytest.mark.parametrize(("a_type", "b_type", "blocks", "warps", "stages", "sizes", "b_k_major"),
+                         CASES)  # fmt: skip
+def test_fp8_wgmma_matmul_on_the_emulator(a_type, b_type, blocks, warps, stages, sizes, b_k_major):
+    m, n, k = sizes
+    kernel = compile_fp8(a_type, b_type, blocks, warps, stages, b_k_major)
+    gir = kernel.asm["gir"]
+    assert re.search(r"instrShape = \[16, \d+, 32\]", gir)
+    assert "tile.fp_to_fp %a" not in gir and "tile.fp_to_fp %b" not in gir
+    c, expected = run_on_emulator(kernel, a_type, b_type, m, n, k, blocks, b_k_major)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("imprecise", [32, 64, 128])
+def test_max_num_imprecise_acc_on_the_emulator(imprecise):
+    """A split accumulation (a fresh accumulator every `imprecise` products, added in f32)
+    computes the same matmul: no partial sum is lost or counted twice."""
+    blocks = (64, 64, 128)
+    kernel = compile_fp8("fp8e4nv", "fp8e5", blocks, 4, 3, imprecise=imprecise)
+    c, expected = run_on_emulator(kernel, "fp8e4nv", "fp8e5", 64, 64, 320, blocks)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-3)
+
+
+def _wgmmas(ptx: str) -> list[str]:
+    return re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m64n\d+k\d+\.f32\.\w+\.\w+)", ptx)
+
+
+@pytest.mark.parametrize(("a_type", "b_type"), [("fp8e4nv", "fp8e4nv"), ("fp8e5", "fp8e5"),
+                                                ("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv")])  # fmt: skip
+def test_fp8_gir_and_ptx(a_type, b_type):
+    """The float8 tensors go to shared memory as they are (1-byte rings filled by 16-byte
+    cp.async), no f16 conversion is left, and each K step of 32 is one m64nNk32 wgmma of the
+    operands' types; ptxas assembles it without spills."""
+    kernel = compile_fp8(a_type, b_type, (128, 128, 64), 4, 3)
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    a_ir, b_ir = ({"fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2"}[t] for t in (a_type, b_type))
+    assert "instrShape = [16, 128, 32]" in gir
+    assert f"!gpu.memdesc<3x128x64x{a_ir}, #shared>" in gir
+    assert f"!gpu.memdesc<3x64x128x{b_ir}, #shared1>" in gir
+    assert "#shared1 = #gpu.nvmma_shared<{swizzle = 64, transposed = true}>" in gir
+    assert "xf16" not in gir
+    assert "max_num_imprecise_acc = 1073741824 : i32" in gir
+    assert "cp.async.cg.shared.global" in ptx and "cvt.rn.f16x2.e4m3x2" not in ptx
+    pair = f"{PTX_TYPES[a_type]}.{PTX_TYPES[b_type]}"
+    # 2 M repetitions x 2 K steps each iteration (prologue has none: 3 stages pipelined)
+    assert _wgmmas(ptx) == [f"m64n128k32.f32.{pair}"] * 4
+    needs_ptxas()
+    result = _ptxas(ptx)
+    assert "0 bytes spill stores" in result
+
+
+def _ptxas(ptx: str) -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        source = f"{folder}/k.ptx"
+        with open(source, "w") as f:
+            f.write(ptx)
+        done = subprocess.run(
+            ["ptxas", "-arch=sm_90a", "-v", source, "-o", f"{folder}/k.cubin"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    return done.stderr
+
+
+def test_max_num_imprecise_acc_in_ptx():
+    """With `max_num_imprecise_acc` 32 of a K = 128 block, each 32-product wgmma goes into a
+    fresh accumulator, waited for and added in f32 (4 groups a tile); with the default (2^30,
+    Triton's on sm_90) or a limit above the block's K, the tensor cores accumulate all of K."""
+    split = compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 128), 4, 3, imprecise=32).asm["ptx"]
+    whole = compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 128), 4, 3).asm["ptx"]
+    assert len(_wgmmas(split)) == len(_wgmmas(whole)) == 4
+    waits = "wgmma.wait_group.sync.aligned 0;"
+    assert split.count(waits) == whole.count(waits) + 4
+    assert split.count("add.rn.f32") == whole.count("add.rn.f32") + 4 * 32
+    needs_ptxas()
+    _ptxas(split)
+
+
+def test_user_f16_conversions_stay_f16():
+    """`tl.dot` of f16 tensors the user converted from float8 is an f16 dot (Triton's: exact
+    f32 accumulation), not a float8 one."""
+
+    @tilec.jit
+    def converted(a_ptr, b_ptr, c_ptr):
+        r = tl.arange(0, 64)
+        a = tl.load(a_ptr + r[:, None] * 64 + r[None, :]).to(tl.float16)
+        b = tl.load(b_ptr + r[:, None] + r[None, :] * 64).to(tl.float16)
+        tl.store(c_ptr + r[:, None] * 64 + r[None, :], tl.dot(a, b))
+
+    signature = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32"}
+    kernel = tilec.compile(converted, signature, {}, backend="nvidia", target="sm_90a")
+    assert "m64n64k16.f32.f16.f16" in kernel.asm["ptx"]
+    assert "k32.f32.e4m3" not in kernel.asm["ptx"]
+
+
+def test_fp8_on_sm80_converts_to_f16():
+    """Without wgmma (sm_80) the float8 dot computes on the f16 tensor cores as before."""
+    ptx = compile_fp8("fp8e4nv", "fp8e5", (64, 64, 64), 4, 3, target="sm_80").asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert "e4m3.e5m2" not in ptx
+
+
+def test_fp8_short_k_falls_back_to_f16_wgmma():
+    """A K block of 16 float8 elements is less than one k32 wgmma: f16 wgmma as before."""
+    ptx = compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 16), 4, 3).asm["ptx"]
+    assert "k16.f32.f16.f16" in ptx and "k32" not in ptx
+
+
+def test_max_num_imprecise_acc_above_k_is_an_error():
+    with pytest.raises(
+        CompilationError, match=r"max_num_imprecise_acc \(128\) must be <= K \(64\)"
+    ):
+        compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 64), 4, 3, imprecise=128)
