@@ -249,7 +249,7 @@ def test_a_compiled_kernels_launch_errors_are_raised_as_a_launchs_are(monkeypatc
     assert isinstance(error, tilec.ArgumentValueError)
     assert error.call_site == f"{__file__}:{line}"
     inside = [os.path.basename(f) for f in internal_frames(error)]
-    assert inside == (["entry.py", "compiler.py"] if debug else ["entry.py"]), inside
+    assert inside == (["entry.py", "compiler.py", "compiler.py"] if debug else ["entry.py"]), inside
     error = raised(lambda: compiled[(1,)](x, "y", out, 8, 8))  # found by the interp driver
     assert isinstance(error, tilec.LaunchArgumentError) and error.call_site is not None
     assert "argument 'y_ptr' of add_kernel" in str(error)

@@ -211,7 +211,7 @@ class CompiledKernel(TritonKernelAPI):
                     f"got {value!r}: compile it again (kernel.warmup) for another value"
                 )
         runtime = [self._element(bound, name) for name in self.signature]
-        self.backend.driver.run(self, grid, runtime, stream)
+        self._launch(grid, runtime, stream)
 
     def _element(self, bound: dict[str, Any], name: str) -> Any:
         """Argument `name` (an element `p.0` of a tuple argument `p`) of a launch."""

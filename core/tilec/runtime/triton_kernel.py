@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilec.errors import ArgumentValueError
+from tilec.errors import ArgumentValueError, FreedArrayError
+from tilec.runtime.specialization import spec_token
 
 
 class TritonKernelAPI:
@@ -78,3 +79,19 @@ class TritonKernelAPI:
         self.launch_all((grid_x, grid_y, grid_z), args, stream)
         if launch_exit_hook is not None:
             launch_exit_hook(launch_metadata)
+
+    def _launch(self, grid: tuple[int, ...], runtime: list[Any], stream: Any) -> None:
+        """Launch with the runtime arguments through the driver's runner for their kinds
+        (types, dtypes, devices, alignment: `spec_token`), made once per kind, as a launch of
+        the kernel makes it (`driver.make_runner`); an argument with no kind (unhashable, a freed
+        array) takes the driver's general path, which reports it."""
+        try:
+            key = tuple(map(spec_token, runtime))
+            runners = self.runtime.setdefault("runners", {})
+            runner = runners.get(key)
+        except (TypeError, FreedArrayError):
+            self.backend.driver.run(self, grid, runtime, stream)
+            return
+        if runner is None:
+            runner = runners[key] = self.backend.driver.make_runner(self, runtime)
+        runner(grid, runtime, stream)
