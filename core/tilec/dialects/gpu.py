@@ -18,14 +18,14 @@ TritonGPU dialect:
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
 from tilec.ir.attributes import ArrayAttr, Attribute, DialectAttr, IntegerAttr, register_attribute
 from tilec.ir.core import Operation, VerifyError, operand_def, register_op, result_def
 from tilec.ir.traits import TENSOR, Pure
-from tilec.ir.types import TensorType
+from tilec.ir.types import TensorType, i1
 
 
 def ints_parameter(name: str, value: Attribute | None) -> tuple[int, ...]:
@@ -59,11 +59,72 @@ def is_power_of_two(v: int) -> bool:
     return v > 0 and not v & (v - 1)
 
 
-# The short names this module and the core's other layouts use.
-_ints, _array, _power_of_two = ints_parameter, int_array, is_power_of_two
+def int_parameter(name: str, value: Attribute) -> int:
+    """The integer of layout parameter `name`; a `ValueError` if it is not one."""
+    if not isinstance(value, IntegerAttr):
+        raise ValueError(f"'{name}' must be an integer")
+    return value.value
 
 
-class LayoutEncodingAttr(DialectAttr):
+def bool_parameter(name: str, value: Attribute) -> bool:
+    """The flag of layout parameter `name` (`true` or `false`); a `ValueError` otherwise."""
+    if not isinstance(value, IntegerAttr) or value.type != i1:
+        raise ValueError(f"'{name}' must be true or false")
+    return bool(value.value)
+
+
+_PARAMETER_KINDS = {  # kind -> (write the field's value, read the parsed attribute)
+    "int": (IntegerAttr, int_parameter),
+    "ints": (int_array, ints_parameter),
+    "bool": (lambda flag: IntegerAttr(int(flag), i1), bool_parameter),
+}
+_PARAMETER = "tilec.parameter"  # the attrs metadata key of a declared parameter
+
+
+def parameter(key: str, kind: str = "int", **field: Any) -> Any:
+    """An attrs field of an `EncodingAttr` that is its parameter `key` in the textual IR: `kind`
+    `"int"` (`4`), `"ints"` (an array, `[4, 1]`, held as a tuple) or `"bool"` (`true`); `field`
+    as `attrs.field`'s (`default=`). `parameters()` and `from_parameters()` follow from the
+    declared fields, in their order:
+    `warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")`."""
+    if kind not in _PARAMETER_KINDS:
+        raise ValueError(f"parameter kind must be one of {', '.join(_PARAMETER_KINDS)}: {kind!r}")
+    if kind == "ints":
+        field.setdefault("converter", tuple)
+    return attrs.field(metadata={_PARAMETER: (key, kind)}, **field)
+
+
+class EncodingAttr(DialectAttr):
+    """A tensor encoding (a register layout or a shared-memory one) whose parameters are its
+    attrs fields declared with `parameter()`: it prints and parses them from the declaration.
+    A subclass whose parameters are not such (a parent layout) defines `parameters()` and
+    `from_parameters()` itself."""
+
+    @classmethod
+    def _declared(cls) -> list[tuple[str, str, str]]:
+        """(field name, key, kind) of every declared parameter, in field order."""
+        return [
+            (f.name, *f.metadata[_PARAMETER])
+            for f in attrs.fields(cls)  # type: ignore[arg-type]
+            if _PARAMETER in f.metadata
+        ]
+
+    def parameters(self) -> dict[str, Attribute]:
+        return {
+            key: _PARAMETER_KINDS[kind][0](getattr(self, name))
+            for name, key, kind in self._declared()
+        }
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Attribute]) -> Any:
+        declared = cls._declared()
+        check_parameter_keys(params, tuple(key for _, key, _ in declared))
+        return cls(
+            **{name: _PARAMETER_KINDS[kind][1](key, params[key]) for name, key, kind in declared}
+        )
+
+
+class LayoutEncodingAttr(EncodingAttr):
     """A register layout: a tensor encoding with a `rank`, `num_warps` and `lanes`, whose
     thread -> element mapping `tilec.layout.mapping.thread_mapping` knows."""
 
@@ -93,10 +154,10 @@ class BlockedEncodingAttr(LayoutEncodingAttr):
     name: ClassVar[str] = "gpu.blocked"
     alias_prefix: ClassVar[str] = "blocked"
 
-    size_per_thread: tuple[int, ...] = attrs.field(converter=tuple)
-    threads_per_warp: tuple[int, ...] = attrs.field(converter=tuple)
-    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
-    order: tuple[int, ...] = attrs.field(converter=tuple)
+    size_per_thread: tuple[int, ...] = parameter("sizePerThread", "ints")
+    threads_per_warp: tuple[int, ...] = parameter("threadsPerWarp", "ints")
+    warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+    order: tuple[int, ...] = parameter("order", "ints")
 
     def __attrs_post_init__(self) -> None:
         rank = len(self.order)
@@ -108,7 +169,7 @@ class BlockedEncodingAttr(LayoutEncodingAttr):
         for key, values in fields.items():
             if len(values) != rank:
                 raise ValueError(f"'{key}' has {len(values)} entries but 'order' has {rank}")
-            if not all(_power_of_two(v) for v in values):
+            if not all(is_power_of_two(v) for v in values):
                 raise ValueError(f"'{key}' entries must be powers of two, got {list(values)}")
         if sorted(self.order) != list(range(rank)):
             raise ValueError(f"'order' must be a permutation of 0..{rank - 1}, got {self.order}")
@@ -139,20 +200,6 @@ class BlockedEncodingAttr(LayoutEncodingAttr):
                 self.size_per_thread, self.threads_per_warp, self.warps_per_cta, strict=True
             )
         )
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "sizePerThread": _array(self.size_per_thread),
-            "threadsPerWarp": _array(self.threads_per_warp),
-            "warpsPerCTA": _array(self.warps_per_cta),
-            "order": _array(self.order),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> BlockedEncodingAttr:
-        expected = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
-        check_parameter_keys(params, expected)
-        return cls(*(_ints(k, params[k]) for k in expected))
 
 
 @register_attribute
@@ -203,7 +250,7 @@ class SliceEncodingAttr(LayoutEncodingAttr):
 LAYOUTS = (BlockedEncodingAttr, SliceEncodingAttr)
 
 
-class SharedEncodingAttr(DialectAttr):
+class SharedEncodingAttr(EncodingAttr):
     """A tensor encoding that places the tensor in shared memory, not in registers (the result
     of a `gpu.convert_layout` or `gpu.local_load`, read by an instruction from there)."""
 

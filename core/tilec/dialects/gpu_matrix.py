@@ -21,16 +21,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from tilec.dialects.gpu import LayoutEncodingAttr, SharedEncodingAttr, check_parameter_keys
+from tilec.dialects.gpu import (
+    LayoutEncodingAttr,
+    SharedEncodingAttr,
+    check_parameter_keys,
+    int_parameter,
+    parameter,
+)
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
-from tilec.ir.types import i1
-
-
-def int_parameter(name: str, value: Attribute) -> int:
-    """The integer of layout parameter `name`; a `ValueError` if it is not one."""
-    if not isinstance(value, IntegerAttr):
-        raise ValueError(f"'{name}' must be an integer")
-    return value.value
 
 
 @attrs.frozen(repr=False)
@@ -100,18 +98,7 @@ class SwizzledSharedEncodingAttr(SharedEncodingAttr):
     name: ClassVar[str] = "gpu.swizzled_shared"
     alias_prefix: ClassVar[str] = "swizzled"
 
-    transposed: bool = False
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {"transposed": IntegerAttr(int(self.transposed), i1)}
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> SwizzledSharedEncodingAttr:
-        check_parameter_keys(params, ("transposed",))
-        transposed = params["transposed"]
-        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
-            raise ValueError("'transposed' must be true or false")
-        return cls(bool(transposed.value))
+    transposed: bool = parameter("transposed", "bool", default=False)
 
 
 __all__ = ["OperandEncodingAttr", "SwizzledSharedEncodingAttr", "int_parameter"]

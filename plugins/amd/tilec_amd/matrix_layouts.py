@@ -28,16 +28,9 @@ from typing import ClassVar
 
 import attrs
 
-from tilec.dialects.gpu import (
-    LayoutEncodingAttr,
-    check_parameter_keys,
-    int_array,
-    ints_parameter,
-    is_power_of_two,
-)
-from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
-from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
-from tilec.ir.types import i1
+from tilec.dialects.gpu import LayoutEncodingAttr, is_power_of_two, parameter
+from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.ir.attributes import register_attribute
 
 MFMA_LANES = 64
 """MFMA is a wave64 instruction (CDNA)."""
@@ -86,10 +79,10 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
     name: ClassVar[str] = "gpu.amd_mfma"
     alias_prefix: ClassVar[str] = "mfma"
 
-    version: int
-    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
-    instr_shape: tuple[int, ...] = attrs.field(converter=tuple, default=(32, 32))
-    is_transposed: bool = False
+    version: int = parameter("version")
+    warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+    instr_shape: tuple[int, ...] = parameter("instrShape", "ints", default=(32, 32))
+    is_transposed: bool = parameter("isTransposed", "bool", default=False)
 
     def __attrs_post_init__(self) -> None:
         if self.version not in (2, 3, 4):
@@ -114,27 +107,6 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
     def k_groups(self) -> int:
         return MFMA_LANES // self.instr_shape[0]
 
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "version": IntegerAttr(self.version),
-            "warpsPerCTA": int_array(self.warps_per_cta),
-            "instrShape": int_array(self.instr_shape),
-            "isTransposed": IntegerAttr(int(self.is_transposed), i1),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> AmdMfmaEncodingAttr:
-        check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape", "isTransposed"))
-        transposed = params["isTransposed"]
-        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
-            raise ValueError("'isTransposed' must be true or false")
-        return cls(
-            int_parameter("version", params["version"]),
-            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
-            ints_parameter("instrShape", params["instrShape"]),
-            bool(transposed.value),
-        )
-
 
 @register_attribute
 @attrs.frozen(repr=False)
@@ -144,8 +116,8 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
     name: ClassVar[str] = "gpu.amd_wmma"
     alias_prefix: ClassVar[str] = "wmma"
 
-    version: int
-    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
+    version: int = parameter("version")
+    warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
 
     def __attrs_post_init__(self) -> None:
         if self.version not in (1, 2):
@@ -163,17 +135,6 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
     @property
     def k_groups(self) -> int:
         return 1 if self.version == 1 else 2
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {"version": IntegerAttr(self.version), "warpsPerCTA": int_array(self.warps_per_cta)}
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> AmdWmmaEncodingAttr:
-        check_parameter_keys(params, ("version", "warpsPerCTA"))
-        return cls(
-            int_parameter("version", params["version"]),
-            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
-        )
 
 
 @register_attribute

@@ -37,20 +37,16 @@ import attrs
 from tilec.dialects.gpu import (
     LayoutEncodingAttr,
     SharedEncodingAttr,
-    check_parameter_keys,
-    int_array,
-    ints_parameter,
     is_power_of_two,
+    parameter,
 )
-from tilec.dialects.gpu_matrix import OperandEncodingAttr, int_parameter
-from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
-from tilec.ir.types import i1
+from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.ir.attributes import register_attribute
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
-WGMMA_K = (8, 16, 32)
-"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32, 16 f16/bf16 or 32 e4m3/e5m2
-elements, 32 bytes."""
+WGMMA_K = (8, 16)
+"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32 or 16 f16/bf16 elements, 32 bytes."""
 
 
 @register_attribute
@@ -62,9 +58,9 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     alias_prefix: ClassVar[str] = "mma"
     keeps_loop_values: ClassVar[bool] = True
 
-    version: int
-    warps_per_cta: tuple[int, ...] = attrs.field(converter=tuple)
-    instr_shape: tuple[int, ...] = attrs.field(converter=tuple, default=(16, 8))
+    version: int = parameter("version")
+    warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+    instr_shape: tuple[int, ...] = parameter("instrShape", "ints", default=(16, 8))
 
     def __attrs_post_init__(self) -> None:
         if self.version not in (2, 3):
@@ -77,8 +73,8 @@ class MmaEncodingAttr(LayoutEncodingAttr):
             shape = self.instr_shape
             if len(shape) != 3 or shape[0] != 16 or shape[2] not in WGMMA_K:
                 raise ValueError(
-                    f"'instrShape' must be [16, N, K] with K 8 (tf32), 16 (f16, bf16) or 32 "
-                    f"(e4m3, e5m2) for version 3, got {shape}"
+                    f"'instrShape' must be [16, N, K] with K 8 (tf32) or 16 (f16, bf16) for "
+                    f"version 3, got {shape}"
                 )
             if not 8 <= shape[1] <= 256 or shape[1] % 8:
                 raise ValueError(
@@ -113,22 +109,6 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     def instr_n(self) -> int:
         """The N of one instruction (one warp's columns)."""
         return self.instr_shape[1]
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "version": IntegerAttr(self.version),
-            "warpsPerCTA": int_array(self.warps_per_cta),
-            "instrShape": int_array(self.instr_shape),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> MmaEncodingAttr:
-        check_parameter_keys(params, ("version", "warpsPerCTA", "instrShape"))
-        return cls(
-            int_parameter("version", params["version"]),
-            ints_parameter("warpsPerCTA", params["warpsPerCTA"]),
-            ints_parameter("instrShape", params["instrShape"]),
-        )
 
 
 @register_attribute
@@ -171,26 +151,12 @@ class NvmmaSharedEncodingAttr(SharedEncodingAttr):
     name: ClassVar[str] = "gpu.nvmma_shared"
     alias_prefix: ClassVar[str] = "shared"
 
-    swizzle: int
-    transposed: bool = False
+    swizzle: int = parameter("swizzle")
+    transposed: bool = parameter("transposed", "bool", default=False)
 
     def __attrs_post_init__(self) -> None:
         if self.swizzle not in SWIZZLE_BYTES:
             raise ValueError(f"'swizzle' must be 32, 64 or 128 (bytes), got {self.swizzle}")
-
-    def parameters(self) -> dict[str, Attribute]:
-        return {
-            "swizzle": IntegerAttr(self.swizzle),
-            "transposed": IntegerAttr(int(self.transposed), i1),
-        }
-
-    @classmethod
-    def from_parameters(cls, params: dict[str, Attribute]) -> NvmmaSharedEncodingAttr:
-        check_parameter_keys(params, ("swizzle", "transposed"))
-        transposed = params["transposed"]
-        if not isinstance(transposed, IntegerAttr) or transposed.type != i1:
-            raise ValueError("'transposed' must be true or false")
-        return cls(int_parameter("swizzle", params["swizzle"]), bool(transposed.value))
 
 
 __all__ = [
