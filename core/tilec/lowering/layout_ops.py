@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import (
@@ -36,7 +37,12 @@ from tilec.layout.mapping import thread_mapping
 from tilec.layout.mapping_types import ThreadMapping
 from tilec.lowering.context import I8, I32, LoweringContext, LTensor, lowers, memory_type
 from tilec.lowering.matrix_units import CONVERSIONS, registered
-from tilec.lowering.memory import byte_size
+from tilec.lowering.memory import (
+    MAX_VECTOR_BYTES,
+    byte_size,
+    pack_access,
+    unpack_access,
+)
 
 
 @lowers(SplatOp)
@@ -244,14 +250,64 @@ def _through_shared(
 
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
     ctx.target.barrier(b)
-    for coords, value in zip(ctx.element_coords(source.mapping), source.values, strict=True):
-        b.store(b.zext(value, I8) if is_bool else value, address(coords, src_strides))
+    width = scratch_vector_width(source.mapping, src_strides, nbytes)
+    access = ir.VectorType(mem_type, width) if width > 1 else mem_type
+    starts = _group_starts(ctx, source.mapping, width)
+    for index, coords in zip(range(0, len(source.values), width), starts, strict=True):
+        data = pack_access(b, source.values[index : index + width], access, is_bool)
+        b.store(data, address(coords, src_strides), align=width * nbytes)
     ctx.target.barrier(b)
+    result_mapping = LTensor(result_type, []).mapping
+    width = scratch_vector_width(result_mapping, weights, nbytes)
+    access = ir.VectorType(mem_type, width) if width > 1 else mem_type
     values = []
-    for coords in ctx.element_coords(LTensor(result_type, []).mapping):
-        loaded = b.load(address(coords, weights), typ=mem_type)
-        values.append(b.trunc(loaded, ir.IntType(1)) if is_bool else loaded)
+    for coords in _group_starts(ctx, result_mapping, width):
+        loaded = b.load(address(coords, weights), typ=access, align=width * nbytes)
+        for element in unpack_access(b, loaded, width):
+            values.append(b.trunc(element, ir.IntType(1)) if is_bool else element)
     return values
 
 
-__all__ = ["register_picks"]
+def _group_starts(ctx: LoweringContext, mapping: ThreadMapping, width: int):
+    """The coordinates of every `width`-th register (the first of each vector access)."""
+    if width == 1:
+        return ctx.element_coords(mapping)
+    return ctx.element_coords(attrs.evolve(mapping, registers=mapping.registers[::width]))
+
+
+def scratch_vector_width(mapping: ThreadMapping, factors: tuple[int, ...], nbytes: int) -> int:
+    """The widest power of two `k` (at most 16 bytes) such that each thread's registers, in
+    groups of `k`, hold elements at `k` consecutive, `k`-aligned linear indices
+    (`sum(coord * factor)`): each group is then one vector access of the scratch buffer."""
+    dim = mapping.contiguous_dim
+    if dim is None or factors[dim] != 1:
+        return 1
+    width = min(MAX_VECTOR_BYTES // nbytes, mapping.num_registers)
+    while width > 1:
+        if _groups_aligned(mapping, factors, dim, width):
+            return width
+        width //= 2
+    return 1
+
+
+def _groups_aligned(mapping: ThreadMapping, factors: tuple[int, ...], dim: int, width: int) -> bool:
+    d = mapping.dims[dim]
+    if mapping.num_registers % width or mapping.shape[dim] % width:
+        return False
+    if any(f % width for i, f in enumerate(factors) if i != dim):
+        return False
+    if (d.lane_count > 1 and d.lane_scale % width) or (d.warp_count > 1 and d.warp_scale % width):
+        return False
+    registers = mapping.registers
+    for start in range(0, len(registers), width):
+        first = registers[start]
+        if first[dim] % width:
+            return False
+        for step in range(1, width):
+            expected = tuple(o + step if i == dim else o for i, o in enumerate(first))
+            if registers[start + step] != expected:
+                return False
+    return True
+
+
+__all__ = ["register_picks", "scratch_vector_width"]

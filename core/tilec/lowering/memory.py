@@ -150,7 +150,7 @@ def _load(ctx: LoweringContext, op: LoadOp) -> None:
     for start in range(0, len(ptrs), vec):
         fallback = ir.Constant(access_type, None)
         if others is not None:
-            fallback = _pack(b, others[start : start + vec], access_type, is_bool)
+            fallback = pack_access(b, others[start : start + vec], access_type, is_bool)
 
         def load(address: ir.Value = ptrs[start]) -> ir.Value:
             if hints is not None:
@@ -158,7 +158,7 @@ def _load(ctx: LoweringContext, op: LoadOp) -> None:
             return b.load(address, typ=access_type, align=vec * elem_bytes)
 
         loaded = _masked(ctx, None if masks is None else masks[start], load, fallback)
-        for element in _unpack(b, loaded, vec):
+        for element in unpack_access(b, loaded, vec):
             values.append(
                 b.icmp_unsigned("!=", element, ir.Constant(I8, 0)) if is_bool else element
             )
@@ -188,7 +188,7 @@ def _store(ctx: LoweringContext, op: StoreOp) -> None:
         if owners is not None:
             owner = owners[start]
             condition = owner if condition is None else b.and_(condition, owner)
-        vector = _pack(b, values[start : start + vec], access_type, is_bool)
+        vector = pack_access(b, values[start : start + vec], access_type, is_bool)
 
         def store(address: ir.Value = ptrs[start], data: ir.Value = vector) -> None:
             if hints is not None:
@@ -205,7 +205,7 @@ def _prepared_hints(ctx: LoweringContext, op: LoadOp | StoreOp, store: bool) -> 
     return None if hints is None else ctx.target.prepare_memory_hints(ctx.builder, hints)
 
 
-def _pack(
+def pack_access(
     b: ir.IRBuilder, elements: list[ir.Value], access_type: ir.Type, is_bool: bool
 ) -> ir.Value:
     """The registers `elements` as one access of `access_type` (a vector, or the scalar)."""
@@ -219,7 +219,8 @@ def _pack(
     return vector
 
 
-def _unpack(b: ir.IRBuilder, value: ir.Value, vec: int) -> list[ir.Value]:
+def unpack_access(b: ir.IRBuilder, value: ir.Value, vec: int) -> list[ir.Value]:
+    """The `vec` registers of one access (`pack_access`'s inverse, without the i1 part)."""
     if vec == 1:
         return [value]
     return [b.extract_element(value, ir.Constant(I32, i)) for i in range(vec)]
@@ -240,4 +241,4 @@ def byte_size(t: ir.Type) -> int:
     return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(t)]
 
 
-__all__ = ["byte_size", "vector_width"]
+__all__ = ["byte_size", "pack_access", "unpack_access", "vector_width"]
