@@ -84,11 +84,11 @@ class NvidiaBackend(GpuBackend):
         )
 
     def add_stages(self, stages: dict[str, Any], options: NvidiaOptions) -> None:
-        from tilec_nvidia.codegen import find_ptxas
+        from tilec_nvidia.codegen import look_for_ptxas_early
 
+        look_for_ptxas_early()  # the cubin stage waits for it; without a ptxas it gives None
         stages["ptx"] = lambda src, metadata: self._make_ptx(src, metadata, options)
-        if find_ptxas() is not None:
-            stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
+        stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
 
     def _make_ptx(self, llvm_ir: str, metadata: dict[str, Any], options: NvidiaOptions) -> str:
         from tilec_nvidia.codegen import llir_to_ptx
@@ -97,7 +97,7 @@ class NvidiaBackend(GpuBackend):
 
     def _make_cubin(self, ptx: str, metadata: dict[str, Any]) -> bytes | None:
         """The cubin, or None (no `cubin` stage: the driver JIT-compiles the PTX at load) where
-        this ptxas cannot assemble for the arch (CUDA 13 dropped sm_70)."""
+        there is no ptxas or it cannot assemble for the arch (CUDA 13 dropped sm_70)."""
         from tilec_nvidia.codegen import ptx_to_cubin
 
         return ptx_to_cubin(ptx, metadata["target"])

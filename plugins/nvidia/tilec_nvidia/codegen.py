@@ -7,12 +7,14 @@ comes from there, never from the caller.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import os
 import re
 import shutil
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -130,6 +132,36 @@ def find_ptxas() -> str | None:
     return next((path for path in candidates if os.access(path, os.X_OK)), None)
 
 
+_lookup: threading.Thread | None = None
+
+
+def look_for_ptxas_early() -> None:
+    """Start `find_ptxas` in a background thread, once a process, so that the compile's first
+    stages overlap it: cuda.pathfinder may start a Python subprocess to find the CUDA toolkit
+    (its runtime-library canary: 150-200 ms of a first compile on the CPU machine, issue 24).
+    `ptx_to_cubin` waits for it; a fork waits for it too (no child inherits a half-done
+    lookup)."""
+    global _lookup
+    if _lookup is not None or find_ptxas.cache_info().currsize:
+        return
+    _lookup = threading.Thread(target=_look_quietly, name="tilec-find-ptxas", daemon=True)
+    _lookup.start()
+
+
+def _look_quietly() -> None:
+    with contextlib.suppress(Exception):  # a bad TILEC_PTXAS: the compile's own call raises it
+        find_ptxas()
+
+
+def _wait_for_lookup() -> None:
+    lookup = _lookup
+    if lookup is not None and lookup is not threading.current_thread():
+        lookup.join()
+
+
+os.register_at_fork(before=_wait_for_lookup)
+
+
 def _pathfinder_ptxas() -> str | None:
     try:
         # deferred: cuda.pathfinder comes with cuda-bindings, which a CPU-only install may lack
@@ -186,6 +218,7 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
     Raises CodegenError with ptxas's message when it rejects the PTX.
     """
     ARCHS.check(arch)
+    _wait_for_lookup()
     ptxas = find_ptxas()
     if ptxas is None:
         return None
