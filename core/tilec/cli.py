@@ -109,7 +109,7 @@ def _split_names(values: Sequence[str] | None) -> list[str]:
 
 def cmd_opt(args: argparse.Namespace) -> int:
     text, filename = _read_input(args.file)
-    load_backends()  # the plugins register their layouts and ops with the parser as they load
+    plugin_host.load_ir_modules()  # the plugins' layouts and ops, registered with the parser
     module = parse_module(text, filename)
     if args.verify:
         verify(module)

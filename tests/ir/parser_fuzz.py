@@ -23,9 +23,9 @@ from tilec.ir.parser import ParseError, parse_module
 from tilec.ir.printer import print_module
 from tilec.ir.verifier import Diagnostic, verify
 from tilec.passes.manager import PassManager
-from tilec.plugin.manager import load_backends, load_pass_classes
+from tilec.plugin.manager import load_ir_modules, load_pass_classes
 
-load_backends()  # the backends' layouts and ops (#gpu.mma, gpu.warp_group_dot) register as they load
+load_ir_modules()  # the backends' layouts and ops (#gpu.mma, gpu.warp_group_dot) register as imported
 ROOT = Path(__file__).resolve().parents[2]
 TOKENS = [
     "%", "%0", "%x", "^bb0", "(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "=", "->", "x",

@@ -36,9 +36,9 @@ from tilec.ir import (
     verify,
 )
 from tilec.ir.attributes import ATTRIBUTE_REGISTRY
-from tilec.plugin.manager import load_backends
+from tilec.plugin.manager import load_ir_modules
 
-load_backends()  # the backends' layouts and ops (#gpu.mma, gpu.warp_group_dot) register as they load
+load_ir_modules()  # the backends' layouts and ops (#gpu.mma, gpu.warp_group_dot) register as imported
 
 
 def _func(body: str, params: str = "", results: str = "") -> str:

@@ -135,7 +135,10 @@ def test_misspelled_hook_is_a_registration_failure(make_distribution):
     assert (
         "'typo (tilec-typo 0.1)': registration failed (did you mean 'tilec_backends'? " in message
     )
-    assert "tilec's hooks are tilec_backends, tilec_passes; see tilec.plugin.hookspecs" in message
+    assert (
+        "tilec's hooks are tilec_backends, tilec_ir_modules, tilec_passes; see tilec.plugin.hookspecs"
+        in message
+    )
     assert "tilec_backend" in message
     assert "typo" not in dict(get_plugin_manager().list_name_plugin())
 

@@ -38,3 +38,16 @@ def tilec_passes() -> list[type[Pass]]:
     Each class's `name` must be unique across all plugins; its `stage` and relations
     (`requires`, `after`, `before`) place it in the pass pipeline's DAG.
     """
+
+
+@hookspec
+def tilec_ir_modules() -> list[str]:
+    """Return the names of the modules that define this plugin's IR: its layouts (`#gpu.mma`),
+    their thread mappings and its ops (`gpu.warp_group_dot`), which register themselves with
+    the parser and the layout code as they are imported.
+
+    tilec imports them when something needs them, not when the plugin loads: before it builds a
+    pass pipeline (every compile) and when the parser meets a name no class has. A launch from
+    the disk cache needs none of them, so it does not pay for importing the IR. A module that
+    fails to import is a plugin failure, reported like any other.
+    """

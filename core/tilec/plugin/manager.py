@@ -14,7 +14,6 @@ import contextlib
 import difflib
 import hashlib
 import importlib
-import importlib.metadata
 import re
 import traceback
 import warnings
@@ -28,7 +27,7 @@ from tilec import remote_cache, settings
 from tilec.backend import Backend
 from tilec.driver import Availability
 from tilec.passes.base import Pass
-from tilec.plugin import hookspecs
+from tilec.plugin import entry_point_index, hookspecs
 from tilec.plugin.pass_checks import invalid_plugins
 
 ENTRY_POINT_GROUP = "tilec"
@@ -65,6 +64,8 @@ class _State:
     pass_failures: list[PluginFailure] = attrs.Factory(list)
     """The failures that left passes out of the pipeline (a subset of `failures`)."""
     fingerprint: str | None = None
+    ir_loaded: bool = False
+    """Whether the plugins' IR modules (`tilec_ir_modules`) were imported."""
 
 
 _state: _State | None = None
@@ -100,6 +101,7 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
     _register(state, plugin, name, label)
     state.backends = state.pass_classes = state.fingerprint = None
     state.pass_failures = []
+    state.ir_loaded = False
     _generation += 1
 
 
@@ -187,6 +189,7 @@ def load_pass_classes() -> list[type[Pass]]:
     if state.pass_classes is not None:
         return list(state.pass_classes)
     known_failures = len(state.failures)
+    _load_ir_modules(state)  # the passes build and match the plugins' layouts and ops
     by_name: dict[str, tuple[type[Pass], str]] = {}
     for label, cls in _call_hook(state, "tilec_passes"):
         if not (isinstance(cls, type) and issubclass(cls, Pass) and cls.name):
@@ -211,6 +214,25 @@ def load_pass_classes() -> list[type[Pass]]:
     state.pass_classes = [cls for cls, label in by_name.values() if label not in invalid]
     state.pass_failures = state.failures[known_failures:]
     return list(state.pass_classes)
+
+
+def load_ir_modules() -> None:
+    """Import the modules that define the plugins' IR (`tilec_ir_modules`), once."""
+    _load_ir_modules(_load_state())
+
+
+def _load_ir_modules(state: _State) -> None:
+    if state.ir_loaded:
+        return
+    state.ir_loaded = True
+    for label, module_name in _call_hook(state, "tilec_ir_modules"):
+        if not isinstance(module_name, str):
+            _fail(state, label, f"tilec_ir_modules() returned {module_name!r}, not a module name")
+            continue
+        try:
+            importlib.import_module(module_name)
+        except _PLUGIN_ERRORS as error:
+            _fail(state, label, f"import of its IR module '{module_name}' failed", error)
 
 
 def pass_plugin_failures() -> list[PluginFailure]:
@@ -258,8 +280,8 @@ def _load_builtins(state: _State) -> None:
 def _load_entry_points(state: _State) -> None:
     """Load entry points sorted by name and distribution, so the order (which decides who wins a
     duplicate name) does not depend on the order of `sys.path` or of a folder listing."""
-    entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
-    for entry_point in sorted(entry_points, key=lambda ep: (ep.name, _entry_point_label(ep))):
+    found = entry_point_index.entry_points(ENTRY_POINT_GROUP)  # remembered between processes
+    for entry_point in sorted(found, key=lambda ep: (ep.name, _entry_point_label(ep))):
         label = _entry_point_label(entry_point)
         try:
             plugin = entry_point.load()
@@ -269,9 +291,9 @@ def _load_entry_points(state: _State) -> None:
         _register(state, plugin, entry_point.name, label)
 
 
-def _entry_point_label(entry_point: importlib.metadata.EntryPoint) -> str:
-    dist = getattr(entry_point, "dist", None)
-    origin = f"{dist.name} {dist.version}" if dist is not None else "unknown distribution"
+def _entry_point_label(entry_point: entry_point_index.IndexedEntryPoint) -> str:
+    dist = entry_point.distribution
+    origin = f"{dist} {entry_point.version}" if dist is not None else "unknown distribution"
     return f"{entry_point.name} ({origin})"
 
 
@@ -369,6 +391,7 @@ def load_for_unknown_ir_name(name: str) -> str | None:
     _resolving = True
     try:
         state = _load_state()
+        _load_ir_modules(state)
     finally:
         _resolving = False
     if _autoload_disabled():

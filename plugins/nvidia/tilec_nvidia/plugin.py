@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from tilec.backend import Backend
 from tilec.plugin import hookimpl
-
-# The tensor-core layouts (#gpu.mma, #gpu.dot_op, #gpu.nvmma_shared), their thread mappings and
-# wgmma's ops, registered with the parser and the layout code as the plugin loads (light
-# modules: the passes and the lowering load with a compile).
-from tilec_nvidia import tensor_core_mapping, wgmma_ops  # noqa: F401
 from tilec_nvidia.backend import NvidiaBackend
 
 
 @hookimpl
 def tilec_backends() -> list[Backend]:
     return [NvidiaBackend()]
+
+
+@hookimpl
+def tilec_ir_modules() -> list[str]:
+    """The tensor-core layouts (#gpu.mma, #gpu.dot_op, #gpu.nvmma_shared), their thread mappings
+    and wgmma's ops: imported by tilec before a compile or a parse needs them, not by a launch
+    from the disk cache."""
+    return ["tilec_nvidia.tensor_core_mapping", "tilec_nvidia.wgmma_ops"]
