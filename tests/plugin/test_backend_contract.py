@@ -8,6 +8,7 @@ from llvmlite import ir
 
 from tilec.arch import ArchTable, GpuArch
 from tilec.backend import GpuBackend
+from tilec.lowering.memory_hints import MemoryHints
 from tilec.lowering.target import TargetInfo
 
 
@@ -37,3 +38,24 @@ def test_a_gpu_backend_without_target_info_says_what_to_return():
 
     with pytest.raises(NotImplementedError, match=r"does not define target_info\(target, opt"):
         NoTargetInfo().target_info("v1", NoTargetInfo().parse_options())
+
+
+def test_cache_flags_mark_the_default_loads_and_stores():
+    """A target that declares `cache_flags` gets its accesses marked by the base class's
+    `global_load`/`global_store`; a modifier not in the table, or no table, gives plain ones."""
+
+    class Flagged(Partial):
+        cache_flags = {("load", ".cv"): (True, True), ("store", ".cs"): (False, True)}
+
+    module = ir.Module()
+    fn = Flagged("v1", 16).define_kernel(module, "k", ir.FunctionType(ir.VoidType(), []))
+    builder = ir.IRBuilder(fn.append_basic_block())
+    address = builder.alloca(ir.IntType(32))
+    one = ir.Constant(ir.IntType(32), 1)
+    for target in (Flagged("v1", 16), Partial("v1", 16)):
+        target.global_load(builder, address, ir.IntType(32), 4, MemoryHints(".cv"))
+        target.global_load(builder, address, ir.IntType(32), 4, MemoryHints(".cg"))
+        target.global_store(builder, one, address, 4, MemoryHints(".cs", store=True))
+    text = str(fn)
+    assert text.count("load volatile i32") == 1 and text.count("!nontemporal") == 2
+    assert "store volatile" not in text and text.count("load i32") == 3

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from llvmlite import ir
 
-from tilec.lowering.memory_hints import MemoryHints, volatile_load
+from tilec.lowering.memory_hints import MemoryHints, nontemporal, volatile_load, volatile_store
 
 
 class TargetInfo:
@@ -34,6 +34,12 @@ class TargetInfo:
     """The letters of LLVM inline-asm constraints the target has (`r`, `l`, `h`, `f` on NVPTX;
     `v`, `s` on AMDGPU): `tl.inline_asm_elementwise` constraints with another letter are refused
     with a located error, where LLVM would abort the process (None: not checked)."""
+
+    cache_flags: ClassVar[dict[tuple[str, str], tuple[bool, bool]]] = {}
+    """(volatile, nontemporal): the LLVM flags the default `global_load` and `global_store` give
+    an access per (`"load"` or `"store"`, Triton cache modifier: `""`, `".cg"`, `".cv"`, ...),
+    where the target's LLVM backend turns them into its cache bits (AMDGPU does); a modifier
+    not in it gets a plain access."""
 
     fp_fusion: bool = False
     """Whether floating-point multiplies, adds and subtracts are marked `contract` (LLVM may fuse
@@ -107,11 +113,14 @@ class TargetInfo:
     ) -> ir.Value:
         """Load `typ` (a scalar or a vector) from global `address` (aligned to `align`) with the
         cache modifier and eviction policy of `hints` (`tilec.lowering.memory_hints`). They
-        change speed, not results: the default is a plain load (LLVM's `load volatile` for a
-        volatile one)."""
-        if hints.volatile:
-            return volatile_load(builder, address, typ, align)
-        return builder.load(address, typ=typ, align=align)
+        change speed, not results: the default is a load with the LLVM flags `cache_flags`
+        gives the cache modifier (a plain load without), `load volatile` for a volatile one."""
+        volatile, non_temporal = self.cache_flags.get(("load", hints.cache), (False, False))
+        if volatile or hints.volatile:
+            instr = volatile_load(builder, address, typ, align)
+        else:
+            instr = builder.load(address, typ=typ, align=align)
+        return nontemporal(instr, builder.module) if non_temporal else instr
 
     def global_store(
         self,
@@ -122,7 +131,13 @@ class TargetInfo:
         hints: MemoryHints,
     ) -> None:
         """Store `value` to global `address` with `hints` (as `global_load`)."""
-        builder.store(value, address, align=align)
+        volatile, non_temporal = self.cache_flags.get(("store", hints.cache), (False, False))
+        if volatile:
+            instr = volatile_store(builder, value, address, align)
+        else:
+            instr = builder.store(value, address, align=align)
+        if non_temporal:
+            nontemporal(instr, builder.module)
 
     # Math and printing -------------------------------------------------------------------------
 

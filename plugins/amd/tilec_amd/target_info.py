@@ -30,8 +30,6 @@ from llvmlite import ir
 
 from tilec.lowering.context import F32, F64, I32, call_intrinsic
 from tilec.lowering.math_ops import FLOAT_TYPES, NATIVE_INTRINSICS, native_intrinsic
-from tilec.lowering.memory_hints import MemoryHints, volatile_load, volatile_store
-from tilec.lowering.memory_hints import nontemporal as mark_nontemporal
 from tilec.lowering.target import TargetInfo
 from tilec_amd import matrix_lowering  # noqa: F401  (registers the matrix-core lowerings)
 
@@ -105,6 +103,7 @@ class AmdTargetInfo(TargetInfo):
     shared_address_space = 3
     sync_scopes = {"cta": "workgroup", "gpu": "agent", "sys": None}
     inline_asm_constraints = "vsaIJABCDni"  # AMDGPU's register classes, inline constants
+    cache_flags = CACHE_FLAGS  # Triton's cache modifiers as LLVM's volatile and nontemporal
 
     def __init__(
         self,
@@ -196,34 +195,6 @@ class AmdTargetInfo(TargetInfo):
 
     def shuffle_idx(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
         return self._bpermute(builder, value, lane)
-
-    # Global memory: Triton's cache modifiers as LLVM's volatile and nontemporal flags --------
-
-    def global_load(
-        self, builder: ir.IRBuilder, address: ir.Value, typ: ir.Type, align: int, hints: MemoryHints
-    ) -> ir.Value:
-        volatile, nontemporal = CACHE_FLAGS[("load", hints.cache)]
-        if volatile or hints.volatile:
-            instr = volatile_load(builder, address, typ, align)
-        else:
-            instr = builder.load(address, typ=typ, align=align)
-        return mark_nontemporal(instr, builder.module) if nontemporal else instr
-
-    def global_store(
-        self,
-        builder: ir.IRBuilder,
-        value: ir.Value,
-        address: ir.Value,
-        align: int,
-        hints: MemoryHints,
-    ) -> None:
-        volatile, nontemporal = CACHE_FLAGS[("store", hints.cache)]
-        if volatile:
-            instr = volatile_store(builder, value, address, align)
-        else:
-            instr = builder.store(value, address, align=align)
-        if nontemporal:
-            mark_nontemporal(instr, builder.module)
 
     # Math and printing -------------------------------------------------------------------------
 
