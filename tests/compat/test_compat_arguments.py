@@ -209,22 +209,14 @@ def test_dot_keywords_tilec_cannot_honour_are_rejected(which, message):
     assert message in error.message
 
 
-def test_dot_max_num_imprecise_acc_on_f32_has_no_effect_as_in_triton(rng):
-    """Triton takes `max_num_imprecise_acc` on every tl.dot and applies it to float8 inputs
-    only (tests/lowering/test_lower_wgmma_fp8.py has those)."""
+@pytest.mark.parametrize("which", ["allow_tf32", "imprecise"])
+def test_dot_allow_tf32_true_is_tf32(rng, which):
+    """`allow_tf32=True`, and `max_num_imprecise_acc=32`, which Triton takes on every tl.dot and
+    applies to float8 inputs only (tests/lowering/test_lower_wgmma_fp8.py has those): tf32."""
     a = rng.standard_normal((16, 16)).astype(np.float32)
     c = np.zeros((16, 16), np.float32)
     sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
-    run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH="imprecise")
-    rounded = tf32_truncate(a).astype(np.float64)
-    np.testing.assert_allclose(c, rounded @ rounded, rtol=1e-5, atol=1e-5)
-
-
-def test_dot_allow_tf32_true_is_tf32(rng):
-    a = rng.standard_normal((16, 16)).astype(np.float32)
-    c = np.zeros((16, 16), np.float32)
-    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
-    run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH="allow_tf32")
+    run_interp(dot_keywords, sig, [a, a, c], N=16, WHICH=which)
     rounded = tf32_truncate(a).astype(np.float64)
     np.testing.assert_allclose(c, rounded @ rounded, rtol=1e-5, atol=1e-5)
 

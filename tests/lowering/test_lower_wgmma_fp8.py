@@ -15,88 +15,33 @@ import tempfile
 import numpy as np
 import pytest
 from cpu_emulator import compile_kernel, launch
+from fp8_matmul_kernels import compile_fp8, float8_codes, float8_values, matmul_args
 from gir_check import needs_ptxas
-from wgmma_emulator import KINDS, WgmmaHostTargetInfo, float8_values
+from wgmma_emulator import WgmmaHostTargetInfo
 
 import tilec
 import tilec.language as tl
 from tilec.frontend.errors import CompilationError
 from tilec.ir.parser import parse_module
 from tilec.lowering import lower_module
+from tilec.runtime import check
 
 RNG = np.random.default_rng(89)
 PTX_TYPES = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
-
-
-@tilec.jit
-def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               IMPRECISE: tl.constexpr):  # fmt: skip
-    """C = A B (f32) of float8 A (M x K) and B (K x N), any strides: B K-major in memory
-    (`stride_bk` 1) as Triton's fp8 tutorial has it, or row-major."""
-    offs_m = (tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_n = (tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc, max_num_imprecise_acc=IMPRECISE)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    offs_cm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptr + offs_cm[:, None] * N + offs_cn[None, :], acc, mask=c_mask)
-
-
-def compile_fp8(a_type, b_type, blocks, warps, stages, b_k_major=True, imprecise=None,
-                target="sm_90a"):  # fmt: skip
-    signature = {"a_ptr": f"*{a_type}", "b_ptr": f"*{b_type}", "c_ptr": "*fp32", "M": "i32",
-                 "N": "i32", "K": "i32", "stride_am": "i32", "stride_ak": "i32",
-                 "stride_bk": "i32", "stride_bn": "i32"}  # fmt: skip
-    unit = ("stride_ak", "stride_bk") if b_k_major else ("stride_ak", "stride_bn")
-    divisible = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am",
-                 "stride_bn" if b_k_major else "stride_bk")  # fmt: skip
-    block_m, block_n, block_k = blocks
-    return tilec.compile(
-        fp8_matmul, signature,
-        dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, IMPRECISE=imprecise),
-        divisibility=divisible, equal_to_1=unit, backend="nvidia", target=target, num_warps=warps,
-        num_stages=stages,
-    )  # fmt: skip
-
-
-def float8_codes(shape: tuple[int, ...], dtype: str) -> np.ndarray:
-    """Random finite float8 codes of magnitude 2^-3 to 2^4 (no NaN, no infinity)."""
-    mantissa_bits, bias = (3, 7) if dtype == "fp8e4nv" else (2, 15)
-    sign = RNG.integers(0, 2, shape) << 7
-    exponent = RNG.integers(bias - 3, bias + 4, shape) << mantissa_bits
-    mantissa = RNG.integers(0, 1 << mantissa_bits, shape)
-    return (sign | exponent | mantissa).astype(np.uint8)
-
-
-def decoded(codes: np.ndarray, dtype: str) -> np.ndarray:
-    return float8_values(codes, KINDS[PTX_TYPES[dtype]])
 
 
 def run_on_emulator(kernel, a_type, b_type, m, n, k, blocks, b_k_major=True):
     """The kernel's C for random float8 A and B, run with the emulated wgmma, and NumPy's."""
     gir = kernel.asm["gir"]
     assert "gpu.warp_group_dot" in gir
-    a, b = float8_codes((m, k), a_type), float8_codes((k, n), b_type)
-    b_memory = np.ascontiguousarray(b.T) if b_k_major else b
-    strides_b = (1, k) if b_k_major else (n, 1)
-    c = np.full(m * n, np.nan, np.float32)
+    a, b = float8_codes(RNG, (m, k), a_type), float8_codes(RNG, (k, n), b_type)
+    args = matmul_args(a, b, m, n, k, b_k_major)
     module = parse_module(gir, "k.gir")
     lowered = lower_module(module, WgmmaHostTargetInfo(), kernel.metadata["kernel"])
     grid = (-(-m // blocks[0]), -(-n // blocks[1]))
-    args = [a.reshape(-1), b_memory.reshape(-1), c, m, n, k, k, 1, *strides_b]
     launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params, args, grid,
            lowered.num_warps * 32)  # fmt: skip
-    return c.reshape(m, n), decoded(a, a_type) @ decoded(b, b_type)
+    return args[2].reshape(m, n), float8_values(a, a_type) @ float8_values(b, b_type)
 
 
 CASES = [  # A, B, (BLOCK_M, BLOCK_N, BLOCK_K), warps, stages, (M, N, K), B K-major in memory
@@ -120,7 +65,38 @@ def test_fp8_wgmma_matmul_on_the_emulator(a_type, b_type, blocks, warps, stages,
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-3)
 
 
-@pytest.mark.parametrize("imprecise", [32, 64, 128])
+def test_unaligned_k_on_the_emulator():
+    """K = 1000 and strides not known to be multiples of 16: the operands reach shared memory
+    by byte copies (no cp.async vector), ragged M and N wrap around."""
+    blocks = (64, 64, 64)
+    kernel = compile_fp8("fp8e4nv", "fp8e5", blocks, 4, 3, divisible=False)
+    c, expected = run_on_emulator(kernel, "fp8e4nv", "fp8e5", 130, 70, 1000, blocks)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-3)
+
+
+GPU_CASES = [  # tests/nvidia/test_nvidia_fp8_wgmma.py's: (BLOCK_M, BLOCK_N, BLOCK_K), warps,
+    # stages, B K-major, divisible
+    ((128, 128, 64), 4, 3, True, True),
+    ((128, 256, 128), 8, 3, True, True),
+    ((64, 64, 32), 4, 2, True, True),
+    ((128, 128, 64), 4, 3, False, True),
+    ((64, 64, 64), 4, 3, True, False),
+    ((128, 128, 128), 4, 3, True, True),
+]
+
+
+@pytest.mark.parametrize(("blocks", "warps", "stages", "b_k_major", "divisible"), GPU_CASES)
+def test_gpu_test_configurations_assemble(blocks, warps, stages, b_k_major, divisible):
+    """What the GPU test compiles assembles for sm_90a, on float8 wgmma."""
+    needs_ptxas()
+    for imprecise in (None, 0) if blocks[2] == 128 else (None,):
+        kernel = compile_fp8("fp8e4nv", "fp8e5", blocks, warps, stages, b_k_major, imprecise,
+                             divisible=divisible)  # fmt: skip
+        assert _wgmmas(kernel.asm["ptx"])[0].endswith("k32.f32.e4m3.e5m2")
+        _ptxas(kernel.asm["ptx"])
+
+
+@pytest.mark.parametrize("imprecise", [0, 32, 64, 128])
 def test_max_num_imprecise_acc_on_the_emulator(imprecise):
     """A split accumulation (a fresh accumulator every `imprecise` products, added in f32)
     computes the same matmul: no partial sum is lost or counted twice."""
@@ -178,7 +154,7 @@ def test_max_num_imprecise_acc_in_ptx():
     whole = compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 128), 4, 3).asm["ptx"]
     assert len(_wgmmas(split)) == len(_wgmmas(whole)) == 4
     waits = "wgmma.wait_group.sync.aligned 0;"
-    assert split.count(waits) == whole.count(waits) + 4
+    assert split.count(waits) == whole.count(waits) + 4  # one per group; both wait after the loop
     assert split.count("add.rn.f32") == whole.count("add.rn.f32") + 4 * 32
     needs_ptxas()
     _ptxas(split)
@@ -219,3 +195,13 @@ def test_max_num_imprecise_acc_above_k_is_an_error():
         CompilationError, match=r"max_num_imprecise_acc \(128\) must be <= K \(64\)"
     ):
         compile_fp8("fp8e4nv", "fp8e4nv", (64, 64, 64), 4, 3, imprecise=128)
+
+
+@pytest.mark.parametrize(("imprecise", "recorded"), [(None, 2**30), (0, 0), (48, 48)])
+def test_the_dot_records_max_num_imprecise_acc(imprecise, recorded):
+    """The tile IR's float8 `tile.dot` keeps Triton's `max_num_imprecise_acc` (2^30 where left
+    out, as on sm_90), and --check compares its results with the float8 dot tolerance."""
+    kernel = compile_fp8("fp8e4nv", "fp8e5", (64, 64, 64), 4, 3, imprecise=imprecise,
+                         target=None, backend="interp")  # fmt: skip
+    assert f"max_num_imprecise_acc = {recorded} : i32" in kernel.asm["tir"]
+    assert check.tolerances_of(kernel.module)["fp32"] == check.FLOAT8_DOT_TOLERANCE

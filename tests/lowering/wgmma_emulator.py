@@ -15,7 +15,7 @@ per warpgroup from the PTX ISA's descriptions, written apart from tilec's `Nvmma
   XORed with bits 7 and up (3 bits for 128-byte, 2 for 64-byte, 1 for 32-byte swizzles).
 - `m64nNkK`: K = 16 f16/bf16, 8 tf32 or 32 e4m3/e5m2 (32 bytes). tf32 operands are f32 bits of
   which the 13 low mantissa bits are ignored; float8 operands (K-major only, A and B of either
-  type) are decoded from the formats' bits (`float8_values`). A may come from registers instead (f16/bf16): warp `w` of the
+  type) are decoded from the formats' bits (`fp8_matmul_kernels.float8_values`). A may come from registers instead (f16/bf16): warp `w` of the
   warpgroup holds rows `16 w ..` in mma.sync's A fragment (`a0 = A[g][2t, 2t+1]`, `a1 = A[g+8]`,
   `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`, `g = lane / 4`, `t = lane % 4`).
 - D (f32): warp `w`, lane `l` hold, per 8-column block `j`, `d[4j], d[4j+1] = D[16w+g][8j+2t,
@@ -35,6 +35,7 @@ import cpu_emulator
 import llvmlite.binding as llvm
 import numpy as np
 from cpu_emulator import entry_alloca
+from fp8_matmul_kernels import float8_values
 from llvmlite import ir
 from mma_emulator import MmaHostTargetInfo, _call, ordered_dot
 
@@ -46,9 +47,8 @@ _WGMMA_FN = ctypes.CFUNCTYPE(
 )  # fmt: skip
 KINDS = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4}
 ELEMENT_BYTES = {0: 2, 1: 2, 2: 4, 3: 1, 4: 1}
-FLOAT8_FIELDS = {3: (3, 7), 4: (2, 15)}
-"""(mantissa bits, exponent bias) of e4m3 (no infinities; 0x7F and 0xFF are NaN) and e5m2
-(IEEE-like: exponent 31 is infinity or NaN)."""
+FLOAT8 = {3: "fp8e4nv", 4: "fp8e5"}
+"""The float8 kinds, by the signature name `fp8_matmul_kernels.float8_values` decodes."""
 SWIZZLE = {1: 128, 2: 64, 3: 32}
 WARPGROUP = 128
 
@@ -68,33 +68,10 @@ def _swizzled(offset: int, width: int) -> int:
     return offset ^ (((offset >> 7) & bits) << 4)
 
 
-def float8_values(codes: np.ndarray, kind: int) -> np.ndarray:
-    """The e4m3 (`kind` 3) or e5m2 (4) bytes `codes` as f64, decoded from the formats'
-    definitions (sign, exponent, mantissa; subnormals where the exponent is 0)."""
-    mantissa_bits, bias = FLOAT8_FIELDS[kind]
-    codes = codes.astype(np.int64)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    exponent = (codes >> mantissa_bits) & ((0x80 >> mantissa_bits) - 1)
-    mantissa = codes & ((1 << mantissa_bits) - 1)
-    fraction = mantissa / float(1 << mantissa_bits)
-    values = np.where(
-        exponent == 0,
-        fraction * 2.0 ** (1 - bias),
-        (1 + fraction) * 2.0 ** (exponent.astype(np.float64) - bias),
-    )
-    top = (0x80 >> mantissa_bits) - 1
-    if kind == 3:
-        values = np.where((codes & 0x7F) == 0x7F, np.nan, values)
-    else:
-        special = np.where(mantissa == 0, np.inf, np.nan)
-        values = np.where(exponent == top, special, values)
-    return sign * values
-
-
 def _values(shared: np.ndarray, offsets: np.ndarray, kind: int) -> np.ndarray:
     """The elements at byte `offsets` of shared memory, as f32."""
-    if kind in FLOAT8_FIELDS:
-        return float8_values(shared[offsets], kind).astype(np.float32)
+    if kind in FLOAT8:
+        return float8_values(shared[offsets], FLOAT8[kind]).astype(np.float32)
     if kind == 2:
         words = np.stack([shared[offsets + i] for i in range(4)], -1).view(np.uint32)[..., 0]
         return (words & np.uint32(0xFFFFE000)).view(np.float32)
@@ -172,8 +149,8 @@ def _wgmma(
             (s[1], s[2], s[3], s[5], s[0] if s[7] is None else None, s[4], s[8]) for s in group
         }
         assert len(shapes) == 1, "the warpgroup's threads disagree on the wgmma"
-        if kind in FLOAT8_FIELDS or b_kind in FLOAT8_FIELDS:  # PTX: K-major float8, any pair
-            assert kind in FLOAT8_FIELDS and b_kind in FLOAT8_FIELDS and not (ta or tb or a_regs)
+        if kind in FLOAT8 or b_kind in FLOAT8:  # PTX: K-major float8, any pair
+            assert kind in FLOAT8 and b_kind in FLOAT8 and not (ta or tb or a_regs)
         else:
             assert b_kind == kind, "wgmma mixes operand types only for float8"
         shared = cpu_emulator._engine_setup()[1]

@@ -39,6 +39,13 @@ tf32 as the interpreter does, but an input that differs from the interpreter's b
 (after an `exp`, say) may be cut to a neighbouring tf32, 2**-10 of its size away."""
 
 
+FLOAT8_DOT_TOLERANCE = (1e-2, 1e-3, 2e-3)
+"""(rtol, atol, atol per unit of the largest expected magnitude) of floating results of a kernel
+with a `tl.dot` of float8 inputs: a backend may multiply them on float8 tensor cores, which sum
+up to `max_num_imprecise_acc` products (all of them by default, as in Triton on sm_90) keeping
+about 14 bits of the sum, where the interpreter's f32 sum keeps 24."""
+
+
 class CheckError(AssertionError):
     """A backend's result differs from the interpreter's."""
 
@@ -77,11 +84,14 @@ def run_checked(
 
 def tolerances_of(module: Any) -> dict[str, tuple[float, ...]]:
     """`TOLERANCES`, with `TF32_TOLERANCE` for fp32 where `module` (the kernel's tir) has a
-    `tl.dot` of f32 inputs in tf32, and `DOT_F32_TOLERANCE` where it has another `tl.dot`
-    (3xTF32 is about as accurate as f32)."""
+    `tl.dot` of f32 inputs in tf32, `FLOAT8_DOT_TOLERANCE` for every float type where it has a
+    `tl.dot` of float8 inputs (marked by its `max_num_imprecise_acc`), and `DOT_F32_TOLERANCE`
+    where it has another `tl.dot` (3xTF32 is about as accurate as f32)."""
     from tilec.dialects.tile import DotOp  # deferred: launches load this module, checks only this
 
     dots = [op for op in module.walk() if isinstance(op, DotOp)] if module is not None else []
+    if any("max_num_imprecise_acc" in op.attributes for op in dots):
+        return {**TOLERANCES, **dict.fromkeys(("fp32", "fp16", "bf16"), FLOAT8_DOT_TOLERANCE)}
     if any(op.precision == "tf32" for op in dots):
         return {**TOLERANCES, "fp32": TF32_TOLERANCE}
     if dots:

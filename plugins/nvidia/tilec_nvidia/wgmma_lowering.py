@@ -254,7 +254,8 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
         packed = ctx.target.wgmma_fence(b, packed)
     else:
         packed = None
-        ctx.target.wgmma_fence(b)
+        if limit is None:  # split accumulations fence each of their groups
+            ctx.target.wgmma_fence(b)
     for rm in range(reps_m):
         for rn in range(reps_n):
             at = (rm * reps_n + rn) * regs
@@ -288,9 +289,10 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
                     b, instr_n, dtype, desc_a, desc_b, chunk, *transpose, **operand_types
                 )
             values[at : at + regs] = chunk
-    ctx.target.wgmma_commit(b)
-    pendings = op.pendings.value  # type: ignore[attr-defined]
-    values = ctx.target.wgmma_wait(b, values, pendings)
+    if limit is None:  # split accumulations have waited for each of their groups
+        ctx.target.wgmma_commit(b)
+        pendings = op.pendings.value  # type: ignore[attr-defined]
+        values = ctx.target.wgmma_wait(b, values, pendings)
     ctx.set(op.result, LTensor(op.result.type, values))
 
 
