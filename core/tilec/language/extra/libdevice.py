@@ -337,6 +337,26 @@ def acos(x):
     return tl.where(big, large, small)
 
 
+# The elementary functions call the ones above (as `tl.extra.libdevice.copysign`, ...).
+from tilec.language.extra.libdevice_elementary import (  # noqa: E402, F401
+    acosh,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    cosh,
+    expm1,
+    fast_tanhf,
+    fmod,
+    hypot,
+    llrint,
+    log1p,
+    log10,
+    pow,
+    sinh,
+    tan,
+)
+
 NAMES = sorted(
     name
     for name, value in globals().items()
