@@ -156,7 +156,7 @@ class DriverView:
     def is_active(cls) -> bool:
         """Whether the backend is a GPU backend that can run here (Triton's drivers answer
         whether their GPU is present; a host backend is never one)."""
-        backend = tilec_compiler.get_backend(cls.backend_name, require_available=False)
+        backend = tilec_compiler._backends()[cls.backend_name]  # a probe: no backend is used
         return not _runs_on_host(backend) and bool(tilec_compiler._available(backend))
 
 
