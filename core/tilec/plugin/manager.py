@@ -18,7 +18,7 @@ import re
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 import pluggy
@@ -26,9 +26,10 @@ import pluggy
 from tilec import remote_cache, settings
 from tilec.backend import Backend
 from tilec.driver import Availability
-from tilec.passes.base import Pass
 from tilec.plugin import entry_point_index, hookspecs
-from tilec.plugin.pass_checks import invalid_plugins
+
+if TYPE_CHECKING:
+    from tilec.passes.base import Pass
 
 ENTRY_POINT_GROUP = "tilec"
 DISABLE_AUTOLOAD_ENV = settings.DISABLE_PLUGIN_AUTOLOAD.name
@@ -188,6 +189,11 @@ def load_pass_classes() -> list[type[Pass]]:
     state = _load_state()
     if state.pass_classes is not None:
         return list(state.pass_classes)
+    # deferred: the pass classes (and the IR they import) wait for a compile; a launch from
+    # the disk cache loads the backends alone
+    from tilec.passes.base import Pass
+    from tilec.plugin.pass_checks import invalid_plugins
+
     known_failures = len(state.failures)
     _load_ir_modules(state)  # the passes build and match the plugins' layouts and ops
     by_name: dict[str, tuple[type[Pass], str]] = {}
