@@ -238,6 +238,8 @@ class Runner:
         self.env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
         self.env["TILEC_CACHE_KEY_FILE"] = str(root / "cache-key")
         self.count = 0
+        self.script = Path(__file__).resolve()
+        """The script whose `--worker SPEC` each measurement runs (another benchmark's own)."""
 
     def fresh_caches(self) -> dict[str, str]:
         self.count += 1
@@ -249,7 +251,7 @@ class Runner:
 
     def run(self, side: str, spec: dict, caches: dict[str, str] | None = None) -> dict:
         env = {**self.env, **(caches or self.fresh_caches())}
-        command = [self.pythons[side], str(Path(__file__).resolve()), "--worker", json.dumps(spec)]
+        command = [self.pythons[side], str(self.script), "--worker", json.dumps(spec)]
         result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             return dict(error=(result.stderr.strip().splitlines() or ["failed"])[-1][:300])
