@@ -59,7 +59,7 @@ AS_TRITON_INDUCTOR = Setting(
     "TILEC_AS_TRITON_INDUCTOR",
     "on",
     "Under `tilec.as_triton`: when on, torch's Inductor generates Triton kernels that compile "
-    "and run on tilec (compiled in the process, launched through `CompiledKernel.run`); `0` "
+    "and run on tilec (launched through `CompiledKernel.run`, not torch's static launcher); `0` "
     "makes the alias step aside, telling Inductor there is no Triton "
     "(`TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION=1`). Read when the alias is activated.",
 )

@@ -376,16 +376,15 @@ def test_deactivate_gives_triton_and_inductor_back(monkeypatch):
     of tilec.as_triton), `import triton` is no longer tilec and Inductor looks for Triton."""
     import importlib
 
-    monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
     monkeypatch.setenv("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER", "1")
     import tilec.as_triton as alias
+    from tilec.as_triton import inductor
 
     alias.activate()
     assert importlib.import_module("triton").__name__ == "tilec.as_triton.top"
-    assert os.environ["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
     assert os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] == "0"
+    assert sys.path[0] == inductor.WORKER_PATH  # Inductor's compile workers import tilec
     alias.deactivate()
     assert not alias.active()
-    assert "triton" not in sys.modules
-    assert "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ
+    assert "triton" not in sys.modules and inductor.WORKER_PATH not in sys.path
     assert os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] == "1"

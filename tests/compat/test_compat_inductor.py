@@ -10,12 +10,15 @@ subprocesses, so that it never reaches the other tests."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from test_compat_as_triton import run_code
 
 import tilec
 import tilec.language as tl
+from tilec.runtime.compiler import CompiledKernel
 
 
 @tilec.jit
@@ -48,6 +51,33 @@ def test_compiled_kernel_run_takes_tritons_launcher_call():
         compiled.run(1, 1, 1, 0, 1234, None, None, None, None, x, out, 100, 3.0, 64)
     with pytest.raises(tilec.LaunchArgumentError, match="takes the grid, the runtime arguments"):
         compiled.run((1,), [x, out, 100, 3.0], None, "extra")
+
+
+def test_a_compiled_kernel_survives_inductors_pickling():
+    """What Inductor's compile worker sends its parent: the kernel's `__dict__` (Triton's
+    kernels keep their state there) with `module`, `function` and `run` cleared, restored into
+    `CompiledKernel.__new__`; the kernel's function (`JITFunction`) without its Python function."""
+    compiled = tilec.compile(
+        scale_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "factor": "fp32"},
+        {"BLOCK": 64}, backend="interp",
+    )  # fmt: skip
+    compiled.keep_for_pickling()
+    state = {**compiled.__dict__, "metadata": dict(compiled.metadata), "packed_metadata": None,
+             "module": None, "function": None, "run": None}  # fmt: skip
+    restored = CompiledKernel.__new__(CompiledKernel)
+    restored.__dict__.update(pickle.loads(pickle.dumps(state)))
+    assert restored.backend is compiled.backend and restored.key == compiled.key
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros_like(x)
+    restored.run(2, 1, 1, 0, None, None, None, None, None, x, out, 100, 3.0, 64)
+    np.testing.assert_array_equal(out, x * 3)
+
+    kernel = tilec.jit(scale_kernel.fn)
+    names = [p.name for p in kernel.params if p.is_constexpr]
+    kernel.fn, kernel.__globals__, kernel._hash_lock = None, None, None  # prepare_for_pickle
+    again = pickle.loads(pickle.dumps(kernel))
+    assert [p.name for p in again.params if p.is_constexpr] == names == ["BLOCK"]
+    assert again.repr(again) == "scale_kernel" and again.src == scale_kernel.src
 
 
 def test_jit_function_params_are_tritons():
@@ -118,13 +148,16 @@ def test_the_triton_apis_inductor_calls(tmp_path):
 
 
 INDUCTOR_ON_CPU = """
+    import gc
     import tilec.as_triton
     import torch
     import torch._inductor.config as config
+    from torch._inductor.async_compile import AsyncCompile
     from tilec.runtime import cache
+    from tilec.runtime.compiler import CompiledKernel
 
     config.cpu_backend = "triton"  # Inductor's Triton code generation for CPU graphs
-    print(config.compile_threads, config.use_static_cuda_launcher)
+    print(config.use_static_cuda_launcher)
     torch.manual_seed(0)
 
     def check(name, f, *args):
@@ -132,30 +165,37 @@ INDUCTOR_ON_CPU = """
         result = torch.compile(f)(*args)
         print(name, torch.allclose(result, expected, atol=1e-5, rtol=1e-5))
 
+    config.compile_threads = 1  # compiled in this process
     check("pointwise", lambda x, y: torch.relu(x + y) * 2, torch.randn(1000), torch.randn(1000))
+    config.compile_threads = 2  # compiled in Inductor's compile workers, sent back pickled
+    AsyncCompile.warm_pool()
+    AsyncCompile.wait_pool_ready()
     check("reduction", lambda x: x.sum(dim=1) + x.amax(dim=1), torch.randn(64, 300))
     check("softmax", lambda x: torch.softmax(x, dim=-1), torch.randn(32, 500))
     check("matmul epilogue", lambda a, b, c: torch.relu(a @ b + c), torch.randn(64, 32),
           torch.randn(32, 48), torch.randn(48))
-    kernels = {k.name: k for k in cache.memory.values() if k.name.startswith("triton_")}
-    print(len(kernels) >= 4, {k.backend.name for k in kernels.values()},
-          all(k.src is not None for k in kernels.values()))
+    here = [k for k in cache.memory.values() if k.name.startswith("triton_")]
+    print(sorted({k.name for k in here}), {k.backend.name for k in here}, all(k.src for k in here))
+    kernels = [k for k in gc.get_objects() if type(k) is CompiledKernel]  # workers' too
+    print(len({k.name for k in kernels}), {k.backend.name for k in kernels})
 """
 
 
 def test_inductors_triton_kernels_run_on_tilec(tmp_path):
     """Inductor's pointwise, reduction, softmax and matmul-epilogue kernels, generated as
-    Triton, compiled by tilec (interp, Triton's "cpu" target) and launched through
-    `CompiledKernel.run`, in the process (compile_threads 1, no static launcher)."""
+    Triton, compiled by tilec (interp, Triton's "cpu" target) in the process or in Inductor's
+    compile workers (whose `import triton` is tilec too), and launched through
+    `CompiledKernel.run`, without the static launcher."""
     pytest.importorskip("torch")
     out = run_code(tmp_path, INDUCTOR_ON_CPU, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
     assert out.splitlines() == [
-        "1 False",
+        "False",
         "pointwise True",
         "reduction True",
         "softmax True",
         "matmul epilogue True",
-        "True {'interp'} True",
+        "['triton_poi_fused_add_mul_relu_0'] {'interp'} True",
+        "4 {'interp'}",
     ]
 
 
@@ -166,16 +206,17 @@ def test_the_alias_steps_aside_for_inductor_when_told(tmp_path):
     out = run_code(
         tmp_path,
         """
-        import os
+        import os, sys
         import torch._inductor.config as config
         threads = config.compile_threads
         import tilec.as_triton
         from torch.utils._triton import has_triton
-        print(has_triton(), config.triton_disable_device_detection, config.compile_threads == threads)
+        print(has_triton(), config.triton_disable_device_detection, config.compile_threads == threads,
+              tilec.as_triton.inductor.WORKER_PATH in sys.path)
         tilec.as_triton.deactivate()
         print(config.triton_disable_device_detection,
               "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION" in os.environ)
         """,
         TILEC_AS_TRITON_INDUCTOR="0",
     )
-    assert out.splitlines() == ["False True True", "False False"]
+    assert out.splitlines() == ["False True True False", "False False"]

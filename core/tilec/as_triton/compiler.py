@@ -86,6 +86,7 @@ def compile(src: Any, target: Any = None, options: Mapping[str, Any] | None = No
     compiled = tilec_compiler.compile(src.fn, signature, constexprs, backend=backend,
                                       target=arch, divisibility=divisible, **honoured)  # fmt: skip
     compiled.src = src
+    compiled.keep_for_pickling()  # Inductor's compile workers send it back pickled
     return compiled
 
 

@@ -7,7 +7,7 @@ the host backend, interp, for CPU tensors where Inductor generates Triton for CP
 `torch._inductor.config.cpu_backend = "triton"`), and Inductor's launcher calls Triton's
 `CompiledKernel.run(gridX, gridY, gridZ, stream, ...)` (`tilec.runtime.triton_kernel`).
 
-Two of Inductor's defaults change while the alias is active, each through its variable (for a
+One of Inductor's defaults changes while the alias is active, through its variable (for a
 torch not yet imported, and for child processes) and its config attribute (for an Inductor
 already imported), logged at `TILEC_LOG=info`:
 
@@ -15,9 +15,13 @@ already imported), logged at `TILEC_LOG=info`:
   launcher reads the cubin from Triton's cache folder and passes Triton's kernel parameters
   (its global and profile scratch pointers), which tilec's cubins do not take; Inductor then
   launches through `CompiledKernel.run`, as it does with Triton's own launcher.
-- `compile_threads` 1 (`TORCHINDUCTOR_COMPILE_THREADS=1`): Inductor compiles its kernels in the
-  process. Its compile workers are fresh interpreters that import `triton` before anything
-  else, without the alias, and send compiled kernels back pickled, which tilec's are not.
+
+Inductor's compile workers are fresh interpreters started with the parent's `sys.path` as their
+`PYTHONPATH`, which import `triton` first thing: the folder `WORKER_PATH` goes first on
+`sys.path` while the alias is active, and its `triton` package turns the alias on in the worker.
+The workers send compiled kernels back pickled their own way, which tilec's `CompiledKernel` and
+`JITFunction` support (`tilec.runtime.triton_kernel`). In the parent the folder is never reached:
+the alias answers `triton` before the path is searched.
 
 `TILEC_AS_TRITON_INDUCTOR=0` makes the alias step aside for Inductor instead: Inductor's own
 switch `triton_disable_device_detection` is set and a cached `has_triton()` forgotten, so
@@ -32,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 from tilec import settings
 
@@ -41,7 +46,6 @@ INDUCTOR_SWITCH = "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION"
 
 RUN_ON_TILEC: dict[str, tuple[str, str, object]] = {
     "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": ("use_static_cuda_launcher", "0", False),
-    "TORCHINDUCTOR_COMPILE_THREADS": ("compile_threads", "1", 1),
 }
 """Inductor's variable -> (its config attribute, the variable's value, the attribute's value)
 while Inductor's kernels run on tilec (see the module docstring)."""
@@ -49,6 +53,9 @@ while Inductor's kernels run on tilec (see the module docstring)."""
 STEP_ASIDE: dict[str, tuple[str, str, object]] = {
     INDUCTOR_SWITCH: ("triton_disable_device_detection", "1", True),
 }
+
+WORKER_PATH = str(Path(__file__).parent / "worker_path")
+"""The folder whose `triton` package turns the alias on in Inductor's compile workers."""
 
 _before: dict[str, tuple[str | None, object]] = {}
 """Each variable `apply` changed: its value and its config attribute's, as they were."""
@@ -72,9 +79,11 @@ def apply() -> None:
             setattr(config, attribute, value)
     _forget_probes()
     if on_tilec:
+        if WORKER_PATH not in sys.path:
+            sys.path.insert(0, WORKER_PATH)
         log.info(
-            "tilec.as_triton: torch's Inductor generates Triton kernels that tilec compiles and "
-            "runs, in this process (compile_threads=1) and launched through CompiledKernel.run "
+            "tilec.as_triton: torch's Inductor generates Triton kernels that tilec compiles (also "
+            "in Inductor's compile workers) and launches through CompiledKernel.run "
             "(use_static_cuda_launcher=False); TILEC_AS_TRITON_INDUCTOR=0 steps aside instead"
         )
     else:
@@ -88,6 +97,8 @@ def apply() -> None:
 
 def restore() -> None:
     """Undo `apply` (the alias removed again, `tilec.as_triton.deactivate`)."""
+    while WORKER_PATH in sys.path:
+        sys.path.remove(WORKER_PATH)
     config = sys.modules.get("torch._inductor.config")
     for variable, (text, value) in list(_before.items()):
         del _before[variable]
@@ -102,7 +113,6 @@ def restore() -> None:
             value = {
                 "triton_disable_device_detection": lambda: os.environ.get(INDUCTOR_SWITCH) == "1",
                 "use_static_cuda_launcher": config.static_cuda_launcher_default,
-                "compile_threads": config.decide_compile_threads,
             }[attribute]()
         setattr(config, attribute, value)
     _forget_probes()

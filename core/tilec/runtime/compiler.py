@@ -166,11 +166,16 @@ class CompiledKernel(TritonKernelAPI):
         """The parameters the compiled function takes, in order."""
         return list(self.signature)
 
-    def run(self, grid: tuple[int, ...] | int, *args: Any) -> None:
+    @property
+    def run(self) -> Any:
         """`run(grid, args, stream=None)`: launch on `grid` with the runtime `args` on `stream`
         (see `tilec.driver`). With an int first, Triton's launcher call `run(gridX, gridY,
         gridZ, stream, function, packed_metadata, launch_metadata, launch_enter_hook,
-        launch_exit_hook, *args)` with every argument (`tilec.runtime.triton_kernel`)."""
+        launch_exit_hook, *args)` with every argument (`tilec.runtime.triton_kernel`). A
+        property, as Triton's: a restored pickle's `run` entry does not hide it."""
+        return self._run
+
+    def _run(self, grid: tuple[int, ...] | int, *args: Any) -> None:
         if not isinstance(grid, (tuple, list)):
             self.run_triton(grid, *args)
             return
@@ -213,6 +218,20 @@ class CompiledKernel(TritonKernelAPI):
                 )
         runtime = [self._element(bound, name) for name in self.signature]
         self._launch(grid, runtime, stream)
+
+    def _restore(self, kept: dict[str, Any]) -> None:
+        """The fields of a kernel restored from Inductor's pickle (`TritonKernelAPI`): the
+        backend by name, no driver state, a host backend's tir module parsed again (from the
+        disk cache's entry, which keeps source locations, where it is there)."""
+        backend = get_backend(kept["backend"], require_available=False)
+        for field, value in {**kept, "backend": backend, "runtime": {}}.items():
+            object.__setattr__(self, field, value)
+        object.__setattr__(self, "metadata", Metadata(kept["metadata"]))
+        module = None
+        if "gir" not in self.asm:  # a host backend runs the tir module
+            entry = _read_entry(cache.read(self.key), self.key, backend)
+            module = _parse_tir(entry[2] if entry is not None else self.asm["tir"])
+        object.__setattr__(self, "module", module)
 
     def _element(self, bound: dict[str, Any], name: str) -> Any:
         """Argument `name` (an element `p.0` of a tuple argument `p`) of a launch."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,6 +22,10 @@ from tilec.runtime.entry import user_entry
 from tilec.runtime.launcher import Launcher, kernel_info, launcher
 
 log = logging.getLogger(__name__)
+
+
+def _never_unchanged() -> bool:
+    return False
 
 
 @attrs.frozen
@@ -48,9 +53,37 @@ class JITFunction(KernelFunction):
     default_options: dict[str, Any] = {}
     """What `@jit(...)` set (see `jit`); the bare form and `JITFunction(fn)` keep these."""
 
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__(fn)
+        self.__globals__ = fn.__globals__
+        """Triton's attributes that torch's Inductor saves, clears and restores around pickling
+        a kernel (`prepare_for_pickle`): the function's globals, the global values it used and
+        the lock of its hash."""
+        self.used_global_vals: dict[Any, Any] = {}
+        self._hash_lock: Any = threading.RLock()
+
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """`kernel[grid](*args, **meta)`: `grid` is an int, a tuple or a callable of the meta dict."""
         return launcher(self, grid)
+
+    def repr(self, _: Any = None) -> str:
+        """Triton's `JITFunction.repr`: the kernel's name."""
+        return self.__name__
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A kernel pickled by torch's Inductor, which a compile worker sends to its parent after
+        dropping the function (`fn = None`, as it does Triton's): what the kernel's facts need
+        (source, parameters, constexpr flags, defaults), without the frontend's and the
+        launcher's caches, which hold modules and functions."""
+        state = dict(self.__dict__)
+        for name in ("_used", "_unchanged_fast", "_names", "_launch_info"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._used, self._names = (), None
+        self._unchanged_fast = _never_unchanged
 
     @property
     def params(self) -> list[KernelParam]:

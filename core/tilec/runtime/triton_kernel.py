@@ -9,14 +9,26 @@ checks). `function` and `packed_metadata` are the kernel's own (`compiled.functi
 `compiled.packed_metadata`); the hooks, where given, are called with `launch_metadata` before
 and after the launch, as Triton's launcher calls them. `CompiledKernel` (in
 `tilec.runtime.compiler`) inherits this class.
+
+Inductor's compile workers send compiled kernels to the parent process pickled its own way:
+the instance's `__dict__` (Triton's kernels keep their state there), restored into
+`CompiledKernel.__new__(CompiledKernel)`. `keep_for_pickling` puts a kernel's fields there (its
+backend by name), and the first read of a field of such a restored kernel restores them all
+(`__getattr__`): the tir module of a host backend is parsed again, from the disk cache's entry
+(which keeps the kernel's source locations) where it is there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from tilec.errors import ArgumentValueError, FreedArrayError
 from tilec.runtime.specialization import spec_token
+
+_KEPT = "_tilec_fields"
+"""The `__dict__` key of the fields `keep_for_pickling` keeps."""
 
 
 class TritonKernelAPI:
@@ -24,6 +36,24 @@ class TritonKernelAPI:
     `triton.compile` made the kernel from (`tilec.as_triton.compiler`), else None."""
 
     src: Any = None
+
+    def keep_for_pickling(self) -> None:
+        """Keep the kernel's fields in its `__dict__`, for Inductor's pickling (see the module
+        docstring): all but the driver state and the tir module, the backend by its name."""
+        fields = {a.name: getattr(self, a.name) for a in attrs.fields(type(self))}
+        fields.pop("runtime")
+        fields.pop("module")
+        fields["backend"] = fields["backend"].name
+        self.__dict__[_KEPT] = fields
+
+    def __getattr__(self, name: str) -> Any:
+        """A field of a kernel restored from Inductor's pickle (`keep_for_pickling`): all are
+        restored (`CompiledKernel._restore`)."""
+        kept = self.__dict__.get(_KEPT) if name != "__dict__" else None
+        if kept is None or name not in attrs.fields_dict(type(self)):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._restore(kept)
+        return getattr(self, name)
 
     @property
     def hash(self) -> str:
