@@ -17,9 +17,10 @@ already imported), logged at `TILEC_LOG=info`:
   launches through `CompiledKernel.run`, as it does with Triton's own launcher.
 
 Inductor's compile workers are fresh interpreters started with the parent's `sys.path` as their
-`PYTHONPATH`, which import `triton` first thing: the folder `WORKER_PATH` goes first on
-`sys.path` while the alias is active, and its `triton` package turns the alias on in the worker.
-The workers send compiled kernels back pickled their own way, which tilec's `CompiledKernel` and
+`PYTHONPATH`, which import `triton` first thing: the folder `WORKER_PATH` goes on `sys.path`
+while the alias is active, second (`python -m tilec.as_triton` replaces the first, the
+program's folder), ahead of the site-packages where a real Triton may be, and its `triton`
+package turns the alias on in the worker. The workers send compiled kernels back pickled their own way, which tilec's `CompiledKernel` and
 `JITFunction` support (`tilec.runtime.triton_kernel`). In the parent the folder is never reached:
 the alias answers `triton` before the path is searched.
 
@@ -79,8 +80,8 @@ def apply() -> None:
             setattr(config, attribute, value)
     _forget_probes()
     if on_tilec:
-        if WORKER_PATH not in sys.path:
-            sys.path.insert(0, WORKER_PATH)
+        if WORKER_PATH not in sys.path:  # after the script's folder, before site-packages
+            sys.path.insert(1, WORKER_PATH)
         log.info(
             "tilec.as_triton: torch's Inductor generates Triton kernels that tilec compiles (also "
             "in Inductor's compile workers) and launches through CompiledKernel.run "
