@@ -1,9 +1,10 @@
 """Compile and start-up time, tilec against Triton on the same kernel source (issue 24).
 
     python benchmarks/compile_time.py [--repeat 5] [--all] [--triton-python PYTHON]
-        [--only import,add,matmul,attention,launch] [--json FILE]
+        [--only import,add,matmul,attention,launch] [--json FILE] [--median]
 
-Rows, each side measured in fresh processes (one a measurement, best of `--repeat`):
+Rows, each side measured in fresh processes (one a measurement, best of `--repeat`, or with
+`--median` their median; the compile rows run the sides in turn, so that both see the same load):
 - `import`: `import tilec` / `import triton`: the package's cumulative time of
   `python -X importtime` (wall) and the process's CPU time for the import, the disk's bytecode
   cache warm (see below).
@@ -38,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -268,8 +270,14 @@ class Runner:
         raise RuntimeError(f"no import time of {package} in: {result.stderr[-300:]}")
 
 
+STATISTIC = {"best": min, "median": statistics.median}
+statistic = min
+"""How a row's measurements become its number: the best (default) or, with `--median`, the
+median (a shared machine's load makes the best of a few runs a matter of luck)."""
+
+
 def best(values: list[float]) -> float:
-    return min(values) if values else float("nan")
+    return statistic(values) if values else float("nan")
 
 
 def main() -> int:
@@ -281,7 +289,11 @@ def main() -> int:
                         help="an interpreter that imports triton (default: this one)")  # fmt: skip
     parser.add_argument("--only", default="import,add,matmul,attention,launch")
     parser.add_argument("--json", help="write the measurements here too")
+    parser.add_argument("--median", action="store_true",
+                        help="the median of the repeats, not the best")  # fmt: skip
     args = parser.parse_args()
+    global statistic
+    statistic = STATISTIC["median" if args.median else "best"]
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
@@ -313,8 +325,11 @@ def main() -> int:
         for job in jobs(args.all):
             if job["kernel"] not in only:
                 continue
-            measured = {s: [runner.run(s, dict(what="compile", side=s, job=job)) for _ in
-                            range(args.repeat)] for s in sides}  # fmt: skip
+            measured: dict[str, list[dict]] = {s: [] for s in sides}
+            for _ in range(args.repeat):  # the sides in turn: both see the same load
+                for side in sides:
+                    spec = dict(what="compile", side=side, job=job)
+                    measured[side].append(runner.run(side, spec))
             times, notes = {}, {}
             for side, runs in measured.items():
                 good = [r for r in runs if "seconds" in r]
@@ -322,7 +337,9 @@ def main() -> int:
                 if not good:
                     notes[side] = runs[0].get("error", "failed")
                     continue
-                fastest = min(good, key=lambda r: r["seconds"])
+                fastest = sorted(good, key=lambda r: r["seconds"])[
+                    (len(good) - 1) // 2 if args.median else 0
+                ]  # the run whose stages are shown: the best, or the median one
                 if fastest["stages"]:
                     front = fastest["seconds"] - sum(fastest["stages"].values())
                     parts = {"front": front, **fastest["stages"]}
