@@ -37,7 +37,10 @@ from its plugin (the modules its backend imports when it loads):
    A lowering emits its instructions through the backend's own `TargetInfo` (for example its
    `mma` method, `TargetInfo.mma`), so that what it emits stays the backend's business.
 
-`pack_registers` and `tf32_truncate` below are helpers such lowerings share.
+`pack_registers` and `tf32_truncate` below are helpers such lowerings share; so are
+`dot_operands`, `dot_tiling` and `issue_dot`, the parts of a `lowers_dot` lowering that do not
+depend on the instruction: the operand checks, the split of the dot into instructions, and the
+loop that issues them.
 
 A layout without a registered lowering gets the core's generic one (the FMA `tile.dot` through
 shared memory; a conversion through shared memory), or a located `LoweringError`.
@@ -45,12 +48,21 @@ shared memory; a conversion through shared memory), or a located `LoweringError`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 from llvmlite import ir
 
-from tilec.lowering.context import F32, I32, LoweringContext
+from tilec.dialects.gpu import layout_of
+from tilec.lowering.context import (
+    F32,
+    I32,
+    LoweringContext,
+    LoweringError,
+    LTensor,
+    location_prefix,
+)
 
 DotLowering = Callable[[Any, Any], None]
 ConversionLowering = Callable[[Any, Any], bool]
@@ -133,11 +145,117 @@ def pack_registers(ctx: LoweringContext, values: list[ir.Value], k_width: int) -
     return registers
 
 
+def dot_operands(
+    ctx: LoweringContext, op: Any, operand_class: type, k_width: int | None = None
+) -> tuple[LTensor, LTensor, LTensor]:
+    """The lowered A, B and accumulator of the `tile.dot` `op`, whose operands must be
+    `operand_class` fragments (an `OperandEncodingAttr`: opIdx 0 and 1) of the result's layout
+    with one kWidth (`k_width` where given); else a located `LoweringError` saying so."""
+    a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
+    layout = layout_of(op.result.type)
+    a_layout, b_layout = layout_of(a.type), layout_of(b.type)
+    if not (
+        isinstance(a_layout, operand_class)
+        and isinstance(b_layout, operand_class)
+        and a_layout.parent == layout == b_layout.parent
+        and (a_layout.op_idx, b_layout.op_idx) == (0, 1)
+        and a_layout.k_width == b_layout.k_width
+        and k_width in (None, a_layout.k_width)
+    ):
+        width = "one kWidth" if k_width is None else f"kWidth {k_width}"
+        raise LoweringError(
+            f"{location_prefix(op)}a tile.dot with a {layout} result needs "
+            f"#{getattr(operand_class, 'name', operand_class.__name__)} operands (opIdx 0 and 1, "
+            f"{width}) of that layout; got {a.type} and {b.type}"
+        )
+    return a, b, acc
+
+
+@attrs.frozen
+class DotTiling:
+    """A `tile.dot` as matrix instructions: `reps` (M, N, K) instructions, K outermost, each
+    taking `steps` (A, B, accumulator) consecutive registers of the lane's fragments, in the
+    order of a fragment of M (N) repetitions of K steps of A (B), and of M repetitions of N
+    repetitions of the accumulator."""
+
+    reps: tuple[int, int, int]
+    steps: tuple[int, int, int]
+
+
+def dot_tiling(
+    op: Any,
+    a: LTensor,
+    b: LTensor,
+    acc: LTensor,
+    instr_shape: tuple[int, int, int],
+    steps: tuple[int, int, int],
+) -> DotTiling:
+    """How the `tile.dot` `op` (its lowered `a`, `b`, `acc`, in the result layout's fragments,
+    whose `tile()` its warps cover once) splits into instructions of `instr_shape` (M, N, K),
+    each taking `steps` registers of A, B and the accumulator; a located `LoweringError` where
+    the dot is not made of whole instructions or the fragments do not hold them."""
+    layout = layout_of(op.result.type)
+    (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
+    instr_m, instr_n, instr_k = instr_shape
+    if m_size % instr_m or n_size % instr_n or k_size % instr_k:
+        raise LoweringError(
+            f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
+            f"{instr_m}x{instr_n}x{instr_k} matrix instructions"
+        )
+    tile_m, tile_n = layout.tile()  # type: ignore[union-attr]
+    reps = (max(1, m_size // tile_m), max(1, n_size // tile_n), k_size // instr_k)
+    reps_m, reps_n, reps_k = reps
+    a_step, b_step, acc_step = steps
+    expected = (reps_m * reps_k * a_step, reps_n * reps_k * b_step, reps_m * reps_n * acc_step)
+    if (len(a.values), len(b.values), len(acc.values)) != expected:
+        raise LoweringError(
+            f"{location_prefix(op)}tile.dot fragments do not match the {layout} layout"
+        )
+    return DotTiling(reps, steps)
+
+
+def issue_dot(
+    ctx: LoweringContext,
+    tiling: DotTiling,
+    instruction: Any,
+    a_values: Sequence[ir.Value],
+    b_values: Sequence[ir.Value],
+    acc_values: Sequence[ir.Value],
+    registers: Callable[[list[ir.Value]], list[ir.Value]] = list,
+    swap: bool = False,
+) -> list[ir.Value]:
+    """The accumulator registers after one target `mma` of `instruction` per (K step, M
+    repetition, N repetition) of `tiling`, K outermost: each gets `registers(elements)` of the
+    instruction's A and B elements (`pack_registers` for 32-bit registers; the elements
+    themselves by default) and its accumulator registers, A and B the other way round with
+    `swap` (a transposed accumulator layout computes `D^T = B^T A^T`)."""
+    reps_m, reps_n, reps_k = tiling.reps
+    a_step, b_step, acc_step = tiling.steps
+    results = list(acc_values)
+    for rk in range(reps_k):
+        for rm in range(reps_m):
+            a_at = (rm * reps_k + rk) * a_step
+            a_regs = registers(list(a_values[a_at : a_at + a_step]))
+            for rn in range(reps_n):
+                b_at = (rn * reps_k + rk) * b_step
+                b_regs = registers(list(b_values[b_at : b_at + b_step]))
+                first, second = (b_regs, a_regs) if swap else (a_regs, b_regs)
+                at = (rm * reps_n + rn) * acc_step
+                results[at : at + acc_step] = ctx.target.mma(
+                    ctx.builder, instruction, first, second, results[at : at + acc_step]
+                )
+    return results
+
+
 __all__ = [
     "CONVERSIONS",
     "DOT_LOWERINGS",
     "SHARED_READS",
     "SHARED_TILES",
+    "DotTiling",
+    "dot_operands",
+    "dot_tiling",
+    "issue_dot",
     "lays_out_shared",
     "lowers_conversion_to",
     "lowers_dot",

@@ -32,12 +32,17 @@ from tilec.lowering.context import (
     I8,
     I32,
     LoweringContext,
-    LoweringError,
     LTensor,
-    location_prefix,
     memory_type,
 )
-from tilec.lowering.matrix_units import lowers_conversion_to, lowers_dot, lowers_shared_read
+from tilec.lowering.matrix_units import (
+    dot_operands,
+    dot_tiling,
+    issue_dot,
+    lowers_conversion_to,
+    lowers_dot,
+    lowers_shared_read,
+)
 from tilec.lowering.memory import byte_size
 from tilec.lowering.swizzle import CHUNK_BYTES, SwizzledTile
 from tilec_amd.matrix_instructions import instruction_of
@@ -53,53 +58,20 @@ MAX_ACCESS_BYTES = 16
 
 @lowers_dot(AmdMatrixLayout)
 def lower_amd_matrix_dot(ctx: LoweringContext, op: DotOp) -> None:
-    a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
-    layout = layout_of(op.result.type)
-    a_layout, b_layout = layout_of(a.type), layout_of(b.type)
+    a, b, acc = dot_operands(ctx, op, AmdDotOperandEncodingAttr)
+    layout, a_layout = layout_of(op.result.type), layout_of(a.type)
     assert isinstance(layout, AmdMatrixLayout)
-    if not (
-        isinstance(a_layout, AmdDotOperandEncodingAttr)
-        and isinstance(b_layout, AmdDotOperandEncodingAttr)
-        and a_layout.parent == layout == b_layout.parent
-        and (a_layout.op_idx, b_layout.op_idx) == (0, 1)
-        and a_layout.k_width == b_layout.k_width
-    ):
-        raise LoweringError(
-            f"{location_prefix(op)}a tile.dot with a {layout} result needs #gpu.amd_dot_op operands "
-            f"(opIdx 0 and 1, one kWidth) of that layout; got {a.type} and {b.type}"
-        )
-    (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
-    instr_m, instr_n = layout.instr_mn
-    width, instr_k = a_layout.k_width, a_layout.instr_k
-    if m_size % instr_m or n_size % instr_n or k_size % instr_k:
-        raise LoweringError(
-            f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
-            f"{instr_m}x{instr_n}x{instr_k} matrix instructions"
-        )
-    tile_m, tile_n = layout.tile()
-    reps_m, reps_n = max(1, m_size // tile_m), max(1, n_size // tile_n)
-    reps_k = k_size // instr_k
+    assert isinstance(a_layout, AmdDotOperandEncodingAttr)
+    width = a_layout.k_width
     per_acc = len(instruction_offsets(layout))
-    expected = (reps_m * reps_k * width, reps_n * reps_k * width, reps_m * reps_n * per_acc)
-    if (len(a.values), len(b.values), len(acc.values)) != expected:
-        raise LoweringError(
-            f"{location_prefix(op)}tile.dot fragments do not match the {layout} layout"
-        )
+    tiling = dot_tiling(
+        op, a, b, acc, (*layout.instr_mn, a_layout.instr_k), (width, width, per_acc)
+    )
     instruction = instruction_of(
         layout, width, str(element_type(op.a.type)), str(element_type(op.acc.type))
     )
     swap = isinstance(layout, AmdMfmaEncodingAttr) and layout.is_transposed
-    results = list(acc.values)
-    for rk in range(reps_k):
-        for rm in range(reps_m):
-            a_regs = a.values[(rm * reps_k + rk) * width :][:width]
-            for rn in range(reps_n):
-                b_regs = b.values[(rn * reps_k + rk) * width :][:width]
-                first, second = (b_regs, a_regs) if swap else (a_regs, b_regs)
-                at = (rm * reps_n + rn) * per_acc
-                results[at : at + per_acc] = ctx.target.mma(
-                    ctx.builder, instruction, first, second, results[at : at + per_acc]
-                )
+    results = issue_dot(ctx, tiling, instruction, a.values, b.values, acc.values, swap=swap)
     ctx.set(op.result, LTensor(op.result.type, results))
 
 

@@ -26,67 +26,60 @@ from tilec.dialects.tile import DotOp
 from tilec.ir.types import element_type
 from tilec.layout.accelerate_matmul import mma_operand
 from tilec.lowering.context import F32, LoweringContext, LoweringError, LTensor, location_prefix
-from tilec.lowering.matrix_units import lowers_dot, pack_registers, tf32_truncate
+from tilec.lowering.matrix_units import (
+    dot_operands,
+    dot_tiling,
+    issue_dot,
+    lowers_dot,
+    pack_registers,
+    tf32_truncate,
+)
+from tilec_nvidia.float8_dots import FLOAT8_PTX
 from tilec_nvidia.tensor_core_instructions import TensorCoreInstruction
 from tilec_nvidia.tensor_core_layouts import DotOperandEncodingAttr, MmaEncodingAttr
+from tilec_nvidia.tensor_cores import FLOAT8_MMA_OPERANDS
 
-K_WIDTHS = {"f16": 2, "bf16": 2, "tf32": 1, "i8": 4}
+K_WIDTHS = {"f16": 2, "bf16": 2, "tf32": 1, "i8": 4, **dict.fromkeys(FLOAT8_MMA_OPERANDS, 4)}
 """The operand elements one 32-bit register holds, by instruction operand type."""
+
+
+def _operand(op: DotOp) -> str:
+    """The instruction's operand type: `mma_operand`'s, but for float8 inputs (which
+    `Float8TensorCoreInstruction` gives the dot) the PTX types of A and B, "e4m3.e5m2"."""
+    a, b = (str(element_type(v.type)) for v in (op.a, op.b))
+    if a in FLOAT8_PTX and b in FLOAT8_PTX:
+        return f"{FLOAT8_PTX[a]}.{FLOAT8_PTX[b]}"
+    return mma_operand(op)
 
 
 @lowers_dot(MmaEncodingAttr)
 def lower_mma_dot(ctx: LoweringContext, op: DotOp) -> None:
-    a, b, acc = ctx.get(op.a), ctx.get(op.b), ctx.get(op.acc)
-    layout = layout_of(op.result.type)
-    a_layout, b_layout = layout_of(a.type), layout_of(b.type)
-    assert isinstance(layout, MmaEncodingAttr)
-    operand = mma_operand(op)
+    operand = _operand(op)
     k_width = K_WIDTHS.get(operand)
-    if not (
-        k_width is not None
-        and isinstance(a_layout, DotOperandEncodingAttr)
-        and isinstance(b_layout, DotOperandEncodingAttr)
-        and a_layout.parent == layout == b_layout.parent
-        and (a_layout.op_idx, b_layout.op_idx) == (0, 1)
-        and a_layout.k_width == b_layout.k_width == k_width
-    ):
+    if k_width is None:
         raise LoweringError(
-            f"{location_prefix(op)}a tile.dot of {operand} operands with a {layout} result needs "
-            f"#gpu.dot_op operands (opIdx 0 and 1, kWidth {k_width}) of that layout; got "
-            f"{a.type} and {b.type}"
+            f"{location_prefix(op)}mma.sync has no {operand} operands (it takes "
+            f"{', '.join(K_WIDTHS)})"
         )
-    (m_size, k_size), n_size = a.type.shape, b.type.shape[1]
-    tile_m, tile_n = layout.tile()
-    reps_m, reps_n = max(1, m_size // tile_m), max(1, n_size // tile_n)
-    instr_k = a_layout.instr_k
-    reps_k = k_size // instr_k
-    if m_size % 16 or n_size % 8 or k_size % instr_k:
-        raise LoweringError(
-            f"{location_prefix(op)}tile.dot {m_size}x{n_size}x{k_size} is not made of whole "
-            f"m16n8k{instr_k} instructions"
-        )
+    a, b, acc = dot_operands(ctx, op, DotOperandEncodingAttr, k_width)
+    layout = layout_of(op.result.type)
+    assert isinstance(layout, MmaEncodingAttr)
+    instr_k = 8 * k_width
+    tiling = dot_tiling(op, a, b, acc, (16, 8, instr_k), (4 * k_width, 2 * k_width, 4))
     instruction = TensorCoreInstruction(
         layout.version, (16, 8, instr_k), operand, str(element_type(op.acc.type))
     )
-    a_step, b_step = 4 * k_width, 2 * k_width
-    expected = (reps_m * reps_k * a_step, reps_n * reps_k * b_step, reps_m * reps_n * 4)
-    if (len(a.values), len(b.values), len(acc.values)) != expected:
-        raise LoweringError(f"{location_prefix(op)}tile.dot fragments do not match the mma layout")
 
     def run(a_values: list[ir.Value], b_values: list[ir.Value], start: list[ir.Value]):
-        results = list(start)
-        for rk in range(reps_k):
-            for rm in range(reps_m):
-                a_at = (rm * reps_k + rk) * a_step
-                a_regs = pack_registers(ctx, a_values[a_at : a_at + a_step], k_width)
-                for rn in range(reps_n):
-                    b_at = (rn * reps_k + rk) * b_step
-                    b_regs = pack_registers(ctx, b_values[b_at : b_at + b_step], k_width)
-                    at = (rm * reps_n + rn) * 4
-                    results[at : at + 4] = ctx.target.mma(
-                        ctx.builder, instruction, a_regs, b_regs, results[at : at + 4]
-                    )
-        return results
+        return issue_dot(
+            ctx,
+            tiling,
+            instruction,
+            a_values,
+            b_values,
+            start,
+            lambda elements: pack_registers(ctx, elements, k_width),
+        )
 
     if operand == "tf32" and op.precision == "tf32x3":
         a_big, a_small = _split(ctx, a.values)
