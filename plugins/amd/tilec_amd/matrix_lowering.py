@@ -85,13 +85,8 @@ def staged_row_bytes(k_size: int, element_bytes: int, k_width: int) -> int:
 @lowers_conversion_to(AmdDotOperandEncodingAttr)
 def lower_to_amd_dot_operand(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     """Lower `op`, whose result is an `#gpu.amd_dot_op`: through padded LDS rows."""
-    result_type = op.result.type
-    assert isinstance(result_type, TensorType)
-    layout = result_type.encoding
-    assert isinstance(layout, AmdDotOperandEncodingAttr)
-    element = memory_type(result_type.element_type, ctx.target)
+    result_type, layout, element, k_dim = _operand_of(ctx, op)
     nbytes = byte_size(element)
-    k_dim = 1 if layout.op_idx == 0 else 0
     k_size = result_type.shape[k_dim]
     non_k = result_type.shape[1 - k_dim]
     pitch = staged_row_bytes(k_size, nbytes, layout.k_width)
@@ -126,13 +121,8 @@ def read_amd_operand(
     at `base`, a swizzled `tile` (`tilec.lowering.swizzle`): each lane's K elements as one
     vector access where K is the tile's contiguous dimension (A; B stored transposed), element
     by element where it is not (B stored K x N)."""
-    result_type = op.result.type
-    assert isinstance(result_type, TensorType)
-    layout = result_type.encoding
-    assert isinstance(layout, AmdDotOperandEncodingAttr)
-    element = memory_type(result_type.element_type, ctx.target)
+    result_type, layout, element, k_dim = _operand_of(ctx, op)
     nbytes = byte_size(element)
-    k_dim = 1 if layout.op_idx == 0 else 0
     vector = 1
     if k_dim == tile.contiguous_dim:  # runs of k_width elements from multiples of k_width
         vector = max(1, min(layout.k_width * nbytes, MAX_ACCESS_BYTES, CHUNK_BYTES) // nbytes)
@@ -144,6 +134,19 @@ def read_amd_operand(
 
     mapping = LTensor(result_type, []).mapping
     return _access(ctx, ctx.element_coords(mapping), None, vector, element, address)
+
+
+def _operand_of(
+    ctx: LoweringContext, op: ConvertLayoutOp | LocalLoadOp
+) -> tuple[TensorType, AmdDotOperandEncodingAttr, ir.Type, int]:
+    """`op`'s result type, its `#gpu.amd_dot_op` layout, its element type in memory and its K
+    dimension (1 for A, 0 for B)."""
+    result_type = op.result.type
+    assert isinstance(result_type, TensorType)
+    layout = result_type.encoding
+    assert isinstance(layout, AmdDotOperandEncodingAttr)
+    element = memory_type(result_type.element_type, ctx.target)
+    return result_type, layout, element, 1 if layout.op_idx == 0 else 0
 
 
 def _access(
