@@ -15,6 +15,8 @@ plugins' drivers) can raise these.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 
 class TilecError(Exception):
     """A mistake the user can fix: in a kernel, its launch, its options or a command's input."""
@@ -127,6 +129,51 @@ class GraphCaptureError(LaunchError, RuntimeError):
     and out would allocate and synchronize inside the capture. The GPU backends raise it as
     their driver error too (`CudaCaptureError` is a `CudaError`, `HipCaptureError` a
     `HipError`)."""
+
+
+class DriverErrors(NamedTuple):
+    """The errors of one GPU driver (`driver_errors`)."""
+
+    error: type[RuntimeError]
+    limit: type[DeviceLimitError]
+    device_not_found: type[DeviceNotFoundError]
+    capture: type[GraphCaptureError]
+
+
+def driver_errors(prefix: str, module: str, failure: str) -> DriverErrors:
+    """The error classes of a GPU driver, as a backend's driver module defines them:
+    `<prefix>Error`, a RuntimeError (`failure` says when: "A HIP call failed"), and the user's
+    mistakes, each both that error and the core's: `<prefix>LimitError` (`DeviceLimitError`),
+    `<prefix>DeviceNotFoundError` (`DeviceNotFoundError`) and `<prefix>CaptureError`
+    (`GraphCaptureError`). `module` is the driver module's `__name__`, where the classes are to
+    be bound under these names (they print and pickle as its):
+    `HipError, HipLimitError, ... = driver_errors("Hip", __name__, "A HIP call failed")`."""
+
+    def error_class(name: str, bases: tuple[type, ...], doc: str) -> Any:
+        name = f"{prefix}{name}"
+        return type(name, bases, {"__doc__": doc, "__module__": module, "__qualname__": name})
+
+    error = error_class("Error", (RuntimeError,), f"{failure}, or a launch exceeds a device limit.")
+    mistake = "the user's to fix, a `tilec.TilecError`"
+    return DriverErrors(
+        error,
+        error_class(
+            "LimitError",
+            (error, DeviceLimitError),
+            f"A launch that asks for more than the device allows: {mistake}.",
+        ),
+        error_class(
+            "DeviceNotFoundError",
+            (error, DeviceNotFoundError),
+            f"A device index beyond this machine's devices (`tilec.set_device(5)` with two "
+            f"GPUs): {mistake}.",
+        ),
+        error_class(
+            "CaptureError",
+            (error, GraphCaptureError),
+            f"NumPy arguments of a launch while a graph is being captured: {mistake}.",
+        ),
+    )
 
 
 class DecoratorError(TilecError):

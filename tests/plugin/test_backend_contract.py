@@ -59,3 +59,36 @@ def test_cache_flags_mark_the_default_loads_and_stores():
     text = str(fn)
     assert text.count("load volatile i32") == 1 and text.count("!nontemporal") == 2
     assert "store volatile" not in text and text.count("load i32") == 3
+
+
+def test_driver_errors_make_a_driver_s_family_of_errors():
+    """`driver_errors` gives a driver its error and the user's mistakes as both that error and
+    the core's, named and placed as the driver module's own classes (they pickle)."""
+    import pickle
+    import sys
+
+    from tilec.errors import (
+        DeviceLimitError,
+        DeviceNotFoundError,
+        GraphCaptureError,
+        TilecError,
+        driver_errors,
+    )
+
+    family = driver_errors("Demo", __name__, "A demo call failed")
+    for cls in family:
+        setattr(sys.modules[__name__], cls.__name__, cls)
+    error, limit, missing, capture = family
+    assert [cls.__name__ for cls in family] == [
+        "DemoError",
+        "DemoLimitError",
+        "DemoDeviceNotFoundError",
+        "DemoCaptureError",
+    ]
+    assert issubclass(error, RuntimeError) and not issubclass(error, TilecError)
+    assert issubclass(limit, error) and issubclass(limit, DeviceLimitError)
+    assert issubclass(missing, error) and issubclass(missing, DeviceNotFoundError)
+    assert issubclass(capture, error) and issubclass(capture, GraphCaptureError)
+    assert error.__doc__.startswith("A demo call failed")
+    again = pickle.loads(pickle.dumps(limit("needs 70000 bytes")))
+    assert type(again) is limit and str(again) == "needs 70000 bytes"

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import DeviceLimitError, DeviceNotFoundError, GraphCaptureError, GridValueError
+from tilec.errors import GridValueError, driver_errors
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -41,24 +41,12 @@ INSTALL_HINT = "hip-python is not installed: pip install hip-python"
 NO_RUNTIME = "no ROCm runtime (libamdhip64.so not found)"
 
 
-class HipError(RuntimeError):
-    """A HIP call failed, no ROCm runtime is there, or a launch exceeds a device limit
-    (`HipLimitError`)."""
-
-
-class HipLimitError(HipError, DeviceLimitError):
-    """A launch that asks for more than the device allows (LDS, work-items a work-group,
-    programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
-
-
-class HipDeviceNotFoundError(HipError, DeviceNotFoundError):
-    """A device index beyond this machine's HIP devices (`tilec.set_device(5)` with two GPUs):
-    the user's to fix, a `tilec.TilecError`."""
-
-
-class HipCaptureError(HipError, GraphCaptureError):
-    """NumPy arguments of a launch while a HIP graph is being captured: the user's to fix, a
-    `tilec.TilecError`."""
+HipError, HipLimitError, HipDeviceNotFoundError, HipCaptureError = driver_errors(
+    "Hip", __name__, "A HIP call failed or no ROCm runtime is there"
+)
+"""`HipLimitError`: LDS, work-items a work-group or programs along a grid axis beyond the
+device's; `HipDeviceNotFoundError`: no such HIP device; `HipCaptureError`: NumPy arguments while
+a HIP graph is being captured (`tilec.errors.driver_errors`)."""
 
 
 ROCM = DeviceKind(

@@ -19,13 +19,7 @@ from typing import Any
 import attrs
 
 from tilec.driver import Availability
-from tilec.errors import (
-    DeviceLimitError,
-    DeviceNotFoundError,
-    GraphCaptureError,
-    GridTypeError,
-    GridValueError,
-)
+from tilec.errors import GridTypeError, GridValueError, driver_errors
 from tilec.interop.device import (
     DeviceKind,
     DeviceProperties,
@@ -43,23 +37,12 @@ DEFAULT_SHARED_LIMIT = 48 * 1024
 INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-bindings"
 
 
-class CudaError(RuntimeError):
-    """A CUDA driver call failed, or a launch exceeds a device limit (`CudaLimitError`)."""
-
-
-class CudaLimitError(CudaError, DeviceLimitError):
-    """A launch that asks for more than the device allows (shared memory, threads a block,
-    programs along a grid axis): the user's to fix, a `tilec.TilecError`."""
-
-
-class CudaDeviceNotFoundError(CudaError, DeviceNotFoundError):
-    """A device index beyond this machine's CUDA devices (`tilec.set_device(5)` with two GPUs):
-    the user's to fix, a `tilec.TilecError`."""
-
-
-class CudaCaptureError(CudaError, GraphCaptureError):
-    """NumPy arguments of a launch while a CUDA graph is being captured: the user's to fix, a
-    `tilec.TilecError`."""
+CudaError, CudaLimitError, CudaDeviceNotFoundError, CudaCaptureError = driver_errors(
+    "Cuda", __name__, "A CUDA driver call failed"
+)
+"""`CudaLimitError`: shared memory, threads a block or programs along a grid axis beyond the
+device's; `CudaDeviceNotFoundError`: no such CUDA device; `CudaCaptureError`: NumPy arguments
+while a CUDA graph is being captured (`tilec.errors.driver_errors`)."""
 
 
 CUDA = DeviceKind(
