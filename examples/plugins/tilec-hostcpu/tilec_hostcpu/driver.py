@@ -56,7 +56,7 @@ class HostCpuDriver(Driver):
                 False, f"runs on x86-64 Linux only (this is {machine} on {sys.platform})"
             )
         if platform.libc_ver()[0] != "glibc":
-            return Availability(False, "needs the GNU C library (its ucontext fibers)")
+            return Availability(False, "needs the GNU C library (kernels call its printf and libm)")
         if ctypes.util.find_library("gcc_s") is None:
             return Availability(False, "needs libgcc_s (GCC's runtime: the f16 conversions)")
         return Availability(True, "runs on this CPU (x86-64 code for a fixed baseline CPU)")

@@ -1,11 +1,14 @@
 """The "device runtime" of the host CPU vendor: the threads of a block as fibers.
 
 A block's threads must be able to meet at barriers and exchange values (shuffles). Here each
-thread of a block is a fiber (a POSIX `ucontext_t` with its own stack) and one OS thread runs
+thread of a block is a fiber (its own stack and saved stack pointer) and one OS thread runs
 them all, in turns: a fiber runs until it reaches a barrier (or ends), then the next one runs;
 when every fiber has had its turn, all of them stand at the same barrier and the next round
 resumes them. This is deterministic (threads always run in the same order, whatever the
-machine) and cheap (a switch is one `swapcontext`, no OS thread).
+machine) and cheap: a switch (`SWITCH`, a dozen x86-64 instructions) saves the callee-saved
+registers on the running stack and loads the other stack's, with no OS thread and no system
+call (glibc's `swapcontext` also saves the signal mask with a system call; it made the switches
+two thirds of a launch's time).
 
 The runtime is LLVM IR built with llvmlite and JIT-compiled once per process (`runtime()`); its
 symbols are published with `llvm.add_symbol`, so the kernels' object files, which reference
@@ -14,15 +17,18 @@ them as external symbols, link against them when they are loaded:
 - `tilec_hostcpu_thread` (i32), `tilec_hostcpu_block` and `tilec_hostcpu_grid` ([3 x i32]):
   the running thread's id, its block's ids and the grid, read by the kernels
   (`HostCpuTargetInfo.thread_id`, ...);
-- `tilec_hostcpu_exchange` ([MAX_THREADS x i32]): the slots through which shuffles exchange
-  values; `tilec_hostcpu_shared`: the block's shared memory (the kernels' `@global_smem`,
+- `tilec_hostcpu_slots` (ptr): the slots ([MAX_THREADS x i32]) through which shuffles exchange
+  values in this round; the runtime flips it between two buffers after every round, so a
+  shuffle needs one barrier (a buffer is written again two rounds later, when every thread has
+  read it); `tilec_hostcpu_shared`: the block's shared memory (the kernels' `@global_smem`,
   renamed by `tilec_hostcpu.codegen`);
 - `tilec_hostcpu_barrier()`: the current fiber's turn ends (back to the scheduler);
 - `tilec_hostcpu_trap()`: the launch stops (a failed `tl.device_assert`);
 - `tilec_hostcpu_run(entry, params, gx, gy, gz, threads, contexts, stacks, stack_bytes,
   done)`: runs `entry(params)` on every thread of every block; 0, or 1 after a trap.
+  `contexts` holds each fiber's saved stack pointer.
 
-The layout of `ucontext_t` is glibc's on x86-64 (the driver runs only there: `is_available`).
+The switch is x86-64 System V code (the driver runs only there: `is_available`).
 """
 
 from __future__ import annotations
@@ -42,11 +48,35 @@ from tilec_hostcpu import codegen
 _LIBC = ctypes.CDLL(None, use_errno=True)
 MAX_THREADS = 1024
 """The most threads a block may have (32 warps of 32 lanes)."""
-CONTEXT_BYTES = 2048
-"""Room for one glibc `ucontext_t` (968 bytes on x86-64), rounded up."""
-UC_LINK, SS_SP, SS_SIZE = 8, 16, 32
-"""Byte offsets of `uc_link`, `uc_stack.ss_sp` and `uc_stack.ss_size` in glibc's x86-64
-`ucontext_t`."""
+SWITCH = """
+.text
+.p2align 4
+.globl tilec_hostcpu_switch
+.type tilec_hostcpu_switch,@function
+tilec_hostcpu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  retq
+.size tilec_hostcpu_switch, .-tilec_hostcpu_switch
+"""
+"""`void tilec_hostcpu_switch(void **save, void *load)`: push the callee-saved registers, store
+the stack pointer at `save`, continue on the stack `load` (popping what its own switch pushed).
+The caller saves the other registers (an ordinary call); MXCSR and the x87 control word, also
+callee-saved, are never changed by kernels."""
+SAVED_REGISTERS = 6
+"""What `SWITCH` pushes below the return address."""
 SHARED_BYTES = 64 * 1024
 """The block's shared memory: as much as the largest target has (`tilec_hostcpu.backend.ARCHS`)."""
 STACK_BYTES = 1 << 20
@@ -78,14 +108,11 @@ def build_runtime() -> ir.Module:
     for name, ty in VARIABLES.items():
         variable(name, ty)
     g = module.globals
-    swapcontext = _declare(module, "swapcontext", I32, [PTR, PTR])
-    _declare(module, "getcontext", I32, [PTR])
-    ir.Function(module, ir.FunctionType(VOID, [PTR], var_arg=True), "makecontext")
+    switch = _declare(module, "tilec_hostcpu_switch", VOID, [PTR, PTR])
 
     def end_turn(b: ir.IRBuilder) -> None:
-        b.call(
-            swapcontext, [b.load(g["tilec_hostcpu_current"], typ=PTR), g["tilec_hostcpu_scheduler"]]
-        )
+        scheduler = b.load(g["tilec_hostcpu_scheduler"], typ=PTR)
+        b.call(switch, [b.load(g["tilec_hostcpu_current"], typ=PTR), scheduler])
 
     b = ir.IRBuilder(_declare(module, "tilec_hostcpu_barrier", VOID, []).append_basic_block())
     end_turn(b)
@@ -151,8 +178,9 @@ VARIABLES = {
     "tilec_hostcpu_thread": I32,
     "tilec_hostcpu_block": ir.ArrayType(I32, 3),
     "tilec_hostcpu_grid": ir.ArrayType(I32, 3),
-    "tilec_hostcpu_exchange": ir.ArrayType(I32, MAX_THREADS),
-    "tilec_hostcpu_scheduler": ir.ArrayType(I8, CONTEXT_BYTES),
+    "tilec_hostcpu_exchange": ir.ArrayType(I32, 2 * MAX_THREADS),
+    "tilec_hostcpu_slots": PTR,
+    "tilec_hostcpu_scheduler": PTR,
     "tilec_hostcpu_current": PTR,
     "tilec_hostcpu_status": I32,
     "tilec_hostcpu_entry": PTR,
@@ -171,6 +199,7 @@ def _build_run(module: ir.Module, fiber: ir.Function) -> None:
     """`i32 tilec_hostcpu_run(...)`: every block of the grid, x fastest; in each, a fresh
     fiber a thread, then rounds of turns until every thread is done (see the module doc)."""
     g = module.globals
+    switch = module.globals["tilec_hostcpu_switch"]
     args = [PTR, PTR, I32, I32, I32, I32, PTR, PTR, I64, PTR]
     run = _declare(module, "tilec_hostcpu_run", I32, args)
     entry, params, gx, gy, gz, threads, contexts, stacks, stack_bytes, done = run.args
@@ -181,22 +210,30 @@ def _build_run(module: ir.Module, fiber: ir.Function) -> None:
     b.store(I32(0), g["tilec_hostcpu_status"])
     for axis, size in enumerate((gx, gy, gz)):
         b.store(size, b.gep(g["tilec_hostcpu_grid"], [I32(0), I32(axis)]))
+    slots = (
+        b.gep(g["tilec_hostcpu_exchange"], [I32(0), I32(0)]),
+        b.gep(g["tilec_hostcpu_exchange"], [I32(0), I32(MAX_THREADS)]),
+    )
+    b.store(slots[0], g["tilec_hostcpu_slots"])
 
-    def context_of(t: ir.Value) -> ir.Value:
-        return b.gep(contexts, [b.mul(b.zext(t, I64), I64(CONTEXT_BYTES))], source_etype=I8)
+    def saved_sp(t: ir.Value) -> ir.Value:
+        return b.gep(contexts, [b.zext(t, I64)], source_etype=PTR)
 
     with _counted_loop(b, b.mul(b.mul(gx, gy), gz), "block") as index:
         ids = (b.urem(index, gx), b.urem(b.udiv(index, gx), gy), b.udiv(index, b.mul(gx, gy)))
         for axis, value in enumerate(ids):
             b.store(value, b.gep(g["tilec_hostcpu_block"], [I32(0), I32(axis)]))
         with _counted_loop(b, threads, "make") as t:
-            context = context_of(t)
-            b.call(g["getcontext"], [context])
-            b.store(ir.Constant(PTR, None), b.gep(context, [I64(UC_LINK)], source_etype=I8))
-            stack = b.gep(stacks, [b.mul(b.zext(t, I64), stack_bytes)], source_etype=I8)
-            b.store(stack, b.gep(context, [I64(SS_SP)], source_etype=I8))
-            b.store(stack_bytes, b.gep(context, [I64(SS_SIZE)], source_etype=I8))
-            b.call(g["makecontext"], [context, fiber, I32(0)])
+            # a fresh stack whose first switch "returns" into the fiber, as if it were called
+            # (the stack 16-byte aligned before the return address) with zeroed registers
+            top = b.gep(
+                stacks, [b.mul(b.add(b.zext(t, I64), I64(1)), stack_bytes)], source_etype=I8
+            )
+            b.store(ir.Constant(PTR, None), b.gep(top, [I64(-1)], source_etype=PTR))
+            b.store(fiber, b.gep(top, [I64(-2)], source_etype=PTR))
+            for register in range(SAVED_REGISTERS):
+                b.store(I64(0), b.gep(top, [I64(-3 - register)], source_etype=I64))
+            b.store(b.gep(top, [I64(-2 - SAVED_REGISTERS)], source_etype=PTR), saved_sp(t))
             b.store(I8(0), b.gep(done, [t], source_etype=I8))
         rounds = b.append_basic_block("round")
         finished = b.append_basic_block("block_finished")
@@ -208,15 +245,17 @@ def _build_run(module: ir.Module, fiber: ir.Function) -> None:
                 "==", b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(0)
             )
             with b.if_then(waiting):
-                context = context_of(t)
                 b.store(t, g["tilec_hostcpu_thread"])
-                b.store(context, g["tilec_hostcpu_current"])
-                b.call(g["swapcontext"], [g["tilec_hostcpu_scheduler"], context])
+                b.store(saved_sp(t), g["tilec_hostcpu_current"])
+                b.call(switch, [g["tilec_hostcpu_scheduler"], b.load(saved_sp(t), typ=PTR)])
                 status = b.load(g["tilec_hostcpu_status"], typ=I32)
                 with b.if_then(b.icmp_unsigned("!=", status, I32(0)), likely=False):
                     b.ret(I32(1))
                 still = b.xor(b.load(b.gep(done, [t], source_etype=I8), typ=I8), I8(1))
                 b.store(b.or_(b.load(live, typ=I8), still), live)
+        # the round is over: the next one's shuffles write the other buffer of slots
+        first = b.icmp_unsigned("==", b.load(g["tilec_hostcpu_slots"], typ=PTR), slots[0])
+        b.store(b.select(first, slots[1], slots[0]), g["tilec_hostcpu_slots"])
         b.cbranch(b.icmp_unsigned("!=", b.load(live, typ=I8), I8(0)), rounds, finished)
         b.position_at_end(finished)
     b.ret(I32(0))
@@ -254,6 +293,7 @@ class Runtime:
 
     def __init__(self) -> None:
         module = llvm.parse_assembly(str(build_runtime()))
+        module.link_in(codegen.assembly_module(SWITCH))
         module.verify()
         self.engine = llvm.create_mcjit_compiler(module, codegen.jit_target_machine())
         self.engine.finalize_object()
@@ -282,11 +322,10 @@ class Runtime:
             for t in range(threads):
                 if _LIBC.mprotect(ctypes.c_void_p(base + t * STACK_BYTES), mmap.PAGESIZE, 0):
                     raise OSError(ctypes.get_errno(), "mprotect of a fiber's guard page failed")
-            contexts = (ctypes.c_char * (threads * CONTEXT_BYTES + 64))()
+            contexts = (ctypes.c_void_p * threads)()
             done = (ctypes.c_uint8 * threads)()
-            aligned = (ctypes.addressof(contexts) + 63) // 64 * 64
             self._memory = [stacks, contexts, done]
-            self._addresses = (aligned, base, ctypes.addressof(done))
+            self._addresses = (ctypes.addressof(contexts), base, ctypes.addressof(done))
             self._threads = threads
         return self._addresses
 

@@ -2,9 +2,10 @@
 
 Every method emits LLVM IR with the `llvmlite.ir.IRBuilder` it is given. Ids are loads of the
 runtime's variables and barriers calls into the runtime (`tilec_hostcpu.fibers`); shuffles go
-through memory: every thread writes its value into its slot of `tilec_hostcpu_exchange`, the
-block meets at a barrier, each reads the slot of its source lane, and the block meets again
-before the slots are reused. Math is the core's (the `TargetInfo.math` default: LLVM intrinsics
+through memory: every thread writes its value into its slot of this round's
+`tilec_hostcpu_slots`, the block meets at a barrier, and each reads the slot of its source lane
+(the runtime gives the next round the other buffer of slots, so no second barrier is needed
+before they are written again). Math is the core's (the `TargetInfo.math` default: LLVM intrinsics
 and the core's expansions, the same results on every machine) but for f32 `rsqrt`; global loads and stores are the
 defaults (plain loads and stores: cache hints change speed, not results).
 
@@ -95,16 +96,15 @@ class HostCpuTargetInfo(TargetInfo):
         if value.type not in (I32, F32):
             raise TypeError(f"shuffles take i32 or f32 values, got {value.type}")
         b = builder
-        slots = _variable(b.module, "tilec_hostcpu_exchange", ir.ArrayType(I32, 1))
+        slots = b.load(_variable(b.module, "tilec_hostcpu_slots", PTR), typ=PTR)
         tid = self.thread_id(b)
         lanes = I32(self.threads_per_warp)
         lane = b.urem(tid, lanes)
         bits = b.bitcast(value, I32) if value.type == F32 else value
-        b.store(bits, b.gep(slots, [I32(0), tid]))
+        b.store(bits, b.gep(slots, [tid], source_etype=I32))
         self.barrier(b)
         src = b.add(b.sub(tid, lane), b.urem(source(lane), lanes))
-        result = b.load(b.gep(slots, [I32(0), src]), typ=I32)
-        self.barrier(b)  # every thread has read before the slots are written again
+        result = b.load(b.gep(slots, [src], source_etype=I32), typ=I32)
         return b.bitcast(result, F32) if value.type == F32 else result
 
     # Math --------------------------------------------------------------------------------------
