@@ -5,8 +5,10 @@ layout's fastest dimension. A group is read or written with one vector access of
 when the axis-info analysis says the pointers are contiguous and 16-byte-style aligned that far
 (`vec = min(mapping contiguity, pointer contiguity, divisibility / element bytes,
 16 bytes / element bytes, mask constancy)`), so a kernel whose pointers are divisible by 16 gets
-`ld.global.v4.f32`. A mask constant across the vector costs one branch per vector; masked-off
-loads give `other` (zero without it). Stores are done by owners only where a layout replicates
+`ld.global.v4.f32`. A mask constant across the vector costs one predicated access per vector
+where the target has them (`TargetInfo.predicated_load`/`predicated_store`: NVIDIA's
+`@p ld.global`, as Triton emits; far fewer basic blocks for LLVM), one branch elsewhere;
+masked-off loads give `other` (zero without it). Stores are done by owners only where a layout replicates
 elements (`LoweringContext.owner_masks`), and by thread 0 alone for a scalar store. An op with
 a cache modifier or eviction policy (`tilec.lowering.memory_hints`) makes each access through the
 target's `global_load`/`global_store`, which emit them.
@@ -104,6 +106,41 @@ def _registers(ctx: LoweringContext, value: Value | None) -> list[ir.Value] | No
     return lowered.values if isinstance(lowered, LTensor) else [lowered]
 
 
+PLAIN_LOAD, PLAIN_STORE = MemoryHints(), MemoryHints(store=True)
+"""The hints of an access without any, for the targets' predicated loads and stores."""
+
+
+def _varies(condition: ir.Value | None) -> bool:
+    """Whether `condition` is a mask known only at run time (a constant needs no predicate)."""
+    return condition is not None and not isinstance(condition, ir.Constant)
+
+
+def masked_global_load(
+    ctx: LoweringContext,
+    address: ir.Value,
+    typ: ir.Type,
+    align: int,
+    hints: MemoryHints | None,
+    mask: ir.Value | None,
+    other: ir.Value,
+) -> ir.Value:
+    """`typ` (a scalar or a vector, `align`-aligned) loaded from global `address` where the i1
+    `mask` holds (None: always), else `other`: one predicated load where the target has them,
+    else a branch around the load."""
+    b = ctx.builder
+    if _varies(mask):
+        loaded = ctx.target.predicated_load(b, address, typ, hints or PLAIN_LOAD, mask, other)
+        if loaded is not None:
+            return loaded
+
+    def load() -> ir.Value:
+        if hints is not None:
+            return ctx.target.global_load(b, address, typ, align, hints)
+        return b.load(address, typ=typ, align=align)
+
+    return _masked(ctx, mask, load, other)
+
+
 def _masked(
     ctx: LoweringContext, condition: ir.Value | None, body, fallback: ir.Value | None = None
 ) -> ir.Value | None:
@@ -152,12 +189,10 @@ def _load(ctx: LoweringContext, op: LoadOp) -> None:
         if others is not None:
             fallback = pack_access(b, others[start : start + vec], access_type, is_bool)
 
-        def load(address: ir.Value = ptrs[start]) -> ir.Value:
-            if hints is not None:
-                return ctx.target.global_load(b, address, access_type, vec * elem_bytes, hints)
-            return b.load(address, typ=access_type, align=vec * elem_bytes)
-
-        loaded = _masked(ctx, None if masks is None else masks[start], load, fallback)
+        mask = None if masks is None else masks[start]
+        loaded = masked_global_load(
+            ctx, ptrs[start], access_type, vec * elem_bytes, hints, mask, fallback
+        )
         for element in unpack_access(b, loaded, vec):
             values.append(
                 b.icmp_unsigned("!=", element, ir.Constant(I8, 0)) if is_bool else element
@@ -196,6 +231,10 @@ def _store(ctx: LoweringContext, op: StoreOp) -> None:
                 return
             b.store(data, address, align=vec * elem_bytes)
 
+        if _varies(condition) and ctx.target.predicated_store(
+            b, vector, ptrs[start], hints or PLAIN_STORE, condition
+        ):
+            continue
         _masked(ctx, condition, store)
 
 
@@ -241,4 +280,10 @@ def byte_size(t: ir.Type) -> int:
     return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(t)]
 
 
-__all__ = ["byte_size", "pack_access", "unpack_access", "vector_width"]
+__all__ = [
+    "byte_size",
+    "masked_global_load",
+    "pack_access",
+    "unpack_access",
+    "vector_width",
+]

@@ -49,8 +49,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.matrix_units import SHARED_READS, SHARED_TILES, registered
-from tilec.lowering.memory import _masked as masked
-from tilec.lowering.memory import byte_size, vector_width
+from tilec.lowering.memory import byte_size, masked_global_load, vector_width
 from tilec.lowering.memory_hints import MemoryHints, hints_of
 from tilec.lowering.swizzle import SharedView, SwizzledTile
 from tilec.lowering.target import TargetInfo
@@ -162,12 +161,8 @@ def _copy_now(
     align = vec * buffer.tile.element_bytes
     zero = ir.Constant(access, [ir.Constant(buffer.element, 0)] * vec if vec > 1 else 0)
 
-    def load() -> ir.Value:
-        if hints is not None:
-            return ctx.target.global_load(b, ptrs[0], access, align, hints)
-        return b.load(ptrs[0], typ=access, align=align)
-
-    loaded = masked(ctx, None if masks is None else masks[first], load, zero)
+    mask = None if masks is None else masks[first]
+    loaded = masked_global_load(ctx, ptrs[0], access, align, hints, mask, zero)
     b.store(loaded, dst, align=align)
 
 

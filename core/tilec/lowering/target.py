@@ -139,6 +139,32 @@ class TargetInfo:
         if non_temporal:
             nontemporal(instr, builder.module)
 
+    def predicated_load(
+        self,
+        builder: ir.IRBuilder,
+        address: ir.Value,
+        typ: ir.Type,
+        hints: MemoryHints,
+        predicate: ir.Value,
+        other: ir.Value,
+    ) -> ir.Value | None:
+        """`typ` loaded from global `address` where the i1 `predicate` holds, else `other`, without
+        a branch (NVIDIA: `@p ld.global`); None (the default) where the target has no such load:
+        the core then branches around `global_load` or a plain load."""
+        return None
+
+    def predicated_store(
+        self,
+        builder: ir.IRBuilder,
+        value: ir.Value,
+        address: ir.Value,
+        hints: MemoryHints,
+        predicate: ir.Value,
+    ) -> bool:
+        """Store `value` to global `address` where the i1 `predicate` holds, without a branch;
+        False (the default) where the target has no such store: the core branches around it."""
+        return False
+
     # Math and printing -------------------------------------------------------------------------
 
     def math(

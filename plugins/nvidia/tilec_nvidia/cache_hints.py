@@ -53,8 +53,11 @@ def load(
     address: ir.Value,
     typ: ir.Type,
     hints: MemoryHints,
+    predicate: ir.Value | None = None,
+    other: ir.Value | None = None,
 ) -> ir.Value:
-    """`ld.global` of `typ` from `address` with `hints` (module doc)."""
+    """`ld.global` of `typ` from `address` with `hints` (module doc); with an i1 `predicate`,
+    `@p ld.global`, the words first set to `other`'s (a value of `typ`), as Triton's loads."""
     width, count, as_int = _words(typ)
     word = ir.IntType(16 if width == 8 else width)
     opcode = _opcode(builder.module, "ld", capability, hints, width, count)
@@ -62,6 +65,15 @@ def load(
     operands = [address] + ([hints.prepared] if hints.prepared is not None else [])
     text = f"{opcode} {_braced(outputs, count)}, [${count}]{_policy(hints, count + 1)};"
     constraints = ",".join(["=" + _CONSTRAINT[width]] * count + ["l"] * len(operands))
+    if predicate is not None:
+        first = count + len(operands)
+        words = _to_words(builder, other, width, count, as_int)
+        if width == 8:
+            words = [builder.zext(w, ir.IntType(16)) for w in words]
+        moves = " ".join(f"mov.b{max(16, width)} ${i}, ${first + 1 + i};" for i in range(count))
+        text = f"{moves} @${first} {text}"
+        operands += [predicate, *words]
+        constraints += ",b" + f",{_CONSTRAINT[width]}" * count
     ret = word if count == 1 else ir.LiteralStructType([word] * count)
     fn_type = ir.FunctionType(ret, [o.type for o in operands])
     result = builder.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), operands)
@@ -77,8 +89,10 @@ def store(
     value: ir.Value,
     address: ir.Value,
     hints: MemoryHints,
+    predicate: ir.Value | None = None,
 ) -> None:
-    """`st.global` of `value` to `address` with `hints` (module doc)."""
+    """`st.global` of `value` to `address` with `hints` (module doc); with an i1 `predicate`,
+    `@p st.global`."""
     width, count, as_int = _words(value.type)
     opcode = _opcode(builder.module, "st", capability, hints, width, count)
     words = _to_words(builder, value, width, count, as_int)
@@ -90,6 +104,10 @@ def store(
     constraints = ",".join(
         ["l"] + [_CONSTRAINT[width]] * count + ["l"] * (hints.prepared is not None)
     )
+    if predicate is not None:
+        text = f"@${len(operands)} {text}"
+        operands.append(predicate)
+        constraints += ",b"
     fn_type = ir.FunctionType(ir.VoidType(), [o.type for o in operands])
     builder.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), operands)
 

@@ -179,6 +179,28 @@ class NvidiaTargetInfo(TargetInfo):
     ) -> None:
         cache_hints.store(builder, self.capability, value, address, hints)
 
+    def predicated_load(
+        self,
+        builder: ir.IRBuilder,
+        address: ir.Value,
+        typ: ir.Type,
+        hints: MemoryHints,
+        predicate: ir.Value,
+        other: ir.Value,
+    ) -> ir.Value:
+        return cache_hints.load(builder, self.capability, address, typ, hints, predicate, other)
+
+    def predicated_store(
+        self,
+        builder: ir.IRBuilder,
+        value: ir.Value,
+        address: ir.Value,
+        hints: MemoryHints,
+        predicate: ir.Value,
+    ) -> bool:
+        cache_hints.store(builder, self.capability, value, address, hints, predicate)
+        return True
+
     # Atomics: Triton's `atom` spellings (tilec_nvidia.atomics) ---------------------------------
 
     atomic_rmw = atomics.atomic_rmw
