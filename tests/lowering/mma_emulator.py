@@ -18,6 +18,8 @@
 - `mma.m16n8k32.row.col.satfinite.s32.s8.s8.s32`: four bytes per register, the lowest first:
   `a_r = A[g + 8 (r % 2)][4t + 16 (r >= 2) ..+3]`, `b_r = B[4t + 16 r ..+3][g]`; C and D are
   i32, placed as above; `C + A B` is exact and clamped to the i32 range (`.satfinite`).
+- `mma.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32`: the same byte fragments, of float8
+  codes (decoded by `fp8_matmul_kernels.float8_values`), f32 C and D.
 - `cp.async` (4, 8 or 16 bytes, `src-size` bytes read, the rest zeros), `commit_group`, `wait_group N`:
   each thread queues its copies and performs a group only when a `wait_group` requires it, as
   late as PTX allows, so a read of a slot before its wait (or a barrier missing after it) sees
@@ -33,6 +35,7 @@ import cpu_emulator
 import llvmlite.binding as llvm
 import numpy as np
 from cpu_emulator import HostTargetInfo, entry_alloca
+from fp8_matmul_kernels import float8_values
 from llvmlite import ir
 
 from tilec.lowering.context import F32, I32, I64
@@ -93,13 +96,26 @@ def _bytes(register: int) -> list[int]:
 
 
 KINDS = {"f16": 0, "bf16": 1, "tf32": 2, "i8": 3}
-"""The emulated mma's operand types (`_mma`'s `kind`)."""
+FLOAT8_KINDS = {
+    f"{a}.{b}": 4 + 2 * i + j
+    for i, a in enumerate(("e4m3", "e5m2"))
+    for j, b in enumerate(("e4m3", "e5m2"))
+}
+KINDS.update(FLOAT8_KINDS)
+"""The emulated mma's operand types (`_mma`'s `kind`); the float8 pairs are A's type and B's."""
+FLOAT8_NAMES = ("fp8e4nv", "fp8e5")
+
+
+def _float8(register: int, name: str) -> np.ndarray:
+    """The four float8 values of a register, the lowest byte first."""
+    return float8_values(np.array([register], np.int32).view(np.uint8), name)
 
 
 def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
     """A and B of one instruction from the 32 lanes' registers (module doc)."""
-    k = {0: 16, 1: 16, 2: 8, 3: 32}[kind]
-    a = np.zeros((16, k), np.int64 if kind == 3 else np.float32)
+    k = 32 if kind >= 3 else {0: 16, 1: 16, 2: 8}[kind]
+    a = np.zeros((16, k), np.int64 if kind == 3 else np.float64 if kind > 3 else np.float32)
+    a_name, b_name = FLOAT8_NAMES[(kind - 4) // 2 % 2], FLOAT8_NAMES[(kind - 4) % 2]
     b = np.zeros((k, 8), a.dtype)
     for lane, regs in enumerate(fragments):
         g, t = lane // 4, lane % 4
@@ -107,16 +123,20 @@ def _operands(kind: int, fragments: list) -> tuple[np.ndarray, np.ndarray]:
             row = g + 8 * (r % 2)
             if kind == 2:
                 a[row, t + 4 * (r >= 2)] = _tf32(regs[r])
-            elif kind == 3:
-                a[row, 4 * t + 16 * (r >= 2) : 4 * t + 16 * (r >= 2) + 4] = _bytes(regs[r])
+            elif kind >= 3:  # s8, or float8: the same fragments of four bytes
+                a[row, 4 * t + 16 * (r >= 2) : 4 * t + 16 * (r >= 2) + 4] = (
+                    _bytes(regs[r]) if kind == 3 else _float8(regs[r], a_name)
+                )
             else:
                 col = 2 * t + 8 * (r >= 2)
                 a[row, col : col + 2] = _halves(regs[r], kind)
         for r in range(2):
             if kind == 2:
                 b[t + 4 * r, g] = _tf32(regs[4 + r])
-            elif kind == 3:
-                b[4 * t + 16 * r : 4 * t + 16 * r + 4, g] = _bytes(regs[4 + r])
+            elif kind >= 3:
+                b[4 * t + 16 * r : 4 * t + 16 * r + 4, g] = (
+                    _bytes(regs[4 + r]) if kind == 3 else _float8(regs[4 + r], b_name)
+                )
             else:
                 b[2 * t + 8 * r : 2 * t + 8 * r + 2, g] = _halves(regs[4 + r], kind)
     return a, b

@@ -19,8 +19,11 @@ def test_features_by_arch():
     assert features("sm_70") == frozenset()
     assert features("sm_75") == {"ldmatrix"}
     assert features("sm_80") == {"ldmatrix", "mma_v2", "cp_async"}
-    assert features("sm_89") == features("sm_80")  # fp8 cvt needs PTX 8.1 there: not emitted
-    assert features("sm_90") == {"ldmatrix", "mma_v2", "cp_async", "stmatrix", "fp8_cvt"}
+    # fp8 cvt needs PTX 8.1 there: not emitted; float8 mma.sync asks for PTX 8.4 where used
+    assert features("sm_89") == features("sm_80") | {"mma_fp8"}
+    assert features("sm_90") == {
+        "ldmatrix", "mma_v2", "mma_fp8", "cp_async", "stmatrix", "fp8_cvt"
+    }  # fmt: skip
     assert features("sm_90a") == features("sm_90") | {"wgmma"}
     assert "wgmma" not in features("sm_100a")
     assert all(features(arch.name) == arch.features for arch in ARCHS)
@@ -66,8 +69,10 @@ def test_layout_rules_offer_mma_sync_from_sm_80_and_wgmma_on_sm_90a():
         assert rules == mma_instructions(arch)
         return [(i.version, i.shape, i.operand, i.accumulator) for i in rules]
 
-    assert offered("sm_80") == offered("sm_90") == mma_sync
-    assert offered("sm_90a") == wgmma + mma_sync
+    fp8_mma_sync = [(2, (16, 8, 32), "f16", "f32")]  # float8 inputs, as e4m3/e5m2 (sm_89 on)
+    assert offered("sm_80") == mma_sync
+    assert offered("sm_89") == offered("sm_90") == fp8_mma_sync + mma_sync
+    assert offered("sm_90a") == wgmma + fp8_mma_sync + mma_sync
 
 
 def _builder() -> ir.IRBuilder:

@@ -46,6 +46,7 @@ from tilec.ir.traits import (
     ReadOnly,
 )
 from tilec.ir.types import (
+    Float8Type,
     IntegerType,
     TensorType,
     Type,
@@ -653,7 +654,9 @@ class DotOp(Operation):
     `max_num_imprecise_acc` (Triton's) marks a `tl.dot` of float8 inputs: `a` and `b` are their
     exact conversions to f16 (`tile.fp_to_fp`), and a target that multiplies the float8 values
     directly (Hopper's wgmma) may sum that many products along K in its reduced-precision
-    accumulation before adding them to `acc`; elsewhere the dot is exact in f32, as if it were 0."""
+    accumulation before adding them to `acc`; elsewhere the dot is exact in f32, as if it were 0.
+    A target's matrix-unit rewrite may then give the dot the float8 tensors themselves (NVIDIA's
+    mma.sync on sm_89 and later), of one format or two."""
 
     name = "tile.dot"
     a = operand_def(TENSOR)
@@ -679,8 +682,11 @@ class DotOp(Operation):
             raise VerifyError(
                 f"shapes do not compose: {_shape(a)} @ {_shape(b)} + {_shape(acc)}", self
             )
-        if a.element_type != b.element_type:  # type: ignore[attr-defined]
-            raise VerifyError(f"a and b must have one element type, got {a} and {b}", self)
+        float8 = all(isinstance(t.element_type, Float8Type) for t in (a, b))  # type: ignore[attr-defined]
+        if a.element_type != b.element_type and not float8:  # type: ignore[attr-defined]
+            raise VerifyError(
+                f"a and b must have one element type (or both be float8), got {a} and {b}", self
+            )
         if self.result.type != acc:
             raise VerifyError(
                 f"result type must be the accumulator's {acc}, got {self.result.type}", self

@@ -10,12 +10,14 @@ such intrinsic against these features before it is emitted.
 |-------------|----------------------------------------------------------|--------------------|
 | `ldmatrix`  | `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16`        | sm_75 and later    |
 | `mma_v2`    | `mma.sync.aligned.m16n8k{16,8,32}` (f16/bf16, tf32, s8)  | sm_80 and later    |
+| `mma_fp8`   | `mma.sync.aligned.m16n8k32` of `{e4m3,e5m2}` pairs (2)   | sm_89 and later    |
 | `cp_async`  | `cp.async.{ca,cg}.shared.global`                         | sm_80 and later    |
 | `stmatrix`  | `stmatrix.sync.aligned.m8n8`                             | sm_90 and later    |
 | `fp8_cvt`   | `cvt.rn[.satfinite]` between `{e4m3,e5m2}x2` and f32/f16x2 | sm_90 and later (1) |
+| `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
 
 (1) sm_89 has them from PTX ISA 8.1 on; tilec emits PTX 7.8 for sm_89, for which LLVM aborts.
-| `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
+(2) PTX ISA 8.4: a kernel using them asks for it (`tilec_nvidia.tensor_cores.mma`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tilec.arch import ArchTable, GpuArch
 FEATURE_SINCE = {
     "ldmatrix": (7, 5),
     "mma_v2": (8, 0),
+    "mma_fp8": (8, 9),
     "cp_async": (8, 0),
     "stmatrix": (9, 0),
     "fp8_cvt": (9, 0),

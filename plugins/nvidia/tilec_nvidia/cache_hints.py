@@ -113,11 +113,14 @@ def store(
 
 
 def require_ptx_version(module: ir.Module, version: int) -> None:
-    """Record that `module` needs PTX ISA `version` (x10) at least (`llir_to_ptx` reads it)."""
-    if PTX_VERSION_METADATA in module.namedmetadata:
-        return
+    """Record that `module` needs PTX ISA `version` (x10) at least (`llir_to_ptx` reads it): the
+    highest version asked for."""
     node = module.add_metadata([ir.Constant(ir.IntType(32), version)])
-    module.add_named_metadata(PTX_VERSION_METADATA).add(node)
+    named = module.namedmetadata.get(PTX_VERSION_METADATA)
+    if named is None:
+        module.add_named_metadata(PTX_VERSION_METADATA).add(node)
+    elif named.operands[0].operands[0].constant < version:
+        named.operands[0] = node
 
 
 def _opcode(

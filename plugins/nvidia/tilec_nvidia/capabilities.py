@@ -12,6 +12,7 @@ from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import LoweringError
 from tilec_nvidia.arch import ARCH_SPECIFIC_FEATURES, ARCHS, FEATURE_SINCE
 from tilec_nvidia.tensor_core_instructions import (
+    Float8TensorCoreInstruction,
     Float8WarpGroupInstruction,
     TensorCoreInstruction,
     WarpGroupInstruction,
@@ -25,6 +26,11 @@ MMA_V2 = (
 )
 """mma.sync on sm_80 and later: m16n8k16 f16/bf16 and m16n8k8 tf32 (the `tl.dot`s of f32
 inputs with `input_precision` "tf32" or "tf32x3") into f32, m16n8k32 s8 into s32."""
+MMA_FP8 = (
+    Float8TensorCoreInstruction(version=2, shape=(16, 8, 32), operand="f16", accumulator="f32"),
+)
+"""mma.sync m16n8k32 of e4m3/e5m2 pairs into f32 on sm_89 and later (the f16 operands of a
+`tl.dot` of float8 inputs, multiplied as the float8 values they convert), before MMA_V2."""
 MMA_V3 = (
     Float8WarpGroupInstruction(version=3, shape=(64, 8, 32), operand="f16", accumulator="f32"),
     WarpGroupInstruction(version=3, shape=(64, 8, 16), operand="f16", accumulator="f32"),
@@ -63,9 +69,10 @@ def mma_instructions(arch: str) -> tuple[MmaInstruction, ...]:
     """The tensor-core instructions `accelerate-matmul` may use on `arch`."""
     if not has(arch, "mma_v2") or not has(arch, "ldmatrix"):
         return ()
+    mma_sync = (MMA_FP8 if has(arch, "mma_fp8") else ()) + MMA_V2
     if has(arch, "wgmma"):
-        return MMA_V3 + MMA_V2  # wgmma first; mma.sync where its layouts do not fit
-    return MMA_V2
+        return MMA_V3 + mma_sync  # wgmma first; mma.sync where its layouts do not fit
+    return mma_sync
 
 
-__all__ = ["MMA_V2", "MMA_V3", "features", "has", "mma_instructions", "require"]
+__all__ = ["MMA_FP8", "MMA_V2", "MMA_V3", "features", "has", "mma_instructions", "require"]

@@ -3,6 +3,7 @@
 - `TensorCoreInstruction`: mma.sync (`#gpu.mma` version 2, sm_80 and later), whose layouts are
   `#gpu.mma` and its `#gpu.dot_op`s, the warps placed as Triton's `warpsPerTileV2` does; a dot
   chained to another (attention's two) gets all its warps along M.
+- `Float8TensorCoreInstruction`: mma.sync of float8 inputs (`m16n8k32`, sm_89 and later).
 - `Float8WarpGroupInstruction`: wgmma of float8 inputs (`m64nNk32`), before the others.
 - `WarpGroupInstruction`: wgmma (`#gpu.mma` version 3, sm_90a), which rewrites the dot into a
   `gpu.warp_group_dot` where its shape fits a warpgroup arrangement
@@ -21,8 +22,9 @@ import attrs
 
 from tilec.layout.rules import MmaInstruction, warps_per_tile
 from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers the layouts' thread mappings)
+from tilec_nvidia.float8_dots import float8_sources, replace_float8_operands
 from tilec_nvidia.tensor_core_layouts import MMA_LANES, DotOperandEncodingAttr, MmaEncodingAttr
-from tilec_nvidia.wgmma_rewrite import accelerate_wgmma, float8_sources, wgmma_layout
+from tilec_nvidia.wgmma_rewrite import accelerate_wgmma, wgmma_layout
 
 
 @attrs.frozen
@@ -51,6 +53,22 @@ class TensorCoreInstruction(MmaInstruction):
         mma = MmaEncodingAttr(mma.version, (num_warps, 1))
         k_width = a_layout.k_width
         return mma, DotOperandEncodingAttr(0, mma, k_width), DotOperandEncodingAttr(1, mma, k_width)
+
+
+@attrs.frozen
+class Float8TensorCoreInstruction(TensorCoreInstruction):
+    """mma.sync of float8 inputs (`m16n8k32`, e4m3/e5m2 and mixed, f32 accumulators, sm_89 and
+    later): a `tl.dot` of float8 inputs holds them converted to f16 (its `operand` "f16"); where
+    both are e4m3/e5m2 (`float8_sources`) this instruction gives the dot the float8 tensors
+    themselves and leaves the layouts to accelerate-matmul (`#gpu.dot_op` of `kWidth` 4, as
+    int8's: the fragments of the s8 form)."""
+
+    def computes(self, op: Any, num_warps: int) -> bool:
+        return float8_sources(op) is not None
+
+    def rewrites_dot(self, op: Any, num_warps: int) -> Any:
+        replace_float8_operands(op, float8_sources(op))  # type: ignore[arg-type]
+        return None
 
 
 @attrs.frozen
@@ -85,4 +103,9 @@ class Float8WarpGroupInstruction(WarpGroupInstruction):
         return mma
 
 
-__all__ = ["Float8WarpGroupInstruction", "TensorCoreInstruction", "WarpGroupInstruction"]
+__all__ = [
+    "Float8TensorCoreInstruction",
+    "Float8WarpGroupInstruction",
+    "TensorCoreInstruction",
+    "WarpGroupInstruction",
+]

@@ -27,6 +27,7 @@ from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import F16, F32, I32, LoweringError, call_intrinsic
+from tilec_nvidia.cache_hints import require_ptx_version
 from tilec_nvidia.capabilities import require
 
 _MMA_NAMES = {
@@ -47,6 +48,8 @@ def mma(
     b: Sequence[ir.Value],
     c: Sequence[ir.Value],
 ) -> list[ir.Value]:
+    if instruction.operand in FLOAT8_MMA_OPERANDS:
+        return _float8_mma(builder, arch, instruction, a, b, c)
     key = (instruction.shape, instruction.operand, instruction.accumulator)
     name = _MMA_NAMES.get(key)
     if instruction.version != 2 or name is None:
@@ -62,6 +65,42 @@ def mma(
         b = [builder.bitcast(r, _V2F16) for r in b]
     accumulator = I32 if instruction.accumulator == "i32" else F32
     result = call_intrinsic(builder, name, ir.LiteralStructType([accumulator] * 4), [*a, *b, *c])
+    return [builder.extract_value(result, i) for i in range(4)]
+
+
+FLOAT8_MMA_OPERANDS = tuple(f"{a}.{b}" for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))
+"""The operand pairs of mma.sync's float8 forms (A's type, B's), as `TensorCoreInstruction`s
+name them."""
+FLOAT8_MMA_PTX_VERSION = 84
+"""PTX ISA 8.4 introduced mma.sync's e4m3/e5m2 forms."""
+
+
+def _float8_mma(
+    builder: ir.IRBuilder,
+    arch: str,
+    instruction: MmaInstruction,
+    a: Sequence[ir.Value],
+    b: Sequence[ir.Value],
+    c: Sequence[ir.Value],
+) -> list[ir.Value]:
+    """`mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32` (sm_89 and later,
+    PTX ISA 8.4, which the module then asks for): four bytes a register, laid out as the s8 form's
+    fragments; no NVVM intrinsic, so inline PTX."""
+    if (instruction.version, instruction.shape, instruction.accumulator) != (2, (16, 8, 32), "f32"):
+        raise LoweringError(f"no float8 mma.sync form for {instruction}")
+    require(arch, "mma_fp8", f"mma.sync.aligned.m16n8k32 of {instruction.operand}")
+    if len(a) != 4 or len(b) != 2 or len(c) != 4:
+        raise LoweringError(
+            f"mma m16n8k32 takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
+        )
+    require_ptx_version(builder.module, FLOAT8_MMA_PTX_VERSION)
+    text = (
+        f"mma.sync.aligned.m16n8k32.row.col.f32.{instruction.operand}.f32 "
+        "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};"
+    )
+    constraints = ",".join(["=f"] * 4 + ["r"] * 6 + ["f"] * 4)
+    fn_type = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
+    result = builder.call(ir.InlineAsm(fn_type, text, constraints), [*a, *b, *c])
     return [builder.extract_value(result, i) for i in range(4)]
 
 
@@ -119,4 +158,4 @@ def async_wait(builder: ir.IRBuilder, arch: str, pending: int) -> None:
     call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", VOID, [I32(pending)])
 
 
-__all__ = ["async_commit", "async_copy", "async_wait", "ldmatrix", "mma"]
+__all__ = ["FLOAT8_MMA_OPERANDS", "async_commit", "async_copy", "async_wait", "ldmatrix", "mma"]

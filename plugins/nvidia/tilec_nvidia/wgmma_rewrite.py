@@ -9,23 +9,24 @@ dots fall back to mma.sync (`TensorCoreInstruction`, version 2).
 
 A `tl.dot` of float8 inputs holds f16 conversions of them (`tile.fp_to_fp`, exact) and its
 `max_num_imprecise_acc`; `Float8WarpGroupInstruction` rewrites it on the e4m3/e5m2 tensors
-themselves (`float8_sources`), both K-major in shared memory (B's ring stored transposed where
-B is row-major, as Triton's AccelerateMatmul places float8 operands), with `m64nNk32`.
+themselves (`tilec_nvidia.float8_dots`), both K-major in shared memory (B's ring stored
+transposed where B is row-major, as Triton's AccelerateMatmul places float8 operands), with
+`m64nNk32`.
 """
 
 from __future__ import annotations
 
-from tilec.dialects.float8 import FpToFpOp
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import DotOp, LoadOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
-from tilec.ir.types import TensorType, element_type, i32
+from tilec.ir.types import TensorType, i32
 from tilec.layout.accelerate_matmul import convert_before as _convert_before
 from tilec.layout.accelerate_matmul import element_bytes as _element_bytes
 from tilec.layout.assign_layouts import with_layout
 from tilec.layout.mapping import thread_mapping
+from tilec_nvidia.float8_dots import erase_unused
 from tilec_nvidia.tensor_core_layouts import (
     DotOperandEncodingAttr,
     MmaEncodingAttr,
@@ -164,36 +165,14 @@ def _outside_loops(op: Operation, value: Value) -> Operation:
     return at
 
 
-FLOAT8_WGMMA = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
-"""The float8 types wgmma multiplies, by their PTX names."""
-
-
-def float8_sources(op: DotOp) -> tuple[Value, Value] | None:
-    """The e4m3/e5m2 tensors whose exact f16 conversions `op` multiplies: a `tl.dot` of float8
-    inputs (its `max_num_imprecise_acc` marks it) accumulating in f32, each operand a
-    `tile.fp_to_fp` (under any `gpu.convert_layout`) of one; None otherwise."""
-    if "max_num_imprecise_acc" not in op.attributes or str(element_type(op.acc.type)) != "f32":
-        return None
-    sources = []
-    for value in (op.a, op.b):
-        producer = getattr(value, "op", None)
-        if isinstance(producer, ConvertLayoutOp):
-            producer = getattr(producer.source, "op", None)
-        if not isinstance(producer, FpToFpOp):
-            return None
-        if str(element_type(producer.source.type)) not in FLOAT8_WGMMA:
-            return None
-        sources.append(producer.source)
-    return sources[0], sources[1]
-
-
 def accelerate_wgmma(
     op: DotOp, mma: MmaEncodingAttr, operands: tuple[Value, Value] | None = None
 ) -> None:
     """`op` -> `gpu.warp_group_dot` (synchronous; `pipeline-loops` may make it asynchronous):
     A and B converted to `#gpu.nvmma_shared`, the accumulator to `mma`, the result converted
     back for its uses. `operands`: the float8 tensors to multiply in place of `op`'s f16
-    conversions of them (`float8_sources`), whose `max_num_imprecise_acc` the new op keeps."""
+    conversions of them (`tilec_nvidia.float8_dots.float8_sources`); the new op keeps `op`'s
+    `max_num_imprecise_acc`."""
     a, b = operands if operands is not None else (op.a, op.b)
     acc = op.acc
     if _computed_in_loop(op, a) and _element_bytes(a.type) == 2:  # type: ignore[arg-type]
@@ -226,25 +205,12 @@ def accelerate_wgmma(
         if isinstance(producer, TransOp) and not value.has_uses():
             producer.erase()
         elif operands is not None:
-            _erase_unused(value)
-
-
-def _erase_unused(value: Value) -> None:
-    """Erase the producer of `value` if nothing uses it any more (a `tile.trans`, float8's
-    `tile.fp_to_fp` and its `gpu.convert_layout` looked through), and so on up."""
-    producer = getattr(value, "op", None)
-    if not isinstance(producer, TransOp | FpToFpOp | ConvertLayoutOp) or value.has_uses():
-        return
-    source = producer.operands[0]
-    producer.erase()
-    _erase_unused(source)
+            erase_unused(value)
 
 
 __all__ = [
-    "FLOAT8_WGMMA",
     "WGMMA_K_BYTES",
     "WGMMA_MAX_N",
     "accelerate_wgmma",
-    "float8_sources",
     "wgmma_layout",
 ]
