@@ -4,7 +4,8 @@ sm_90a they multiply on wgmma (`m64nNk32`, tests/lowering/test_lower_wgmma_fp8.p
 same kernels on the CPU emulator), whose accumulation keeps about 14 bits of the sum, as
 Triton's; elsewhere they compute in f16 with f32 sums. Shapes: ragged M and N, K not a multiple
 of 128 (and one not a multiple of 16, whose copies are not cp.async vectors), B K-major or
-row-major in memory, 2 and 3 stages, 4 and 8 warps, and `max_num_imprecise_acc`."""
+row-major in memory, 2 and 3 stages, 4 and 8 warps, and `max_num_imprecise_acc`; and float8
+mma.sync (sm_89 and later) through a compile for sm_90, whose cubin runs on the H100 too."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ CASES = [  # (M, N, K), (BLOCK_M, BLOCK_N, BLOCK_K), warps, stages, B K-major, K
 
 
 def _run(rng, a_type, b_type, sizes, blocks, warps, stages, b_k_major, divisible,
-         imprecise=None, backend="nvidia"):  # fmt: skip
-    """Run the matmul on `backend` (checked against the interpreter); its C and NumPy's."""
+         imprecise=None, backend="nvidia", target=None):  # fmt: skip
+    """Run the matmul on `backend` (checked against the interpreter; `target`: the device's
+    where None); its C and NumPy's."""
     m, n, k = sizes
     a, b = float8_codes(rng, (m, k), a_type), float8_codes(rng, (k, n), b_type)
     args = matmul_args(a, b, m, n, k, b_k_major)
@@ -44,10 +46,12 @@ def _run(rng, a_type, b_type, sizes, blocks, warps, stages, b_k_major, divisible
         return compile_fp8(a_type, b_type, blocks, warps, stages, b_k_major, imprecise,
                            target=target, backend=name, divisible=divisible)  # fmt: skip
 
-    kernel = compiled(backend)
+    kernel = compiled(backend, target)
+    pair = f"{PTX_TYPES[a_type]}.{PTX_TYPES[b_type]}"
     if backend == "nvidia" and ".target sm_90a" in kernel.asm["ptx"]:
-        pair = f"{PTX_TYPES[a_type]}.{PTX_TYPES[b_type]}"
         assert f"k32.f32.{pair}" in kernel.asm["ptx"], "not on float8 wgmma"
+    elif target == "sm_90":
+        assert f"m16n8k32.row.col.f32.{pair}.f32" in kernel.asm["ptx"], "not on float8 mma.sync"
     grid = (-(-m // blocks[0]), -(-n // blocks[1]))
     check.run_checked(kernel, grid, args, lambda: compiled("interp"))
     expected = float8_values(a, a_type) @ float8_values(b, b_type)
@@ -66,6 +70,18 @@ def _close(c, expected, per_magnitude: float) -> None:
 def test_fp8_matmul_matches_the_interpreter(rng, a_type, b_type, sizes, blocks, warps, stages,
                                             b_k_major, divisible):  # fmt: skip
     c, expected = _run(rng, a_type, b_type, sizes, blocks, warps, stages, b_k_major, divisible)
+    _close(c, expected, 2e-3)
+
+
+@pytest.mark.parametrize(("a_type", "b_type"), PAIRS)
+@pytest.mark.parametrize(("sizes", "blocks", "warps", "stages", "b_k_major", "divisible"),
+                         [CASES[0], CASES[3]])  # fmt: skip
+def test_fp8_mma_sync_on_an_sm90_target(rng, a_type, b_type, sizes, blocks, warps, stages,
+                                        b_k_major, divisible):  # fmt: skip
+    """Compiled for sm_90 (no wgmma; its cubin runs on an sm_90a device): float8 mma.sync
+    (m16n8k32, as on sm_89), whose f32 accumulation is checked as the other float8 dots'."""
+    c, expected = _run(rng, a_type, b_type, sizes, blocks, warps, stages, b_k_major, divisible,
+                       target="sm_90")  # fmt: skip
     _close(c, expected, 2e-3)
 
 

@@ -8,9 +8,11 @@ snippets: `llvm.nvvm.mma.m16n8k16.row.col.f32.f32` takes f16 pairs as `<2 x half
 `...m16n8k32.row.col.satfinite.s8` (`...m16n8k32.row.col.satfinite.s32.s8.s8.s32`, Triton 3.6's
 form: each instruction's `C + A B` beyond the i32 range is clamped to it, where the interpreter's
 i32 sums wrap; only an accumulator within 2^19 of the i32 limits or a K over 131072 gets there)
-four s8 per i32 with i32 accumulators; ldmatrix returns i32 registers; `cp.async.cg.shared.global.16`
-and `cp.async.ca.shared.global.{4,8}` (`.s` with a source size for the zero-fill of masked
-elements), `cp.async.commit.group` and
+four s8 per i32 with i32 accumulators; the float8 forms
+`mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32` (sm_89 and later, PTX ISA 8.4)
+have no intrinsic and are inline PTX (`_float8_mma`), four float8 codes per i32; ldmatrix
+returns i32 registers; `cp.async.cg.shared.global.16` and `cp.async.ca.shared.global.{4,8}`
+(`.s` with a source size for the zero-fill of masked elements), `cp.async.commit.group` and
 `cp.async.wait.group` (an immarg).
 
 tf32 operands are passed as their f32 bits, as Triton passes them: the tensor cores ignore the 13
