@@ -205,3 +205,28 @@ def test_the_dot_records_max_num_imprecise_acc(imprecise, recorded):
                          target=None, backend="interp")  # fmt: skip
     assert f"max_num_imprecise_acc = {recorded} : i32" in kernel.asm["tir"]
     assert check.tolerances_of(kernel.module)["fp32"] == check.FLOAT8_DOT_TOLERANCE
+
+
+@tilec.jit
+def batched_fp8_dot(a_ptr, b_ptr, c_ptr):
+    z = tl.arange(0, 2)[:, None, None]
+    r = tl.arange(0, 64)
+    a = tl.load(a_ptr + z * 4096 + r[None, :, None] * 64 + r[None, None, :])
+    b = tl.load(b_ptr + z * 4096 + r[None, :, None] + r[None, None, :] * 64)
+    tl.store(c_ptr + z * 4096 + r[None, :, None] * 64 + r[None, None, :], tl.dot(a, b))
+
+
+def test_batched_fp8_dot():
+    """A batched dot of float8 blocks picks each batch's float8 bits (no f16 conversion first),
+    so each batch's dot is a float8 one: wgmma k32 on sm_90a; on the interpreter, NumPy's."""
+    signature = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e5", "c_ptr": "*fp32"}
+    ptx = tilec.compile(batched_fp8_dot, signature, {}, backend="nvidia", target="sm_90a",
+                        divisibility=("a_ptr", "b_ptr", "c_ptr")).asm["ptx"]  # fmt: skip
+    assert set(_wgmmas(ptx)) == {"m64n64k32.f32.e4m3.e5m2"}
+    a, b = float8_codes(RNG, (2, 64, 64), "fp8e4nv"), float8_codes(RNG, (2, 64, 64), "fp8e5")
+    c = np.zeros(2 * 4096, np.float32)
+    b_memory = np.ascontiguousarray(b.transpose(0, 2, 1))
+    kernel = tilec.compile(batched_fp8_dot, signature, {}, backend="interp")
+    kernel.run((1,), [a.reshape(-1), b_memory.reshape(-1), c])
+    expected = [float8_values(a[i], "fp8e4nv") @ float8_values(b[i], "fp8e5") for i in range(2)]
+    np.testing.assert_allclose(c.reshape(2, 64, 64), np.stack(expected), rtol=1e-6)

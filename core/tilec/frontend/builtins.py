@@ -524,11 +524,11 @@ class Builtins(
         once, after the dot."""
         a, b = self.value(a), self.value(b)
         imprecise = _imprecise_acc(a, b, max_num_imprecise_acc)
-        a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
-        if len(a.shape) >= 3 or len(b.shape) >= 3:
+        if len(a.shape) >= 3 or len(b.shape) >= 3:  # each batch's dot converts float8 itself
             return batched_dot(self, a, b, acc, input_precision=input_precision,
                                allow_tf32=allow_tf32, max_num_imprecise_acc=max_num_imprecise_acc,
                                out_dtype=out_dtype)  # fmt: skip
+        a, b = self.sem.upcast_float8(a), self.sem.upcast_float8(b)  # 8-bit floats: in f16
         if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
             raise UserError(
                 f"tl.dot needs [M, K] x [K, N] operands, got {list(a.shape)} x {list(b.shape)}",

@@ -23,6 +23,7 @@ from tilec.frontend.errors import UserError
 from tilec.frontend.semantics import MAX_TENSOR_ELEMENTS
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.types import (
+    Float8Type,
     FloatType,
     IntegerType,
     PointerType,
@@ -64,7 +65,7 @@ class PermutationsMixin:
             return bits, lambda b: self.sem.create(tile.IntToPtrOp, [b], like(b.type, source))
         if source == i1:
             return self.sem.cast(x, IntegerType(8, unsigned=True)), lambda b: self.sem.cast(b, i1)
-        if isinstance(source, FloatType):
+        if isinstance(source, FloatType | Float8Type):
             unsigned = IntegerType(source.width, unsigned=True)
             return self.sem.bitcast(x, unsigned), lambda b: self.sem.bitcast(b, source)
         return x, lambda b: b
