@@ -65,15 +65,25 @@ def _describe(llvm_ir: str) -> str:
     return describe_kernels(llvm_ir, "ptx_kernel")
 
 
+CODEGEN_LEVEL = 2
+"""The highest code-generation level of the NVPTX target machine (the IR pipeline runs at the
+compile's `opt_level`). At 3, NVPTX cleans up after its straight-line strength reduction with
+GVN, twice, where 2 runs EarlyCSE (`NVPTXPassConfig::addEarlyCSEOrGVNPass`). On the 13 kernels
+of benchmarks/compile_time.py --all (after the O3 IR pipeline) level 3 cost 15-45 ms CPU a
+kernel, 10-30% of the emission, for byte-identical PTX in 12 of them; in the 13th, the matmul
+128x256x64, level 2 computes one comparison of the prologue twice (one `setp` more)."""
+
+
 def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
-    """Optimize `llvm_ir` at `opt_level` (0-3) and emit PTX for `arch` (`sm_90`, ...).
+    """Optimize `llvm_ir` at `opt_level` (0-3) and emit PTX for `arch` (`sm_90`, ...), the code
+    generation at `CODEGEN_LEVEL` at most.
 
     Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
     """
     features = ptx_features(arch, llvm_ir)
     check_opt_level(opt_level)
     with LLVM_LOCK:  # llvmlite's global state (targets, contexts) is not thread-safe
-        machine = target_machine(TRIPLE, arch, features, opt_level)
+        machine = target_machine(TRIPLE, arch, features, min(opt_level, CODEGEN_LEVEL))
         try:
             module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
         except InvalidLLVMIR as error:
