@@ -98,7 +98,7 @@ def test_fp8_dot_matches_the_interpreter(rng, a_fmt, b_fmt):
     )
     # e4m3 x e4m3 runs on Hopper's float8 wgmma (sm_90a), whose accumulation keeps about 14 bits
     # of the sum, as Triton's does (tests/nvidia/test_nvidia_fp8_wgmma.py); elsewhere exact in f32
-    np.testing.assert_allclose(device[2], interpreted[2], rtol=1e-3, atol=1e-5)
+    np.testing.assert_allclose(device[2], interpreted[2], rtol=5e-3, atol=1e-5)
 
 
 @pytest.mark.parametrize("signature", ["fp8e4nv", "fp8e5", "fp8e4b15"])
