@@ -50,6 +50,7 @@ CASES = [  # A, B, (BLOCK_M, BLOCK_N, BLOCK_K), warps, stages, (M, N, K), B K-ma
     ("fp8e4nv", "fp8e5", (128, 64, 32), 8, 2, (128, 64, 96), True),  # mixed; 32-byte, 2 groups
     ("fp8e5", "fp8e4nv", (64, 128, 64), 4, 1, (64, 128, 64), True),  # unpipelined: the dot stores
     ("fp8e4nv", "fp8e4nv", (64, 64, 64), 4, 3, (64, 64, 160), False),  # B row-major in memory
+    ("fp8e4nv", "fp8e5", (64, 64, 256), 4, 2, (64, 64, 512), True),  # K: two 128-byte blocks
 ]
 
 
