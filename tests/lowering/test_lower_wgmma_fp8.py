@@ -231,3 +231,42 @@ def test_batched_fp8_dot():
     kernel.run((1,), [a.reshape(-1), b_memory.reshape(-1), c])
     expected = [float8_values(a[i], "fp8e4nv") @ float8_values(b[i], "fp8e5") for i in range(2)]
     np.testing.assert_allclose(c.reshape(2, 64, 64), np.stack(expected), rtol=1e-6)
+
+
+@tilec.jit
+def register_a_kernel(a_ptr, b_ptr, c_ptr, K, BLOCK_N: tl.constexpr, IMPRECISE: tl.constexpr):
+    """C (64 x BLOCK_N) = A B with A's e4m3 codes loaded as u8 and bitcast in the loop (an A
+    computed there, as attention's P), B e5m2 K-major, 32 of K a step."""
+    rm, rk, rn = tl.arange(0, 64), tl.arange(0, 32), tl.arange(0, BLOCK_N)
+    acc = tl.zeros((64, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, 32):
+        codes = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        a = codes.to(tl.float8e4nv, bitcast=True)
+        b = tl.load(b_ptr + (k + rk)[:, None] + rn[None, :] * K)
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=IMPRECISE)
+    tl.store(c_ptr + rm[:, None] * BLOCK_N + rn[None, :], acc)
+
+
+@pytest.mark.parametrize(("block_n", "imprecise"), [(64, None), (128, None), (64, 0)])
+def test_a_in_registers_on_the_emulator(block_n, imprecise):
+    """A float8 A computed in the loop is wgmma's register operand (#gpu.dot_op kWidth 4: four
+    codes a register), packed between the wgmmas (N = 64) or all before the fence (N = 128),
+    and with a split accumulation."""
+    signature = {"a_ptr": "*u8", "b_ptr": "*fp8e5", "c_ptr": "*fp32", "K": "i32"}
+    kernel = tilec.compile(register_a_kernel, signature, {"BLOCK_N": block_n, "IMPRECISE": imprecise},
+                           divisibility=("a_ptr", "b_ptr", "c_ptr", "K"), backend="nvidia",
+                           target="sm_90a", num_warps=4, num_stages=3)  # fmt: skip
+    gir, ptx = kernel.asm["gir"], kernel.asm["ptx"]
+    assert re.search(r"#gpu.dot_op<\{opIdx = 0, parent = #mma, kWidth = 4\}>", gir)
+    assert set(_wgmmas(ptx)) == {f"m64n{block_n}k32.f32.e4m3.e5m2"}
+    k = 96
+    a, b = float8_codes(RNG, (64, k), "fp8e4nv"), float8_codes(RNG, (k, block_n), "fp8e5")
+    c = np.full(64 * block_n, np.nan, np.float32)
+    module = parse_module(gir, "k.gir")
+    lowered = lower_module(module, WgmmaHostTargetInfo(), kernel.metadata["kernel"])
+    args = [a.reshape(-1), np.ascontiguousarray(b.T).reshape(-1), c, k]
+    launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params, args, (1,), 128)
+    expected = float8_values(a, "fp8e4nv") @ float8_values(b, "fp8e5")
+    np.testing.assert_allclose(c.reshape(64, block_n), expected, rtol=1e-5, atol=1e-3)
+    needs_ptxas()
+    _ptxas(ptx)

@@ -15,9 +15,11 @@ per warpgroup from the PTX ISA's descriptions, written apart from tilec's `Nvmma
   XORed with bits 7 and up (3 bits for 128-byte, 2 for 64-byte, 1 for 32-byte swizzles).
 - `m64nNkK`: K = 16 f16/bf16, 8 tf32 or 32 e4m3/e5m2 (32 bytes). tf32 operands are f32 bits of
   which the 13 low mantissa bits are ignored; float8 operands (K-major only, A and B of either
-  type) are decoded from the formats' bits (`fp8_matmul_kernels.float8_values`). A may come from registers instead (f16/bf16): warp `w` of the
-  warpgroup holds rows `16 w ..` in mma.sync's A fragment (`a0 = A[g][2t, 2t+1]`, `a1 = A[g+8]`,
-  `a2 = A[g][2t+8, 2t+9]`, `a3 = A[g+8][2t+8, 2t+9]`, `g = lane / 4`, `t = lane % 4`).
+  type) are decoded from the formats' bits (`fp8_matmul_kernels.float8_values`). A may come
+  from registers instead (f16/bf16/float8): warp `w` of the warpgroup holds rows `16 w ..` in
+  mma.sync's A fragment (`a0 = A[g][2t, 2t+1]`, `a1 = A[g+8]`, `a2 = A[g][2t+8, 2t+9]`,
+  `a3 = A[g+8][2t+8, 2t+9]`, `g = lane / 4`, `t = lane % 4`; float8: four bytes a register,
+  `a_r = A[g + 8 (r % 2)][4t + 16 (r // 2) ..+3]`).
 - D (f32): warp `w`, lane `l` hold, per 8-column block `j`, `d[4j], d[4j+1] = D[16w+g][8j+2t,
   8j+2t+1]` and `d[4j+2], d[4j+3] = D[16w+g+8][..]`.
 
@@ -98,7 +100,10 @@ def _operand(shared, descriptor, rows: int, k: int, kind: int, mn_major: bool) -
 
 
 def _a_from_registers(registers: list[list[int]], kind: int) -> np.ndarray:
-    """A (64 x 16) from the warpgroup's 128 threads' 4 registers each (module doc)."""
+    """A (64 x 16, or 64 x 32 of float8) from the warpgroup's 128 threads' 4 registers each
+    (module doc)."""
+    if kind in FLOAT8:
+        return _float8_a_from_registers(registers, FLOAT8[kind])
     a = np.zeros((64, 16), np.float32)
     for thread, regs in enumerate(registers):
         warp, lane = divmod(thread, 32)
@@ -111,6 +116,20 @@ def _a_from_registers(registers: list[list[int]], kind: int) -> np.ndarray:
                 a[row, col : col + 2] = bits.view(np.float16)
             else:
                 a[row, col : col + 2] = (bits.astype(np.uint32) << 16).view(np.float32)
+    return a
+
+
+def _float8_a_from_registers(registers: list[list[int]], name: str) -> np.ndarray:
+    """A (64 x 32) of float8 codes: warp `w` holds rows `16 w ..`, register `r` of lane
+    (`g`, `t`) the four bytes `A[g + 8 (r % 2)][4t + 16 (r // 2) ..+3]`, the lowest first."""
+    a = np.zeros((64, 32), np.float32)
+    for thread, regs in enumerate(registers):
+        warp, lane = divmod(thread, 32)
+        g, t = divmod(lane, 4)
+        for r, value in enumerate(regs):
+            row, col = 16 * warp + g + 8 * (r % 2), 4 * t + 16 * (r // 2)
+            codes = np.array([value], np.int32).view(np.uint8)
+            a[row, col : col + 4] = float8_values(codes, name)
     return a
 
 
@@ -150,7 +169,7 @@ def _wgmma(
         }
         assert len(shapes) == 1, "the warpgroup's threads disagree on the wgmma"
         if kind in FLOAT8 or b_kind in FLOAT8:  # PTX: K-major float8, any pair
-            assert kind in FLOAT8 and b_kind in FLOAT8 and not (ta or tb or a_regs)
+            assert kind in FLOAT8 and b_kind in FLOAT8 and not (ta or tb)
         else:
             assert b_kind == kind, "wgmma mixes operand types only for float8"
         shared = cpu_emulator._engine_setup()[1]

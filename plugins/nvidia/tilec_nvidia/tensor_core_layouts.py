@@ -45,8 +45,9 @@ from tilec.ir.attributes import register_attribute
 
 MMA_LANES = 32
 """mma.sync is a warp-wide instruction of 32 lanes."""
-WGMMA_K = (8, 16)
-"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32 or 16 f16/bf16 elements, 32 bytes."""
+WGMMA_K = (8, 16, 32)
+"""The K of a wgmma instruction (`instrShape[2]`): 8 tf32, 16 f16/bf16 or 32 e4m3/e5m2
+elements, 32 bytes."""
 
 
 @register_attribute
@@ -73,8 +74,8 @@ class MmaEncodingAttr(LayoutEncodingAttr):
             shape = self.instr_shape
             if len(shape) != 3 or shape[0] != 16 or shape[2] not in WGMMA_K:
                 raise ValueError(
-                    f"'instrShape' must be [16, N, K] with K 8 (tf32) or 16 (f16, bf16) for "
-                    f"version 3, got {shape}"
+                    f"'instrShape' must be [16, N, K] with K 8 (tf32), 16 (f16, bf16) or 32 "
+                    f"(e4m3, e5m2) for version 3, got {shape}"
                 )
             if not 8 <= shape[1] <= 256 or shape[1] % 8:
                 raise ValueError(
@@ -126,10 +127,10 @@ class DotOperandEncodingAttr(OperandEncodingAttr):
         self._check_operand(f", got {self.parent}")
         if self.k_width not in (1, 2, 4):
             raise ValueError(f"'kWidth' must be 1, 2 or 4, got {self.k_width}")
-        if self.parent.version == 3 and (self.op_idx, self.k_width) != (0, 2):
+        if self.parent.version == 3 and (self.op_idx != 0 or self.k_width == 1):
             raise ValueError(
                 "a #gpu.mma version 3 (wgmma) operand in registers is A (opIdx 0) of 16-bit "
-                "elements (kWidth 2); B is read from shared memory"
+                "(kWidth 2) or 8-bit (kWidth 4) elements; B is read from shared memory"
             )
 
     @property

@@ -53,8 +53,8 @@ def wgmma(
         raise LoweringError(f"wgmma m64n{n}k{k} has {regs} accumulators per thread, got {len(acc)}")
     registers = isinstance(desc_a, list | tuple)  # A from registers: 4 i32, no transpose bit
     transposable = dtype in ("f16", "bf16")  # the PTX ISA's imm-trans-a/b: 16-bit types only
-    if not transposable and (transpose_a or transpose_b or registers):
-        raise LoweringError(f"wgmma reads {dtype} operands K-major from shared memory only")
+    if not transposable and (transpose_a or transpose_b or (registers and dtype == "tf32")):
+        raise LoweringError(f"wgmma reads {dtype} operands K-major (tf32 from shared memory)")
     outs = ",".join(f"${i}" for i in range(regs))
     a_count = 4 if registers else 1
     first = regs * 2  # operands count outputs first

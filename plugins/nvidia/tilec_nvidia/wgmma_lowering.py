@@ -239,32 +239,43 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     b_operand = _operand(ctx, bv, 0, group_col)
     a_operand = None if a_registers else _operand(ctx, a, 1, group_row)  # type: ignore[arg-type]
     transpose = (a_operand is not None and not a_operand.k_major, not b_operand.k_major)
-    if dtype not in ("f16", "bf16") and (a_registers or any(transpose)):
+    if dtype not in ("f16", "bf16") and (any(transpose) or (a_registers and dtype == "tf32")):
         raise LoweringError(
-            f"{location_prefix(op)}wgmma reads {dtype} operands K-major from shared memory only (A "
-            f"and B stored with K contiguous; accelerate-matmul places them so)"
+            f"{location_prefix(op)}wgmma reads {dtype} operands K-major only (A and B stored with "
+            f"K contiguous, A from shared memory for tf32; accelerate-matmul places them so)"
         )
     limit = _imprecise_limit(op, dtype, k_size)
     operand_types = {"b_dtype": b_dtype} if dtype in FLOAT8 else {}
     reps_k = k_size // instr_k
     values = list(acc.values)
+    k_width = layout_of(op.a.type).k_width if a_registers else 0  # type: ignore[union-attr]
     if a_operand is None and n_size >= HOIST_A_MIN_N:
         # every k-step's A registers packed first and threaded through the fence
-        packed = pack_registers(ctx, list(a.values), 2)  # type: ignore[union-attr]
+        packed = pack_registers(ctx, list(a.values), k_width)  # type: ignore[union-attr]
         packed = ctx.target.wgmma_fence(b, packed)
     else:
         packed = None
         if limit is None:  # split accumulations fence each of their groups
             ctx.target.wgmma_fence(b)
+
+    def a_fragment(rm: int, step: int) -> ir.Value | list[ir.Value]:
+        """A of repetition `rm` and K step `step`: a descriptor, or this warp's 4 registers."""
+        if a_operand is not None:
+            return a_operand.descriptor(ctx, rm * tile_m, step * instr_k)
+        at_a = (rm * reps_k + step) * 4
+        if packed is not None:
+            return packed[at_a : at_a + 4]
+        return pack_registers(ctx, a.values[at_a * k_width : (at_a + 4) * k_width], k_width)  # type: ignore[union-attr]
+
     for rm in range(reps_m):
         for rn in range(reps_n):
             at = (rm * reps_n + rn) * regs
             chunk = values[at : at + regs]
             if limit is not None:  # float8 products summed apart, `limit` K at a time
 
-                def issue(k: int, part: list, row: int = rm * tile_m, col: int = rn * tile_n):
-                    desc_a = a_operand.descriptor(ctx, row, k)  # type: ignore[union-attr]
-                    desc_b = b_operand.descriptor(ctx, k, col)
+                def issue(step: int, part: list, rm: int = rm, col: int = rn * tile_n):
+                    desc_a = a_fragment(rm, step)
+                    desc_b = b_operand.descriptor(ctx, step * instr_k, col)
                     return ctx.target.wgmma(
                         b, instr_n, dtype, desc_a, desc_b, part, *transpose, **operand_types
                     )
@@ -274,17 +285,8 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
                 )
                 continue
             for step in range(reps_k):
-                k = step * instr_k
-                if a_operand is None:  # this warp's fragment of A: 4 registers a k-step
-                    at_a = (rm * reps_k + step) * 8
-                    desc_a = (
-                        packed[at_a // 2 : at_a // 2 + 4]
-                        if packed is not None
-                        else pack_registers(ctx, a.values[at_a : at_a + 8], 2)  # type: ignore[union-attr]
-                    )
-                else:
-                    desc_a = a_operand.descriptor(ctx, rm * tile_m, k)
-                desc_b = b_operand.descriptor(ctx, k, rn * tile_n)
+                desc_a = a_fragment(rm, step)
+                desc_b = b_operand.descriptor(ctx, step * instr_k, rn * tile_n)
                 chunk = ctx.target.wgmma(
                     b, instr_n, dtype, desc_a, desc_b, chunk, *transpose, **operand_types
                 )
@@ -318,14 +320,14 @@ def _split_accumulation(
     """Triton's split float8 accumulation: the wgmmas of K steps go into a fresh (zero)
     accumulator until they have summed `limit` products along K (at least one step) or K ends;
     then, once they are done (committed and waited for), it is added to `acc` in f32.
-    `issue(k, part)` issues the wgmma of K offset `k` onto `part`."""
+    `issue(step, part)` issues the wgmma of K step `step` onto `part`."""
     b = ctx.builder
     zeros = [ir.Constant(F32, 0.0)] * len(acc)
     part, summed = None, 0
     for step in range(reps_k):
         if part is None:
             ctx.target.wgmma_fence(b)  # the fresh accumulator's registers were just written
-        part = issue(step * instr_k, zeros if part is None else part)
+        part = issue(step, zeros if part is None else part)
         summed += instr_k
         if summed >= limit or step == reps_k - 1:
             ctx.target.wgmma_commit(b)

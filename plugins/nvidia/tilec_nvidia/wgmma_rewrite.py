@@ -175,9 +175,10 @@ def accelerate_wgmma(
     `max_num_imprecise_acc`."""
     a, b = operands if operands is not None else (op.a, op.b)
     acc = op.acc
-    if _computed_in_loop(op, a) and _element_bytes(a.type) == 2:  # type: ignore[arg-type]
-        # attention's P: in registers, as wgmma can read A (16-bit fragments here)
-        a_shared = _convert_before(op, a, DotOperandEncodingAttr(0, mma, 2))
+    a_bytes = _element_bytes(a.type)  # type: ignore[arg-type]
+    if _computed_in_loop(op, a) and a_bytes in (1, 2):
+        # attention's P: in registers, as wgmma can read A (16- and 8-bit fragments here)
+        a_shared = _convert_before(op, a, DotOperandEncodingAttr(0, mma, 4 // a_bytes))
     else:
         a_shared = _to_shared(op, a, 1, WARPGROUP_ROWS)
     b_shared = _to_shared(op, b, 0, mma.instr_n)
