@@ -387,4 +387,5 @@ def test_deactivate_gives_triton_and_inductor_back(monkeypatch):
     alias.deactivate()
     assert not alias.active()
     assert "triton" not in sys.modules and inductor.WORKER_PATH not in sys.path
+    assert inductor.dynamo._finder not in sys.meta_path and not inductor.dynamo._added
     assert os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] == "1"

@@ -80,6 +80,24 @@ def test_a_compiled_kernel_survives_inductors_pickling():
     assert again.repr(again) == "scale_kernel" and again.src == scale_kernel.src
 
 
+def test_autotuners_have_the_triton_attributes_dynamo_reads():
+    """What torch's Dynamo checks and passes (`configs_top_k`, Triton's attribute name, comes
+    back as a `prune_configs_by` key: 1.0 is the default, another value is `top_k`)."""
+    configs = [tilec.Config({"BLOCK": 32})]
+    tuned = tilec.autotune(configs=configs, key=["n"], pre_hook=lambda named: None)(scale_kernel)
+    assert (tuned.use_cuda_graph, tuned.user_defined_pre_hook, tuned.user_defined_post_hook) == (
+        False, True, False,
+    )  # fmt: skip
+    assert tuned.configs_top_k == 1.0 and tuned.base_fn is scale_kernel
+    prune = {"perf_model": None, "early_config_prune": None, "configs_top_k": 1.0}
+    again = tilec.autotune(configs=configs, key=[], prune_configs_by=prune)(scale_kernel)
+    assert again.top_k == 1.0
+    with pytest.raises(tilec.DecoratorValueError, match="top_k needs a perf_model"):
+        tilec.autotune(configs=configs, key=[], prune_configs_by={**prune, "configs_top_k": 2})(
+            scale_kernel
+        )
+
+
 def test_jit_function_params_are_tritons():
     params = scale_kernel.params
     assert [(p.num, p.name, p.is_constexpr) for p in params] == [
@@ -220,3 +238,56 @@ def test_the_alias_steps_aside_for_inductor_when_told(tmp_path):
         TILEC_AS_TRITON_INDUCTOR="0",
     )
     assert out.splitlines() == ["False True True False", "False False"]
+
+
+USER_KERNELS = """
+    import tilec.as_triton
+    import torch, triton, triton.language as tl
+    import torch._inductor.config as config
+    from torch._dynamo import trace_rules
+
+    config.cpu_backend = "triton"  # no C++ compiler run (the user kernels are the same)
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})],
+                     key=["n"])
+    @triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m),
+                 mask=m)
+
+    @triton.heuristics({"EVEN": lambda args: args["n"] % 16 == 0})
+    @triton.jit
+    def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+    def added(x, y):
+        out = torch.empty_like(x)
+        add_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, out, x.numel())
+        return out * y + 1
+
+    def scaled(x):
+        out = torch.empty_like(x)
+        scale_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+        return out + 1
+
+    x, y = torch.randn(100), torch.randn(100)
+    print("autotuned", torch.equal(torch.compile(added, fullgraph=True)(x, y), added(x, y)))
+    print("heuristics", torch.equal(torch.compile(scaled)(x), scaled(x)))
+    print(trace_rules.check_file(triton.runtime.jit.__file__).skipped,
+          trace_rules.check_file(tl.__file__).skipped)
+"""
+
+
+def test_user_kernels_in_compiled_functions(tmp_path):
+    """An autotuned kernel (tilec's autotuner is Triton's `Autotuner` to Dynamo) goes into the
+    graph, under `fullgraph=True`; a launch Dynamo leaves out (a heuristics kernel) breaks the
+    graph and runs as without torch.compile, Dynamo skipping tilec's frames but the language's
+    (`triton.cdiv` in grids)."""
+    pytest.importorskip("torch")
+    out = run_code(tmp_path, USER_KERNELS, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+    assert out.splitlines() == ["autotuned True", "heuristics True", "True False"]

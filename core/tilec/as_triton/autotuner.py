@@ -24,7 +24,16 @@ from tilec.runtime.autotune import tuner
 from tilec.runtime.autotune.config import Config
 
 
-class Autotuner(tuner.Autotuner):
+class _TritonAutotunerType(type):
+    """Every tilec autotuner (what `@triton.autotune` makes, `tuner.Autotuner`) is an instance
+    of Triton's `Autotuner` class, as every Triton autotuner is: torch's Dynamo finds
+    autotuned kernels so."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, tuner.Autotuner)
+
+
+class Autotuner(tuner.Autotuner, metaclass=_TritonAutotunerType):
     """Triton's `Autotuner` class: see the module's description."""
 
     def __init__(

@@ -29,7 +29,8 @@ switch `triton_disable_device_detection` is set and a cached `has_triton()` forg
 `torch.utils._triton.has_triton()` is false; Inductor compiles CPU graphs to C++ as it does
 without Triton, and a CUDA graph stops with Inductor's "no working triton" error.
 
-`restore` (the alias removed, `tilec.as_triton.deactivate`) puts everything back.
+Dynamo skips tilec's own frames under the alias (`tilec.as_triton.dynamo`). `restore` (the
+alias removed, `tilec.as_triton.deactivate`) puts everything back.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import sys
 from pathlib import Path
 
 from tilec import settings
+from tilec.as_triton import dynamo
 
 log = logging.getLogger("tilec.as_triton")
 
@@ -79,6 +81,7 @@ def apply() -> None:
         if config is not None:
             setattr(config, attribute, value)
     _forget_probes()
+    dynamo.skip_tilec()
     if on_tilec:
         if WORKER_PATH not in sys.path:  # after the script's folder, before site-packages
             sys.path.insert(1, WORKER_PATH)
@@ -98,6 +101,7 @@ def apply() -> None:
 
 def restore() -> None:
     """Undo `apply` (the alias removed again, `tilec.as_triton.deactivate`)."""
+    dynamo.unskip_tilec()
     while WORKER_PATH in sys.path:
         sys.path.remove(WORKER_PATH)
     config = sys.modules.get("torch._inductor.config")

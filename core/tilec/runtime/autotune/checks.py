@@ -96,6 +96,12 @@ def checked_pruning(name: str, prune_configs_by: Any) -> dict[str, Any]:
             f"{', '.join(PRUNE_KEYS)}; got {prune_configs_by!r}"
         )
     prune = dict(prune_configs_by)
+    # Triton's attribute name of top_k, which torch's Dynamo passes here: the same (all of them,
+    # 1.0, is the default)
+    if "configs_top_k" in prune and "top_k" not in prune:
+        top_k = prune.pop("configs_top_k")
+        if top_k != 1.0:
+            prune["top_k"] = top_k
     unknown = sorted(set(prune) - set(PRUNE_KEYS))
     if unknown:
         raise DecoratorTypeError(

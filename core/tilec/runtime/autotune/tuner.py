@@ -120,6 +120,24 @@ class Autotuner(KernelWrapper):
         """The worker processes' ("ok", digest) or ("error", reason) per config, last tuning."""
         self.best_config: Config | None = None
         self._saved: dict[str, Any] = {}
+        self.use_cuda_graph = False
+        """Triton's names of what torch's Dynamo checks before it puts an autotuned kernel in a
+        graph (it refuses CUDA-graph timing and hooks, which its launches would not run)."""
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+
+    @property
+    def configs_top_k(self) -> float:
+        """Triton's name of `top_k`."""
+        return self.top_k
+
+    @property
+    def base_fn(self) -> Any:
+        """Triton's `base_fn`: the `@jit` kernel under the heuristics and autotuners."""
+        fn = self.fn
+        while hasattr(fn, "fn") and not hasattr(fn, "params"):
+            fn = fn.fn
+        return fn
 
     # Pruning and hooks -------------------------------------------------------------------
 
