@@ -66,6 +66,8 @@ import gc
 import sys
 import tilec.as_triton
 import torch
+import triton
+import triton.language as tl
 import torch._inductor.config as config
 from torch._inductor.async_compile import AsyncCompile
 from tilec.runtime.compiler import CompiledKernel
@@ -103,6 +105,25 @@ check("matmul epilogue", lambda a, b, c: torch.relu(a @ b + c), cuda(64, 32), cu
 check("gradients", gradients, cuda(16, 32), cuda(32, 8))
 check("dynamic shapes", lambda x: torch.sin(x) * 2, cuda(333), dynamic=True)
 check("cuda graphs", lambda x: torch.cos(x) + 1, cuda(1000), mode="reduce-overhead")
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})],
+                 key=["n"])
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    total = tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, total, mask=mask)
+
+
+def user_kernel(x, y):
+    out = torch.empty_like(x)
+    add_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, out, x.numel())
+    return torch.sin(out) * y
+
+
+check("user kernel", user_kernel, cuda(5000), cuda(5000), fullgraph=True)
 kernels = [k for k in gc.get_objects() if type(k) is CompiledKernel]
 print(len({k.name for k in kernels}) >= 8, sorted({k.backend.name for k in kernels}))
 """
@@ -111,9 +132,9 @@ print(len({k.name for k in kernels}) >= 8, sorted({k.backend.name for k in kerne
 @pytest.mark.parametrize("where", ["process", "workers"])
 def test_torch_compile_of_cuda_graphs_runs_inductors_kernels_on_tilec(tmp_path, where):
     """Inductor's Triton kernels for CUDA tensors (pointwise, reductions, softmax, layer norm,
-    a matmul's epilogue, a backward pass, dynamic shapes, CUDA graphs) compile with tilec's
-    nvidia backend, in the process or in Inductor's compile workers, and launch through
-    `CompiledKernel.run`."""
+    a matmul's epilogue, a backward pass, dynamic shapes, CUDA graphs, an autotuned kernel of
+    the user's) compile with tilec's nvidia backend, in the process or in Inductor's compile
+    workers, and launch through `CompiledKernel.run`."""
     script = tmp_path / "compile.py"
     script.write_text(INDUCTOR_ON_CUDA)
     result = run(tmp_path, str(script), *(["workers"] if where == "workers" else []))
@@ -121,7 +142,7 @@ def test_torch_compile_of_cuda_graphs_runs_inductors_kernels_on_tilec(tmp_path, 
     assert result.stdout.splitlines() == [
         "False", "pointwise True", "reduction True", "softmax True", "layer norm True",
         "matmul epilogue True", "gradients True", "dynamic shapes True", "cuda graphs True",
-        "True ['nvidia']",
+        "user kernel True", "True ['nvidia']",
     ]  # fmt: skip
 
 
