@@ -29,7 +29,7 @@ CASES = [  # (M, N, K), (BLOCK_M, BLOCK_N, BLOCK_K), warps, stages, B K-major, K
     ((256, 256, 1040), (128, 128, 64), 4, 3, True, True),  # K = 16 * 65: not a multiple of 128
     ((200, 136, 1024), (128, 256, 128), 8, 3, True, True),  # ragged M, N; m64n256k32
     ((128, 192, 336), (64, 64, 32), 4, 2, True, True),  # 32-byte swizzles
-    ((192, 128, 520), (128, 128, 64), 4, 3, False, True),  # B row-major: stored transposed
+    ((192, 128, 528), (128, 128, 64), 4, 3, False, True),  # B row-major: stored transposed
     ((130, 70, 1000), (64, 64, 64), 4, 3, True, False),  # K = 1000: byte copies
 ]
 
