@@ -1,4 +1,4 @@
-"""fp16 (bf16, or fp32 in tf32) matmul: tilec's nvidia backend against Triton on the same source.
+"""fp16 (bf16, fp32 in tf32, or fp8) matmul: tilec's nvidia backend against Triton on the same source.
 
     python benchmarks/matmul_vs_triton.py [--size 4096] [--dtype float16] [--quick] [--target sm_80]
 
@@ -8,7 +8,9 @@ under `tilec` and under `triton`. Each configuration (BLOCK_M, BLOCK_N, BLOCK_K,
 num_stages) runs on both; times are `do_bench` means (`tilec.testing`'s for tilec,
 Triton's for Triton), TFLOP/s = 2 M N K / time.
 Triton's tutorial configuration for fp16 on Hopper is the first row. With `--dtype float32` the
-dot runs in tf32 on both (the default `input_precision` of each), with `CONFIGS_F32`.
+dot runs in tf32 on both (the default `input_precision` of each), with `CONFIGS_F32`. With
+`--dtype float8_e4m3fn` or `float8_e5m2` B is stored K-major (Triton's fp8 tutorial: `b.T`), with
+`CONFIGS_FP8` (wgmma k32 on sm_90a, Triton's default max_num_imprecise_acc on both).
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ CONFIGS_F32 = [  # f32 operands take twice the shared memory: K blocks of 32
 ]
 
 
+CONFIGS_FP8 = [  # the sweep's: K blocks of 128 bytes
+    (128, 256, 128, 8, 3),
+    (128, 128, 128, 4, 4),
+    (64, 128, 64, 4, 4),
+]
+
+
 def load_kernel(flavour: str):
     if flavour == "tilec":
         import tilec as front
@@ -87,7 +96,11 @@ def load_kernel(flavour: str):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096, help="M = N = K")
-    parser.add_argument("--dtype", default="float16", choices=("float16", "bfloat16", "float32"))
+    parser.add_argument(
+        "--dtype",
+        default="float16",
+        choices=("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2"),
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--stages", default="", help="num_stages values to try, like 1,2,3,4")
     parser.add_argument("--configs", type=int, default=len(CONFIGS), help="the first N configs")
@@ -97,7 +110,9 @@ def main() -> int:
         help="tilec's arch (sm_80: the mma.sync path); default: the device's",
     )
     args = parser.parse_args()
-    configs = (CONFIGS_F32 if args.dtype == "float32" else CONFIGS)[: args.configs]
+    fp8 = args.dtype.startswith("float8")
+    table = CONFIGS_F32 if args.dtype == "float32" else CONFIGS_FP8 if fp8 else CONFIGS
+    configs = table[: args.configs]
     if args.stages:
         stage_list = [int(s) for s in args.stages.split(",")]
         configs = [(*c[:4], s) for c in configs for s in stage_list]
@@ -111,6 +126,7 @@ def main() -> int:
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(size, size, device="cuda", generator=gen).to(dtype)
     b = torch.randn(size, size, device="cuda", generator=gen).to(dtype)
+    b = b.T if fp8 else b  # float8: B K-major (stride_bk 1), as Triton's tutorial
     ref = (a.float() @ b.float()).half()
     kernels = {"tilec": load_kernel("tilec"), "triton": load_kernel("triton")}
     target = f"; tilec target {args.target}" if args.target else ""
