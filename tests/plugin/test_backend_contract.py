@@ -92,3 +92,22 @@ def test_driver_errors_make_a_driver_s_family_of_errors():
     assert error.__doc__.startswith("A demo call failed")
     again = pickle.loads(pickle.dumps(limit("needs 70000 bytes")))
     assert type(again) is limit and str(again) == "needs 70000 bytes"
+
+
+def test_stream_capturing_reads_a_capture_status_or_the_implicit_capture_error():
+    from tilec.interop.device import stream_capturing
+
+    class DemoError(RuntimeError):
+        pass
+
+    def refused(message):
+        def status():
+            raise DemoError(message)
+
+        return status
+
+    assert stream_capturing(lambda: 1, DemoError, "IMPLICIT", 0)
+    assert not stream_capturing(lambda: 0, DemoError, "IMPLICIT", 0)
+    assert stream_capturing(refused("query failed: IMPLICIT"), DemoError, "IMPLICIT", 0)
+    with pytest.raises(DemoError, match="INVALID"):
+        stream_capturing(refused("query failed: INVALID"), DemoError, "IMPLICIT", 0)

@@ -122,6 +122,22 @@ def stream_handle(stream: Any) -> int:
         ) from None
 
 
+def stream_capturing(
+    status: Callable[[], Any], error: type[Exception], implicit: str, idle: Any
+) -> bool:
+    """A `DeviceRuntime.is_capturing` answer from the driver's query: `status()` gives the
+    stream's capture status, `idle` is the status of a stream that does not capture, and a driver
+    `error` whose message names `implicit` (the driver refusing to query the default stream
+    while another stream captures: its work would join that capture) counts as capturing."""
+    try:
+        answer = status()
+    except error as refused:
+        if implicit in str(refused):
+            return True
+        raise
+    return int(answer) != int(idle)
+
+
 class ProcessRuntime(Generic[T]):
     """The process's one vendor runtime, made on first use (`get`); tests `reset` it to a fake."""
 

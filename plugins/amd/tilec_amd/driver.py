@@ -31,6 +31,7 @@ from tilec.interop.device import (
     DeviceProperties,
     DeviceRuntimes,
     LoadedKernel,
+    stream_capturing,
     stream_handle,
 )
 from tilec.interop.dlpack import KDL_ROCM
@@ -249,13 +250,12 @@ class HipDriver:
         """Whether `stream` is capturing a HIP graph (`hipStreamIsCapturing`), or is the null
         stream while another stream captures one (hipErrorStreamCaptureImplicit: its work would
         join that capture)."""
-        try:
-            status = self.call("hipStreamIsCapturing", stream_handle(stream) or None)
-        except HipError as error:
-            if "hipErrorStreamCaptureImplicit" in str(error):
-                return True
-            raise
-        return int(status) != int(self.hip.hipStreamCaptureStatus.hipStreamCaptureStatusNone)
+        return stream_capturing(
+            lambda: self.call("hipStreamIsCapturing", stream_handle(stream) or None),
+            HipError,
+            "hipErrorStreamCaptureImplicit",
+            self.hip.hipStreamCaptureStatus.hipStreamCaptureStatusNone,
+        )
 
     def mem_alloc(self, nbytes: int) -> int:
         return int(self.call("hipMalloc", max(int(nbytes), 1)))

@@ -25,6 +25,7 @@ from tilec.interop.device import (
     DeviceProperties,
     DeviceRuntimes,
     LoadedKernel,
+    stream_capturing,
     stream_handle,
 )
 from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
@@ -467,13 +468,12 @@ class CudaDriver:
         """Whether `stream` is capturing a CUDA graph (`cuStreamIsCapturing`), or is the legacy
         default stream while another stream captures one (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
         its work would join that capture)."""
-        try:
-            status = self.call("cuStreamIsCapturing", self.stream(stream))
-        except CudaError as error:
-            if "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT" in str(error):
-                return True
-            raise
-        return int(status) != int(self.cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE)
+        return stream_capturing(
+            lambda: self.call("cuStreamIsCapturing", self.stream(stream)),
+            CudaError,
+            "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+            self.cu.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE,
+        )
 
     # Memory ----------------------------------------------------------------------------------
 
