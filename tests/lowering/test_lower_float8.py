@@ -178,13 +178,16 @@ def test_amd_code_objects_are_built(target, fmt):
 @pytest.mark.parametrize(
     ("backend", "target", "instruction"),
     [
-        ("nvidia", "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+        ("nvidia", "sm_90a", "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2"),
+        ("nvidia", "sm_89", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32"),
         ("nvidia", "sm_80", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
         ("amd", "gfx942", "v_mfma_f32_32x32x8_f16"),
         ("amd", "gfx1100", "v_wmma_f32_16x16x16_f16"),
     ],
 )
-def test_fp8_dots_use_the_f16_tensor_core_instructions(backend, target, instruction):
+def test_fp8_dots_use_the_tensor_core_instructions(backend, target, instruction):
+    """e4m3 x e5m2 on NVIDIA's float8 forms where the arch has them (wgmma k32 on sm_90a,
+    mma.sync k32 on sm_89 and later), else on the f16 instructions (sm_80, AMD)."""
     constexprs = {"M": 64, "N": 64, "K": 64, "A_FMT": tl.float8e4nv, "B_FMT": tl.float8e5}
     compiled = tilec.compile(
         kernels.dot_kernel, signature={"a_ptr": "*u8", "b_ptr": "*u8", "c_ptr": "*fp32"},
