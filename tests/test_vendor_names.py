@@ -55,7 +55,7 @@ _allow(
     {
         # Triton's backend and target names, its knobs namespaces (knobs.nvidia, knobs.amd),
         # its tl.extra.cuda and triton.language.target_info (is_cuda, is_hip, gfx942 checks)
-        "tilec/as_triton/": ["amd", "cuda", "nvidia", "ptx", "ptxas"],  # the whole package
+        "tilec/as_triton/": ["amd", "cuda", "hip", "nvidia", "ptx", "ptxas"],  # the whole package
         "tilec/language/target_info.py": ["cuda", "gfx942", "gfx950", "hip"],
     },
 )

@@ -11,6 +11,7 @@ subprocesses, so that it never reaches the other tests."""
 from __future__ import annotations
 
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -291,3 +292,37 @@ def test_user_kernels_in_compiled_functions(tmp_path):
     pytest.importorskip("torch")
     out = run_code(tmp_path, USER_KERNELS, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
     assert out.splitlines() == ["autotuned True", "heuristics True", "True False"]
+
+
+def test_a_drivers_is_active_is_tritons_where_torch_is_loaded(monkeypatch):
+    """Triton's drivers answer `is_active()` with torch's check; so does the alias (for the
+    backends Triton has), also where this process cannot call the driver itself: the compile
+    workers Inductor forks from a process that initialised the GPU, whose generated modules ask
+    `set_driver_to_gpu()` before they compile."""
+    import types
+
+    from tilec.as_triton import backends as alias_backends
+    from tilec.driver import Availability
+    from tilec.runtime import compiler as tilec_compiler
+
+    def fake_torch(cuda: bool, hip: str | None):
+        return types.SimpleNamespace(
+            cuda=types.SimpleNamespace(is_available=lambda: cuda),
+            version=types.SimpleNamespace(hip=hip),
+        )
+
+    installed = tilec_compiler._backends()
+    unavailable = Availability(False, "no driver in this process")
+    monkeypatch.setitem(tilec_compiler._availability, "nvidia", unavailable)
+    nvidia = alias_backends._entry("nvidia").driver
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(True, None))
+    assert nvidia.is_active()  # torch sees a CUDA device: Triton's answer, not this process's
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(True, "6.2"))
+    assert not nvidia.is_active()  # a ROCm torch: the hip backend's device, not nvidia's
+    if "amd" in installed:
+        assert alias_backends._entry("amd").driver.is_active()
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(False, None))
+    assert not nvidia.is_active()
+    monkeypatch.delitem(sys.modules, "torch")
+    assert not nvidia.is_active()  # without torch: the backend's own availability
+    assert not alias_backends._entry("interp").driver.is_active()  # a host backend never is

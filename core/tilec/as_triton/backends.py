@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -147,6 +148,13 @@ class TritonBackend:
         return (metadata.num_warps, 1, metadata.shared)
 
 
+TORCH_ACTIVE = {
+    "cuda": lambda torch: torch.cuda.is_available() and torch.version.hip is None,
+    "hip": lambda torch: torch.cuda.is_available() and torch.version.hip is not None,
+}
+"""Triton's drivers' `is_active()`, by Triton's backend name: what torch says of the device."""
+
+
 class DriverView:
     """Triton's driver class of one tilec backend (`triton.backends.backends[name].driver`)."""
 
@@ -154,10 +162,20 @@ class DriverView:
 
     @classmethod
     def is_active(cls) -> bool:
-        """Whether the backend is a GPU backend that can run here (Triton's drivers answer
-        whether their GPU is present; a host backend is never one)."""
+        """Whether the backend is a GPU backend that can run here; a host backend is never one.
+        Where torch is loaded and the backend is one of Triton's, the answer is Triton's: torch's
+        (`TORCH_ACTIVE`), which also holds in the compile workers Inductor forks from a process
+        that initialised the device, where a driver call of the worker's own fails (and Inductor's
+        generated modules ask it before they compile: `set_driver_to_gpu`). Elsewhere the
+        backend's own availability."""
         backend = tilec_compiler._backends()[cls.backend_name]  # a probe: no backend is used
-        return not _runs_on_host(backend) and bool(tilec_compiler._available(backend))
+        if _runs_on_host(backend):
+            return False
+        torch = sys.modules.get("torch")
+        torch_active = TORCH_ACTIVE.get(backend.triton_name)
+        if torch is not None and torch_active is not None:
+            return bool(torch_active(torch))
+        return bool(tilec_compiler._available(backend))
 
 
 def _entry(name: str) -> Backend:
