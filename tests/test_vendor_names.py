@@ -57,6 +57,8 @@ _allow(
         # its tl.extra.cuda and triton.language.target_info (is_cuda, is_hip, gfx942 checks)
         "tilec/as_triton/": ["amd", "cuda", "hip", "nvidia", "ptx", "ptxas"],  # the whole package
         "tilec/language/target_info.py": ["cuda", "gfx942", "gfx950", "hip"],
+        # Triton's Autotuner attribute use_cuda_graph, which torch's Dynamo reads
+        "tilec/runtime/autotune/tuner.py": ["cuda"],
     },
 )
 _allow(
