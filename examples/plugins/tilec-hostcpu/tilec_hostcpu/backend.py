@@ -30,7 +30,8 @@ ARCHS = ArchTable(
 @attrs.frozen
 class HostCpuOptions(GpuOptions):
     """`GpuOptions` (`target`: `hostcpu-w16` or `hostcpu-w8`, None for the device's,
-    `hostcpu-w16`) with LLVM's level 2 by default, which compiles faster."""
+    `hostcpu-w16`) with LLVM's level 2 by default, which compiles faster. `opt_level` is the
+    level of LLVM's IR pipeline; code generation runs at level 0 (`tilec_hostcpu.codegen`)."""
 
     opt_level: int = attrs.field(default=2, validator=one_of((0, 1, 2, 3)))
 

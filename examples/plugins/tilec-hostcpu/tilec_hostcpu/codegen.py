@@ -42,10 +42,19 @@ class CodegenError(RuntimeError):
     """LLVM rejected a kernel; the message names it and gives LLVM's diagnostic."""
 
 
+CODEGEN_LEVEL = 0
+"""LLVM's code generation level, whatever `opt_level` (which the IR pipeline runs at): fast
+instruction selection and register allocation. Kernels are long blocks of straight-line code
+(every element of a block, unrolled) in which the greedy register allocator and the DAG
+instruction selector took two thirds of a compile; after the IR pipeline they had little left
+to gain (the fused-attention tutorial's configs: code generation 5-6x faster, launches 12%
+slower)."""
+
+
 @functools.cache
-def target_machine(opt_level: int = 2) -> llvm.TargetMachine:
+def target_machine() -> llvm.TargetMachine:
     """The fixed machine (`CPU`, `FEATURES`) that compiles kernels to objects (cached)."""
-    return _machine(opt_level, "large")
+    return _machine(CODEGEN_LEVEL, "large")
 
 
 def jit_target_machine() -> llvm.TargetMachine:
@@ -74,7 +83,7 @@ def compile_llir(llvm_ir: str, name: str, opt_level: int = 2) -> tuple[str, byte
     object assembled from that assembly (LLVM's integrated assembler takes a tenth of the time
     a second code generation for the object would)."""
     with LLVM_LOCK:  # llvmlite's global state is not thread-safe
-        machine = target_machine(opt_level)
+        machine = target_machine()
         try:
             module = optimized_module(llvm_ir, machine, TRIPLE, opt_level)
             shared = module.get_global_variable(SHARED_MEMORY) if SHARED_MEMORY in llvm_ir else None
