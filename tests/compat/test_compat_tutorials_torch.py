@@ -177,6 +177,32 @@ def test_fused_attention_with_host_descriptors(causal, monkeypatch):
     assert len(made) == 4 and all(d.block_shape != [1, 1] for d in made)
 
 
+def test_fused_attention_tunes_causal_launches_apart(monkeypatch):
+    """A causal launch is tuned apart from a non-causal one of the same shapes (STAGE is an
+    autotuning key): the non-causal launch's fastest config here, BLOCK_M 32 and BLOCK_N 64,
+    is one the pruning leaves out for causal launches, which it computes wrongly."""
+    t = tutorial("fused_attention")
+    small = [
+        c for c in t.configs if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) in ((32, 64), (64, 64))
+    ]
+    small = [c for c in small if c.num_stages == 2]
+    monkeypatch.setattr(t._attn_fwd, "configs", small)
+    monkeypatch.setattr(t._attn_fwd, "cache", {})
+    monkeypatch.setattr(
+        t._attn_fwd, "_bench", lambda config, *_: [float(config.kwargs["BLOCK_M"])] * 3
+    )
+    torch.manual_seed(0)
+    q, k, v = (torch.randn((1, 1, 128, 64), device=t.DEVICE, dtype=torch.float16) for _ in "qkv")
+    for causal in (False, True):
+        p = torch.matmul(q.float(), k.float().transpose(2, 3)) * 0.5
+        if causal:
+            p[:, :, torch.ones((128, 128), device=t.DEVICE).tril() == 0] = float("-inf")
+        expected = torch.matmul(torch.softmax(p, dim=-1), v.float())
+        out = t.attention(q, k, v, causal, 0.5, False)
+        torch.testing.assert_close(out.float(), expected, atol=1e-2, rtol=0)
+    assert len(t._attn_fwd.cache) == 2
+
+
 def _check_fused_attention(t, causal, warp_specialize):
     Z, H, N_CTX, HEAD_DIM = 1, 2, 128, 64
     dtype = torch.float16

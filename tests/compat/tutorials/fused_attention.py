@@ -128,7 +128,11 @@ configs = [
 configs = list(filter(keep, configs))
 
 
-@triton.autotune(configs=configs, key=["N_CTX", "HEAD_DIM", "FP8_OUTPUT", "warp_specialize"],
+# STAGE is a key too: the pruning keeps BLOCK_M >= BLOCK_N for causal launches only (STAGE 3),
+# so a causal launch must not reuse the config a non-causal one of the same shapes was tuned to
+# (BLOCK_M 32, BLOCK_N 64 computes causal attention wrongly). Triton's tutorial leaves STAGE out
+# of its key and, under pytest, tunes a single config (BLOCK_M 128, BLOCK_N 64), valid for both.
+@triton.autotune(configs=configs, key=["N_CTX", "HEAD_DIM", "FP8_OUTPUT", "warp_specialize", "STAGE"],
                  prune_configs_by={"early_config_prune": prune_invalid_configs})  # fmt: skip
 @triton.jit
 def _attn_fwd(sm_scale, M, Z, H, desc_q, desc_k, desc_v, desc_o, N_CTX,
