@@ -52,7 +52,7 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
             f"target has {target_info.threads_per_warp}; run the gir stage for this target"
         )
     args = list(func.entry_block.args)
-    llmodule = ir.Module(name=kernel_name)
+    llmodule = ir.Module(name=kernel_name, context=ir.Context())  # its own named types
     fn_type = ir.FunctionType(ir.VoidType(), [llvm_type(a.type, target_info) for a in args])
     fn = target_info.define_kernel(llmodule, kernel_name, fn_type)
     prologue = fn.append_basic_block("entry")

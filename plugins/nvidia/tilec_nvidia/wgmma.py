@@ -26,6 +26,18 @@ WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 WGMMA_DTYPES = tuple(WGMMA_K)
 
 
+def registers_type(builder: ir.IRBuilder, element: ir.Type, count: int) -> ir.Type:
+    """The struct of `count` `element` registers that an inline-asm wgmma, fence or wait returns,
+    as a named type of the builder's module (`%wgmma.f32x128`): a literal `{float, ...}` would be
+    written out in full in the LLVM IR by each of the hundreds of `extractvalue`s that read it (about
+    1 MB of text for a matmul 128x256x64, printed by llvmlite and parsed again by LLVM)."""
+    kind = "f32" if element == F32 else str(element)
+    named = builder.module.context.get_identified_type(f"wgmma.{kind}x{count}")
+    if named.is_opaque:
+        named.set_body(*[element] * count)
+    return named
+
+
 def wgmma(
     builder: ir.IRBuilder,
     arch: str,
@@ -75,7 +87,7 @@ def wgmma(
     )
     a_types = [I32] * 4 if registers else [I64]
     fn_type = ir.FunctionType(
-        ir.LiteralStructType([F32] * regs), [F32] * regs + a_types + [I64, I32]
+        registers_type(builder, F32, regs), [F32] * regs + a_types + [I64, I32]
     )
     asm = ir.InlineAsm(fn_type, text, constraints, side_effect=True)
     a_args = list(desc_a) if registers else [desc_a]  # type: ignore[arg-type]
@@ -95,7 +107,7 @@ def wgmma_fence(
         return []
     regs = len(registers)
     constraints = ",".join(["=r"] * regs + [str(i) for i in range(regs)])
-    fn_type = ir.FunctionType(ir.LiteralStructType([I32] * regs), [I32] * regs)
+    fn_type = ir.FunctionType(registers_type(builder, I32, regs), [I32] * regs)
     fence = ir.InlineAsm(fn_type, "wgmma.fence.sync.aligned;", constraints, side_effect=True)
     result = builder.call(fence, list(registers))
     return [builder.extract_value(result, i) for i in range(regs)]
@@ -115,7 +127,7 @@ def wgmma_wait(
         return []
     regs = len(acc)
     constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)])
-    fn_type = ir.FunctionType(ir.LiteralStructType([F32] * regs), [F32] * regs)
+    fn_type = ir.FunctionType(registers_type(builder, F32, regs), [F32] * regs)
     text = f"wgmma.wait_group.sync.aligned {pending};"
     result = builder.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), list(acc))
     return [builder.extract_value(result, i) for i in range(regs)]
@@ -129,6 +141,7 @@ def fence_async_shared(builder: ir.IRBuilder, arch: str) -> None:
 __all__ = [
     "WGMMA_DTYPES",
     "fence_async_shared",
+    "registers_type",
     "wgmma",
     "wgmma_commit",
     "wgmma_fence",
