@@ -5,7 +5,10 @@ starts) uses a private cache folder and cache key, never the user's."""
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,25 @@ import pytest
 HERE = Path(__file__).parent
 GPU_FOLDERS = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
 """Folders of backend tests: the backend's name -> what its `gpu` tests need."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A private cache folder and key from the start: a test module's import may already use
+    them (a `skipif(find_ptxas() is None)` remembers the ptxas found, `tilec_nvidia.ptxas_memo`);
+    `private_cache` gives the tests their own once they run."""
+    folder = Path(tempfile.mkdtemp(prefix="tilec-cache-collect-"))
+    config.add_cleanup(functools.partial(shutil.rmtree, folder, ignore_errors=True))
+    for name, value in (("TILEC_CACHE_DIR", "cache"), ("TILEC_CACHE_KEY_FILE", "state/key")):
+        old = os.environ.get(name)
+        os.environ[name] = str(folder / value)
+        config.add_cleanup(functools.partial(_restore, name, old))
+
+
+def _restore(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -31,7 +31,9 @@ TARGETS = ARCHS.names
 
 
 @pytest.fixture(autouse=True)
-def fresh_ptxas_lookup():
+def fresh_ptxas_lookup(monkeypatch):
+    """These test the search; the answer remembered between processes, test_ptxas_memo.py."""
+    monkeypatch.setattr(codegen.ptxas_memo, "remembered", lambda: None)
     find_ptxas.cache_clear()
     yield
     find_ptxas.cache_clear()

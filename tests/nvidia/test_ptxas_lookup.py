@@ -26,6 +26,7 @@ def slow_lookup(tmp_path, monkeypatch):
         release.wait(10)
         return str(fake)
 
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))  # no remembered ptxas
     monkeypatch.delenv("TILEC_PTXAS", raising=False)
     monkeypatch.setattr(codegen, "_pathfinder_ptxas", pathfinder)
     monkeypatch.setattr(codegen, "_lookup", None)

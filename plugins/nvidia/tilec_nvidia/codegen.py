@@ -29,6 +29,7 @@ from tilec.lowering.llvm_codegen import (
     optimized_module,
     target_machine,
 )
+from tilec_nvidia import ptxas_memo
 from tilec_nvidia.arch import ARCHS
 from tilec_nvidia.backend import PTXAS
 
@@ -126,12 +127,22 @@ def avoid_ptxas_negation_bugs(ptx: str) -> str:
 def find_ptxas() -> str | None:
     """`TILEC_PTXAS`, else the ptxas `cuda.pathfinder` finds (installed with cuda-bindings: the
     CUDA toolkit of `CUDA_HOME`/`CUDA_PATH`, pip's nvidia-cuda-nvcc, conda), else `ptxas` on
-    PATH, else the newest /usr/local/cuda*/bin/ptxas; or None."""
+    PATH, else the newest /usr/local/cuda*/bin/ptxas; or None. The search's answer is
+    remembered in the cache folder (`tilec_nvidia.ptxas_memo`), used while it holds."""
     configured = PTXAS.get()
     if configured:
         if not os.access(configured, os.X_OK):
             raise CodegenError(f"{PTXAS_ENV}={configured} is not an executable ptxas")
         return configured
+    found = ptxas_memo.remembered()
+    if found is None:
+        found = _search_ptxas()
+        if found is not None:
+            ptxas_memo.remember(found)
+    return found
+
+
+def _search_ptxas() -> str | None:
     found = _pathfinder_ptxas()
     if found:
         return found
