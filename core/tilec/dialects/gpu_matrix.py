@@ -3,7 +3,8 @@
 A backend that has a matrix unit (tensor cores, matrix cores) describes its register fragments
 as layout attributes of its own (`register_attribute`), defined in its plugin:
 
-- an accumulator layout (a `LayoutEncodingAttr` with `warps_per_cta`, `lanes` and `tile()`);
+- an accumulator layout, a subclass of `MatrixLayoutAttr` here (`warps_per_cta`, `lanes`,
+  `instr_mn`; the base gives `rank`, `num_warps`, `tile()` and the warp grid's check);
 - an operand layout, a subclass of `OperandEncodingAttr` here (`{opIdx, parent, kWidth}`), so
   that the core's passes recognise operands of any vendor (`pipeline-loops` pipelines the loads
   that feed them) without naming the vendor;
@@ -26,9 +27,43 @@ from tilec.dialects.gpu import (
     SharedEncodingAttr,
     check_parameter_keys,
     int_parameter,
+    is_power_of_two,
     parameter,
 )
 from tilec.ir.attributes import Attribute, IntegerAttr, register_attribute
+
+
+class MatrixLayoutAttr(LayoutEncodingAttr):
+    """What the accumulator layouts of the matrix-instruction families share: a 2-D grid of
+    `warps_per_cta` warps, numbered row-major, each holding one `instr_mn` instruction tile, the
+    whole `tile()` repeating over larger tensors. A subclass declares `warps_per_cta` (a
+    `parameter`), `lanes` and `instr_mn`, and calls `_check_warps()` from its
+    `__attrs_post_init__`."""
+
+    warps_per_cta: tuple[int, ...]
+
+    def _check_warps(self) -> None:
+        warps = self.warps_per_cta
+        if len(warps) != 2 or not all(map(is_power_of_two, warps)):
+            raise ValueError(f"'warpsPerCTA' must be two powers of two, got {list(warps)}")
+
+    @property
+    def rank(self) -> int:
+        return 2
+
+    @property
+    def num_warps(self) -> int:
+        return self.warps_per_cta[0] * self.warps_per_cta[1]
+
+    @property
+    def instr_mn(self) -> tuple[int, int]:
+        """The M x N of one instruction (one warp's accumulator tile)."""
+        raise NotImplementedError(f"{type(self).__name__} must define instr_mn")
+
+    def tile(self) -> tuple[int, int]:
+        """The extent all warps cover once, before repeating."""
+        m, n = self.instr_mn
+        return m * self.warps_per_cta[0], n * self.warps_per_cta[1]
 
 
 @attrs.frozen(repr=False)
@@ -101,4 +136,9 @@ class SwizzledSharedEncodingAttr(SharedEncodingAttr):
     transposed: bool = parameter("transposed", "bool", default=False)
 
 
-__all__ = ["OperandEncodingAttr", "SwizzledSharedEncodingAttr", "int_parameter"]
+__all__ = [
+    "MatrixLayoutAttr",
+    "OperandEncodingAttr",
+    "SwizzledSharedEncodingAttr",
+    "int_parameter",
+]

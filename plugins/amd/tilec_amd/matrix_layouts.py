@@ -28,8 +28,8 @@ from typing import ClassVar
 
 import attrs
 
-from tilec.dialects.gpu import LayoutEncodingAttr, is_power_of_two, parameter
-from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.dialects.gpu import is_power_of_two, parameter
+from tilec.dialects.gpu_matrix import MatrixLayoutAttr, OperandEncodingAttr
 from tilec.ir.attributes import register_attribute
 
 MFMA_LANES = 64
@@ -38,37 +38,13 @@ WMMA_LANES = 32
 """WMMA as tilec compiles it: wave32 (RDNA)."""
 
 
-def _check_warps(warps: tuple[int, ...]) -> None:
-    if len(warps) != 2 or not all(map(is_power_of_two, warps)):
-        raise ValueError(f"'warpsPerCTA' must be two powers of two, got {list(warps)}")
-
-
-class AmdMatrixLayout(LayoutEncodingAttr):
-    """What the AMD accumulator layouts share: a 2-D warp grid over instruction tiles."""
-
-    warps_per_cta: tuple[int, ...]
-
-    @property
-    def rank(self) -> int:
-        return 2
-
-    @property
-    def num_warps(self) -> int:
-        return self.warps_per_cta[0] * self.warps_per_cta[1]
-
-    @property
-    def instr_mn(self) -> tuple[int, int]:
-        raise NotImplementedError
+class AmdMatrixLayout(MatrixLayoutAttr):
+    """What the AMD accumulator layouts share (`tilec.dialects.gpu_matrix.MatrixLayoutAttr`)."""
 
     @property
     def k_groups(self) -> int:
         """How many lane groups split one instruction's K (the operand's higher lane bits)."""
         raise NotImplementedError
-
-    def tile(self) -> tuple[int, int]:
-        """The extent all warps cover once, before repeating."""
-        m, n = self.instr_mn
-        return m * self.warps_per_cta[0], n * self.warps_per_cta[1]
 
 
 @register_attribute
@@ -89,7 +65,7 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
             raise ValueError(
                 f"'version' must be 2 (gfx90a), 3 (gfx942) or 4 (gfx950); got {self.version}"
             )
-        _check_warps(self.warps_per_cta)
+        self._check_warps()
         if self.instr_shape not in ((32, 32), (16, 16)):
             raise ValueError(
                 f"'instrShape' must be [32, 32] or [16, 16], got {list(self.instr_shape)}"
@@ -122,7 +98,7 @@ class AmdWmmaEncodingAttr(AmdMatrixLayout):
     def __attrs_post_init__(self) -> None:
         if self.version not in (1, 2):
             raise ValueError(f"'version' must be 1 (gfx11) or 2 (gfx12); got {self.version}")
-        _check_warps(self.warps_per_cta)
+        self._check_warps()
 
     @property
     def lanes(self) -> int:

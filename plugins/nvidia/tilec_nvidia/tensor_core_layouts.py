@@ -34,13 +34,8 @@ from typing import ClassVar
 
 import attrs
 
-from tilec.dialects.gpu import (
-    LayoutEncodingAttr,
-    SharedEncodingAttr,
-    is_power_of_two,
-    parameter,
-)
-from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.dialects.gpu import SharedEncodingAttr, parameter
+from tilec.dialects.gpu_matrix import MatrixLayoutAttr, OperandEncodingAttr
 from tilec.ir.attributes import register_attribute
 
 MMA_LANES = 32
@@ -52,7 +47,7 @@ elements, 32 bytes."""
 
 @register_attribute
 @attrs.frozen(repr=False)
-class MmaEncodingAttr(LayoutEncodingAttr):
+class MmaEncodingAttr(MatrixLayoutAttr):
     """`#gpu.mma<{version, warpsPerCTA, instrShape}>`: an mma.sync accumulator (module doc)."""
 
     name: ClassVar[str] = "gpu.mma"
@@ -66,8 +61,7 @@ class MmaEncodingAttr(LayoutEncodingAttr):
     def __attrs_post_init__(self) -> None:
         if self.version not in (2, 3):
             raise ValueError(f"'version' must be 2 (mma.sync) or 3 (wgmma); got {self.version}")
-        if len(self.warps_per_cta) != 2 or not all(map(is_power_of_two, self.warps_per_cta)):
-            raise ValueError(f"'warpsPerCTA' must be two powers of two, got {self.warps_per_cta}")
+        self._check_warps()
         if self.version == 2 and self.instr_shape != (16, 8):
             raise ValueError(f"'instrShape' must be [16, 8] for version 2, got {self.instr_shape}")
         if self.version == 3:
@@ -88,23 +82,12 @@ class MmaEncodingAttr(LayoutEncodingAttr):
                 )
 
     @property
-    def rank(self) -> int:
-        return 2
-
-    @property
-    def num_warps(self) -> int:
-        return self.warps_per_cta[0] * self.warps_per_cta[1]
-
-    @property
     def lanes(self) -> int:
         return MMA_LANES
 
-    def tile(self) -> tuple[int, int]:
-        """The extent all warps cover once, before repeating."""
-        return (
-            self.instr_shape[0] * self.warps_per_cta[0],
-            self.instr_shape[1] * self.warps_per_cta[1],
-        )
+    @property
+    def instr_mn(self) -> tuple[int, int]:
+        return self.instr_shape[0], self.instr_shape[1]
 
     @property
     def instr_n(self) -> int:
