@@ -28,6 +28,7 @@ dimension), else `kWidth` element loads (B, whose K runs down the columns).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
@@ -134,109 +135,119 @@ def _unpack(ctx: LoweringContext, registers: list[ir.Value], element: ir.Type) -
     return values
 
 
-def _ldmatrix(
-    ctx: LoweringContext,
-    tile: SwizzledTile,
-    base: ir.Value,
-    element: ir.Type,
-    rows: list[ir.Value],
-    cols: list[ir.Value],
-    transpose: bool,
-) -> list[ir.Value]:
-    """The matrices whose row addresses lanes `8q..8q+7` give as (`rows[q]` + lane % 8,
-    `cols[q]`): with ldmatrix, or element by element where the target has none."""
-    b = ctx.builder
-    lane_row = b.urem(ctx.lane_id(), I32(8))
-    lane_group = b.udiv(ctx.lane_id(), I32(8))
-    count = len(rows)
-    row, col = rows[-1], cols[-1]
-    for q in range(count - 2, -1, -1):
-        is_q = b.icmp_unsigned("==", b.urem(lane_group, I32(count)), I32(q))
-        row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
-    row = b.add(row, lane_row)
-    address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
-    ldmatrix = getattr(ctx.target, "ldmatrix", None)  # NVIDIA's; a host emulator may lack it
-    registers = None if ldmatrix is None else ldmatrix(b, address, count, transpose)
-    if registers is not None:
-        return _unpack(ctx, registers, element)
-    return _read_elements(ctx, tile, base, element, rows, cols, transpose)
+@dataclass(frozen=True)
+class _OperandReader:
+    """Reads the fragments of one `#gpu.dot_op` (`layout`, whose registers `mapping` places)
+    from the swizzled `tile` staged at `base` (elements of type `element`)."""
 
+    ctx: LoweringContext
+    layout: DotOperandEncodingAttr
+    mapping: ThreadMapping
+    tile: SwizzledTile
+    base: ir.Value
+    element: ir.Type
 
-def _read_elements(
-    ctx: LoweringContext,
-    tile: SwizzledTile,
-    base: ir.Value,
-    element: ir.Type,
-    rows: list[ir.Value],
-    cols: list[ir.Value],
-    transpose: bool,
-) -> list[ir.Value]:
-    """What `_ldmatrix` gives, read element by element (lane `l`: row `l / 4`, columns
-    `2 (l % 4)` and `+1` of each matrix, or those of its transpose)."""
-    b = ctx.builder
-    per_lane = 4 // tile.element_bytes  # the 16-bit halves' elements: 2, or one 32-bit one
-    group = b.udiv(ctx.lane_id(), I32(4))
-    pair = b.mul(b.urem(ctx.lane_id(), I32(4)), I32(per_lane))
-    values = []
-    for row0, col0 in zip(rows, cols, strict=True):
-        for i in range(per_lane):
-            if transpose:
-                row, col = b.add(row0, b.add(pair, I32(i))), b.add(col0, group)
+    def address(self, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The shared address of the tile's element (`row`, `col`)."""
+        offset = self.tile.emit_offset(self.ctx.builder, row, col)
+        return _address(self.ctx, self.base, offset, self.tile.element_bytes)
+
+    def ldmatrix(
+        self, rows: list[ir.Value], cols: list[ir.Value], transpose: bool
+    ) -> list[ir.Value]:
+        """The matrices whose row addresses lanes `8q..8q+7` give as (`rows[q]` + lane % 8,
+        `cols[q]`): with ldmatrix, or element by element where the target has none."""
+        ctx = self.ctx
+        b = ctx.builder
+        lane_row = b.urem(ctx.lane_id(), I32(8))
+        lane_group = b.udiv(ctx.lane_id(), I32(8))
+        count = len(rows)
+        row, col = rows[-1], cols[-1]
+        for q in range(count - 2, -1, -1):
+            is_q = b.icmp_unsigned("==", b.urem(lane_group, I32(count)), I32(q))
+            row, col = b.select(is_q, rows[q], row), b.select(is_q, cols[q], col)
+        address = self.address(b.add(row, lane_row), col)
+        ldmatrix = getattr(ctx.target, "ldmatrix", None)  # NVIDIA's; a host emulator may lack it
+        registers = None if ldmatrix is None else ldmatrix(b, address, count, transpose)
+        if registers is not None:
+            return _unpack(ctx, registers, self.element)
+        return self.elements(rows, cols, transpose)
+
+    def elements(
+        self, rows: list[ir.Value], cols: list[ir.Value], transpose: bool
+    ) -> list[ir.Value]:
+        """What `ldmatrix` gives, read element by element (lane `l`: row `l / 4`, columns
+        `2 (l % 4)` and `+1` of each matrix, or those of its transpose)."""
+        b = self.ctx.builder
+        per_lane = 4 // self.tile.element_bytes  # the 16-bit halves' elements: 2, or one 32-bit one
+        group = b.udiv(self.ctx.lane_id(), I32(4))
+        pair = b.mul(b.urem(self.ctx.lane_id(), I32(4)), I32(per_lane))
+        values = []
+        for row0, col0 in zip(rows, cols, strict=True):
+            for i in range(per_lane):
+                if transpose:
+                    row, col = b.add(row0, b.add(pair, I32(i))), b.add(col0, group)
+                else:
+                    row, col = b.add(row0, group), b.add(col0, b.add(pair, I32(i)))
+                values.append(b.load(self.address(row, col), typ=self.element))
+        return values
+
+    def a(self) -> list[ir.Value]:
+        """A's 16-bit (or tf32) fragments, one `ldmatrix.x4` a 16 x 16 instruction tile."""
+        b, layout = self.ctx.builder, self.layout
+        m_dim = self.mapping.dims[0]
+        m_size, k_size = self.mapping.shape
+        warp_row = _warp_offset(self.ctx, m_dim.warp_div, m_dim.warp_count, m_dim.warp_scale)
+        tile_m = m_dim.warp_scale * m_dim.warp_count
+        values: list[ir.Value] = []
+        for rm in range(max(1, m_size // tile_m)):
+            start = b.add(warp_row, I32(rm * tile_m))
+            rows = [b.urem(b.add(start, I32(8 * (q % 2))), I32(m_size)) for q in range(4)]
+            for rk in range(k_size // layout.instr_k):
+                cols = [I32(rk * layout.instr_k + 4 * layout.k_width * (q // 2)) for q in range(4)]
+                values.extend(self.ldmatrix(rows, cols, transpose=False))
+        return values
+
+    def b(self) -> list[ir.Value]:
+        """B's 16-bit fragments, `ldmatrix.x2.trans` a tile (`x4` for two N repetitions)."""
+        b, layout = self.ctx.builder, self.layout
+        n_dim = self.mapping.dims[1]
+        k_size, n_size = self.mapping.shape
+        warp_col = _warp_offset(self.ctx, n_dim.warp_div, n_dim.warp_count, n_dim.warp_scale)
+        tile_n = n_dim.warp_scale * n_dim.warp_count
+        reps_n, reps_k = max(1, n_size // tile_n), k_size // layout.instr_k
+        per_rep: dict[tuple[int, int], list[ir.Value]] = {}
+        for rn in range(0, reps_n, 2):
+            pair = min(2, reps_n - rn)
+            starts = [b.add(warp_col, I32((rn + j) * tile_n)) for j in range(pair)]
+            cols = [b.urem(starts[q // 2], I32(n_size)) for q in range(2 * pair)]
+            for rk in range(reps_k):
+                rows = [I32(rk * layout.instr_k + 8 * (q % 2)) for q in range(2 * pair)]
+                loaded = self.ldmatrix(rows, cols, transpose=True)
+                for j in range(pair):
+                    per_rep[rn + j, rk] = loaded[4 * j : 4 * j + 4]
+        return [v for rn in range(reps_n) for rk in range(reps_k) for v in per_rep[rn, rk]]
+
+    def registers(self) -> list[ir.Value]:
+        """The fragments of a 32-bit or 8-bit operand, register by register (`kWidth`
+        consecutive K elements each): one vector load where K is the tile's contiguous dimension
+        (A), else element loads. A register's elements share one aligned 4-byte word of a 16-byte
+        chunk, so the swizzle keeps them together."""
+        b, layout, element = self.ctx.builder, self.layout, self.element
+        width, size = layout.k_width, self.tile.element_bytes
+        coords = self.ctx.element_coords(self.mapping)
+        values: list[ir.Value] = []
+        for first in range(0, len(coords), width):
+            address = self.address(*coords[first])
+            if width == 1:
+                values.append(b.load(address, typ=element, align=size))
+            elif layout.op_idx == 0:
+                vector = b.load(address, typ=ir.VectorType(element, width), align=size * width)
+                values.extend(b.extract_element(vector, I32(e)) for e in range(width))
             else:
-                row, col = b.add(row0, group), b.add(col0, b.add(pair, I32(i)))
-            address = _address(ctx, base, tile.emit_offset(b, row, col), tile.element_bytes)
-            values.append(b.load(address, typ=element))
-    return values
-
-
-def _read_a(
-    ctx: LoweringContext,
-    layout: DotOperandEncodingAttr,
-    mapping: ThreadMapping,
-    tile: SwizzledTile,
-    base: ir.Value,
-    element: ir.Type,
-) -> list[ir.Value]:
-    b = ctx.builder
-    m_dim = mapping.dims[0]
-    m_size, k_size = mapping.shape
-    warp_row = _warp_offset(ctx, m_dim.warp_div, m_dim.warp_count, m_dim.warp_scale)
-    tile_m = m_dim.warp_scale * m_dim.warp_count
-    values: list[ir.Value] = []
-    for rm in range(max(1, m_size // tile_m)):
-        start = b.add(warp_row, I32(rm * tile_m))
-        rows = [b.urem(b.add(start, I32(8 * (q % 2))), I32(m_size)) for q in range(4)]
-        for rk in range(k_size // layout.instr_k):
-            cols = [I32(rk * layout.instr_k + 4 * layout.k_width * (q // 2)) for q in range(4)]
-            values.extend(_ldmatrix(ctx, tile, base, element, rows, cols, transpose=False))
-    return values
-
-
-def _read_b(
-    ctx: LoweringContext,
-    layout: DotOperandEncodingAttr,
-    mapping: ThreadMapping,
-    tile: SwizzledTile,
-    base: ir.Value,
-    element: ir.Type,
-) -> list[ir.Value]:
-    b = ctx.builder
-    n_dim = mapping.dims[1]
-    k_size, n_size = mapping.shape
-    warp_col = _warp_offset(ctx, n_dim.warp_div, n_dim.warp_count, n_dim.warp_scale)
-    tile_n = n_dim.warp_scale * n_dim.warp_count
-    reps_n, reps_k = max(1, n_size // tile_n), k_size // layout.instr_k
-    per_rep: dict[tuple[int, int], list[ir.Value]] = {}
-    for rn in range(0, reps_n, 2):
-        pair = min(2, reps_n - rn)
-        starts = [b.add(warp_col, I32((rn + j) * tile_n)) for j in range(pair)]
-        cols = [b.urem(starts[q // 2], I32(n_size)) for q in range(2 * pair)]
-        for rk in range(reps_k):
-            rows = [I32(rk * layout.instr_k + 8 * (q % 2)) for q in range(2 * pair)]
-            loaded = _ldmatrix(ctx, tile, base, element, rows, cols, transpose=True)
-            for j in range(pair):
-                per_rep[rn + j, rk] = loaded[4 * j : 4 * j + 4]
-    return [v for rn in range(reps_n) for rk in range(reps_k) for v in per_rep[rn, rk]]
+                for row, col in coords[first : first + width]:
+                    values.append(b.load(self.address(row, col), typ=element, align=size))
+        return values
 
 
 def read_dot_operand(
@@ -247,43 +258,10 @@ def read_dot_operand(
     layout = result_type.encoding
     assert isinstance(layout, DotOperandEncodingAttr)
     element = memory_type(result_type.element_type, ctx.target)
-    mapping = LTensor(result_type, []).mapping
+    reader = _OperandReader(ctx, layout, LTensor(result_type, []).mapping, tile, base, element)
     if layout.k_width == 4 or (layout.k_width == 1 and layout.op_idx == 1):
-        return _read_registers(ctx, layout, mapping, tile, base, element)
-    if layout.op_idx == 0:
-        return _read_a(ctx, layout, mapping, tile, base, element)
-    return _read_b(ctx, layout, mapping, tile, base, element)
-
-
-def _read_registers(
-    ctx: LoweringContext,
-    layout: DotOperandEncodingAttr,
-    mapping: ThreadMapping,
-    tile: SwizzledTile,
-    base: ir.Value,
-    element: ir.Type,
-) -> list[ir.Value]:
-    """The fragments of a 32-bit or 8-bit operand, register by register (`kWidth` consecutive
-    K elements each): one vector load where K is the tile's contiguous dimension (A), else
-    element loads. A register's elements share one aligned 4-byte word of a 16-byte chunk, so
-    the swizzle keeps them together."""
-    b = ctx.builder
-    width, size = layout.k_width, tile.element_bytes
-    coords = ctx.element_coords(mapping)
-    values: list[ir.Value] = []
-    for first in range(0, len(coords), width):
-        row, col = coords[first]
-        address = _address(ctx, base, tile.emit_offset(b, row, col), size)
-        if width == 1:
-            values.append(b.load(address, typ=element, align=size))
-        elif layout.op_idx == 0:
-            vector = b.load(address, typ=ir.VectorType(element, width), align=size * width)
-            values.extend(b.extract_element(vector, I32(e)) for e in range(width))
-        else:
-            for row, col in coords[first : first + width]:
-                address = _address(ctx, base, tile.emit_offset(b, row, col), size)
-                values.append(b.load(address, typ=element, align=size))
-    return values
+        return reader.registers()
+    return reader.a() if layout.op_idx == 0 else reader.b()
 
 
 K_WIDTH_BYTES = {1: 4, 2: 2, 4: 1}
