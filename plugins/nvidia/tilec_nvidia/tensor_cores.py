@@ -50,23 +50,27 @@ def mma(
     b: Sequence[ir.Value],
     c: Sequence[ir.Value],
 ) -> list[ir.Value]:
-    if instruction.operand in FLOAT8_MMA_OPERANDS:
-        return _float8_mma(builder, arch, instruction, a, b, c)
-    key = (instruction.shape, instruction.operand, instruction.accumulator)
-    name = _MMA_NAMES.get(key)
-    if instruction.version != 2 or name is None:
-        raise LoweringError(f"no NVVM intrinsic for the tensor-core instruction {instruction}")
+    """One mma.sync `instruction` on this lane's 4 A and 2 B registers (i32, `kWidth` elements
+    each) and 4 accumulators; returns the 4 results."""
     shape = "m{}n{}k{}".format(*instruction.shape)
-    require(arch, "mma_v2", f"mma.sync.aligned.{shape}")
     if len(a) != 4 or len(b) != 2 or len(c) != 4:
         raise LoweringError(
             f"mma {shape} takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
         )
-    if instruction.operand == "f16":
-        a = [builder.bitcast(r, _V2F16) for r in a]
-        b = [builder.bitcast(r, _V2F16) for r in b]
-    accumulator = I32 if instruction.accumulator == "i32" else F32
-    result = call_intrinsic(builder, name, ir.LiteralStructType([accumulator] * 4), [*a, *b, *c])
+    if instruction.operand in FLOAT8_MMA_OPERANDS:
+        result = _float8_mma(builder, arch, instruction, [*a, *b, *c])
+    else:
+        key = (instruction.shape, instruction.operand, instruction.accumulator)
+        name = _MMA_NAMES.get(key)
+        if instruction.version != 2 or name is None:
+            raise LoweringError(f"no NVVM intrinsic for the tensor-core instruction {instruction}")
+        require(arch, "mma_v2", f"mma.sync.aligned.{shape}")
+        if instruction.operand == "f16":
+            a = [builder.bitcast(r, _V2F16) for r in a]
+            b = [builder.bitcast(r, _V2F16) for r in b]
+        accumulator = I32 if instruction.accumulator == "i32" else F32
+        struct = ir.LiteralStructType([accumulator] * 4)
+        result = call_intrinsic(builder, name, struct, [*a, *b, *c])
     return [builder.extract_value(result, i) for i in range(4)]
 
 
@@ -78,23 +82,15 @@ FLOAT8_MMA_PTX_VERSION = 84
 
 
 def _float8_mma(
-    builder: ir.IRBuilder,
-    arch: str,
-    instruction: MmaInstruction,
-    a: Sequence[ir.Value],
-    b: Sequence[ir.Value],
-    c: Sequence[ir.Value],
-) -> list[ir.Value]:
+    builder: ir.IRBuilder, arch: str, instruction: MmaInstruction, registers: list[ir.Value]
+) -> ir.Value:
     """`mma.sync.aligned.m16n8k32.row.col.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32` (sm_89 and later,
-    PTX ISA 8.4, which the module then asks for): four bytes a register, laid out as the s8 form's
-    fragments; no NVVM intrinsic, so inline PTX."""
+    PTX ISA 8.4, which the module then asks for) on A's, B's and the accumulator's `registers`
+    (four bytes a register, laid out as the s8 form's fragments); no NVVM intrinsic, so inline
+    PTX. Returns the struct of the 4 results."""
     if (instruction.version, instruction.shape, instruction.accumulator) != (2, (16, 8, 32), "f32"):
         raise LoweringError(f"no float8 mma.sync form for {instruction}")
     require(arch, "mma_fp8", f"mma.sync.aligned.m16n8k32 of {instruction.operand}")
-    if len(a) != 4 or len(b) != 2 or len(c) != 4:
-        raise LoweringError(
-            f"mma m16n8k32 takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
-        )
     require_ptx_version(builder.module, FLOAT8_MMA_PTX_VERSION)
     text = (
         f"mma.sync.aligned.m16n8k32.row.col.f32.{instruction.operand}.f32 "
@@ -102,8 +98,7 @@ def _float8_mma(
     )
     constraints = ",".join(["=f"] * 4 + ["r"] * 6 + ["f"] * 4)
     fn_type = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
-    result = builder.call(ir.InlineAsm(fn_type, text, constraints), [*a, *b, *c])
-    return [builder.extract_value(result, i) for i in range(4)]
+    return builder.call(ir.InlineAsm(fn_type, text, constraints), registers)
 
 
 def ldmatrix(
