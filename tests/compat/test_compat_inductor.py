@@ -276,22 +276,35 @@ USER_KERNELS = """
         scale_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
         return out + 1
 
+    def scaled_even(x):  # EVEN passed too: tilec's launch (its warning), a graph break
+        out = torch.empty_like(x)
+        scale_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16, EVEN=True)
+        return out + 1
+
     x, y = torch.randn(100), torch.randn(100)
     print("autotuned", torch.equal(torch.compile(added, fullgraph=True)(x, y), added(x, y)))
-    print("heuristics", torch.equal(torch.compile(scaled)(x), scaled(x)))
+    print("heuristics", torch.equal(torch.compile(scaled, fullgraph=True)(x), scaled(x)))
+    print("passed", torch.equal(torch.compile(scaled_even)(x), scaled_even(x)))
+    import tilec.as_triton.heuristics
     print(trace_rules.check_file(triton.runtime.jit.__file__).skipped,
-          trace_rules.check_file(tl.__file__).skipped)
+          trace_rules.check_file(tl.__file__).skipped,
+          trace_rules.check_file(tilec.as_triton.heuristics.__file__).skipped,
+          trace_rules.check_file(tilec.as_triton.__file__).skipped)
 """
 
 
 def test_user_kernels_in_compiled_functions(tmp_path):
-    """An autotuned kernel (tilec's autotuner is Triton's `Autotuner` to Dynamo) goes into the
-    graph, under `fullgraph=True`; a launch Dynamo leaves out (a heuristics kernel) breaks the
-    graph and runs as without torch.compile, Dynamo skipping tilec's frames but the language's
-    (`triton.cdiv` in grids)."""
+    """An autotuned kernel (tilec's autotuner is Triton's `Autotuner` to Dynamo) and a
+    heuristics kernel with no autotuner (Dynamo traces the alias's heuristics launch, as it
+    traces Triton's `Heuristics.run`) go into the graph, under `fullgraph=True`; a launch that
+    tilec's launcher must see (a computed parameter passed too, which tilec warns about) breaks
+    the graph and runs as without torch.compile, Dynamo skipping tilec's frames but the
+    language's (`triton.cdiv` in grids) and the heuristics launch."""
     pytest.importorskip("torch")
     out = run_code(tmp_path, USER_KERNELS, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
-    assert out.splitlines() == ["autotuned True", "heuristics True", "True False"]
+    assert out.splitlines() == [
+        "autotuned True", "heuristics True", "passed True", "True False False True",
+    ]  # fmt: skip
 
 
 def test_a_drivers_is_active_is_tritons_where_torch_is_loaded(monkeypatch):

@@ -2,23 +2,25 @@
 
 Dynamo compiles the Python frames that a compiled function calls, but for the modules it skips
 (torch's own, NumPy, Triton's backends, ...). A launch of a tilec kernel that Dynamo does not put
-in its graph (a `@triton.heuristics` kernel, an autotuned one with hooks, which Dynamo refuses)
-runs tilec's launcher, which Dynamo would try to compile frame by frame, failing inside tilec on
-what it cannot trace (DLPack devices, `data_ptr`). `skip_tilec` adds tilec's modules (but
-`tilec.language`, whose `cdiv` grids call) and the packages of its installed plugins to Dynamo's
-skipped modules (`torch._dynamo.trace_rules.add`): Dynamo then breaks the graph at such a launch,
-which runs as it does without `torch.compile`. Where Dynamo
-is not loaded yet, a finder on `sys.meta_path` does it when Dynamo loads `trace_rules`.
+in its graph (an autotuned kernel with hooks, which Dynamo refuses) runs tilec's launcher, which
+Dynamo would try to compile frame by frame, failing inside tilec on what it cannot trace (DLPack
+devices, `data_ptr`). `skip_tilec` adds tilec's modules (but `TRACED`: `tilec.language`, whose
+`cdiv` grids call, and the alias's heuristics launch) and the packages of its installed plugins
+to Dynamo's skipped modules (`torch._dynamo.trace_rules.add`): Dynamo then breaks the graph at
+such a launch, which runs as it does without `torch.compile`. Where Dynamo is not loaded yet, a
+finder on `sys.meta_path` does it when Dynamo loads `trace_rules`.
 `unskip_tilec` (the alias removed) takes them out again.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.util
 import pkgutil
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 import tilec
@@ -28,19 +30,39 @@ _added: list[str] = []
 """The folders `skip_tilec` added to Dynamo's `SKIP_DIRS`."""
 
 
+TRACED = ("tilec.language", "tilec.as_triton.heuristics")
+"""What Dynamo traces: `tilec.language` (whose `cdiv` and `next_power_of_2` grid functions call)
+and the alias's heuristics launch (Triton's `Heuristics.run`, which Dynamo traces into its
+graph)."""
+
+
+def _modules(package: Any) -> list[str]:
+    """The modules of `package` to skip: a package holding a traced module by its modules."""
+    names = []
+    for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        if found.name in TRACED:
+            continue
+        if any(t.startswith(f"{found.name}.") for t in TRACED):
+            names += _modules(importlib.import_module(found.name))
+        else:
+            names.append(found.name)
+    return names
+
+
 def _packages() -> list[str]:
-    """tilec's modules but `tilec.language` (whose `cdiv` and `next_power_of_2` grid functions
-    call, which Dynamo traces), and the top-level packages of the installed plugins (entry
-    point group `tilec`)."""
-    own = [f"tilec.{m.name}" for m in pkgutil.iter_modules(tilec.__path__) if m.name != "language"]
+    """tilec's modules but the `TRACED` ones, and the top-level packages of the installed
+    plugins (entry point group `tilec`)."""
     plugins = {ep.value.split(":")[0].split(".")[0] for ep in entry_points(group="tilec")}
-    return [*own, *sorted(plugins - {"tilec"})]
+    return [*_modules(tilec), *sorted(plugins - {"tilec"})]
 
 
 def _add_to(rules: Any) -> None:
     before = list(rules.SKIP_DIRS)
     for package in _packages():
         rules.add(package)
+    alias = importlib.import_module("tilec.as_triton").__file__  # the split package's __init__
+    rules.SKIP_DIRS.append(Path(alias).as_posix())
+    rules._recompile_re()
     _added.extend(d for d in rules.SKIP_DIRS if d not in before)
 
 

@@ -12,8 +12,9 @@ from tilec import cdiv, next_power_of_2, set_allocator
 from tilec.as_triton import backends, compiler, errors, knobs, runtime, tools
 from tilec.as_triton.compiler import compile
 from tilec.as_triton.errors import CompilationError, OutOfResources, TritonError
+from tilec.as_triton.heuristics import heuristics
 from tilec.as_triton.jit import JITFunction, KernelInterface, TensorWrapper, jit, reinterpret
-from tilec.runtime.autotune import Config, autotune, heuristics
+from tilec.runtime.autotune import Config, autotune
 from tilec.version import __version__ as tilec_version
 
 __path__: list[str] = []
