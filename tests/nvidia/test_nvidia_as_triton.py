@@ -124,6 +124,39 @@ def user_kernel(x, y):
 
 
 check("user kernel", user_kernel, cuda(5000), cuda(5000), fullgraph=True)
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % 256 == 0})
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+def heuristics_kernel(x):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+    return out + 1
+
+
+check("heuristics kernel", heuristics_kernel, cuda(5000), fullgraph=True)
+
+
+def positions(cu_seqlens):  # flash-linear-attention's prepare_position_ids
+    counts = torch.diff(cu_seqlens)
+    segment = torch.repeat_interleave(torch.arange(counts.numel(), device=counts.device), counts)
+    starts = torch.nn.functional.pad(counts.cumsum(0), (1, 0))[:-1]
+    return torch.arange(segment.shape[0], device=counts.device) - starts[segment]
+
+
+torch._dynamo.config.capture_dynamic_output_shape_ops = True
+torch._dynamo.utils.counters.clear()
+compiled = torch.compile(positions, fullgraph=True, dynamic=True)
+cases = [[0, 5, 12, 20], [0, 10, 30, 45, 80, 100], [0, 7, 14]]
+cases = [torch.tensor(c, device="cuda") for c in cases]
+same = all(torch.equal(compiled(c), positions(c)) for c in cases)
+print("data-dependent shapes", same, torch._dynamo.utils.counters["stats"]["unique_graphs"])
 kernels = [k for k in gc.get_objects() if type(k) is CompiledKernel]
 print(len({k.name for k in kernels}) >= 8, sorted({k.backend.name for k in kernels}))
 """
@@ -132,9 +165,10 @@ print(len({k.name for k in kernels}) >= 8, sorted({k.backend.name for k in kerne
 @pytest.mark.parametrize("where", ["process", "workers"])
 def test_torch_compile_of_cuda_graphs_runs_inductors_kernels_on_tilec(tmp_path, where):
     """Inductor's Triton kernels for CUDA tensors (pointwise, reductions, softmax, layer norm,
-    a matmul's epilogue, a backward pass, dynamic shapes, CUDA graphs, an autotuned kernel of
-    the user's) compile with tilec's nvidia backend, in the process or in Inductor's compile
-    workers, and launch through `CompiledKernel.run`."""
+    a matmul's epilogue, a backward pass, dynamic shapes, CUDA graphs, an autotuned kernel and
+    a heuristics kernel of the user's, data-dependent shapes compiled once as
+    flash-linear-attention's index helpers are) compile with tilec's nvidia backend, in the
+    process or in Inductor's compile workers, and launch through `CompiledKernel.run`."""
     script = tmp_path / "compile.py"
     script.write_text(INDUCTOR_ON_CUDA)
     result = run(tmp_path, str(script), *(["workers"] if where == "workers" else []))
@@ -142,7 +176,8 @@ def test_torch_compile_of_cuda_graphs_runs_inductors_kernels_on_tilec(tmp_path, 
     assert result.stdout.splitlines() == [
         "False", "pointwise True", "reduction True", "softmax True", "layer norm True",
         "matmul epilogue True", "gradients True", "dynamic shapes True", "cuda graphs True",
-        "user kernel True", "True ['nvidia']",
+        "user kernel True", "heuristics kernel True", "data-dependent shapes True 1",
+        "True ['nvidia']",
     ]  # fmt: skip
 
 
