@@ -23,6 +23,7 @@ scans. An unreadable, forged or corrupt file is a scan too.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -48,8 +49,6 @@ class IndexedEntryPoint(NamedTuple):
 
     def load(self) -> object:
         """What the entry point names, as `importlib.metadata.EntryPoint.load` gives it."""
-        import importlib
-
         module_name, _, attribute = self.value.partition(":")
         loaded: object = importlib.import_module(module_name.strip())
         for part in filter(None, attribute.strip().split(".")):
@@ -128,7 +127,7 @@ def _valid(text: str) -> list[IndexedEntryPoint] | None:
 def _scan(group: str) -> tuple[list[IndexedEntryPoint], dict[str, str] | None]:
     """The entry points, and the `entry_points.txt` files that declared them with their stamps
     (None where a distribution has no such file to check: that scan is not remembered)."""
-    import importlib.metadata
+    import importlib.metadata  # deferred: only a scan (index missing or stale) reads it
 
     found, stamps, cacheable = [], {}, True
     for entry_point in importlib.metadata.entry_points(group=group):
