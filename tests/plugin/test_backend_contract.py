@@ -111,3 +111,48 @@ def test_stream_capturing_reads_a_capture_status_or_the_implicit_capture_error()
     assert stream_capturing(refused("query failed: IMPLICIT"), DemoError, "IMPLICIT", 0)
     with pytest.raises(DemoError, match="INVALID"):
         stream_capturing(refused("query failed: INVALID"), DemoError, "IMPLICIT", 0)
+
+
+def test_matrix_layout_attr_gives_the_warp_grid_of_an_accumulator_layout():
+    import attrs
+
+    from tilec.dialects.gpu import parameter
+    from tilec.dialects.gpu_matrix import MatrixLayoutAttr
+
+    @attrs.frozen(repr=False)
+    class Shaped(MatrixLayoutAttr):
+        name = "gpu.demo_shaped"
+        warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+        instr_shape: tuple[int, ...] = parameter("instrShape", "ints", default=(16, 8, 32))
+
+        def __attrs_post_init__(self) -> None:
+            self._check_warps()
+
+    @attrs.frozen(repr=False)
+    class Fixed(MatrixLayoutAttr):
+        name = "gpu.demo_fixed"
+        warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+
+        @property
+        def instr_mn(self) -> tuple[int, int]:
+            return 32, 32
+
+    @attrs.frozen(repr=False)
+    class Unsized(MatrixLayoutAttr):
+        name = "gpu.demo_unsized"
+        warps_per_cta: tuple[int, ...] = parameter("warpsPerCTA", "ints")
+
+    layout = Shaped((4, 2))
+    assert (layout.rank, layout.num_warps, layout.instr_mn, layout.tile()) == (
+        2,
+        8,
+        (16, 8),
+        (64, 16),
+    )
+    assert Fixed((1, 2)).tile() == (32, 64)
+    with pytest.raises(
+        NotImplementedError, match="Unsized has no instr_shape: define its instr_mn"
+    ):
+        Unsized((1, 1)).tile()
+    with pytest.raises(ValueError, match=r"'warpsPerCTA' must be two powers of two, got \[3, 1\]"):
+        Shaped((3, 1))

@@ -37,8 +37,8 @@ class MatrixLayoutAttr(LayoutEncodingAttr):
     """What the accumulator layouts of the matrix-instruction families share: a 2-D grid of
     `warps_per_cta` warps, numbered row-major, each holding one `instr_mn` instruction tile, the
     whole `tile()` repeating over larger tensors. A subclass declares `warps_per_cta` (a
-    `parameter`), `lanes` and `instr_mn`, and calls `_check_warps()` from its
-    `__attrs_post_init__`."""
+    `parameter`), `lanes` and an `instr_shape` parameter or the `instr_mn` property, and calls
+    `_check_warps()` from its `__attrs_post_init__`."""
 
     warps_per_cta: tuple[int, ...]
 
@@ -57,8 +57,14 @@ class MatrixLayoutAttr(LayoutEncodingAttr):
 
     @property
     def instr_mn(self) -> tuple[int, int]:
-        """The M x N of one instruction (one warp's accumulator tile)."""
-        raise NotImplementedError(f"{type(self).__name__} must define instr_mn")
+        """The M x N of one instruction (one warp's accumulator tile): by default the first two
+        numbers of the layout's `instr_shape` (an `instrShape` parameter)."""
+        shape = getattr(self, "instr_shape", None)
+        if shape is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} has no instr_shape: define its instr_mn property"
+            )
+        return shape[0], shape[1]
 
     def tile(self) -> tuple[int, int]:
         """The extent all warps cover once, before repeating."""

@@ -76,10 +76,6 @@ class AmdMfmaEncodingAttr(AmdMatrixLayout):
         return MFMA_LANES
 
     @property
-    def instr_mn(self) -> tuple[int, int]:
-        return self.instr_shape[0], self.instr_shape[1]
-
-    @property
     def k_groups(self) -> int:
         return MFMA_LANES // self.instr_shape[0]
 

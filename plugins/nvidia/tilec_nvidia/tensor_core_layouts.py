@@ -86,10 +86,6 @@ class MmaEncodingAttr(MatrixLayoutAttr):
         return MMA_LANES
 
     @property
-    def instr_mn(self) -> tuple[int, int]:
-        return self.instr_shape[0], self.instr_shape[1]
-
-    @property
     def instr_n(self) -> int:
         """The N of one instruction (one warp's columns)."""
         return self.instr_shape[1]
