@@ -78,7 +78,7 @@ def _machine(opt_level: int, codemodel: str) -> llvm.TargetMachine:
     )
 
 
-def compile_llir(llvm_ir: str, name: str, opt_level: int = 2) -> tuple[str, bytes]:
+def compile_llir(llvm_ir: str, name: str, opt_level: int = 1) -> tuple[str, bytes]:
     """Optimize `llvm_ir` (kernel `name`) and generate its code once: its assembly, and its ELF
     object assembled from that assembly (LLVM's integrated assembler takes a tenth of the time
     a second code generation for the object would)."""
