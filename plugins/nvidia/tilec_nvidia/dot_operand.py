@@ -116,13 +116,6 @@ def _store_tile(
         b.store(vector, address, align=size * vec)
 
 
-def _warp_offset(ctx: LoweringContext, div: int, count: int, scale: int) -> ir.Value:
-    b = ctx.builder
-    if count == 1:
-        return I32(0)
-    return b.mul(b.urem(b.udiv(ctx.warp_id(), I32(div)), I32(count)), I32(scale))
-
-
 def _unpack(ctx: LoweringContext, registers: list[ir.Value], element: ir.Type) -> list[ir.Value]:
     b = ctx.builder
     if byte_size(element) == 4:  # one 32-bit element a register (tf32's A)
@@ -146,6 +139,16 @@ class _OperandReader:
     tile: SwizzledTile
     base: ir.Value
     element: ir.Type
+
+    def warp_start(self, dim: int) -> tuple[ir.Value, int]:
+        """This warp's first row (`dim` 0) or column (1) of the operand, and the extent all
+        warps cover along `dim` once."""
+        d = self.mapping.dims[dim]
+        if d.warp_count == 1:
+            return I32(0), d.warp_scale
+        b = self.ctx.builder
+        warp = b.urem(b.udiv(self.ctx.warp_id(), I32(d.warp_div)), I32(d.warp_count))
+        return b.mul(warp, I32(d.warp_scale)), d.warp_scale * d.warp_count
 
     def address(self, row: ir.Value, col: ir.Value) -> ir.Value:
         """The shared address of the tile's element (`row`, `col`)."""
@@ -195,10 +198,8 @@ class _OperandReader:
     def a(self) -> list[ir.Value]:
         """A's 16-bit (or tf32) fragments, one `ldmatrix.x4` a 16 x 16 instruction tile."""
         b, layout = self.ctx.builder, self.layout
-        m_dim = self.mapping.dims[0]
         m_size, k_size = self.mapping.shape
-        warp_row = _warp_offset(self.ctx, m_dim.warp_div, m_dim.warp_count, m_dim.warp_scale)
-        tile_m = m_dim.warp_scale * m_dim.warp_count
+        warp_row, tile_m = self.warp_start(0)
         values: list[ir.Value] = []
         for rm in range(max(1, m_size // tile_m)):
             start = b.add(warp_row, I32(rm * tile_m))
@@ -211,10 +212,8 @@ class _OperandReader:
     def b(self) -> list[ir.Value]:
         """B's 16-bit fragments, `ldmatrix.x2.trans` a tile (`x4` for two N repetitions)."""
         b, layout = self.ctx.builder, self.layout
-        n_dim = self.mapping.dims[1]
         k_size, n_size = self.mapping.shape
-        warp_col = _warp_offset(self.ctx, n_dim.warp_div, n_dim.warp_count, n_dim.warp_scale)
-        tile_n = n_dim.warp_scale * n_dim.warp_count
+        warp_col, tile_n = self.warp_start(1)
         reps_n, reps_k = max(1, n_size // tile_n), k_size // layout.instr_k
         per_rep: dict[tuple[int, int], list[ir.Value]] = {}
         for rn in range(0, reps_n, 2):
