@@ -8,15 +8,15 @@ whole suite runs rather than a sample.
 (`-k "not test_fused_attention"`: 1,160 passed, 3 skipped in about 95 s on an idle 2-core
 machine). Those six took 241 s there (2026-11-27, second session). The third session made
 hostcpu itself faster: fibers switched by assembly instead of glibc's `swapcontext` (whose
-signal-mask system call was two thirds of a launch), one barrier a shuffle, one code generation a
-kernel (the object assembled from the assembly) at LLVM's code generation level 0. One case
-(non-causal, compiles serial) went from 81 to 29 s of CPU, a launch of the 64x64 forward from
-0.30 to 0.04 s. It also found the tutorial's causal cases reusing their non-causal twin's tuned
-config (the autotuning key lacked STAGE; wrong results where the timings picked BLOCK_M 32,
-BLOCK_N 64); tuned apart, they compile ten more large configs each, and the six (with the new
-regression case) took 224 s of CPU (user) and 399 s of wall on the shared 2-core machine (load
-6-8): still too long for CI's 15 minutes, so CI keeps leaving them out (tests/compat/RESULTS.md
-says what would bring them in).
+signal-mask system call was two thirds of a launch), one barrier a shuffle, one code generation
+a kernel (the object assembled from the assembly) at LLVM's code generation level 0, the IR
+pipeline at level 1. One case (non-causal, compiles serial) went from 81 to 25 s of CPU, a
+launch of the 64x64 forward from 0.30 to 0.04 s. It also found the tutorial's causal cases
+reusing their non-causal twin's tuned config (the autotuning key lacked STAGE; wrong results
+where the timings picked BLOCK_M 32, BLOCK_N 64); tuned apart, they compile ten more large
+configs each, and the six (with the new regression case) took 211 s of CPU (user) and 302 s of
+wall on the shared 2-core machine (load 6-7): still too long for CI's 15 minutes, so CI keeps
+leaving them out (tests/compat/RESULTS.md says what would bring them in).
 """
 
 from __future__ import annotations
