@@ -19,7 +19,6 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import BF16, F16, F32, F64, I8, I16, I32, call_intrinsic
 from tilec.lowering.math_ops import FLOAT_TYPES, NATIVE_INTRINSICS, native_intrinsic
 from tilec.lowering.memory_hints import MemoryHints
@@ -31,6 +30,7 @@ from tilec_nvidia import (
     dot_operand,
     mma_sync,
     nvmma_tile,
+    tensor_cores,
     wgmma_lowering,
 )
 from tilec_nvidia.arch import ARCHS
@@ -306,54 +306,11 @@ class NvidiaTargetInfo(TargetInfo):
 
     # Tensor cores (tilec_nvidia.tensor_cores checks each against the arch) ----------------------
 
-    def mma(
-        self,
-        builder: ir.IRBuilder,
-        instruction: MmaInstruction,
-        a: Sequence[ir.Value],
-        b: Sequence[ir.Value],
-        c: Sequence[ir.Value],
-    ) -> list[ir.Value]:
-        from tilec_nvidia.tensor_cores import mma
-
-        return mma(builder, self.arch, instruction, a, b, c)
-
-    def ldmatrix(
-        self, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
-    ) -> list[ir.Value]:
-        """Load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from shared memory, lanes
-        `8i..8i+7` giving the row addresses of matrix i (`address`, a shared pointer): as i32
-        registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of each matrix
-        (of its transpose with `transpose`).
-        `tilec_nvidia.dot_operand` reads fragments with it where a target has it (a target
-        without, such as a host emulator, gets element reads)."""
-        from tilec_nvidia.tensor_cores import ldmatrix
-
-        return ldmatrix(builder, self.arch, address, count, transpose)
-
-    def async_copy(
-        self,
-        builder: ir.IRBuilder,
-        dst: ir.Value,
-        src: ir.Value,
-        src_size: ir.Value | None,
-        nbytes: int = 16,
-        hints: MemoryHints | None = None,
-    ) -> None:
-        from tilec_nvidia.tensor_cores import async_copy  # deferred: as mma above
-
-        policy = None if hints is None else hints.prepared
-        async_copy(builder, self.arch, dst, src, src_size, nbytes, policy)
-
-    def async_commit(self, builder: ir.IRBuilder) -> None:
-        from tilec_nvidia.tensor_cores import async_commit  # deferred: as mma above
-
-        async_commit(builder, self.arch)
-
-    def async_wait(self, builder: ir.IRBuilder, pending: int) -> None:
-        from tilec_nvidia.tensor_cores import async_wait  # deferred: as mma above
-
-        async_wait(builder, self.arch, pending)
+    mma = tensor_cores.mma
+    ldmatrix = tensor_cores.ldmatrix
+    async_copy = tensor_cores.async_copy
+    async_commit = tensor_cores.async_commit
+    async_wait = tensor_cores.async_wait
 
     def wgmma(
         self,
@@ -374,7 +331,7 @@ class NvidiaTargetInfo(TargetInfo):
         of A, mma.sync's A fragment) and B (K-major, or MN-major with
         `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
         `#gpu.mma` version 3 order); returns the accumulator registers."""
-        from tilec_nvidia.wgmma import wgmma  # deferred: as mma above
+        from tilec_nvidia.wgmma import wgmma  # deferred: wgmma kernels only
 
         return wgmma(
             builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b, b_dtype
@@ -386,13 +343,13 @@ class NvidiaTargetInfo(TargetInfo):
         """Order earlier register and shared-memory accesses before the wgmmas that follow;
         returns `registers` (A fragments) threaded through the fence, so that they are written
         before it."""
-        from tilec_nvidia.wgmma import wgmma_fence  # deferred: as mma above
+        from tilec_nvidia.wgmma import wgmma_fence  # deferred: wgmma kernels only
 
         return wgmma_fence(builder, self.arch, registers)
 
     def wgmma_commit(self, builder: ir.IRBuilder) -> None:
         """Close the wgmmas issued since the last commit into a group."""
-        from tilec_nvidia.wgmma import wgmma_commit  # deferred: as mma above
+        from tilec_nvidia.wgmma import wgmma_commit  # deferred: wgmma kernels only
 
         wgmma_commit(builder, self.arch)
 
@@ -401,13 +358,13 @@ class NvidiaTargetInfo(TargetInfo):
     ) -> list[ir.Value]:
         """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded
         through the wait so that no read of it moves above it."""
-        from tilec_nvidia.wgmma import wgmma_wait  # deferred: as mma above
+        from tilec_nvidia.wgmma import wgmma_wait  # deferred: wgmma kernels only
 
         return wgmma_wait(builder, self.arch, acc, pending)
 
     def fence_async_shared(self, builder: ir.IRBuilder) -> None:
         """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
-        from tilec_nvidia.wgmma import fence_async_shared  # deferred: as mma above
+        from tilec_nvidia.wgmma import fence_async_shared  # deferred: wgmma kernels only
 
         fence_async_shared(builder, self.arch)
 

@@ -29,6 +29,8 @@ from llvmlite import ir
 
 from tilec.layout.rules import MmaInstruction
 from tilec.lowering.context import F16, F32, I32, LoweringError, call_intrinsic
+from tilec.lowering.memory_hints import MemoryHints
+from tilec.lowering.target import TargetInfo
 from tilec_nvidia.cache_hints import require_ptx_version
 from tilec_nvidia.capabilities import require
 
@@ -43,28 +45,28 @@ VOID = ir.VoidType()
 
 
 def mma(
+    target: TargetInfo,
     builder: ir.IRBuilder,
-    arch: str,
     instruction: MmaInstruction,
     a: Sequence[ir.Value],
     b: Sequence[ir.Value],
     c: Sequence[ir.Value],
 ) -> list[ir.Value]:
-    """One mma.sync `instruction` on this lane's 4 A and 2 B registers (i32, `kWidth` elements
-    each) and 4 accumulators; returns the 4 results."""
+    """`TargetInfo.mma` of NVIDIA's targets: one mma.sync `instruction` on this lane's 4 A and
+    2 B registers (i32, `kWidth` elements each) and 4 accumulators; returns the 4 results."""
     shape = "m{}n{}k{}".format(*instruction.shape)
     if len(a) != 4 or len(b) != 2 or len(c) != 4:
         raise LoweringError(
             f"mma {shape} takes 4 + 2 + 4 registers, got {len(a)}, {len(b)}, {len(c)}"
         )
     if instruction.operand in FLOAT8_MMA_OPERANDS:
-        result = _float8_mma(builder, arch, instruction, [*a, *b, *c])
+        result = _float8_mma(builder, target.arch, instruction, [*a, *b, *c])
     else:
         key = (instruction.shape, instruction.operand, instruction.accumulator)
         name = _MMA_NAMES.get(key)
         if instruction.version != 2 or name is None:
             raise LoweringError(f"no NVVM intrinsic for the tensor-core instruction {instruction}")
-        require(arch, "mma_v2", f"mma.sync.aligned.{shape}")
+        require(target.arch, "mma_v2", f"mma.sync.aligned.{shape}")
         if instruction.operand == "f16":
             a = [builder.bitcast(r, _V2F16) for r in a]
             b = [builder.bitcast(r, _V2F16) for r in b]
@@ -102,11 +104,17 @@ def _float8_mma(
 
 
 def ldmatrix(
-    builder: ir.IRBuilder, arch: str, address: ir.Value, count: int, transpose: bool
+    target: TargetInfo, builder: ir.IRBuilder, address: ir.Value, count: int, transpose: bool
 ) -> list[ir.Value]:
+    """`NvidiaTargetInfo.ldmatrix`: load `count` (1, 2, 4) 8x8 matrices of 16-bit elements from
+    shared memory, lanes `8i..8i+7` giving the row addresses of matrix i (`address`, a shared
+    pointer): as i32 registers, lane `l` getting row `l / 4`, elements `2 (l % 4)` and `+1` of
+    each matrix (of its transpose with `transpose`).
+    `tilec_nvidia.dot_operand` reads fragments with it where a target has it (a target
+    without, such as a host emulator, gets element reads)."""
     if count not in (1, 2, 4):
         raise LoweringError(f"ldmatrix loads 1, 2 or 4 matrices, not {count}")
-    require(arch, "ldmatrix", "ldmatrix.sync.aligned.m8n8")
+    require(target.arch, "ldmatrix", "ldmatrix.sync.aligned.m8n8")
     name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if transpose else ''}.b16"
     if count == 1:
         return [call_intrinsic(builder, name, I32, [address])]
@@ -115,22 +123,24 @@ def ldmatrix(
 
 
 def async_copy(
+    target: TargetInfo,
     builder: ir.IRBuilder,
-    arch: str,
     dst: ir.Value,
     src: ir.Value,
     src_size: ir.Value | None,
     nbytes: int = 16,
-    policy: ir.Value | None = None,
+    hints: MemoryHints | None = None,
 ) -> None:
-    """`cp.async` of `nbytes`: 16 bytes bypass L1 (`.cg`, as Triton's); 4 and 8 bytes exist
-    only as `.ca` (cached in L1), whatever the pipelined load's cache modifier (as Triton's).
-    An L2 cache `policy` (the load's eviction policy, `tilec_nvidia.cache_hints.prepare`) makes
-    it `cp.async...L2::cache_hint`, which LLVM has no intrinsic for: inline asm."""
+    """`TargetInfo.async_copy` of NVIDIA's targets: `cp.async` of `nbytes`: 16 bytes bypass L1
+    (`.cg`, as Triton's); 4 and 8 bytes exist only as `.ca` (cached in L1), whatever the
+    pipelined load's cache modifier (as Triton's). An L2 cache policy (the load's eviction
+    policy, which `tilec_nvidia.cache_hints.prepare` put in the `hints`) makes it
+    `cp.async...L2::cache_hint`, which LLVM has no intrinsic for: inline asm."""
+    policy = None if hints is None else hints.prepared
     if nbytes not in (4, 8, 16):
         raise LoweringError(f"cp.async copies 4, 8 or 16 bytes, not {nbytes}")
     cache = "cg" if nbytes == 16 else "ca"
-    require(arch, "cp_async", f"cp.async.{cache}.shared.global")
+    require(target.arch, "cp_async", f"cp.async.{cache}.shared.global")
     if policy is not None:
         size = src_size if src_size is not None else I32(nbytes)
         text = f"cp.async.{cache}.shared.global.L2::cache_hint [$0], [$1], {nbytes}, $2, $3;"
@@ -145,13 +155,13 @@ def async_copy(
     call_intrinsic(builder, f"{name}.s", VOID, [dst, src, src_size])
 
 
-def async_commit(builder: ir.IRBuilder, arch: str) -> None:
-    require(arch, "cp_async", "cp.async.commit_group")
+def async_commit(target: TargetInfo, builder: ir.IRBuilder) -> None:
+    require(target.arch, "cp_async", "cp.async.commit_group")
     call_intrinsic(builder, "llvm.nvvm.cp.async.commit.group", VOID, [])
 
 
-def async_wait(builder: ir.IRBuilder, arch: str, pending: int) -> None:
-    require(arch, "cp_async", "cp.async.wait_group")
+def async_wait(target: TargetInfo, builder: ir.IRBuilder, pending: int) -> None:
+    require(target.arch, "cp_async", "cp.async.wait_group")
     call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", VOID, [I32(pending)])
 
 
