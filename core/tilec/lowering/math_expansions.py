@@ -263,6 +263,8 @@ def _sin_cos_f64(b: ir.IRBuilder, x: ir.Value, want_cos: bool) -> ir.Value:
     negative = b.trunc(b.lshr(b.and_(q, I64(2)), I64(1)), ir.IntType(1))
     value = e.select(odd, cos_r, sin_r)
     value = e.select(negative, b.fneg(value), value)
+    if not want_cos:  # sin(-0) is -0: the reduction's x - 0 * pi/2 made it +0
+        value = e.select(b.fcmp_ordered("==", x, e.c(0.0)), x, value)
     return e.select(finite, value, e.c(math.nan))
 
 
@@ -282,7 +284,10 @@ def tanh_f64(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     wide = exp_f64(b, b.fmul(e.clamp(a, 0.0, 40.0), e.c(2.0)))
     big = b.fsub(e.c(1.0), b.fdiv(e.c(2.0), b.fadd(wide, e.c(1.0))))
     value = e.select(e.lt(a, 0.55), small, e.call("copysign", big, x))
-    return e.select(e.is_nan(x), x, value)
+    # x itself where it is 0 (tanh(-0) is -0: x^3 times the series' negative first term is +0)
+    # or NaN
+    keep = b.or_(e.is_nan(x), b.fcmp_ordered("==", x, e.c(0.0)))
+    return e.select(keep, x, value)
 
 
 def _erfc_tail(e: Emit, a: ir.Value, exp: Callable[[ir.Value], ir.Value], t_range, coeffs):
@@ -331,7 +336,10 @@ def tanh_f32(b: ir.IRBuilder, x: ir.Value, exp: Callable[[ir.Value], ir.Value]) 
     wide = exp(b.fmul(e.clamp(a, 0.0, 20.0), e.c(2.0)))
     big = b.fsub(e.c(1.0), b.fdiv(e.c(2.0), b.fadd(wide, e.c(1.0))))
     value = e.select(e.lt(a, 0.55), small, e.call("copysign", big, x))
-    return e.select(e.is_nan(x), x, value)
+    # x itself where it is 0 (tanh(-0) is -0: x^3 times the series' negative first term is +0)
+    # or NaN
+    keep = b.or_(e.is_nan(x), b.fcmp_ordered("==", x, e.c(0.0)))
+    return e.select(keep, x, value)
 
 
 F64_FUNCTIONS: dict[str, Callable[[ir.IRBuilder, ir.Value], ir.Value]] = {
