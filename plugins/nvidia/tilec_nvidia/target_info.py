@@ -33,6 +33,7 @@ from tilec_nvidia import (
     tensor_cores,
     wgmma_lowering,
 )
+from tilec_nvidia import wgmma as warpgroup  # the class below defines methods named wgmma
 from tilec_nvidia.arch import ARCHS
 
 TENSOR_CORE_LOWERINGS = (dot_operand, mma_sync, nvmma_tile, wgmma_lowering)
@@ -304,7 +305,8 @@ class NvidiaTargetInfo(TargetInfo):
         )
         builder.call(vprintf, [fmt_ptr, args_ptr])
 
-    # Tensor cores (tilec_nvidia.tensor_cores checks each against the arch) ----------------------
+    # Tensor cores: tilec_nvidia.tensor_cores' and (sm_90a) tilec_nvidia.wgmma's forms, each
+    # checked against the arch ------------------------------------------------------------------
 
     mma = tensor_cores.mma
     ldmatrix = tensor_cores.ldmatrix
@@ -312,61 +314,11 @@ class NvidiaTargetInfo(TargetInfo):
     async_commit = tensor_cores.async_commit
     async_wait = tensor_cores.async_wait
 
-    def wgmma(
-        self,
-        builder: ir.IRBuilder,
-        n: int,
-        dtype: str,
-        desc_a: ir.Value,
-        desc_b: ir.Value,
-        acc: Sequence[ir.Value],
-        transpose_a: bool,
-        transpose_b: bool,
-        b_dtype: str | None = None,
-    ) -> list[ir.Value]:
-        """Issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs: "f16" or "bf16" with
-        K = 16, "tf32" with K = 8, "e4m3" or "e5m2" with K = 32, B's `b_dtype` where it differs
-        (e4m3 with e5m2); tf32 and float8 always K-major; f32 accumulators) on
-        shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers
-        of A, mma.sync's A fragment) and B (K-major, or MN-major with
-        `transpose_a` / `transpose_b`), accumulating onto this thread's `acc` (n / 2 registers, in
-        `#gpu.mma` version 3 order); returns the accumulator registers."""
-        from tilec_nvidia.wgmma import wgmma  # deferred: wgmma kernels only
-
-        return wgmma(
-            builder, self.arch, n, dtype, desc_a, desc_b, acc, transpose_a, transpose_b, b_dtype
-        )
-
-    def wgmma_fence(
-        self, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
-    ) -> list[ir.Value]:
-        """Order earlier register and shared-memory accesses before the wgmmas that follow;
-        returns `registers` (A fragments) threaded through the fence, so that they are written
-        before it."""
-        from tilec_nvidia.wgmma import wgmma_fence  # deferred: wgmma kernels only
-
-        return wgmma_fence(builder, self.arch, registers)
-
-    def wgmma_commit(self, builder: ir.IRBuilder) -> None:
-        """Close the wgmmas issued since the last commit into a group."""
-        from tilec_nvidia.wgmma import wgmma_commit  # deferred: wgmma kernels only
-
-        wgmma_commit(builder, self.arch)
-
-    def wgmma_wait(
-        self, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
-    ) -> list[ir.Value]:
-        """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded
-        through the wait so that no read of it moves above it."""
-        from tilec_nvidia.wgmma import wgmma_wait  # deferred: wgmma kernels only
-
-        return wgmma_wait(builder, self.arch, acc, pending)
-
-    def fence_async_shared(self, builder: ir.IRBuilder) -> None:
-        """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
-        from tilec_nvidia.wgmma import fence_async_shared  # deferred: wgmma kernels only
-
-        fence_async_shared(builder, self.arch)
+    wgmma = warpgroup.wgmma
+    wgmma_fence = warpgroup.wgmma_fence
+    wgmma_commit = warpgroup.wgmma_commit
+    wgmma_wait = warpgroup.wgmma_wait
+    fence_async_shared = warpgroup.fence_async_shared
 
 
 def _alloca_in_entry(builder: ir.IRBuilder, ty: ir.Type) -> ir.Value:

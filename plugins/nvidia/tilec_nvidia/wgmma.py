@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from llvmlite import ir
 
 from tilec.lowering.context import F32, I32, I64, LoweringError, call_intrinsic
+from tilec.lowering.target import TargetInfo
 from tilec_nvidia.capabilities import require
 
 VOID = ir.VoidType()
@@ -39,8 +40,8 @@ def registers_type(builder: ir.IRBuilder, element: ir.Type, count: int) -> ir.Ty
 
 
 def wgmma(
+    target: TargetInfo,
     builder: ir.IRBuilder,
-    arch: str,
     n: int,
     dtype: str,
     desc_a: ir.Value,
@@ -50,8 +51,14 @@ def wgmma(
     transpose_b: bool,
     b_dtype: str | None = None,
 ) -> list[ir.Value]:
-    """`b_dtype`: B's operand type where it differs from A's `dtype` (e4m3 with e5m2)."""
-    require(arch, "wgmma", "wgmma.mma_async")
+    """`NvidiaTargetInfo.wgmma`: issue one asynchronous warpgroup `m64n{n}k{K}` (`dtype` inputs:
+    "f16" or "bf16" with K = 16, "tf32" with K = 8, "e4m3" or "e5m2" with K = 32, B's `b_dtype`
+    where it differs (e4m3 with e5m2); tf32 and float8 always K-major; f32 accumulators) on
+    shared-memory matrix descriptors (i64) of A (or a list of this thread's 4 i32 registers of
+    A, mma.sync's A fragment) and B (K-major, or MN-major with `transpose_a` / `transpose_b`),
+    accumulating onto this thread's `acc` (n / 2 registers, in `#gpu.mma` version 3 order);
+    returns the accumulator registers."""
+    require(target.arch, "wgmma", "wgmma.mma_async")
     b_dtype = b_dtype or dtype
     if dtype not in WGMMA_K:
         raise LoweringError(f"wgmma takes f16, bf16, tf32, e4m3 or e5m2 operands, not {dtype}")
@@ -96,12 +103,13 @@ def wgmma(
 
 
 def wgmma_fence(
-    builder: ir.IRBuilder, arch: str, registers: Sequence[ir.Value] = ()
+    target: TargetInfo, builder: ir.IRBuilder, registers: Sequence[ir.Value] = ()
 ) -> list[ir.Value]:
-    """`wgmma.fence`; `registers` (i32: A fragments packed for the wgmmas that follow) are threaded
+    """`wgmma.fence`, ordering earlier register and shared-memory accesses before the wgmmas that
+    follow; `registers` (i32: A fragments packed for the wgmmas that follow) are threaded
     through it, so that they are written before it, as the PTX ISA asks of wgmma's register
     operands, and not sunk between the wgmmas."""
-    require(arch, "wgmma", "wgmma.fence")
+    require(target.arch, "wgmma", "wgmma.fence")
     if not registers:
         call_intrinsic(builder, "llvm.nvvm.wgmma.fence.sync.aligned", VOID, [])
         return []
@@ -113,15 +121,18 @@ def wgmma_fence(
     return [builder.extract_value(result, i) for i in range(regs)]
 
 
-def wgmma_commit(builder: ir.IRBuilder, arch: str) -> None:
-    require(arch, "wgmma", "wgmma.commit_group")
+def wgmma_commit(target: TargetInfo, builder: ir.IRBuilder) -> None:
+    """Close the wgmmas issued since the last commit into a group."""
+    require(target.arch, "wgmma", "wgmma.commit_group")
     call_intrinsic(builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", VOID, [])
 
 
 def wgmma_wait(
-    builder: ir.IRBuilder, arch: str, acc: Sequence[ir.Value], pending: int
+    target: TargetInfo, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
 ) -> list[ir.Value]:
-    require(arch, "wgmma", "wgmma.wait_group")
+    """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded through
+    the wait so that no read of it moves above it."""
+    require(target.arch, "wgmma", "wgmma.wait_group")
     if not acc:
         call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", VOID, [I64(pending)])
         return []
@@ -133,8 +144,9 @@ def wgmma_wait(
     return [builder.extract_value(result, i) for i in range(regs)]
 
 
-def fence_async_shared(builder: ir.IRBuilder, arch: str) -> None:
-    require(arch, "wgmma", "fence.proxy.async.shared::cta")
+def fence_async_shared(target: TargetInfo, builder: ir.IRBuilder) -> None:
+    """Make this thread's shared-memory writes visible to the async proxy (wgmma)."""
+    require(target.arch, "wgmma", "fence.proxy.async.shared::cta")
     call_intrinsic(builder, "llvm.nvvm.fence.proxy.async.shared_cta", VOID, [])
 
 
