@@ -183,7 +183,9 @@ def test_fused_attention_tunes_causal_launches_apart(monkeypatch):
     is one the pruning leaves out for causal launches, which it computes wrongly."""
     t = tutorial("fused_attention")
     small = [
-        c for c in t.configs if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) in ((32, 64), (64, 64))
+        c
+        for c in t.tuned_configs
+        if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]) in ((32, 64), (64, 64))
     ]
     small = [c for c in small if c.num_stages == 2]
     monkeypatch.setattr(t._attn_fwd, "configs", small)

@@ -10,6 +10,8 @@ The forward reads its blocks through tensor descriptors: made on the host
 pre_hook) where the tutorial makes them, on CUDA GPUs of compute capability 9 and later (but not
 on Hopper with warp_specialize), else made in the kernel (`tl.make_tensor_descriptor`)."""
 
+import os
+
 import torch
 
 import tilec as triton
@@ -126,6 +128,19 @@ configs = [
     for w in [4, 8]
 ]
 configs = list(filter(keep, configs))
+tuned_configs = configs
+"""The configs the tutorial tunes outside pytest."""
+if "PYTEST_VERSION" in os.environ:
+    # As Triton's tutorial: a single config in testing, for reproducibility (and a short run
+    # where no matrix unit computes the dots); BLOCK_M 64 where the interpreter runs it (`keep`)
+    configs = [
+        triton.Config(
+            {"BLOCK_M": 64 if is_interp() else 128, "BLOCK_N": 64},
+            num_stages=2,
+            num_warps=4,
+            pre_hook=_host_descriptor_pre_hook,
+        )
+    ]
 
 
 # STAGE is a key too: the pruning keeps BLOCK_M >= BLOCK_N for causal launches only (STAGE 3),
