@@ -43,6 +43,16 @@ class Heuristics(config.Heuristics, metaclass=_TritonHeuristicsType):
         super().__init__(fn, values)
         self.arg_names = list(fn.arg_names)
         self.traced_defaults = dict(fn.defaults)
+        # The wrappers down to the kernel or autotuner, found here rather than while Dynamo
+        # traces: torch 2.11's Dynamo cannot decide isinstance() of a Triton kernel it wraps
+        chain, inner = [], self
+        while isinstance(inner, config.Heuristics):
+            chain.append(inner)
+            inner = inner.fn
+        self.traced_chain = chain
+        self.traced_base = inner
+        self.traced_own = all(issubclass(type(k), Heuristics) for k in chain)
+        """Whether every wrapper is this class's (another's launch is tilec's)."""
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         if _compiling():
@@ -53,20 +63,23 @@ class Heuristics(config.Heuristics, metaclass=_TritonHeuristicsType):
 def _traced_launch(kernel: Any, grid: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """Triton's `Heuristics.run` while Dynamo traces: the innermost launch is a kernel or an
     autotuner, which Dynamo puts into its graph."""
-    while isinstance(kernel, config.Heuristics):
-        passed = {*kwargs, *kernel.arg_names[: len(args)]}
-        if not issubclass(type(kernel), Heuristics) or passed & set(kernel.values):
-            return config.Heuristics.__getitem__(kernel, grid)(*args, **kwargs)  # tilec's
+    passed = set(kwargs)
+    computed = set()
+    for wrapper in kernel.traced_chain:
+        passed |= set(wrapper.arg_names[: len(args)])
+        computed |= set(wrapper.values)
+    if not kernel.traced_own or passed & computed:
+        return config.Heuristics.__getitem__(kernel, grid)(*args, **kwargs)  # tilec's
+    for wrapper in kernel.traced_chain:
         named = {
-            **kernel.traced_defaults,
-            **dict(zip(kernel.arg_names, args, strict=False)),
+            **wrapper.traced_defaults,
+            **dict(zip(wrapper.arg_names, args, strict=False)),
             **kwargs,
         }
         kwargs = dict(kwargs)
-        for name, heuristic in kernel.values.items():
+        for name, heuristic in wrapper.values.items():
             kwargs[name] = named[name] = heuristic(named)
-        kernel = kernel.fn
-    return kernel[grid](*args, **kwargs)
+    return kernel.traced_base[grid](*args, **kwargs)
 
 
 def heuristics(values: Mapping[str, Callable[[dict[str, Any]], Any]]) -> Callable[[Any], Any]:
