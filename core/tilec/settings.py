@@ -72,7 +72,9 @@ BACKEND = Setting(
 CACHE_DIR = Setting(
     "TILEC_CACHE_DIR",
     "`$XDG_CACHE_HOME/tilec`, else `~/.cache/tilec`",
-    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders). Created "
+    "The on-disk compile cache (and, under `pipelines/`, the resolved pass orders; under "
+    "`plugins/`, the installed plugins' entry points; under `tools/`, the tool paths a backend "
+    "found, each checked against what it depends on before it is used). Created "
     "0700; refused, with a warning, and nothing made in it, when it is not the user's or others "
     "may write it, or when a folder on the way to it (through symbolic links) is neither the "
     "user's nor root's, or others may write it without its sticky bit being set (as ssh checks).",
