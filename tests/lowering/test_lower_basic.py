@@ -7,6 +7,7 @@ block an OS thread), against NumPy with the interpreter's semantics.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -48,15 +49,19 @@ def run_on_cpu(name: str, args: list, grid: tuple[int, ...] = (1,)) -> None:
 
 @pytest.mark.parametrize("path", GIR_FILES, ids=lambda p: p.stem)
 def test_lowers_to_ptx_that_ptxas_assembles(path: Path):
-    module = parse_module(path.read_text(), str(path))
-    lowered = lower_module(module, NvidiaTargetInfo("sm_90", 32), _kernel_name(module))
+    """Every golden gir file, for sm_90 or the arch its RUN lines name (wgmma's: sm_90a)."""
+    text = path.read_text()
+    named = re.search(r"--arch (sm_\w+)", text)
+    arch = named.group(1) if named else "sm_90"
+    module = parse_module(text, str(path))
+    lowered = lower_module(module, NvidiaTargetInfo(arch, 32), _kernel_name(module))
     llvm.parse_assembly(lowered.llvm_ir).verify()
     assert "ptx_kernel" in lowered.llvm_ir
-    ptx = llir_to_ptx(lowered.llvm_ir, "sm_90")
+    ptx = llir_to_ptx(lowered.llvm_ir, arch)
     assert f".entry {lowered.name}(" in ptx
     if find_ptxas() is None:
         pytest.skip("ptxas is not installed: the PTX was generated but not assembled")
-    assert ptx_to_cubin(ptx, "sm_90")
+    assert ptx_to_cubin(ptx, arch)
 
 
 def test_vector_add_uses_128_bit_accesses_and_reports_its_abi():

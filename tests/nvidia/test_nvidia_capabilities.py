@@ -93,7 +93,7 @@ def test_intrinsics_are_checked_before_llvm_sees_them():
         )
     with pytest.raises(LoweringError, match="no NVVM intrinsic"):
         NvidiaTargetInfo("sm_90a").mma(
-            b, TensorCoreInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs, acc
+            b, TensorCoreInstruction(2, (16, 8, 8), "f32", "f32"), regs, regs[:2], acc
         )
     assert len(NvidiaTargetInfo("sm_80").mma(b, instruction, regs, regs[:2], acc)) == 4
 
