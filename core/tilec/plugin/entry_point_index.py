@@ -43,10 +43,6 @@ class IndexedEntryPoint(NamedTuple):
     distribution: str | None
     version: str | None
 
-    @property
-    def module(self) -> str:
-        return self.value.partition(":")[0].strip()
-
     def load(self) -> object:
         """What the entry point names, as `importlib.metadata.EntryPoint.load` gives it."""
         module_name, _, attribute = self.value.partition(":")
