@@ -72,13 +72,19 @@ def test_vector_add_runs_checked_against_the_interpreter():
     assert "vector_add: max abs error 0.0 (OK)" in done.stdout
 
 
-def test_the_language_conformance_suite_passes_on_it():
+def _suite_passes(folder: str) -> None:
+    """`pytest folder` on the example backend (`_environment`), in a subprocess."""
     _hostcpu()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/language"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder],
         capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout.splitlines()[-1]
+
+
+def test_the_language_conformance_suite_passes_on_it():
+    _suite_passes("tests/language")
 
 
 @tilec.jit
@@ -133,10 +139,4 @@ def test_loading_the_plugin_imports_neither_llvmlite_nor_its_driver():
 def test_the_compat_suite_passes_on_it():
     """Triton's names, behaviours and tutorials (tests/compat, kernels written here, all of
     them) on the example backend, every launch checked against the interpreter."""
-    _hostcpu()
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/compat"],
-        capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout.splitlines()[-1]
+    _suite_passes("tests/compat")
