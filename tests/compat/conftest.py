@@ -1,19 +1,11 @@
 """Fixtures for tests/compat."""
 
 import functools
-import zlib
 
-import numpy as np
 import pytest
 from compat_helpers import GPU_BACKEND
 
 from tilec.runtime import cache, launcher
-
-
-@pytest.fixture
-def rng(request):
-    """Random inputs seeded from the test's id: different for every test, reproducible."""
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.fixture

@@ -34,10 +34,6 @@ def run(kernel, signature, constexprs, grid, args):
     return module
 
 
-def rng():
-    return np.random.default_rng()
-
-
 # clamp ---------------------------------------------------------------------------------------
 
 
@@ -59,20 +55,20 @@ def clamp_tensor_kernel(x_ptr, lo_ptr, hi_ptr, out_ptr, BLOCK: tl.constexpr):
 @pytest.mark.parametrize(
     ("dtype", "lo", "hi"), [("fp32", -0.5, 0.75), ("fp16", -1.0, 0.25), ("i32", -20, 30)]
 )
-def test_clamp_constant_bounds(dtype, lo, hi):
+def test_clamp_constant_bounds(rng, dtype, lo, hi):
     n = 1000
-    x = (rng().standard_normal(n) * 40).astype(NP_TYPES[dtype])
+    x = (rng.standard_normal(n) * 40).astype(NP_TYPES[dtype])
     out = np.zeros_like(x)
     signature = {"x_ptr": f"*{dtype}", "out_ptr": f"*{dtype}", "n": "i32"}
     run(clamp_kernel, signature, {"LO": lo, "HI": hi, "BLOCK": 256}, (4,), [x, out, n])
     np.testing.assert_array_equal(out, np.clip(x, lo, hi).astype(x.dtype))
 
 
-def test_clamp_tensor_bounds():
+def test_clamp_tensor_bounds(rng):
     n = 128
-    x = rng().standard_normal(n, dtype=np.float32)
-    lo = rng().uniform(-1.0, 0.0, n).astype(np.float32)
-    hi = rng().uniform(0.0, 1.0, n).astype(np.float32)
+    x = rng.standard_normal(n, dtype=np.float32)
+    lo = rng.uniform(-1.0, 0.0, n).astype(np.float32)
+    hi = rng.uniform(0.0, 1.0, n).astype(np.float32)
     out = np.zeros_like(x)
     signature = {name: "*fp32" for name in ("x_ptr", "lo_ptr", "hi_ptr", "out_ptr")}
     run(clamp_tensor_kernel, signature, {"BLOCK": n}, (1,), [x, lo, hi, out])
@@ -112,9 +108,9 @@ def arg_keepdims_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "i32", "i8", "u32"])
 @pytest.mark.parametrize("axis", [0, 1, None])
 @pytest.mark.parametrize("is_max", [True, False])
-def test_argmax_argmin_break_ties_to_the_smallest_index(dtype, axis, is_max):
+def test_argmax_argmin_break_ties_to_the_smallest_index(rng, dtype, axis, is_max):
     r, c = 16, 32
-    gen = rng()
+    gen = rng
     # Few distinct values: every row and column has ties for the max and the min.
     x = gen.integers(1, 5, (r, c)).astype(NP_TYPES[dtype])
     if dtype in ("fp32", "fp16", "i32", "i8"):
@@ -129,9 +125,9 @@ def test_argmax_argmin_break_ties_to_the_smallest_index(dtype, axis, is_max):
     np.testing.assert_array_equal(out, np.atleast_1d(ref))
 
 
-def test_argmax_keep_dims():
+def test_argmax_keep_dims(rng):
     r, c = 8, 16
-    x = rng().integers(-2, 3, (r, c)).astype(np.float32) + 0.5
+    x = rng.integers(-2, 3, (r, c)).astype(np.float32) + 0.5
     out = np.full(r, -7, np.int32)
     run(
         arg_keepdims_kernel, {"x_ptr": "*fp32", "out_ptr": "*i32"}, {"R": r, "C": c}, (1,), [x, out]
@@ -153,9 +149,9 @@ def keep_dims_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
     tl.store(out_ptr + R * C + tl.arange(0, R), big.to(tl.float32))
 
 
-def test_keep_dims_and_sum_dtype():
+def test_keep_dims_and_sum_dtype(rng):
     r, c = 8, 16
-    x = rng().uniform(-50, 50, (r, c)).astype(np.float32)
+    x = rng.uniform(-50, 50, (r, c)).astype(np.float32)
     x[x == 0] = 1
     out = np.zeros(r * c + r, np.float32)
     run(keep_dims_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"R": r, "C": c}, (1,), [x, out])
@@ -179,9 +175,9 @@ def return_indices_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, LEFT
 
 
 @pytest.mark.parametrize("left", [True, False])
-def test_max_min_return_indices(left):
+def test_max_min_return_indices(rng, left):
     r, c = 16, 32
-    x = rng().integers(-3, 4, (r, c)).astype(np.float32) + 0.5  # ties in every row
+    x = rng.integers(-3, 4, (r, c)).astype(np.float32) + 0.5  # ties in every row
     out = np.zeros(4 * r, np.float32)
     constexprs = {"R": r, "C": c, "LEFT": left}
     run(return_indices_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, constexprs, (1,), [x, out])
@@ -227,9 +223,9 @@ def _cum_reference(x, axis, prod, reverse, dtype):
 @pytest.mark.parametrize("axis", [0, 1])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("prod", [False, True])
-def test_cumsum_cumprod_float(axis, reverse, prod):
+def test_cumsum_cumprod_float(rng, axis, reverse, prod):
     r, c = 8, 16
-    x = rng().uniform(0.5, 1.5, (r, c)).astype(np.float32)
+    x = rng.uniform(0.5, 1.5, (r, c)).astype(np.float32)
     out = np.zeros_like(x)
     constexprs = {"R": r, "C": c, "AXIS": axis, "PROD": prod, "REVERSE": reverse}
     run(cum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, constexprs, (1,), [x, out])
@@ -239,9 +235,9 @@ def test_cumsum_cumprod_float(axis, reverse, prod):
 
 @pytest.mark.parametrize(("src", "dst"), [("i32", "i32"), ("i8", "i32"), ("i64", "i64")])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_cumsum_int_wraps_and_promotes_small_ints(src, dst, reverse):
+def test_cumsum_int_wraps_and_promotes_small_ints(rng, src, dst, reverse):
     r, c = 4, 64
-    x = rng().integers(-120, 120, (r, c)).astype(NP_TYPES[src])
+    x = rng.integers(-120, 120, (r, c)).astype(NP_TYPES[src])
     x[x == 0] = 3
     if src == "i32":
         x *= 40_000_000  # the running sums overflow and wrap
@@ -295,9 +291,9 @@ def user_reduce_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
     tl.store(out_ptr + R + C + 2 + rows[:, None], kept)
 
 
-def test_reduce_with_user_combine_functions():
+def test_reduce_with_user_combine_functions(rng):
     r, c = 8, 4
-    x = (rng().uniform(0.5, 1.5, (r, c)) * rng().choice([-1, 1], (r, c))).astype(np.float32)
+    x = (rng.uniform(0.5, 1.5, (r, c)) * rng.choice([-1, 1], (r, c))).astype(np.float32)
     out = np.zeros(r + c + 2 + r, np.float32)
     run(
         user_reduce_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"R": r, "C": c}, (1,), [x, out]
@@ -319,10 +315,10 @@ def user_scan_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr, REVERSE: tl.constex
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-def test_associative_scan_with_user_combine_functions(reverse):
+def test_associative_scan_with_user_combine_functions(rng, reverse):
     n = 64
-    a = rng().uniform(0.5, 1.0, n).astype(np.float32)
-    b = rng().standard_normal(n, dtype=np.float32)
+    a = rng.uniform(0.5, 1.0, n).astype(np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
     out = np.zeros(2 * n, np.float32)
     signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32"}
     run(user_scan_kernel, signature, {"N": n, "REVERSE": reverse}, (1,), [a, b, out])
@@ -416,8 +412,8 @@ def _sequential(kind, mem, idx, val, mask):
         ("add", "i32"),
     ],
 )
-def test_atomics_with_collisions_and_mask(kind, dtype):
-    gen = rng()
+def test_atomics_with_collisions_and_mask(rng, kind, dtype):
+    gen = rng
     block, programs, slots = 64, 4, 8
     n = block * programs
     np_type = NP_TYPES[dtype]
@@ -509,9 +505,9 @@ def cas_tensor_kernel(x_ptr, cmp_ptr, new_ptr, old_ptr, BLOCK: tl.constexpr):
     tl.store(old_ptr + offs, old)
 
 
-def test_atomic_cas_elementwise_float():
+def test_atomic_cas_elementwise_float(rng):
     n = 64
-    gen = rng()
+    gen = rng
     x = gen.standard_normal(n).astype(np.float32)
     cmp = np.where(gen.integers(0, 2, n) == 1, x, x + 1).astype(np.float32)
     new = gen.standard_normal(n).astype(np.float32)
@@ -536,9 +532,9 @@ def range_options_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, acc)
 
 
-def test_range_accepts_the_hints_it_honours():
+def test_range_accepts_the_hints_it_honours(rng):
     n, block = 5, 32
-    x = rng().standard_normal((n, block), dtype=np.float32)
+    x = rng.standard_normal((n, block), dtype=np.float32)
     out = np.zeros(block, np.float32)
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     run(range_options_kernel, signature, {"BLOCK": block}, (1,), [x, out, n])
@@ -562,9 +558,9 @@ def while_kernel(x_ptr, out_ptr, limit, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid * 2 + 1, steps.to(tl.float32))
 
 
-def test_while_with_divergent_trip_counts():
+def test_while_with_divergent_trip_counts(rng):
     programs, block = 6, 16
-    x = rng().uniform(0.1, 1.0, (programs, block)).astype(np.float32)
+    x = rng.uniform(0.1, 1.0, (programs, block)).astype(np.float32)
     out = np.zeros(programs * 2, np.float32)
     limit = 30.0
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "limit": "fp32"}

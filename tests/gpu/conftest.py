@@ -8,7 +8,6 @@ import functools
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 HERE = Path(__file__).parent
@@ -46,8 +45,3 @@ def private_cache(tmp_path, monkeypatch):
     compiler.set_backend(None)
     yield
     cache.clear_memory()
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from fake_cuda import FakeCu
 
@@ -10,12 +9,6 @@ from tilec.backend import Availability
 from tilec.runtime import cache, compiler
 from tilec_nvidia import driver as cuda
 from tilec_nvidia.backend import NvidiaBackend
-
-
-@pytest.fixture
-def rng():
-    """Fresh random inputs every run."""
-    return np.random.default_rng()
 
 
 @pytest.fixture

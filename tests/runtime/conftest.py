@@ -1,7 +1,6 @@
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tilec.runtime import cache, compiler
@@ -19,8 +18,3 @@ def fresh_runtime(tmp_path, monkeypatch):
     yield
     compiler.set_backend(None)
     cache.clear_memory()
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng()
