@@ -27,6 +27,7 @@ def tilec_passes() -> list[type[Pass]]:
     from tilec.layout.print_axis_info import PrintAxisInfo
     from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
     from tilec.passes.canonicalize import Canonicalize
+    from tilec.passes.combine_dot_add import CombineDotAdd
     from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
     from tilec.passes.dead_code_elimination import DeadCodeElimination
     from tilec.passes.inline import Inline
@@ -34,6 +35,7 @@ def tilec_passes() -> list[type[Pass]]:
 
     return [
         Canonicalize,
+        CombineDotAdd,
         CommonSubexpressionElimination,
         DeadCodeElimination,
         LoopInvariantCodeMotion,

@@ -16,6 +16,7 @@ def test_default_pipeline_order_comes_from_declared_relations():
     assert [cls.name for cls in manager.pipeline(stages=("tir",))] == [
         "inline",
         "canonicalize",
+        "combine-dot-add",
         "licm",
         "cse",
         "dce",
