@@ -16,6 +16,7 @@ from tilec.backend import Availability, Backend, BackendOptions, GpuBackend, Gpu
 from tilec.errors import OptionValueError
 from tilec_amd.backend import AmdBackend
 from tilec_interp.backend import InterpBackend
+from tilec_nvidia import libcuda
 from tilec_nvidia.backend import NvidiaBackend
 
 ALL_BACKENDS = [InterpBackend(), NvidiaBackend(), AmdBackend()]
@@ -68,6 +69,14 @@ class FakeCUresult(enum.IntEnum):
 
 
 def fake_cuda_driver(monkeypatch, init_result: FakeCUresult, count: int = 0) -> None:
+    """cuda-bindings' driver module faked, and libcuda.so.1 not found by ctypes (so that the
+    driver API is cuda-bindings', `tilec_nvidia.libcuda.driver_api`), on a GPU machine too."""
+
+    def no_library():
+        raise OSError("libcuda.so.1: cannot open shared object file")
+
+    monkeypatch.setattr(libcuda, "_api", [])
+    monkeypatch.setattr(libcuda, "_library_lookup", no_library)
     driver = types.ModuleType("cuda.bindings.driver")
     driver.CUresult = FakeCUresult
     driver.cuInit = lambda flags: (init_result,)

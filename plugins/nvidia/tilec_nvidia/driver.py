@@ -1,10 +1,12 @@
 """The CUDA runtime primitives of the NVIDIA backend: context, modules, launches, memory.
 
 `CudaDriver` is the `tilec.interop.device.DeviceRuntime` the shared launch path
-(`tilec.interop`) runs on. `cuda.bindings` is imported when the driver is first used
-(`get_driver()`), never at module import, so this module loads on machines without CUDA. Every
-cuda.bindings call returns `(CUresult, *values)`; `CudaError` names the call, the CUresult and,
-where there is one, the kernel.
+(`tilec.interop`) runs on. It calls the driver API as `cuda.bindings.driver` spells it: every
+call returns `(CUresult, *values)`; `CudaError` names the call, the CUresult and, where there is
+one, the kernel. Its `cu` is `tilec_nvidia.libcuda.driver_api()`: the calls a launch from the
+disk cache makes go to `libcuda.so.1` through ctypes, and `cuda.bindings` (15 ms to import) is
+imported when another call is first made, never at module import, so this module loads on
+machines without CUDA.
 
 The launch hot path is `CudaDriver.launch`: a few integer checks, one `struct.pack_into` into a
 buffer whose `void*[]` array was built when the kernel was loaded, and `cuLaunchKernel`.
@@ -30,6 +32,7 @@ from tilec.interop.device import (
 )
 from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
 from tilec.runtime import packing
+from tilec_nvidia import libcuda
 from tilec_nvidia.arch import device_target
 
 DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -63,10 +66,12 @@ def _error_name(cu: Any, error: Any) -> str:
     if name:
         return name
     try:
-        _, text = cu.cuGetErrorName(error)
-        return text.decode() if isinstance(text, bytes) else str(text)
+        failed, text = cu.cuGetErrorName(error)
     except Exception:
         return str(error)
+    if failed or text is None:  # a code the driver does not know
+        return f"CUresult {error}"
+    return text.decode() if isinstance(text, bytes) else str(text)
 
 
 def _check(cu: Any, call: str, result: tuple, kernel: str | None = None) -> Any:
@@ -81,11 +86,16 @@ def _check(cu: Any, call: str, result: tuple, kernel: str | None = None) -> Any:
 
 
 def runtime_availability() -> Availability:
-    """Whether CUDA can run kernels here; never raises."""
+    """Whether CUDA can run kernels here; never raises. Asked through `libcuda.driver_api()`:
+    cuda-bindings must be installed, but is not imported where libcuda.so.1 answers."""
+    if not libcuda.bindings_installed():
+        return Availability(False, INSTALL_HINT)
     try:
-        from cuda.bindings import driver
+        driver = libcuda.driver_api()
     except ImportError:
         return Availability(False, INSTALL_HINT)
+    except Exception as error:  # report anything
+        return _no_device(f"{type(error).__name__}: {error}")
     try:
         (error,) = driver.cuInit(0)
         if error != driver.CUresult.CUDA_SUCCESS:
@@ -182,7 +192,7 @@ class CudaDriver:
 
     def __init__(self, cu: Any = None, ordinal: int | None = None):
         if cu is None:
-            from cuda.bindings import driver as cu  # deferred: cuda.bindings loads libcuda
+            cu = libcuda.driver_api()
         self.cu = cu
         _check(cu, "cuInit", cu.cuInit(0))
         current = _check(cu, "cuCtxGetCurrent", cu.cuCtxGetCurrent())

@@ -1,0 +1,252 @@
+"""The CUDA driver entry points a launch from the disk cache needs, called through ctypes.
+
+Importing `cuda.bindings.driver` costs about 15 ms (on the H100 host, after torch): three
+quarters of what a program's first launch of a kernel from the disk cache may cost. That launch
+needs a handful of driver calls: `cuInit`, the device and its limits, the current or primary
+context (torch's), `cuModuleLoadData`, `cuModuleGetFunction`, the function's attributes,
+`cuLaunchKernel`, and the errors' names. `LibCuda` makes those calls through ctypes on
+`libcuda.so.1` (the library cuda-bindings loads too, found by the same system search) and
+answers them as `cuda.bindings.driver` does, `(CUresult, *values)`, with the same argument
+order, so `tilec_nvidia.driver.CudaDriver` runs on it unchanged and turns a failed call into
+the same `CudaError` with the same name (`cuGetErrorName` gives the enum's name).
+
+Every other name (`cuMemAlloc`, `cuStreamIsCapturing`, `cuEventCreate`, `CUdeviceptr`, ...) is
+`cuda.bindings.driver`'s, imported the first time one is asked for: compiles, copies of NumPy
+arrays, events, graphs and stream objects still go through cuda-python. Handles are plain ints
+here, which cuda-bindings takes wherever it takes a handle object.
+
+The entry points are those `cuGetProcAddress` gives for CUDA `API_VERSION` (as cuda-bindings
+resolves its own, for the version of its headers): the prototypes below are that version's, so
+a newer driver's new variant of a function (`cuCtxGetDevice_v2` of CUDA 13) is not picked up
+under the old signature. `driver_api()` is the process's one `LibCuda`, or the
+`cuda.bindings.driver` module where `libcuda.so.1` or an entry point is missing (its errors then
+say why, as before).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+API_VERSION = 12000
+"""The CUDA version whose entry points (and prototypes) are asked for: 12.0."""
+
+LIBRARY = "libcuda.so.1"
+
+_INT, _UINT, _PTR, _TEXT = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_char_p
+
+
+class _Out:
+    """An output parameter of a driver function: the wrapper passes a pointer to a fresh
+    `ctype` and returns its value after the CUresult, as cuda-bindings does."""
+
+    def __init__(self, ctype: Any):
+        self.ctype = ctype
+
+
+_SIGNATURES: dict[str, tuple[Any, ...]] = {
+    "cuInit": (_UINT,),
+    "cuDriverGetVersion": (_Out(_INT),),
+    "cuDeviceGetCount": (_Out(_INT),),
+    "cuDeviceGet": (_Out(_INT), _INT),
+    "cuDeviceGetAttribute": (_Out(_INT), _INT, _INT),
+    "cuDevicePrimaryCtxRetain": (_Out(_PTR), _INT),
+    "cuCtxGetCurrent": (_Out(_PTR),),
+    "cuCtxSetCurrent": (_PTR,),
+    "cuCtxGetDevice": (_Out(_INT),),
+    "cuCtxPushCurrent": (_PTR,),
+    "cuCtxPopCurrent": (_Out(_PTR),),
+    "cuModuleLoadData": (_Out(_PTR), _TEXT),
+    "cuModuleGetFunction": (_Out(_PTR), _PTR, _TEXT),
+    "cuFuncSetAttribute": (_PTR, _INT, _INT),
+    "cuFuncGetAttribute": (_Out(_INT), _INT, _PTR),
+    "cuLaunchKernel": (_PTR, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _PTR, _PTR, _PTR),
+    "cuGetErrorName": (_INT, _Out(_TEXT)),
+    "cuGetErrorString": (_INT, _Out(_TEXT)),
+}
+"""The C parameters of each function (CUresult is an int; handles and CUdevice are pointers and
+ints), with the outputs marked. The Python call takes the others, in order."""
+
+_DEVICE_NAME = (_TEXT, _INT, _INT)
+"""`cuDeviceGetName(char *name, int len, CUdevice dev)`: called as `cuDeviceGetName(len, dev)`."""
+
+_GET_PROC_ADDRESS = ("cuGetProcAddress_v2", (_TEXT, _Out(_PTR), _INT, ctypes.c_uint64, _Out(_INT)))
+"""`cuGetProcAddress` as CUDA 12's headers name and declare it, found by name in the library:
+`(symbol, void **pfn, cudaVersion, flags, CUdriverProcAddressQueryResult *symbolStatus)`."""
+
+
+class _Constants:
+    """Enum values by name (`prefix` + each keyword), as ints: those a launch from the cache
+    reads, cuda.h's numbers; any other is cuda-bindings' enum member (imported then)."""
+
+    def __init__(self, enum: str, prefix: str, **values: int):
+        self._enum = enum
+        self.__dict__.update({prefix + name: value for name, value in values.items()})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(getattr(bindings(), self._enum), name)
+
+
+class LibCudaError(Exception):
+    """libcuda.so.1 lacks an entry point `LibCuda` binds (a driver older than CUDA 12)."""
+
+
+class LibCuda:
+    """The driver functions of `_SIGNATURES` (and `cuDeviceGetName`, `cuGetProcAddress`) as
+    cuda-bindings answers them; any other attribute is cuda-bindings'.
+
+    `lookup(name)` gives the address of an exported symbol (`cuGetProcAddress_v2`) or None;
+    the functions themselves come from `cuGetProcAddress` (`API_VERSION`). Tests pass a fake
+    library's lookup (ctypes callbacks)."""
+
+    CUstream = int
+    """A stream handle is its int (cuda-bindings' functions take ints for CUstream)."""
+
+    CUresult = _Constants("CUresult", "CUDA_", SUCCESS=0, ERROR_INVALID_CONTEXT=201)
+    CUdevice_attribute = _Constants(
+        "CUdevice_attribute", "CU_DEVICE_ATTRIBUTE_", MAX_THREADS_PER_BLOCK=1, MAX_GRID_DIM_X=5,
+        MAX_GRID_DIM_Y=6, MAX_GRID_DIM_Z=7, MAX_SHARED_MEMORY_PER_BLOCK=8, WARP_SIZE=10,
+        MAX_REGISTERS_PER_BLOCK=12, MULTIPROCESSOR_COUNT=16, COMPUTE_CAPABILITY_MAJOR=75,
+        COMPUTE_CAPABILITY_MINOR=76, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN=97,
+    )  # fmt: skip
+    CUfunction_attribute = _Constants(
+        "CUfunction_attribute", "CU_FUNC_ATTRIBUTE_", MAX_THREADS_PER_BLOCK=0, SHARED_SIZE_BYTES=1,
+        LOCAL_SIZE_BYTES=3, NUM_REGS=4, MAX_DYNAMIC_SHARED_SIZE_BYTES=8,
+    )  # fmt: skip
+
+    def __init__(self, lookup: Callable[[str], int | None]):
+        symbol, params = _GET_PROC_ADDRESS
+        address = lookup(symbol)
+        if not address:
+            raise LibCudaError(f"{LIBRARY} has no {symbol} (a driver older than CUDA 12)")
+        get_proc = _wrap(_function(address, params), params)
+        self._get_proc = get_proc
+        for name, params in (*_SIGNATURES.items(), ("cuDeviceGetName", _DEVICE_NAME)):
+            error, address, _status = get_proc(name.encode(), API_VERSION, 0)
+            if error or not address:
+                raise LibCudaError(f"{LIBRARY} has no {name} for CUDA {API_VERSION} ({error})")
+            function = _function(address, params)
+            setattr(self, name, _wrap(function, params) if name != "cuDeviceGetName" else
+                    _device_name(function))  # fmt: skip
+
+    def cuGetProcAddress(self, symbol: bytes | str, version: int, flags: int) -> tuple:
+        """`(CUresult, address, symbolStatus)`, as cuda-bindings' (CUDA 12's `_v2`)."""
+        return self._get_proc(
+            symbol.encode() if isinstance(symbol, str) else symbol, version, flags
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(bindings(), name)
+        setattr(self, name, value)
+        return value
+
+
+def _function(address: int, params: tuple[Any, ...]) -> Any:
+    argtypes = [ctypes.POINTER(p.ctype) if isinstance(p, _Out) else p for p in params]
+    return ctypes.CFUNCTYPE(_INT, *argtypes)(address)
+
+
+def _wrap(function: Any, params: tuple[Any, ...]) -> Callable[..., tuple]:
+    """`function` called as cuda-bindings' is: the inputs in order, `(CUresult, *outputs)`
+    back (NULL handles as 0, like cuda-bindings' `int(handle)`)."""
+    outputs = [(i, p.ctype) for i, p in enumerate(params) if isinstance(p, _Out)]
+    if not outputs:
+
+        def call(*args: Any) -> tuple:
+            return (function(*args),)
+
+        return call
+
+    def call_with_outputs(*args: Any) -> tuple:
+        full = list(args)
+        made = []
+        for i, ctype in outputs:
+            value = ctype()
+            made.append(value)
+            full.insert(i, ctypes.byref(value))
+        error = function(*full)
+        return (error, *(_value(v) for v in made))
+
+    return call_with_outputs
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, ctypes.c_void_p):
+        return value.value or 0
+    return value.value
+
+
+def _device_name(function: Any) -> Callable[[int, int], tuple]:
+    def cuDeviceGetName(length: int, device: int) -> tuple:
+        buffer = ctypes.create_string_buffer(length)
+        return (function(buffer, length, device), buffer.value)
+
+    return cuDeviceGetName
+
+
+def bindings() -> Any:
+    """`cuda.bindings.driver`, imported on first use (about 15 ms)."""
+    from cuda.bindings import driver  # deferred: 15 ms, needed only beyond a cache hit's calls
+
+    return driver
+
+
+def bindings_installed() -> bool:
+    """Whether `cuda.bindings` can be imported, asked without importing it."""
+    if "cuda.bindings" in sys.modules:
+        return sys.modules["cuda.bindings"] is not None
+    try:
+        return importlib.util.find_spec("cuda.bindings") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _library_lookup() -> Callable[[str], int | None]:
+    library = ctypes.CDLL(LIBRARY)
+
+    def lookup(name: str) -> int | None:
+        try:
+            return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+        except AttributeError:
+            return None
+
+    return lookup
+
+
+_api: list[Any] = []
+_lock = threading.Lock()
+
+
+def driver_api() -> Any:
+    """The process's `LibCuda` on `libcuda.so.1`, made on first use; `cuda.bindings.driver`
+    where the library or one of its entry points is missing (then ImportError where cuda-bindings
+    is not installed)."""
+    if _api:
+        return _api[0]
+    with _lock:
+        if not _api:
+            try:
+                _api.append(LibCuda(_library_lookup()))
+            except (OSError, LibCudaError) as error:
+                log.debug("the CUDA driver through cuda-bindings: %s", error)
+                _api.append(bindings())
+    return _api[0]
+
+
+def reset(api: Any = None) -> None:
+    """Replace the process's driver API (None: made again on the next `driver_api()`); tests
+    install a `LibCuda` on a fake library with this."""
+    _api.clear()
+    if api is not None:
+        _api.append(api)
