@@ -25,7 +25,8 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
   the compiler's modules loading, the frontend, the cache key.
 - `launch` (GPU machine only; skipped with a note elsewhere): the vector add's first launch in
   a new process whose disk cache holds the kernel (written by an earlier process), then its
-  second and third launches, on torch tensors, each followed by `torch.cuda.synchronize()`.
+  second and third launches, on torch tensors, each followed by `torch.cuda.synchronize()`,
+  and which of cuda-python's modules the first launch imported (tilec's should import none).
   Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements): what a
   launch from the cache loads and builds, measured on any machine.
 
@@ -54,6 +55,9 @@ SIDES = ("tilec", "triton")
 PACKAGE = {"tilec": "tilec", "triton": "triton"}
 MATMUL_INTS = ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")
 MATMUL_UNIT = ("stride_ak", "stride_bn", "stride_cn")
+CUDA_PYTHON = ("cuda.bindings", "cuda.pathfinder")
+"""cuda-python's modules, which tilec's first launch from the disk cache does without
+(`tilec_nvidia.libcuda`): the launch rows say which of them a first launch imported."""
 VECTOR_ADD = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
 
 
@@ -188,14 +192,16 @@ def launch(side: str) -> dict:
     x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
     out = torch.empty_like(x)
     torch.cuda.synchronize()
-    times = []
+    times, vendor = [], None
     for _ in range(3):
         begin = time.perf_counter()
         kernel[(front.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - begin)
+        if vendor is None:  # what the first launch imported of cuda-python
+            vendor = sorted(m for m in sys.modules if m.startswith(CUDA_PYTHON))
     assert torch.equal(out, x + y)
-    return dict(imported=imported, launches=times)
+    return dict(imported=imported, launches=times, cuda_python=vendor)
 
 
 def launch_interp() -> dict:
@@ -399,6 +405,12 @@ def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) ->
              measured)  # fmt: skip
     times = {s: best([1000 * r["imported"] for r in firsts[s]]) for s in measured}
     emit(results, "import in that process (ms, wall)", times, measured)
+    for side in measured:
+        loaded = sorted({m.split(".")[1] for r in firsts[side] for m in r.get("cuda_python") or ()})
+        print(
+            f"{side}'s first launch imported of cuda-python: "
+            f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}"
+        )
 
 
 def interp_rows(runner: Runner, repeat: int, results: dict) -> None:

@@ -24,6 +24,7 @@ from tilec.interop.pointers import arg_signature_type, device_pointer
 from tilec_nvidia import driver as cuda
 from tilec_nvidia.codegen import llir_to_ptx, ptx_to_cubin
 from tilec_nvidia.driver import CudaError
+from tilec_nvidia.libcuda import bindings
 
 pytestmark = pytest.mark.gpu
 
@@ -210,7 +211,7 @@ def test_launch_cost(gpu, vector_add_binaries):
     """Host time of a launch, by path (printed, not asserted)."""
     form = "cubin" if vector_add_binaries["cubin"] else "ptx"
     kernel = load_vector_add(gpu, vector_add_binaries, form)
-    cu = gpu.cu
+    cu = bindings()  # cuda-bindings' calls, beside tilec's (`gpu.cu`: ctypes, libcuda)
     n = 512
     x, y, out = (
         to_device(gpu, np.ones(n, np.float32)),
@@ -234,6 +235,11 @@ def test_launch_cost(gpu, vector_add_binaries):
         ),
         "cuLaunchKernel, int stream": _per_launch_us(
             lambda: cu.cuLaunchKernel(kernel.function, 4, 1, 1, 128, 1, 1, 0, 0, params, 0)
+        ),
+        "tilec_nvidia.libcuda cuLaunchKernel": _per_launch_us(
+            lambda: gpu.cu.cuLaunchKernel(
+                kernel.function, 4, 1, 1, 128, 1, 1, 0, stream0, params, 0
+            )
         ),
         "cuLaunchKernel, tuple kernelParams": _per_launch_us(
             lambda: cu.cuLaunchKernel(
