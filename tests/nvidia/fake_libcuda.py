@@ -12,8 +12,8 @@ from ctypes import POINTER, c_char_p, c_int, c_uint, c_uint64, c_void_p
 PRIMARY_CONTEXT = 0x1234
 """Device n's primary context is PRIMARY_CONTEXT + n."""
 
-FUNCTION = 0xF00
-"""The handle of every function `cuModuleGetFunction` finds."""
+FUNCTION = 0x7F00_0000_0F00
+"""The handle of every function `cuModuleGetFunction` finds (beyond 32 bits, as a real one)."""
 
 ERRORS = {
     0: b"CUDA_SUCCESS",

@@ -6,6 +6,7 @@ from the disk cache in a new process imports no `cuda.bindings`."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import textwrap
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fake_libcuda import FUNCTION, PRIMARY_CONTEXT, FakeLibCuda
 
@@ -67,12 +69,41 @@ def test_load_and_launch_pass_what_cuda_bindings_would():
         1024,
     )
     assert fake.function_attributes == {8: 64 << 10}  # MAX_DYNAMIC_SHARED_SIZE_BYTES, opted in
-    driver.launch(kernel, (3, 2), 4, 32, [0x1000, 0x2000, 0x3000, 77], stream=0x5000)
+    stream = 0x7F12_3456_7000  # 64 bits, as the handles and the kernelParams address
+    driver.launch(kernel, (3, 2), 4, 32, [0x1000, 0x2000, 0x3000, 77], stream=stream)
     assert fake.launches == [
-        (FUNCTION, (3, 2, 1), (128, 1, 1), 64 << 10, 0x5000, [0x1000, 0x2000, 0x3000, 77])
+        (FUNCTION, (3, 2, 1), (128, 1, 1), 64 << 10, stream, [0x1000, 0x2000, 0x3000, 77])
     ]
     ptx = driver.load(".version 8.0\n", "add", is_ptx=True, signature=VECTOR_ADD)
     assert ptx.module == 2 and fake.images[-1].startswith(b".version")
+
+
+def test_the_launch_call_takes_what_cuda_bindings_takes():
+    """Handles as ints or `Handle`s, NumPy integers for sizes (through the prototype), no
+    stream (None) and the kernelParams address; what it returns is `(CUresult,)`."""
+    fake = FakeLibCuda()
+    fake.params_read = 1
+    api = libcuda.LibCuda(fake.lookup)
+    value = ctypes.c_uint64(42)
+    params = (ctypes.c_void_p * 1)(ctypes.addressof(value))
+    address = ctypes.addressof(params)
+    assert api.cuLaunchKernel(FUNCTION, 2, 1, 1, 64, 1, 1, 0, None, address, 0) == (0,)
+    grid = np.int64(5)
+    stream = api.CUstream(0x7F00_0000_5000)
+    assert api.cuLaunchKernel(libcuda.Handle(FUNCTION), grid, 1, 1, 64, 1, 1, 0, stream,
+                              address, 0) == (0,)  # fmt: skip
+    assert fake.launches == [
+        (FUNCTION, (2, 1, 1), (64, 1, 1), 0, 0, [42]),
+        (FUNCTION, (5, 1, 1), (64, 1, 1), 0, 0x7F00_0000_5000, [42]),
+    ]
+
+
+def test_handles_read_as_ints():
+    handle = libcuda.Handle(0x7F00_0000_0F00)
+    assert int(handle) == handle == 0x7F00_0000_0F00 and hash(handle) == hash(0x7F00_0000_0F00)
+    assert handle != libcuda.Handle(1) and handle != "0x7f0000000f00"
+    assert int(libcuda.Handle()) == 0 and not libcuda.Handle()
+    assert repr(handle) == "Handle(0x7f0000000f00)"
 
 
 def test_failed_calls_are_the_same_cuda_errors():

@@ -43,6 +43,30 @@ LIBRARY = "libcuda.so.1"
 _INT, _UINT, _PTR, _TEXT = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_char_p
 
 
+class Handle(ctypes.c_void_p):
+    """A driver handle (CUcontext, CUmodule, CUfunction, CUstream): a `c_void_p`, which ctypes
+    passes as it is, that reads as its int (`int()`, `==`, `hash`; cuda-bindings' functions and
+    handle types take it as they take an int)."""
+
+    __slots__ = ()
+
+    def __int__(self) -> int:
+        return self.value or 0
+
+    __index__ = __int__
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (int, Handle)):
+            return int(self) == int(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(int(self))
+
+    def __repr__(self) -> str:
+        return f"Handle({int(self):#x})"
+
+
 class _Out:
     """An output parameter of a driver function: the wrapper passes a pointer to a fresh
     `ctype` and returns its value after the CUresult, as cuda-bindings does."""
@@ -57,14 +81,14 @@ _SIGNATURES: dict[str, tuple[Any, ...]] = {
     "cuDeviceGetCount": (_Out(_INT),),
     "cuDeviceGet": (_Out(_INT), _INT),
     "cuDeviceGetAttribute": (_Out(_INT), _INT, _INT),
-    "cuDevicePrimaryCtxRetain": (_Out(_PTR), _INT),
-    "cuCtxGetCurrent": (_Out(_PTR),),
+    "cuDevicePrimaryCtxRetain": (_Out(Handle), _INT),
+    "cuCtxGetCurrent": (_Out(Handle),),
     "cuCtxSetCurrent": (_PTR,),
     "cuCtxGetDevice": (_Out(_INT),),
     "cuCtxPushCurrent": (_PTR,),
-    "cuCtxPopCurrent": (_Out(_PTR),),
-    "cuModuleLoadData": (_Out(_PTR), _TEXT),
-    "cuModuleGetFunction": (_Out(_PTR), _PTR, _TEXT),
+    "cuCtxPopCurrent": (_Out(Handle),),
+    "cuModuleLoadData": (_Out(Handle), _TEXT),
+    "cuModuleGetFunction": (_Out(Handle), _PTR, _TEXT),
     "cuFuncSetAttribute": (_PTR, _INT, _INT),
     "cuFuncGetAttribute": (_Out(_INT), _INT, _PTR),
     "cuLaunchKernel": (_PTR, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _PTR, _PTR, _PTR),
@@ -72,7 +96,8 @@ _SIGNATURES: dict[str, tuple[Any, ...]] = {
     "cuGetErrorString": (_INT, _Out(_TEXT)),
 }
 """The C parameters of each function (CUresult is an int; handles and CUdevice are pointers and
-ints), with the outputs marked. The Python call takes the others, in order."""
+ints), with the outputs marked: the Python call takes the others, in order. A handle comes back
+as a `Handle`. `cuLaunchKernel` is called without conversions (`_launch_kernel`)."""
 
 _DEVICE_NAME = (_TEXT, _INT, _INT)
 """`cuDeviceGetName(char *name, int len, CUdevice dev)`: called as `cuDeviceGetName(len, dev)`."""
@@ -108,8 +133,8 @@ class LibCuda:
     the functions themselves come from `cuGetProcAddress` (`API_VERSION`). Tests pass a fake
     library's lookup (ctypes callbacks)."""
 
-    CUstream = int
-    """A stream handle is its int (cuda-bindings' functions take ints for CUstream)."""
+    CUstream = Handle
+    """`CUstream(handle)`: the stream as the launch passes it."""
 
     CUresult = _Constants("CUresult", "CUDA_", SUCCESS=0, ERROR_INVALID_CONTEXT=201)
     CUdevice_attribute = _Constants(
@@ -135,8 +160,13 @@ class LibCuda:
             if error or not address:
                 raise LibCudaError(f"{LIBRARY} has no {name} for CUDA {API_VERSION} ({error})")
             function = _function(address, params)
-            setattr(self, name, _wrap(function, params) if name != "cuDeviceGetName" else
-                    _device_name(function))  # fmt: skip
+            if name == "cuDeviceGetName":
+                setattr(self, name, _device_name(function))
+            elif name == "cuLaunchKernel":
+                raw = ctypes.CFUNCTYPE(_INT)(address)  # no argtypes: nothing converted
+                setattr(self, name, _launch_kernel(raw, function))
+            else:
+                setattr(self, name, _wrap(function, params))
 
     def cuGetProcAddress(self, symbol: bytes | str, version: int, flags: int) -> tuple:
         """`(CUresult, address, symbolStatus)`, as cuda-bindings' (CUDA 12's `_v2`)."""
@@ -182,9 +212,38 @@ def _wrap(function: Any, params: tuple[Any, ...]) -> Callable[..., tuple]:
 
 
 def _value(value: Any) -> Any:
+    if isinstance(value, Handle):
+        return value
     if isinstance(value, ctypes.c_void_p):
         return value.value or 0
     return value.value
+
+
+def _launch_kernel(raw: Any, typed: Any) -> Callable[..., tuple]:
+    """`cuLaunchKernel` as cuda-bindings' (kernelParams an address), as cheap a call: ctypes
+    passes the `Handle`s and the kernelParams pointer (one `c_void_p` per address, kept) as they
+    are and the ints as C ints (the grid, block and shared sizes: checked against the device's
+    limits before a launch), with no conversion of its own (argtypes cost a microsecond a
+    launch). Anything that cannot go that way (a NumPy integer) goes through the prototype."""
+    pointers: dict[Any, Any] = {}
+
+    def cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> tuple:
+        if type(f) is not Handle:
+            f = Handle(int(f))
+        if type(stream) is not Handle:
+            stream = Handle(int(stream or 0))
+        pointer = pointers.get(params)
+        if pointer is None:
+            if len(pointers) > 4096:
+                pointers.clear()
+            pointer = pointers[params] = _PTR(params)
+        more = _PTR(extra) if extra else None
+        try:
+            return (raw(f, gx, gy, gz, bx, by, bz, shared, stream, pointer, more),)
+        except ctypes.ArgumentError:
+            return (typed(f, gx, gy, gz, bx, by, bz, shared, stream, params, more),)
+
+    return cuLaunchKernel
 
 
 def _device_name(function: Any) -> Callable[[int, int], tuple]:
