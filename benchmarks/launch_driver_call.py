@@ -12,6 +12,9 @@ once, launched `--count` times a sample, `--rounds` samples taken in turn:
 - `ctypes, no argtypes`: the symbol called with ctypes objects for the handles (no conversion
   call per argument);
 - `ctypes, cuGetProcAddress entry`: the same on the entry point cuda-bindings resolves;
+- `tilec_nvidia.libcuda`: tilec's own call (`CudaDriver.cu.cuLaunchKernel`: ctypes, no
+  argtypes, `Handle`s, the kernelParams pointer kept), which a launch from the disk cache makes
+  without importing cuda-bindings;
 - `pack + ctypes`: what a launch needs beyond the call (`struct.pack_into` of the three addresses
   and the int under the kernel's lock) around the CDLL call.
 """
@@ -81,6 +84,14 @@ def main() -> None:
         assert call(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None) == 0
         torch.cuda.synchronize()
         assert torch.equal(out, x + y), "the ctypes launch computed a wrong sum"
+    from tilec_nvidia import driver as cuda
+
+    runtime = cuda.get_driver()
+    tilec_launch, tilec_stream = runtime.cu.cuLaunchKernel, runtime.stream(handle)
+    out.zero_()
+    assert tilec_launch(function, 1, 1, 1, threads, 1, 1, shared, tilec_stream, params, 0) == (0,)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x + y), "tilec's launch call computed a wrong sum"
     lock, pack_into = packer.lock, packer.pack_into
     xp, yp, op = x.data_ptr(), y.data_ptr(), out.data_ptr()
 
@@ -95,6 +106,8 @@ def main() -> None:
         "ctypes CDLL": "cdll(function_address, 1, 1, 1, threads, 1, 1, shared, handle, params, None)",
         "ctypes PyDLL": "pydll(function_address, 1, 1, 1, threads, 1, 1, shared, handle, params, None)",
         "pack + ctypes CDLL": "pack_and_call()",
+        "tilec_nvidia.libcuda": "tilec_launch(function, 1, 1, 1, threads, 1, 1, shared, "
+        "tilec_stream, params, 0)",
         "ctypes, no argtypes": "plain(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None)",
         "ctypes, cuGetProcAddress entry": "resolved(f_arg, 1, 1, 1, threads, 1, 1, shared, s_arg, p_arg, None)",
     }
