@@ -1,7 +1,8 @@
-"""The NVIDIA backend: tir -> gir -> LLVM IR -> PTX -> cubin, launched through cuda.bindings.
+"""The NVIDIA backend: tir -> gir -> LLVM IR -> PTX -> cubin, launched through the CUDA driver.
 
-This is the compiler; the driver is `tilec_nvidia.launcher.NvidiaDriver`. `cuda.bindings` is
-imported inside the driver's methods only (through `tilec_nvidia.driver`), so that the backend
+This is the compiler; the driver is `tilec_nvidia.launcher.NvidiaDriver`. The CUDA driver is
+reached inside the driver's methods only (`tilec_nvidia.driver`: libcuda.so.1 through ctypes for
+a launch's calls, `tilec_nvidia.libcuda`, cuda.bindings for the others), so that the backend
 loads, lists and compiles ahead of time on machines without a GPU.
 """
 
