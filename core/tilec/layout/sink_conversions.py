@@ -17,7 +17,11 @@ A loop that yields a conversion out of the family carries the unconverted value 
 init is converted once before the loop, its result once after it), so softmax statistics and
 accumulators stay in the family across iterations. Conversions outside loops are left alone:
 there the gain is one conversion at most, and the layout `assign-layouts` chose for a store is
-the better one.
+the better one. The exception is a conversion whose value only flows, through element-wise ops
+whose other operands are cheap to convert (constants, broadcasts: a bias), into a narrowing cast
+(a matmul's f32 accumulator stored as f16): it sinks past the cast, as Triton's layout
+propagation leaves it, so that the trip through shared memory moves the narrow values (half the
+bytes of f32 for f16) and the epilogue computes in the accumulator's layout.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from tilec.dialects.scf import ForOp
 from tilec.ir.core import Operation, OpResult, Value
 from tilec.ir.traits import Elementwise
 from tilec.ir.types import TensorType
-from tilec.layout.assign_layouts import is_tensor, with_layout
+from tilec.layout.assign_layouts import CHEAP_SOURCES, is_tensor, with_layout
 
 
 def sink_conversions(module: Operation) -> bool:
@@ -59,7 +63,42 @@ def _sinkable(convert: ConvertLayoutOp) -> bool:
     op: Operation | None = convert.parent_op
     while op is not None and not isinstance(op, ForOp):
         op = op.parent_op
-    return op is not None
+    return op is not None or _narrows_ahead(convert.result)
+
+
+NARROWING_CHAIN = 8
+"""The most element-wise ops between a conversion outside loops and the narrowing cast it sinks
+to (an epilogue's bias, activation and scaling are a few)."""
+
+
+def _narrows_ahead(value: Value) -> bool:
+    """Whether `value`'s only user is a narrowing cast, or an element-wise op whose other tensor
+    operands convert cheaply and whose result narrows ahead in turn (at most `NARROWING_CHAIN`
+    ops deep)."""
+    for _ in range(NARROWING_CHAIN):
+        users = {id(u): u for u, _ in value.uses}
+        if len(users) != 1:
+            return False
+        (user,) = users.values()
+        if isinstance(user, arith.CastOp):
+            return _element_width(user.result) < _element_width(user.source)
+        if not user.has_trait(Elementwise) or len(user.results) != 1:
+            return False
+        if not all(is_tensor(v) and (v is value or _converts_cheaply(v)) for v in user.operands):
+            return False
+        value = user.results[0]
+    return False
+
+
+def _element_width(value: Value) -> int:
+    return getattr(value.type.element_type, "width", 0)  # type: ignore[attr-defined]
+
+
+def _converts_cheaply(value: Value) -> bool:
+    """A constant, splat or range (recomputed in any layout) or a broadcast (rebuilt from the
+    smaller value under it) by `remove-layout-conversions`."""
+    op = value.op if isinstance(value, OpResult) else None
+    return isinstance(op, (*CHEAP_SOURCES, tile.BroadcastOp))
 
 
 def _operand_layout(user: Operation, layout: object, value: Value) -> object | None:
