@@ -8,7 +8,6 @@ from typing import Any
 import attrs
 
 from tilec.backend import Availability, Backend, BackendOptions, Driver, is_bool
-from tilec.interop.device import stream_handle
 from tilec_interp import __version__
 
 
@@ -28,6 +27,10 @@ class InterpDriver(Driver):
         from tilec_interp.interpreter import execute  # deferred: the interpreter is large
 
         if stream is not None:
+            # deferred: the array interop (ctypes, packing) waits for a launch; a compile for
+            # another backend loads this module with the plugins
+            from tilec.interop.device import stream_handle
+
             stream_handle(stream)
 
         execute(compiled.module, compiled.name, grid, list(args))
