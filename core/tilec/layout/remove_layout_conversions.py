@@ -14,6 +14,17 @@
   reads through shared memory whole, nor for shared-memory encodings).
 - A conversion inside a loop of a value defined outside it is made once before the loop.
 
+Cheap values also take in, as Triton's backward rematerialization does (its
+`isExpensiveLoadOrStore`): a conversion between register layouts of a cheap value; a load in a
+loop of fewer elements than the CTA has threads (not volatile, its pointers, mask and `other`
+cheap: the threads read a few words the cache holds, instead of a trip through shared memory
+with two barriers each iteration); and a value an `scf.for` carries whose initial value is cheap and whose yielded
+value is cheap given it (an index vector stepped each iteration, `offs_m += BLOCK_M`), which the
+loop then carries in the target layout too (a new loop-carried value; the old one is left to
+die). The last two only for targets outside the matrix units' operand layouts (`#gpu.dot_op`).
+The attention backward's softmax rows (`m`, `Delta`) and causal masks, indexed by a stepped
+`offs_m`, are computed in the accumulator's layout so, with no conversion left in its loops.
+
 Before all of this, `tilec.layout.sink_conversions` moves conversions out of `#gpu.mma` in loop
 bodies past the ops that can compute in it, so those stay in the tensor-core layout.
 Conversions and cheap ops left without uses are erased.
@@ -28,9 +39,13 @@ from tilec.dialects.gpu import (
     SharedEncodingAttr,
     SliceEncodingAttr,
 )
-from tilec.dialects.scf import ForOp
+from tilec.dialects.gpu_matrix import OperandEncodingAttr
+from tilec.dialects.scf import ForOp, WhileOp
+from tilec.dialects.scf_patterns import erase_for_iter_args
 from tilec.ir.attributes import DenseAttr
-from tilec.ir.core import Operation, OpResult, Value
+from tilec.ir.core import BlockArgument, Operation, OpResult, Value
+from tilec.ir.rewriting import Rewriter
+from tilec.ir.traits import Pure
 from tilec.ir.types import TensorType
 from tilec.layout.assign_layouts import (
     CHEAP_SOURCES,
@@ -51,7 +66,11 @@ class RemoveLayoutConversions(ModulePass):
     def run(self, module: Operation, context: PassContext) -> bool:
         sunk = sink_conversions(module)
         hoisted = _hoist_invariant_conversions(module)
-        remover = _Remover()
+        target = context.target
+        threads = getattr(target, "num_warps", 0) * getattr(
+            getattr(target, "rules", None), "threads_per_warp", 0
+        )
+        remover = _Remover(threads)
         for op in list(module.walk()):
             if isinstance(op, ConvertLayoutOp) and op.parent is not None:
                 remover.simplify(op)
@@ -60,9 +79,16 @@ class RemoveLayoutConversions(ModulePass):
 
 
 class _Remover:
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 0) -> None:
+        self.threads = threads
+        """The CTA's threads: loads of fewer elements are cheap (0: none is)."""
         self.changed = False
         self.memo: dict[tuple[Value, object], Value] = {}
+        self.origin: dict[Value, Value] = {}
+        """Each value `recompute` made, to the value it computes again (one memo entry for
+        both)."""
+        self.loops: list[ForOp] = []
+        """The loops given new loop-carried values."""
         self.maybe_dead: list[Operation] = []
         self.converts: dict[tuple[Value, object], Operation] = {}
 
@@ -82,7 +108,7 @@ class _Remover:
         earlier = self.converts.get((source, layout))
         if source.type == result.type:
             replacement = source
-        elif self.is_cheap(source) and not isinstance(layout, SharedEncodingAttr):
+        elif not isinstance(layout, SharedEncodingAttr) and self.is_cheap(source, layout):
             replacement = self.recompute(source, layout)
         elif _is_shape_op(source) and _rebuilds_shape_ops(layout):
             replacement = self.rebuild(source, layout)
@@ -95,23 +121,77 @@ class _Remover:
         self.maybe_dead.append(convert)
         self.changed = True
 
-    def is_cheap(self, value: Value) -> bool:
+    def is_cheap(
+        self, value: Value, layout: object = None, carried: frozenset = frozenset()
+    ) -> bool:
+        """Whether `value` computes again cheaply in `layout` (None: in any register layout;
+        small loads and loop-carried values only outside operand layouts). `carried`: the
+        loop-carried values assumed cheap while their yielded values are checked."""
+        if isinstance(value, BlockArgument):
+            return self.is_cheap_carried(value, layout, carried)
         op = value.op if isinstance(value, OpResult) else None
         if op is None or len(op.results) != 1 or not is_tensor(value):
             return False
         if isinstance(op, CHEAP_SOURCES):
             return True
-        if not recomputes_cheaply(op):
+        extended = layout is not None and not isinstance(layout, OperandEncodingAttr)
+        if isinstance(op, ConvertLayoutOp):
+            source_layout = op.source.type.encoding  # type: ignore[attr-defined]
+            if isinstance(source_layout, SharedEncodingAttr):
+                return False
+            return extended and self.is_cheap(op.source, layout, carried)
+        if isinstance(op, tile.LoadOp):
+            if not (extended and self._small_load(op)):
+                return False
+        elif not recomputes_cheaply(op):
             return False
-        return all(self.is_cheap(v) for v in op.operands if is_tensor(v))
+        return all(self.is_cheap(v, layout, carried) for v in op.operands if is_tensor(v))
+
+    def _small_load(self, op: tile.LoadOp) -> bool:
+        """A load of fewer elements than the CTA's threads, not volatile, in a loop (outside
+        loops its conversion runs once, and the layout `assign-layouts` chose stays)."""
+        elements = 1
+        for extent in op.result.type.shape:  # type: ignore[attr-defined]
+            elements *= extent
+        if elements >= self.threads or "volatile" in op.attributes:
+            return False
+        parent = op.parent_op
+        while parent is not None and not isinstance(parent, (ForOp, WhileOp)):
+            parent = parent.parent_op
+        return parent is not None
+
+    def is_cheap_carried(self, arg: BlockArgument, layout: object, carried: frozenset) -> bool:
+        """A tensor an `scf.for` carries (not its induction variable): cheap where its initial
+        value is, and its yielded value given that it is."""
+        if arg in carried:
+            return True
+        loop = arg.block.parent_op
+        if (
+            layout is None
+            or isinstance(layout, OperandEncodingAttr)
+            or not isinstance(loop, ForOp)
+            or arg.index == 0
+            or not is_tensor(arg)
+        ):
+            return False
+        init = loop.operands[2 + arg.index]
+        yielded = arg.block.last_op.operands[arg.index - 1]  # type: ignore[union-attr]
+        return self.is_cheap(init, layout, carried) and self.is_cheap(
+            yielded, layout, carried | {arg}
+        )
 
     def recompute(self, value: Value, layout: object) -> Value:
+        value = self.origin.get(value, value)
         if value.type.encoding == layout:  # type: ignore[attr-defined]
             return value
         key = (value, layout)
         if key in self.memo:
             return self.memo[key]
+        if isinstance(value, BlockArgument):
+            return self.recompute_carried(value, layout)
         op = value.op  # type: ignore[attr-defined]
+        if isinstance(op, ConvertLayoutOp):
+            return self.recompute(op.source, layout)
         result_type = with_layout(value.type, layout)  # type: ignore[arg-type]
         operands = []
         for operand in op.operands:
@@ -129,8 +209,31 @@ class _Remover:
         clone.results[0].name_hint = value.name_hint
         op.parent.insert_after(clone, op)
         self.memo[key] = clone.results[0]
+        self.origin[clone.results[0]] = value
         self.maybe_dead.append(op)
         return clone.results[0]
+
+    def recompute_carried(self, arg: BlockArgument, layout: object) -> Value:
+        """A new value of `arg`'s loop carrying `arg` in `layout`: its initial value and its
+        yielded value computed there."""
+        loop = arg.block.parent_op
+        assert isinstance(loop, ForOp)
+        block = arg.block
+        terminator = block.last_op
+        assert terminator is not None
+        new_type = with_layout(arg.type, layout)  # type: ignore[arg-type]
+        init = self.recompute(loop.operands[2 + arg.index], layout)
+        yielded = terminator.operands[arg.index - 1]
+        new_arg = block.add_arg(new_type, arg.name_hint)
+        self.memo[(arg, layout)] = new_arg
+        self.origin[new_arg] = arg
+        if loop not in self.loops:
+            self.loops.append(loop)
+        loop.set_operands([*loop.operands, init])
+        loop.results.append(OpResult(new_type, loop, len(loop.results)))
+        terminator.set_operands([*terminator.operands, self.recompute(yielded, layout)])
+        self.changed = True
+        return new_arg
 
     def rebuild(self, value: Value, layout: object) -> Value:
         """`value`, a chain of broadcasts and `expand_dims`, built in `layout` from a conversion
@@ -160,8 +263,13 @@ class _Remover:
         return clone.results[0]
 
     def erase_dead(self) -> None:
-        """Erase the replaced conversions, and the cheap ops they leave unused."""
-        worklist = list(self.maybe_dead)
+        """Erase the replaced conversions, the cheap ops they leave unused, and the loop-carried
+        values left carried for nothing (with what only they used)."""
+        self._drain(list(self.maybe_dead))
+        for loop in self.loops:
+            self._drain([v.op for v in _drop_dead_carried(loop) if isinstance(v, OpResult)])
+
+    def _drain(self, worklist: list[Operation]) -> None:
         while worklist:
             op = worklist.pop()
             if op.parent is None or any(r.has_uses() for r in op.results):
@@ -171,8 +279,55 @@ class _Remover:
             for value in operands:
                 if not isinstance(value, OpResult):
                     continue
-                if self.is_cheap(value) or isinstance(value.op, ConvertLayoutOp):
+                if self.is_cheap(value) or isinstance(value.op, (ConvertLayoutOp, tile.LoadOp)):
                     worklist.append(value.op)
+
+
+def _drop_dead_carried(loop: ForOp) -> list[Value]:
+    """Drop the values `loop` carries only for themselves: an unused result whose block
+    argument feeds nothing but pure ops that lead only to its own yield (an index vector
+    `recompute_carried` carries again in another layout). Returns the values the dropped ops
+    and initial values read (which may be left unused)."""
+    block = loop.regions[0].block
+    terminator = block.last_op
+    dead, read = [], []
+    for index, result in enumerate(loop.results):
+        arg = block.args[1 + index]
+        if result.has_uses():
+            continue
+        chain = _own_chain(arg, terminator, index)
+        if chain is None:
+            continue
+        terminator.set_operand(index, arg)  # type: ignore[union-attr]
+        for op in reversed(chain):
+            read += op.operands
+            op.erase()
+        read.append(loop.operands[3 + index])
+        dead.append(index)
+    if dead:
+        erase_for_iter_args(loop, dead, Rewriter())
+    return read
+
+
+def _own_chain(arg: Value, terminator: Operation | None, index: int) -> list[Operation] | None:
+    """The pure ops computed from `arg` whose results go only to each other and to the yield's
+    operand `index`, in body order; None where any other use is met."""
+    chain: dict[Operation, None] = {}
+    work = [arg]
+    while work:
+        value = work.pop()
+        for user, position in value.uses:
+            if user is terminator:
+                if position != index:
+                    return None
+                continue
+            if user.parent is not terminator.parent or not user.has_trait(Pure) or user.regions:  # type: ignore[union-attr]
+                return None
+            if user not in chain:
+                chain[user] = None
+                work.extend(user.results)
+    order = {op: i for i, op in enumerate(terminator.parent.ops)}  # type: ignore[union-attr]
+    return sorted(chain, key=order.__getitem__)
 
 
 def _rebuilds_shape_ops(layout: object) -> bool:
