@@ -1,0 +1,71 @@
+"""The attention backward on sm_90a, compiled on the CPU (issue 23): `dv += tl.dot(p, do)` is one
+dot accumulating into dv (combine-dot-add), the dV and dK (and dQ) wgmmas stay in flight across
+the loop's iterations as Triton's (pendings 1), and nothing in the loops converts layouts
+through shared memory (the m and Delta loads and the causal masks compute in the slice of the
+accumulator's layout, `remove-layout-conversions`): two `bar.sync` an iteration, the pipeline's,
+as Triton has. tests/nvidia/test_nvidia_attention_bwd.py runs the same kernels on the GPU."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from attention_bwd_kernels import CONFIGS, compile_bwd
+
+from tilec_nvidia.codegen import find_ptxas
+
+
+def _loop_bodies(text: str, opener: str) -> list[str]:
+    """The text of each innermost loop body: lines from `opener` to the matching close."""
+    lines, bodies = text.splitlines(), []
+    for i, line in enumerate(lines):
+        if opener not in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        j = i + 1
+        while not (lines[j].strip() == "}" and len(lines[j]) - len(lines[j].lstrip()) == indent):
+            j += 1
+        body = lines[i + 1 : j]
+        if not any(opener in b for b in body):
+            bodies.append("\n".join(body))
+    return bodies
+
+
+@pytest.mark.parametrize(("head_dim", "causal", "config"), [CONFIGS[0], CONFIGS[2]])
+def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causal, config):
+    compiled = compile_bwd(head_dim, causal, config)
+    tir = compiled.asm["tir"]
+    dots = re.findall(r"(%\S+) = tile\.dot ", tir)
+    assert len(dots) == (14 if causal else 7) and not any(  # dv, dk, dq accumulate in dots
+        re.search(rf"arith\.addf .*{re.escape(dot)}\b", tir) for dot in dots
+    )
+    loops = _loop_bodies(compiled.asm["gir"], "scf.for")
+    assert len(loops) == (4 if causal else 2)
+    for body in loops:
+        dots = re.findall(r"gpu\.warp_group_dot %.*?\{pendings = (\d+)", body)
+        # QK^T (and dP) are waited for at once; the accumulating dot(s) stay in flight
+        assert dots.count("1") == (2 if len(dots) == 4 else 1), body
+        converts = re.findall(r"gpu\.convert_layout %\S+ : tensor<[^,]+, #(\w+)>", body)
+        assert all(c.startswith("dot_op") for c in converts), converts
+    ptx = compiled.asm["ptx"]
+    assert "wgmma.mma_async" in ptx
+    if find_ptxas() is not None:
+        assert compiled.asm.get("cubin")
+    loops = _ptx_loops(ptx)
+    assert len(loops) == (4 if causal else 2)
+    for body in loops:
+        assert "wgmma.mma_async" in body and body.count("bar.sync") == 2, body.count("bar.sync")
+
+
+def _ptx_loops(ptx: str) -> list[str]:
+    """Each PTX loop: from a label to the branch back to it."""
+    lines = [line.strip() for line in ptx.splitlines()]
+    labels = {
+        m[1]: i for i, line in enumerate(lines) if (m := re.match(r"(\$L__BB\d+_\d+):", line))
+    }
+    loops = []
+    for i, line in enumerate(lines):
+        m = re.search(r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);", line)
+        if m and labels.get(m[1], i) < i:
+            loops.append("\n".join(lines[labels[m[1]] + 1 : i + 1]))
+    return loops
