@@ -3,14 +3,16 @@ dot accumulating into dv (combine-dot-add), the dV and dK (and dQ) wgmmas stay i
 the loop's iterations as Triton's (pendings 1), and nothing in the loops converts layouts
 through shared memory (the m and Delta loads and the causal masks compute in the slice of the
 accumulator's layout, `remove-layout-conversions`): two `bar.sync` an iteration, the pipeline's,
-as Triton has. tests/nvidia/test_nvidia_attention_bwd.py runs the same kernels on the GPU."""
+as Triton has; and the lowered kernels compute it on the CPU wgmma emulator.
+tests/nvidia/test_nvidia_attention_bwd.py runs the same kernels on the GPU."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
-from attention_bwd_kernels import CONFIGS, compile_bwd
+from attention_bwd_kernels import CONFIGS, bwd_args, compile_bwd
 
 from tilec_nvidia.codegen import find_ptxas
 
@@ -43,7 +45,7 @@ def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causa
     assert len(loops) == (4 if causal else 2)
     for body in loops:
         dots = re.findall(r"gpu\.warp_group_dot %.*?\{pendings = (\d+)", body)
-        # QK^T (and dP) are waited for at once; the accumulating dot(s) stay in flight
+        # QK^T (and dP) are waited for at once; the accumulating dots stay in flight
         assert dots.count("1") == (2 if len(dots) == 4 else 1), body
         converts = re.findall(r"gpu\.convert_layout %\S+ : tensor<[^,]+, #(\w+)>", body)
         assert all(c.startswith("dot_op") for c in converts), converts
@@ -69,3 +71,20 @@ def _ptx_loops(ptx: str) -> list[str]:
         if m and labels.get(m[1], i) < i:
             loops.append("\n".join(lines[labels[m[1]] + 1 : i + 1]))
     return loops
+
+
+@pytest.mark.parametrize(
+    ("head_dim", "causal", "config", "n"), [(*CONFIGS[0], 128), (*CONFIGS[3], 128)]
+)
+def test_backward_on_the_wgmma_emulator_matches_float64(head_dim, causal, config, n):
+    """The sm_90a gir lowered with the emulated wgmma and cp.async (tests/lowering/
+    wgmma_emulator.py), run on the CPU: the in-flight accumulators and the loads and masks in
+    the accumulator's layout compute dQ, dK, dV."""
+    from test_lower_wgmma_emulated import run_emulated
+
+    rng = np.random.default_rng(23)
+    args, expected = bwd_args(rng, 1, n, head_dim, causal)
+    run_emulated(compile_bwd(head_dim, causal, config), args, (n // config[1], 1))
+    for name, index in (("dq", 5), ("dk", 6), ("dv", 7)):
+        got = args[index].astype(np.float64).reshape(1, n, head_dim)
+        np.testing.assert_allclose(got, expected[name], rtol=1e-2, atol=1e-2, err_msg=name)
