@@ -11,7 +11,6 @@ Set `TILEC_DISABLE_PLUGIN_AUTOLOAD=1` to skip entry points (built-in plugins sti
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import importlib
 import re
@@ -327,6 +326,8 @@ def _hook_advice(error: BaseException) -> str:
         return ""
     names = sorted(n for n in dir(hookspecs) if n.startswith(f"{hookspecs.PROJECT_NAME}_"))
     written = re.search(r"unknown hook '([^']+)'", str(error))
+    import difflib  # deferred: only a misspelled hook's message needs it (1-2 ms to import)
+
     near = difflib.get_close_matches(written[1], names, n=1) if written else []
     hint = f"did you mean '{near[0]}'? " if near else ""
     return f" ({hint}tilec's hooks are {', '.join(names)}; see tilec.plugin.hookspecs)"

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -428,7 +427,7 @@ def code_fingerprint(package: str) -> str:
     digest = hashlib.sha256(package.encode())
     for relative, path in _module_files(os.path.dirname(module.__file__), ""):
         with contextlib.suppress(OSError):
-            digest.update(f"{relative}:{remote_cache.stamp(Path(path))}\n".encode())
+            digest.update(f"{relative}:{remote_cache.stamp(path)}\n".encode())
     return digest.hexdigest()
 
 

@@ -26,7 +26,6 @@ free-threaded builds) keep the Python fast path.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import itertools
 import sys
@@ -156,7 +155,9 @@ def build(
 
 @functools.cache
 def _libc() -> Any:
-    return ctypes.CDLL(ctypes.util.find_library("c"))
+    """The C library's functions as the process has them loaded (`dlopen(NULL)`: no
+    `ctypes.util.find_library`, whose import of `subprocess` cost a second launch 3-8 ms)."""
+    return ctypes.CDLL(None)
 
 
 class _Emitter:
