@@ -27,6 +27,8 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
   a new process whose disk cache holds the kernel (written by an earlier process), then its
   second and third launches, on torch tensors, each followed by `torch.cuda.synchronize()`,
   and which of cuda-python's modules the first launch imported (tilec's should import none).
+  tilec's second launch starts the native fast launch's build on a thread and launches through
+  the Python fast path (`tilec.runtime.hot_path.native_in_background`); the third may too.
   Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements): what a
   launch from the cache loads and builds, measured on any machine.
 

@@ -45,10 +45,14 @@ scale_kernel[(4,)](x, out, 3, 4000, BLOCK=1024)
 torch.cuda.synchronize()
 report = dict(first_ms=1e3 * (time.perf_counter() - start), first_right=torch.equal(out, x * 3),
               after_first=vendor_modules())
-for factor in (5, 7, 9):  # the Python fast launch, then the native one
+from tilec.runtime import hot_path
+
+for factor in (5, 7, 9):  # the Python fast launch (starting the native build), then native ones
     scale_kernel[(4,)](x, out, factor, 4000, BLOCK=1024)
     torch.cuda.synchronize()
     report[f"launch_{factor}_right"] = torch.equal(out, x * factor)
+    hot_path.wait_for_native_launches()
+report["native"] = type(scale_kernel._launch_info.fast[0]).__name__ == "builtin_function_or_method"
 
 from tilec_nvidia import driver as cuda
 from tilec_nvidia import libcuda
@@ -104,6 +108,7 @@ def test_the_first_launch_from_the_disk_cache_imports_no_cuda_bindings(first_lau
 
 def test_the_next_launches_are_right(first_launch):
     assert all(first_launch[f"launch_{factor}_right"] for factor in (5, 7, 9))
+    assert first_launch["native"]  # the last two went through the native fast launch
 
 
 def test_driver_errors_are_the_same_cuda_errors(first_launch):

@@ -89,6 +89,7 @@ def gpu(monkeypatch):
         cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
     )
     monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(hot_path, "native_in_background", False)  # built by the 2nd launch
     monkeypatch.setattr(compiler, "_availability", {})  # the fake's availability stays here
     monkeypatch.delenv("TILEC_BACKEND", raising=False)
     monkeypatch.setattr(NvidiaBackend, "is_available", lambda self: Availability(True, "fake"))
@@ -152,6 +153,48 @@ def test_the_native_code_is_built_by_the_second_launch_of_a_shape(gpu, monkeypat
     launch(*tensors(0x30000), 4096, BLOCK=1024)
     assert len(builds) == 1 and len(gpu.native) == 2
     assert builds[0].positional[3][1] == ("int", False, True, True)  # n = 4096, recorded first
+
+
+def test_the_native_code_is_built_on_a_thread_while_launches_go_on(gpu, monkeypatch):
+    """In the background (the default), the second launch starts the build and launches through
+    the Python fast launch at once; the launches that come before the code is in place do too,
+    and once it is (`wait_for_native_launches`) they go native."""
+    monkeypatch.setattr(hot_path, "native_in_background", True)
+    started, release = threading.Event(), threading.Event()
+    real = native_launch.build
+
+    def held(*args, **kwargs):
+        started.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(native_launch, "build", held)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    launch(*tensors(0x20000), 4096, BLOCK=1024)  # starts the build, launches through Python
+    assert started.wait(30)
+    launch(*tensors(0x30000), 4096, BLOCK=1024)  # the build still held: Python again
+    assert len(gpu.python) == 3 and gpu.native == []
+    release.set()
+    hot_path.wait_for_native_launches(30)
+    launch(*tensors(0x40000), 4096, BLOCK=1024)
+    assert len(gpu.python) == 3 and len(gpu.native) == 1
+    assert gpu.native[0][4][:3] == [0x40000, 0x41000, 0x42000]
+
+
+def test_a_failed_build_leaves_the_python_fast_launch(gpu, monkeypatch, caplog):
+    def failing(*args, **kwargs):
+        raise RuntimeError("no JIT today")
+
+    monkeypatch.setattr(native_launch, "build", failing)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    for base in (0x10000, 0x20000, 0x30000):
+        launch(*tensors(base), 4096, BLOCK=1024)
+    assert len(gpu.python) == 3 and gpu.native == []
+    assert len(kernel._launch_info.fast) == 1  # the stand-in dropped, the Python launch kept
+    assert "the native fast launch was not built" in caplog.text
 
 
 def test_launches_like_the_first_go_native_with_their_own_arguments(gpu):

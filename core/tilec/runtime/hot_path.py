@@ -20,6 +20,7 @@ alignment guard, so `data_ptr()` is called once a tensor.
 from __future__ import annotations
 
 import contextlib
+import logging
 import operator
 import textwrap
 import threading
@@ -35,6 +36,8 @@ from tilec.runtime import cache, compiler, native_shape
 from tilec.runtime import check as checking
 from tilec.runtime.specialization import I32, I64, _tensor_token, _token_function, spec_token
 from tilec.tools.tensor_descriptor import TensorDescriptor
+
+log = logging.getLogger(__name__)
 
 MISS = object()
 """What a fast launch returns when its guards do not hold: take the general path."""
@@ -242,14 +245,37 @@ def _native_fast(
     return _BuiltLater(info, inline.native, shape, compiled)
 
 
+native_in_background = True
+"""Whether a shape's native fast launch is built on a thread of its own (True), the launch that
+starts the build going on through the Python fast launch, or by that launch itself (False)."""
+
+_builds: list[threading.Thread] = []
+_builds_lock = threading.Lock()
+
+
+def wait_for_native_launches(timeout: float | None = None) -> None:
+    """Wait until the native fast launches being built on their threads are in place (a
+    benchmark's warm-up, a test)."""
+    with _builds_lock:
+        pending = list(_builds)
+    for thread in pending:
+        thread.join(timeout)
+
+
 class _BuiltLater:
     """A stand-in for the native fast launch of `shape`: the first launch that tries it (the
-    second launch of the shape, or a later one) builds the native code (llvmlite's JIT: tens of
-    milliseconds, which a program's first launch from the disk cache does not wait for), puts it
-    in the stand-in's place (`replace_fast`; nothing where none can be made) and tries it. The
-    shape and the state it guards were recorded at the first launch; a launch the native code
-    does not take goes on to the next fast launch, as any MISS does. Threads that come while one
-    builds go on to the Python fast launch."""
+    second launch of the shape, or a later one) has the native code built (llvmlite's JIT: its
+    import, the IR and the machine code, 50-60 ms on the H200 host, which neither a program's
+    first launch from the disk cache nor its second waits for): on a thread of its own
+    (`native_in_background`), that launch going on to the Python fast launch, else by that
+    launch itself. The code is put in the stand-in's place (`replace_fast`; the stand-in is
+    dropped where none can be made or the build fails) and launches from then on find it
+    first. The shape and the state it guards were recorded at the first launch; a launch the
+    native code does not take goes on to the next fast launch, as any MISS does. Launches that
+    come while it builds go on to the Python fast launch.
+
+    The thread is no daemon: a program that ends during a build waits for it (tens of
+    milliseconds) rather than leave LLVM's work half done."""
 
     __slots__ = ("building", "compiled", "info", "native", "shape")
 
@@ -260,12 +286,29 @@ class _BuiltLater:
     def __call__(self, grid: Any, args: tuple, meta: dict) -> Any:
         if not self.building.acquire(blocking=False):
             return MISS
-        from tilec.runtime import native_launch  # deferred: llvmlite's JIT, at the 2nd launch
+        if not native_in_background:
+            built = self._build()
+            return MISS if built is None else built(grid, args, meta)
+        thread = threading.Thread(target=self._build, name="tilec-native-launch")
+        with _builds_lock:
+            _builds[:] = [t for t in _builds if t.is_alive()]
+            _builds.append(thread)
+        thread.start()
+        return MISS
 
-        built = native_launch.build(self.native, self.shape, miss=MISS, compiled=self.compiled)
+    def _build(self) -> FastLaunch | None:
+        """The native code in the stand-in's place (None where none is made, the stand-in
+        dropped)."""
+        built = None
+        try:
+            from tilec.runtime import native_launch  # deferred: llvmlite's JIT, a 2nd launch's
+
+            built = native_launch.build(self.native, self.shape, miss=MISS, compiled=self.compiled)
+        except Exception:  # the Python fast launch stays: it launches the same way
+            log.warning("tilec: the native fast launch was not built", exc_info=True)
         replace_fast(self.info, self, built)
         self.info = self.native = self.shape = self.compiled = None  # nothing kept alive
-        return MISS if built is None else built(grid, args, meta)
+        return built
 
 
 def _descriptor_part(descriptors: dict[str, str], name: str) -> str | None:

@@ -91,10 +91,19 @@ class _MethodDef(ctypes.Structure):
     ]
 
 
-@functools.cache
+_host_lock = threading.Lock()
+
+
 def _host() -> Any:
     """The JIT (one MCJIT engine, a module added per native launch) and the symbols it calls, or
-    None where this interpreter cannot take native launches."""
+    None where this interpreter cannot take native launches; made once, by one thread (builds
+    run on threads of their own: `tilec.runtime.hot_path`)."""
+    with _host_lock:
+        return _make_host()
+
+
+@functools.cache
+def _make_host() -> Any:
     if sysconfig.get_config_var("Py_GIL_DISABLED") or hasattr(sys, "gettotalrefcount"):
         return None  # free-threaded or debug build: other object layouts
     probe = object()
