@@ -43,6 +43,7 @@ from tilec.lowering.memory import (
     pack_access,
     unpack_access,
 )
+from tilec.lowering.swizzle import SwizzledTile
 
 
 @lowers(SplatOp)
@@ -230,6 +231,10 @@ def _through_shared(
     nbytes = byte_size(mem_type)
     base = ctx.shared_scratch(source.type.numel * nbytes)
     src_strides = _strides(source.type.shape)
+    result_mapping = LTensor(result_type, []).mapping
+    tile = None
+    if weights == src_strides:  # read back by the same linear index: a swizzle may permute it
+        tile = scratch_tile(source.mapping, result_mapping, nbytes)
 
     scaled: dict[tuple[int, int], ir.Value] = {}
 
@@ -248,24 +253,105 @@ def _through_shared(
         offset = b.mul(linear, ir.Constant(I32, nbytes))
         return b.gep(base, [offset], source_etype=I8)
 
+    def addresses(mapping: ThreadMapping, factors: tuple[int, ...], width: int) -> list:
+        if tile is not None:
+            return _swizzled_addresses(ctx, base, tile, mapping, width)
+        return [address(coords, factors) for coords in _group_starts(ctx, mapping, width)]
+
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
     ctx.target.barrier(b)
     width = scratch_vector_width(source.mapping, src_strides, nbytes)
     access = ir.VectorType(mem_type, width) if width > 1 else mem_type
-    starts = _group_starts(ctx, source.mapping, width)
-    for index, coords in zip(range(0, len(source.values), width), starts, strict=True):
+    stores = addresses(source.mapping, src_strides, width)
+    for index, pointer in zip(range(0, len(source.values), width), stores, strict=True):
         data = pack_access(b, source.values[index : index + width], access, is_bool)
-        b.store(data, address(coords, src_strides), align=width * nbytes)
+        b.store(data, pointer, align=width * nbytes)
     ctx.target.barrier(b)
-    result_mapping = LTensor(result_type, []).mapping
     width = scratch_vector_width(result_mapping, weights, nbytes)
     access = ir.VectorType(mem_type, width) if width > 1 else mem_type
     values = []
-    for coords in _group_starts(ctx, result_mapping, width):
-        loaded = b.load(address(coords, weights), typ=access, align=width * nbytes)
+    for pointer in addresses(result_mapping, weights, width):
+        loaded = b.load(pointer, typ=access, align=width * nbytes)
         for element in unpack_access(b, loaded, width):
             values.append(b.trunc(element, ir.IntType(1)) if is_bool else element)
     return values
+
+
+def scratch_tile(
+    written: ThreadMapping, read: ThreadMapping, element_bytes: int
+) -> SwizzledTile | None:
+    """The swizzled row-major tile (`tilec.lowering.swizzle`) that a conversion's trip through
+    the scratch buffer uses: rows are the leading dimensions flattened, columns the last one.
+    Without it, a writer whose lanes hold one column of 8 rows (an accumulator's fragments) puts
+    all 8 in the same banks (8-way conflicts on every store); with it, each row's 16-byte chunks
+    are permuted by its phase, and both sides' accesses stay within a chunk. None where the
+    shape has no such tile (a single row, a row of one chunk or of a size not a power of two) or
+    where a side's coordinates wrap around the shape (replicated layouts), which keep the plain
+    row-major buffer."""
+    shape = written.shape
+    if len(shape) < 2 or any(_wraps(mapping) for mapping in (written, read)):
+        return None
+    cols, rows = shape[-1], _rows(shape)
+    tile = SwizzledTile(rows, cols, element_bytes)
+    if rows < 2 or cols & (cols - 1) or cols % tile.chunk_elements or tile.max_phase == 1:
+        return None
+    return tile
+
+
+def _rows(shape: tuple[int, ...]) -> int:
+    rows = 1
+    for extent in shape[:-1]:
+        rows *= extent
+    return rows
+
+
+def _wraps(mapping: ThreadMapping) -> bool:
+    """Whether some register's coordinate, thread offset included, reaches past the shape."""
+    for dim, d in enumerate(mapping.dims):
+        largest = d.lane_scale * (d.lane_count - 1) + d.warp_scale * (d.warp_count - 1)
+        if max((reg[dim] for reg in mapping.registers), default=0) + largest >= d.size:
+            return True
+    return False
+
+
+def _swizzled_addresses(
+    ctx: LoweringContext, base: ir.Value, tile: SwizzledTile, mapping: ThreadMapping, width: int
+) -> list[ir.Value]:
+    """The scratch address of every `width`-th register of `mapping` in `tile`.
+
+    A register's row and column are the thread's plus constants. Registers whose constants
+    differ by whole swizzle periods (`per_phase * max_phase` rows, `max_phase` chunks) have the
+    same phase and the same chunk permutation, so their offsets differ by a constant: the
+    swizzled offset is computed once for each class of registers, and each access adds its
+    constant (which ptxas folds into the instruction)."""
+    b = ctx.builder
+    thread = ctx.thread_offsets(mapping)
+    row_factors = [f // tile.cols for f in _strides(mapping.shape)[:-1]]
+    row_base: ir.Value | None = None
+    for offset, factor in zip(thread[:-1], row_factors, strict=True):
+        part = offset if factor == 1 else b.mul(offset, ir.Constant(I32, factor))
+        row_base = part if row_base is None else b.add(row_base, part)
+    row_period = tile.per_phase * tile.max_phase
+    col_period = tile.chunk_elements * tile.max_phase
+    classes: dict[tuple[int, int], ir.Value] = {}
+    pointers = []
+    for reg in mapping.registers[::width]:
+        row = sum(o * f for o, f in zip(reg[:-1], row_factors, strict=True))
+        col = reg[-1]
+        key = (row % row_period, col % col_period)
+        if key not in classes:
+            row_value = b.add(row_base, ir.Constant(I32, key[0])) if key[0] else row_base
+            col_value = b.add(thread[-1], ir.Constant(I32, key[1])) if key[1] else thread[-1]
+            offset = tile.emit_offset(b, row_value, col_value)
+            bytes_ = b.mul(offset, ir.Constant(I32, tile.element_bytes))
+            classes[key] = b.gep(base, [bytes_], source_etype=I8)
+        constant = (row - key[0]) * tile.cols + col - key[1]
+        pointer = classes[key]
+        if constant:
+            step = ir.Constant(I32, constant * tile.element_bytes)
+            pointer = b.gep(pointer, [step], source_etype=I8)
+        pointers.append(pointer)
+    return pointers
 
 
 def _group_starts(ctx: LoweringContext, mapping: ThreadMapping, width: int):
@@ -310,4 +396,4 @@ def _groups_aligned(mapping: ThreadMapping, factors: tuple[int, ...], dim: int, 
     return True
 
 
-__all__ = ["register_picks", "scratch_vector_width"]
+__all__ = ["register_picks", "scratch_tile", "scratch_vector_width"]

@@ -1,0 +1,150 @@
+"""A conversion's trip through the shared scratch buffer is swizzled (issue 23): the tile is
+row-major with each row's 16-byte chunks permuted by its phase (`tilec.lowering.swizzle`), so a
+tensor-core accumulator's writer, whose lanes hold one column of 8 rows, no longer puts the 8
+rows in the same banks (8-way conflicts on every store of a matmul's epilogue), and rows read
+back 16 bytes a lane stay conflict-free. Checked by counting bank conflicts of the planned
+addresses, and on the CPU: a wgmma matmul with an f16 bias + ReLU epilogue on the emulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_lower_mma import _bits, _floats
+from test_lower_wgmma_emulated import run_emulated
+
+import tilec
+import tilec.language as tl
+from tilec.dialects.gpu import BlockedEncodingAttr
+from tilec.layout.mapping import thread_mapping
+from tilec.lowering.layout_ops import scratch_tile, scratch_vector_width
+from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers #gpu.mma's mapping)
+from tilec_nvidia.tensor_core_layouts import MmaEncodingAttr
+
+RNG = np.random.default_rng(23)
+BANKS, BANK_BYTES = 32, 4
+
+
+def blocked(size, lanes, warps, order=(1, 0)):
+    return BlockedEncodingAttr(list(size), list(lanes), list(warps), list(order))
+
+
+def worst_conflict(mapping, tile, nbytes: int, warps: int) -> int:
+    """The most wavefronts one vector access of a warp takes (1: conflict-free): lanes go in
+    groups of 128 bytes of accesses, and a group takes as many wavefronts as the most distinct
+    4-byte words any one bank holds."""
+    width = scratch_vector_width(mapping, (mapping.shape[-1], 1), nbytes)
+    access = width * nbytes
+    group = max(1, 32 * BANK_BYTES // access)
+    worst = 1
+    for warp in range(warps):
+        coords = [mapping.coords(lane, warp) for lane in range(32)]
+        for reg in range(0, mapping.num_registers, width):
+            for first in range(0, 32, group):
+                words: dict[int, set[int]] = {}
+                for lane in range(first, first + group):
+                    start = tile.offset(*coords[lane][reg]) * nbytes
+                    for word in range(start // BANK_BYTES, (start + access) // BANK_BYTES):
+                        words.setdefault(word % BANKS, set()).add(word)
+                worst = max(worst, max(len(w) for w in words.values()))
+    return worst
+
+
+@pytest.mark.parametrize(
+    ("source", "shape", "nbytes", "warps", "conflicts", "before"),
+    [
+        (MmaEncodingAttr(3, (8, 1), (16, 256, 16)), (128, 256), 2, 8, 1, 8),  # the sweep's f16 C
+        (MmaEncodingAttr(2, (2, 2)), (64, 64), 2, 4, 1, 8),  # mma.sync's accumulator, f16
+        # f32: a lane pair's 16 bytes span two chunks, which a row and its phase neighbour share
+        (MmaEncodingAttr(3, (4, 1), (16, 64, 16)), (64, 64), 4, 4, 2, 4),
+    ],
+)
+def test_accumulator_conversions_have_no_bank_conflicts(
+    source, shape, nbytes, warps, conflicts, before
+):
+    written = thread_mapping(source, shape)
+    read = thread_mapping(blocked([1, 8], [4, 8], [warps, 1]), shape)
+    tile = scratch_tile(written, read, nbytes)
+    assert tile is not None
+    assert worst_conflict(written, tile, nbytes, warps) == conflicts
+    reads = worst_conflict(read, tile, nbytes, warps)
+    assert reads == (1 if nbytes == 2 else 2)  # f32: lanes 32 bytes apart, as unswizzled
+    assert reads == worst_conflict(read, _Flat(tile.cols), nbytes, warps)
+    assert worst_conflict(written, _Flat(tile.cols), nbytes, warps) == before  # unswizzled
+
+
+class _Flat:
+    """The buffer before the swizzle: row-major element offsets."""
+
+    def __init__(self, cols: int):
+        self.cols = cols
+
+    def offset(self, row: int, col: int) -> int:
+        return row * self.cols + col
+
+
+def test_no_tile_where_it_cannot_apply():
+    """A single row, rows of one chunk, and replicated layouts (coordinates that wrap around the
+    shape) keep the plain row-major buffer."""
+    rows = blocked([1, 8], [4, 8], [2, 1])
+    assert scratch_tile(thread_mapping(rows, (1, 64)), thread_mapping(rows, (1, 64)), 2) is None
+    narrow = blocked([1, 1], [32, 1], [2, 1])
+    assert scratch_tile(thread_mapping(narrow, (64, 8)), thread_mapping(narrow, (64, 8)), 2) is None
+    wide = thread_mapping(rows, (16, 64))
+    assert scratch_tile(wide, thread_mapping(rows, (4, 64)), 2) is None
+    assert scratch_tile(wide, wide, 2) is not None
+
+
+@tilec.jit
+def matmul_bias_relu(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, BLOCK_M: tl.constexpr,
+                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
+    """The sweep's matmul (benchmarks/sweep_kernels.py) with a fused bias + ReLU, stored as f16."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    a_block = a_ptr + (rows % M)[:, None] * K + ks[None, :]
+    b_block = b_ptr + ks[:, None] * N + (cols % N)[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for step in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - step * BLOCK_K
+        a = tl.load(a_block, mask=ks[None, :] < k_left, other=0.0)
+        b = tl.load(b_block, mask=ks[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_block += BLOCK_K
+        b_block += BLOCK_K * N
+    bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+    acc = tl.maximum(acc + bias[None, :], 0.0)
+    inside = (rows[:, None] < M) & (cols[None, :] < N)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16), mask=inside)
+
+
+SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16",
+             "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("blocks", "warps", "stages", "sizes"),
+    [
+        ((64, 64, 32), 4, 3, (80, 96, 64)),  # ragged M and N, short K: two k-blocks
+        ((128, 128, 64), 8, 2, (128, 128, 128)),  # two warpgroups, 256-byte rows of f16
+    ],
+)
+def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes):
+    m, n, k = sizes
+    block_m, block_n, block_k = blocks
+    kernel = tilec.compile(
+        matmul_bias_relu, SIGNATURE, dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k),
+        divisibility=["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "N", "K"], backend="nvidia",
+        target="sm_90a", num_warps=warps, num_stages=stages,
+    )  # fmt: skip
+    gir = kernel.asm["gir"]  # the epilogue computes in #mma and converts the f16 values
+    assert f"arith.truncf %acc_3 : tensor<{block_m}x{block_n}xf16, #mma>" in gir
+    assert f"{block_m}x{block_n}xf32, #blocked" not in gir
+    a, b = _bits(RNG.standard_normal((m, k)), "fp16"), _bits(RNG.standard_normal((k, n)), "fp16")
+    bias = _bits(RNG.standard_normal(n), "fp16")
+    c = np.full(m * n, np.nan, np.float16)
+    grid = (-(-m // block_m), -(-n // block_n))
+    run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c, bias, m, n, k], grid)
+    a64, b64 = (_floats(x, "fp16").astype(np.float64) for x in (a, b))
+    expected = np.maximum(a64 @ b64 + _floats(bias, "fp16").astype(np.float64), 0.0)
+    got = _floats(c.reshape(m, n), "fp16").astype(np.float64)
+    np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
