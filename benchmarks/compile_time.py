@@ -29,8 +29,9 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
   and which of cuda-python's modules the first launch imported (tilec's should import none).
   tilec's second launch starts the native fast launch's build on a thread and launches through
   the Python fast path (`tilec.runtime.hot_path.native_in_background`); the third may too.
-  Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements): what a
-  launch from the cache loads and builds, measured on any machine.
+  Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements), and on the
+  nvidia backend over a fake libcuda.so.1 and a fake torch (`launch_fake`): what a launch from
+  the cache loads and builds, measured on any machine.
 
 The kernels are `gpu_vs_triton.py`'s (`load_kernels`: one source exec'd under each compiler).
 Triton's side runs where `--triton-python` (default: this interpreter) imports triton; without
@@ -229,9 +230,63 @@ def launch_interp() -> dict:
     return dict(imported=imported, launches=times, imported_cpu=imported_cpu, cpus=cpus)
 
 
+def launch_fake() -> dict:
+    """tilec's vector add on the nvidia backend over a fake libcuda.so.1 (ctypes callbacks with
+    cuda.h's prototypes, `tests/nvidia/fake_libcuda.py`) and a fake torch (tensors that are an
+    address): the first three launches in this process, the disk cache written by an earlier
+    one. The host's part of a first launch from the cache (the driver calls cost the fake's
+    callbacks, not a GPU's), measured on any machine with cuda-bindings installed."""
+    import types
+
+    sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
+    from fake_libcuda import FakeLibCuda
+
+    class Tensor:
+        dtype, is_cuda, device = "float32", True, "cuda:0"
+
+        def __init__(self, address: int):
+            self.address = address
+
+        def get_device(self) -> int:
+            return 0
+
+        def data_ptr(self) -> int:
+            return self.address
+
+    sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
+        Tensor=Tensor,
+        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
+        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
+    )
+    os.environ["TILEC_BACKEND"] = "nvidia"
+    start, cpu = time.perf_counter(), time.process_time()
+    import tilec  # noqa: F401  (timed: the import itself)
+
+    imported, imported_cpu = time.perf_counter() - start, time.process_time() - cpu
+    from tilec_nvidia import libcuda
+
+    fake = FakeLibCuda(current=0x1234)  # torch's context, current
+    libcuda.reset(libcuda.LibCuda(fake.lookup))
+    kernel = kernel_of("tilec", dict(kernel="add"))
+    x, y, out = Tensor(0x10000), Tensor(0x20000), Tensor(0x30000)
+    times, cpus, vendor = [], [], None
+    for _ in range(3):
+        begin, cpu = time.perf_counter(), time.process_time()
+        kernel[(4,)](x, y, out, 4096, BLOCK_SIZE=1024)
+        times.append(time.perf_counter() - begin)
+        cpus.append(time.process_time() - cpu)
+        if vendor is None:
+            vendor = sorted(m for m in sys.modules if m.startswith(CUDA_PYTHON))
+    assert len(fake.launches) == 3, fake.launches
+    return dict(imported=imported, launches=times, imported_cpu=imported_cpu, cpus=cpus,
+                cuda_python=vendor)  # fmt: skip
+
+
 def worker(spec: dict) -> dict:
     if spec["what"] == "launch":
         return launch(spec["side"])
+    if spec["what"] == "launch_fake":
+        return launch_fake()
     if spec["what"] == "launch_interp":
         return launch_interp()
     if spec["what"] == "import":
@@ -381,6 +436,7 @@ def main() -> int:
         if "launch" in only:
             launch_rows(runner, sides, args.repeat, results)
             interp_rows(runner, args.repeat, results)
+            fake_gpu_rows(runner, args.repeat, results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0
@@ -413,6 +469,29 @@ def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) ->
             f"{side}'s first launch imported of cuda-python: "
             f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}"
         )
+
+
+def fake_gpu_rows(runner: Runner, repeat: int, results: dict) -> None:
+    caches = runner.fresh_caches()
+    spec = dict(what="launch_fake", side="tilec")
+    warm = runner.run("tilec", spec, caches)  # compiles and writes the cache
+    if "error" in warm:
+        print(f"| nvidia over a fake libcuda | failed: {warm['error']} |")
+        return
+    runs = [runner.run("tilec", spec, caches) for _ in range(repeat)]
+    runs = [r for r in runs if "launches" in r]
+    if not runs:
+        print("| nvidia over a fake libcuda | failed |")
+        return
+    for index, what in enumerate(("first", "second")):
+        times = {"tilec": best([1000 * r["launches"][index] for r in runs])}
+        emit(results, f"vector add on nvidia over a fake libcuda (CPU machine's measure), {what} "
+             "launch, new process, warm disk cache (ms; tilec only)", times, ["tilec"])  # fmt: skip
+        times = {"tilec": best([1000 * r["cpus"][index] for r in runs])}
+        emit(results, f"the same, {what} launch (ms, CPU)", times, ["tilec"])
+    loaded = sorted({m.split(".")[1] for r in runs for m in r.get("cuda_python") or ()})
+    print(f"its first launch imported of cuda-python: "
+          f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}")  # fmt: skip
 
 
 def interp_rows(runner: Runner, repeat: int, results: dict) -> None:
