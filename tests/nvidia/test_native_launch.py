@@ -183,6 +183,52 @@ def test_the_native_code_is_built_on_a_thread_while_launches_go_on(gpu, monkeypa
     assert gpu.native[0][4][:3] == [0x40000, 0x41000, 0x42000]
 
 
+def test_without_new_threads_the_python_fast_launch_stays(gpu, monkeypatch):
+    """At the interpreter's shutdown no thread starts: the launch goes on, the stand-in goes."""
+    monkeypatch.setattr(hot_path, "native_in_background", True)
+
+    def refused(self):
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    for base in (0x10000, 0x20000, 0x30000):
+        launch(*tensors(base), 4096, BLOCK=1024)
+    assert len(gpu.python) == 3 and gpu.native == []
+    assert len(kernel._launch_info.fast) == 1
+
+
+def test_a_child_forked_during_a_build_builds_none(gpu, monkeypatch):
+    """The fork hooks, called as a fork calls them while a build runs: the child's shapes keep
+    the Python fast launch (the parent's build may have held the JIT's locks)."""
+    monkeypatch.setattr(hot_path, "native_in_background", True)
+    monkeypatch.setattr(hot_path, "_builds", [])
+    monkeypatch.setattr(hot_path, "_builds_lock", threading.Lock())
+    monkeypatch.setattr(hot_path, "_no_builds", [False, False])
+    release = threading.Event()
+    real = native_launch.build
+
+    def held(*args, **kwargs):
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(native_launch, "build", held)
+    kernel = make_kernel()
+    launch = kernel[(2,)]
+    launch(*tensors(0x10000), 4096, BLOCK=1024)
+    launch(*tensors(0x20000), 4096, BLOCK=1024)  # a build, held
+    hot_path._before_fork()
+    release.set()
+    hot_path.wait_for_native_launches(30)
+    hot_path._after_fork_in_child()  # as in the child
+    other = make_kernel()
+    for base in (0x10000, 0x20000, 0x30000):
+        other[(2,)](*tensors(base), 4096, BLOCK=1024)
+    assert len(other._launch_info.fast) == 1  # no native stand-in left, no build
+    assert gpu.native == [] and len(gpu.python) == 5
+
+
 def test_a_failed_build_leaves_the_python_fast_launch(gpu, monkeypatch, caplog):
     def failing(*args, **kwargs):
         raise RuntimeError("no JIT today")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import operator
+import os
 import textwrap
 import threading
 from collections.abc import Callable, Sequence
@@ -251,6 +252,25 @@ starts the build going on through the Python fast launch, or by that launch itse
 
 _builds: list[threading.Thread] = []
 _builds_lock = threading.Lock()
+_no_builds = [False, False]
+"""[whether a build was running at the last fork, whether this process builds none]."""
+
+
+def _before_fork() -> None:
+    _no_builds[0] = any(thread.is_alive() for thread in _builds)
+
+
+def _after_fork_in_child() -> None:
+    """A build that was running in the parent is no thread here, and may have held the JIT's
+    locks: a child forked during one builds no native launches (its launches take the Python
+    fast launch, as they do in any case until a build is done)."""
+    global _builds_lock
+    _builds_lock = threading.Lock()
+    _builds.clear()
+    _no_builds[1] = _no_builds[1] or _no_builds[0]
+
+
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
 
 def wait_for_native_launches(timeout: float | None = None) -> None:
@@ -286,14 +306,21 @@ class _BuiltLater:
     def __call__(self, grid: Any, args: tuple, meta: dict) -> Any:
         if not self.building.acquire(blocking=False):
             return MISS
+        if _no_builds[1]:
+            replace_fast(self.info, self, None)
+            return MISS
         if not native_in_background:
             built = self._build()
             return MISS if built is None else built(grid, args, meta)
         thread = threading.Thread(target=self._build, name="tilec-native-launch")
+        try:
+            thread.start()
+        except RuntimeError:  # no new threads (the interpreter is shutting down): Python's launch
+            replace_fast(self.info, self, None)
+            return MISS
         with _builds_lock:
             _builds[:] = [t for t in _builds if t.is_alive()]
             _builds.append(thread)
-        thread.start()
         return MISS
 
     def _build(self) -> FastLaunch | None:
