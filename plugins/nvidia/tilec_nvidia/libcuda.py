@@ -11,9 +11,13 @@ order, so `tilec_nvidia.driver.CudaDriver` runs on it unchanged and turns a fail
 the same `CudaError` with the same name (`cuGetErrorName` gives the enum's name).
 
 Every other name (`cuMemAlloc`, `cuStreamIsCapturing`, `cuEventCreate`, `CUdeviceptr`, ...) is
-`cuda.bindings.driver`'s, imported the first time one is asked for: compiles, copies of NumPy
-arrays, events, graphs and stream objects still go through cuda-python. Handles are plain ints
-here, which cuda-bindings takes wherever it takes a handle object.
+`cuda.bindings.driver`'s, imported the first time one is asked for: copies of NumPy arrays,
+events, synchronizing and capture queries still go through cuda-python. Contexts, modules,
+functions and streams are `Handle`s here: a `c_void_p` that reads as its int, which
+cuda-bindings takes wherever it takes a handle object. `cuLaunchKernel`, also the Python fast
+path's call on every launch, is called without declared argument types, the handles and the
+kernelParams pointer passed as the ctypes objects they are: declared types cost a microsecond a
+launch of conversions, the undeclared call costs what cuda-bindings' does.
 
 The entry points are those `cuGetProcAddress` gives for CUDA `API_VERSION` (as cuda-bindings
 resolves its own, for the version of its headers): the prototypes below are that version's, so
