@@ -236,28 +236,11 @@ def launch_fake() -> dict:
     address): the first three launches in this process, the disk cache written by an earlier
     one. The host's part of a first launch from the cache (the driver calls cost the fake's
     callbacks, not a GPU's), measured on any machine with cuda-bindings installed."""
-    import types
-
     sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
     from fake_libcuda import FakeLibCuda
+    from launch_path import install_fake_torch
 
-    class Tensor:
-        dtype, is_cuda, device = "float32", True, "cuda:0"
-
-        def __init__(self, address: int):
-            self.address = address
-
-        def get_device(self) -> int:
-            return 0
-
-        def data_ptr(self) -> int:
-            return self.address
-
-    sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
-        Tensor=Tensor,
-        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
-        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
-    )
+    Tensor = install_fake_torch()
     os.environ["TILEC_BACKEND"] = "nvidia"
     start, cpu = time.perf_counter(), time.process_time()
     import tilec  # noqa: F401  (timed: the import itself)

@@ -219,15 +219,9 @@ def _launch_namespaces(kernel) -> list[dict]:
     return found
 
 
-def fake(rounds: int, count: int) -> None:
-    """The launch against tests/nvidia/fake_cuda.py and a fake torch: tilec's Python side."""
-    sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
-    from fake_cuda import FakeCu
-
-    from tilec.backend import Availability
-    from tilec.runtime import hot_path
-    from tilec_nvidia import driver as cuda
-    from tilec_nvidia.backend import NvidiaBackend
+def install_fake_torch() -> type:
+    """A fake torch in `sys.modules` (its current stream 0, its CUDA initialized, device 0);
+    returns its `Tensor`: a float32 CUDA tensor that is an address (`Tensor(address)`)."""
 
     class Tensor:
         dtype = "torch.float32"
@@ -243,6 +237,25 @@ def fake(rounds: int, count: int) -> None:
         def data_ptr(self) -> int:
             return self.address
 
+    sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
+        Tensor=Tensor,
+        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
+        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
+    )
+    return Tensor
+
+
+def fake(rounds: int, count: int) -> None:
+    """The launch against tests/nvidia/fake_cuda.py and a fake torch: tilec's Python side."""
+    sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
+    from fake_cuda import FakeCu
+
+    from tilec.backend import Availability
+    from tilec.runtime import hot_path
+    from tilec_nvidia import driver as cuda
+    from tilec_nvidia.backend import NvidiaBackend
+
+    Tensor = install_fake_torch()
     success = (0,)
 
     entry = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 11)(lambda *args: 0)
@@ -257,11 +270,6 @@ def fake(rounds: int, count: int) -> None:
         def cuGetProcAddress(self, symbol, version, flags):  # the native launch's entry point
             return (0, ctypes.cast(entry, ctypes.c_void_p).value, 0)
 
-    sys.modules["torch"] = types.SimpleNamespace(  # type: ignore[assignment]
-        Tensor=Tensor,
-        _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0),
-        cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
-    )
     os.environ.setdefault("TILEC_CACHE_DIR", tempfile.mkdtemp(prefix="tilec-launch-"))
     os.environ.pop("TILEC_BACKEND", None)
     fake_cu = FastCu()

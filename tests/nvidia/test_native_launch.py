@@ -155,10 +155,9 @@ def test_the_native_code_is_built_by_the_second_launch_of_a_shape(gpu, monkeypat
     assert builds[0].positional[3][1] == ("int", False, True, True)  # n = 4096, recorded first
 
 
-def test_the_native_code_is_built_on_a_thread_while_launches_go_on(gpu, monkeypatch):
-    """In the background (the default), the second launch starts the build and launches through
-    the Python fast launch at once; the launches that come before the code is in place do too,
-    and once it is (`wait_for_native_launches`) they go native."""
+def hold_builds(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Native builds on threads of their own, each held until `release` is set; `started` is
+    set when one begins."""
     monkeypatch.setattr(hot_path, "native_in_background", True)
     started, release = threading.Event(), threading.Event()
     real = native_launch.build
@@ -169,6 +168,14 @@ def test_the_native_code_is_built_on_a_thread_while_launches_go_on(gpu, monkeypa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(native_launch, "build", held)
+    return started, release
+
+
+def test_the_native_code_is_built_on_a_thread_while_launches_go_on(gpu, monkeypatch):
+    """In the background (the default), the second launch starts the build and launches through
+    the Python fast launch at once; the launches that come before the code is in place do too,
+    and once it is (`wait_for_native_launches`) they go native."""
+    started, release = hold_builds(monkeypatch)
     kernel = make_kernel()
     launch = kernel[(2,)]
     launch(*tensors(0x10000), 4096, BLOCK=1024)
@@ -202,18 +209,10 @@ def test_without_new_threads_the_python_fast_launch_stays(gpu, monkeypatch):
 def test_a_child_forked_during_a_build_builds_none(gpu, monkeypatch):
     """The fork hooks, called as a fork calls them while a build runs: the child's shapes keep
     the Python fast launch (the parent's build may have held the JIT's locks)."""
-    monkeypatch.setattr(hot_path, "native_in_background", True)
     monkeypatch.setattr(hot_path, "_builds", [])
     monkeypatch.setattr(hot_path, "_builds_lock", threading.Lock())
     monkeypatch.setattr(hot_path, "_no_builds", [False, False])
-    release = threading.Event()
-    real = native_launch.build
-
-    def held(*args, **kwargs):
-        release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(native_launch, "build", held)
+    _started, release = hold_builds(monkeypatch)
     kernel = make_kernel()
     launch = kernel[(2,)]
     launch(*tensors(0x10000), 4096, BLOCK=1024)
