@@ -447,24 +447,32 @@ def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) ->
     times = {s: best([1000 * r["imported"] for r in firsts[s]]) for s in measured}
     emit(results, "import in that process (ms, wall)", times, measured)
     for side in measured:
-        loaded = sorted({m.split(".")[1] for r in firsts[side] for m in r.get("cuda_python") or ()})
-        print(
-            f"{side}'s first launch imported of cuda-python: "
-            f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}"
-        )
+        print_cuda_python(f"{side}'s", firsts[side])
 
 
-def fake_gpu_rows(runner: Runner, repeat: int, results: dict) -> None:
+def print_cuda_python(whose: str, runs: list[dict]) -> None:
+    """What of cuda-python the first launches of `runs` imported (their `cuda_python`)."""
+    loaded = sorted({m.split(".")[1] for r in runs for m in r.get("cuda_python") or ()})
+    print(f"{whose} first launch imported of cuda-python: "
+          f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}")  # fmt: skip
+
+
+def tilec_launch_runs(runner: Runner, what: str, repeat: int, label: str) -> list[dict]:
+    """`repeat` runs of worker `what` in new processes whose disk cache an earlier one wrote;
+    none (said in a row named `label`) where they failed."""
     caches = runner.fresh_caches()
-    spec = dict(what="launch_fake", side="tilec")
+    spec = dict(what=what, side="tilec")
     warm = runner.run("tilec", spec, caches)  # compiles and writes the cache
-    if "error" in warm:
-        print(f"| nvidia over a fake libcuda | failed: {warm['error']} |")
-        return
     runs = [runner.run("tilec", spec, caches) for _ in range(repeat)]
     runs = [r for r in runs if "launches" in r]
     if not runs:
-        print("| nvidia over a fake libcuda | failed |")
+        print(f"| {label} | failed: {warm.get('error', '?')} |")
+    return runs
+
+
+def fake_gpu_rows(runner: Runner, repeat: int, results: dict) -> None:
+    runs = tilec_launch_runs(runner, "launch_fake", repeat, "nvidia over a fake libcuda")
+    if not runs:
         return
     for index, what in enumerate(("first", "second")):
         times = {"tilec": best([1000 * r["launches"][index] for r in runs])}
@@ -472,19 +480,12 @@ def fake_gpu_rows(runner: Runner, repeat: int, results: dict) -> None:
              "launch, new process, warm disk cache (ms; tilec only)", times, ["tilec"])  # fmt: skip
         times = {"tilec": best([1000 * r["cpus"][index] for r in runs])}
         emit(results, f"the same, {what} launch (ms, CPU)", times, ["tilec"])
-    loaded = sorted({m.split(".")[1] for r in runs for m in r.get("cuda_python") or ()})
-    print(f"its first launch imported of cuda-python: "
-          f"{', '.join(f'cuda.{m}' for m in loaded) or 'nothing'}")  # fmt: skip
+    print_cuda_python("its", runs)
 
 
 def interp_rows(runner: Runner, repeat: int, results: dict) -> None:
-    caches = runner.fresh_caches()
-    spec = dict(what="launch_interp", side="tilec")
-    runner.run("tilec", spec, caches)  # writes the cache
-    runs = [runner.run("tilec", spec, caches) for _ in range(repeat)]
-    runs = [r for r in runs if "launches" in r]
+    runs = tilec_launch_runs(runner, "launch_interp", repeat, "interp launch rows")
     if not runs:
-        print("| interp launch rows | failed |")
         return
     for index, what in enumerate(("first", "second")):
         times = {"tilec": best([1000 * r["launches"][index] for r in runs])}
