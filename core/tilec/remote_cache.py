@@ -316,12 +316,13 @@ def _size(count: int) -> str:
     return f"{count / 1e6:.2f} MB" if count >= 1e6 else f"{count / 1e3:.1f} kB"
 
 
-def stamp(path: str | os.PathLike[str]) -> str:
+def stamp(path: str | os.PathLike[str], contents: bool | None = None) -> str:
     """What the compile-cache key takes of a file of the compiler's code: its size and
-    modification time, or, with a remote tier, a digest of its contents, so that hosts that
-    installed the same code at other times share entries. A `str` path costs no `Path` (a first
-    launch stamps some 250 files)."""
-    if not enabled():
+    modification time, or, with a remote tier (`contents`: None asks `enabled()`), a digest of
+    its contents, so that hosts that installed the same code at other times share entries. A
+    `str` path costs no `Path`, a `contents` given no settings look-up (a first launch stamps
+    some 250 files)."""
+    if not (enabled() if contents is None else contents):
         info = os.stat(path)
         return f"{info.st_size}:{info.st_mtime_ns}"
     with open(path, "rb") as file:

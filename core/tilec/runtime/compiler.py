@@ -425,9 +425,10 @@ def code_fingerprint(package: str) -> str:
     if module is None or getattr(module, "__file__", None) is None:
         return package
     digest = hashlib.sha256(package.encode())
+    contents = remote_cache.enabled()
     for relative, path in _module_files(os.path.dirname(module.__file__), ""):
         with contextlib.suppress(OSError):
-            digest.update(f"{relative}:{remote_cache.stamp(path)}\n".encode())
+            digest.update(f"{relative}:{remote_cache.stamp(path, contents)}\n".encode())
     return digest.hexdigest()
 
 
