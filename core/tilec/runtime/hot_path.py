@@ -313,14 +313,15 @@ class _BuiltLater:
             built = self._build()
             return MISS if built is None else built(grid, args, meta)
         thread = threading.Thread(target=self._build, name="tilec-native-launch")
+        with _builds_lock:  # listed before it starts: a fork in between sees it (`_before_fork`)
+            _builds[:] = [t for t in _builds if t.is_alive() or t.ident is None]  # or starting
+            _builds.append(thread)
         try:
             thread.start()
         except RuntimeError:  # no new threads (the interpreter is shutting down): Python's launch
+            with _builds_lock:
+                _builds.remove(thread)
             replace_fast(self.info, self, None)
-            return MISS
-        with _builds_lock:
-            _builds[:] = [t for t in _builds if t.is_alive()]
-            _builds.append(thread)
         return MISS
 
     def _build(self) -> FastLaunch | None:
