@@ -313,14 +313,16 @@ class _BuiltLater:
             built = self._build()
             return MISS if built is None else built(grid, args, meta)
         thread = threading.Thread(target=self._build, name="tilec-native-launch")
-        with _builds_lock:  # listed before it starts: a fork in between sees it (`_before_fork`)
-            _builds[:] = [t for t in _builds if t.is_alive() or t.ident is None]  # or starting
+        with _builds_lock:  # listed before it starts (a fork sees it), started when a wait does
+            _builds[:] = [t for t in _builds if t.is_alive()]
             _builds.append(thread)
-        try:
-            thread.start()
-        except RuntimeError:  # no new threads (the interpreter is shutting down): Python's launch
-            with _builds_lock:
+            try:
+                thread.start()
+                started = True
+            except RuntimeError:  # no new threads (the interpreter shutting down)
                 _builds.remove(thread)
+                started = False
+        if not started:  # the Python fast launch stays
             replace_fast(self.info, self, None)
         return MISS
 
