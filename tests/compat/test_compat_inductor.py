@@ -218,6 +218,46 @@ def test_inductors_triton_kernels_run_on_tilec(tmp_path):
     ]
 
 
+INDUCTOR_SPECIAL_FUNCTIONS = """
+    import tilec.as_triton
+    import torch
+    import torch._inductor.config as config
+    from tilec.runtime import cache
+
+    config.cpu_backend = "triton"
+    config.compile_threads = 1
+    torch.manual_seed(0)
+    x = torch.randn(500, dtype=torch.float64) * 3
+    y = torch.randn(500, dtype=torch.float64)
+    u = torch.rand(500, dtype=torch.float64)
+    for name, f, args in [
+        ("erfinv", torch.erfinv, (u * 2 - 1,)),
+        ("erfc", torch.erfc, (x,)),
+        ("erfcx", torch.special.erfcx, (x,)),
+        ("lgamma", torch.lgamma, (x,)),
+        ("ndtr", torch.special.ndtr, (x,)),
+        ("ndtri", torch.special.ndtri, (u,)),
+        ("nextafter", torch.nextafter, (x, y)),
+    ]:
+        expected = f(*args)
+        result = torch.compile(f)(*args)
+        torch._dynamo.reset()
+        print(name, torch.allclose(result, expected, rtol=1e-12, atol=1e-12, equal_nan=True))
+    print(sorted({k.backend.name for k in cache.memory.values() if k.name.startswith("triton_")}))
+"""
+
+
+def test_inductors_special_functions_run_on_tilec(tmp_path):
+    """torch's special functions, which Inductor's Triton code calls from
+    `tl.extra.libdevice` (`erfinv`, `erfc`, `erfcx`, `lgamma`, `nextafter`, ...), match torch's
+    own (float64, to 1e-12)."""
+    pytest.importorskip("torch")
+    out = run_code(tmp_path, INDUCTOR_SPECIAL_FUNCTIONS,
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))  # fmt: skip
+    names = ["erfinv", "erfc", "erfcx", "lgamma", "ndtr", "ndtri", "nextafter"]
+    assert out.splitlines() == [f"{name} True" for name in names] + ["['interp']"]
+
+
 def test_the_alias_steps_aside_for_inductor_when_told(tmp_path):
     """`TILEC_AS_TRITON_INDUCTOR=0`: Inductor is told there is no Triton; deactivating the alias
     gives Inductor its defaults back."""

@@ -356,6 +356,19 @@ from tilec.language.extra.libdevice_elementary import (  # noqa: E402, F401
     sinh,
     tan,
 )
+from tilec.language.extra.libdevice_special import (  # noqa: E402, F401
+    erfc,
+    erfcinv,
+    erfcx,
+    erfinv,
+    ldexp,
+    lgamma,
+    nextafter,
+    normcdf,
+    normcdfinv,
+    scalbn,
+    tgamma,
+)
 
 NAMES = sorted(
     name
