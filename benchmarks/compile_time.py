@@ -2,6 +2,7 @@
 
     python benchmarks/compile_time.py [--repeat 5] [--all] [--triton-python PYTHON]
         [--only import,add,matmul,attention,launch] [--json FILE] [--median] [--warm-tools]
+        [--profile-launch N]
 
 Rows, each side measured in fresh processes (one a measurement, best of `--repeat`, or with
 `--median` their median; the compile rows run the sides in turn, so that both see the same load):
@@ -26,7 +27,8 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
 - `launch` (GPU machine only; skipped with a note elsewhere): the vector add's first launch in
   a new process whose disk cache holds the kernel (written by an earlier process), then its
   second and third launches, on torch tensors, each followed by `torch.cuda.synchronize()`,
-  and which of cuda-python's modules the first launch imported (tilec's should import none).
+  and which of cuda-python's modules the first launch imported (tilec's should import none);
+  `--profile-launch N` adds a cProfile of tilec's first launch (its N costliest functions).
   tilec's second launch starts the native fast launch's build on a thread and launches through
   the Python fast path (`tilec.runtime.hot_path.native_in_background`); the third may too.
   Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements), and on the
@@ -178,9 +180,10 @@ def compile_triton(job: dict) -> dict:
     return dict(seconds=seconds, cpu=cpu, stages={})
 
 
-def launch(side: str) -> dict:
+def launch(side: str, profile: int = 0) -> dict:
     """The vector add's first three launches in this process (cache written by an earlier
-    one), each waited for; `skip` where there is no GPU."""
+    one), each waited for; `skip` where there is no GPU. With `profile`, the first launch's
+    cProfile (wall clock): its `profile` costliest functions by cumulative time, as text."""
     try:
         import torch
     except ImportError:
@@ -195,16 +198,31 @@ def launch(side: str) -> dict:
     x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
     out = torch.empty_like(x)
     torch.cuda.synchronize()
-    times, vendor = [], None
+    times, vendor, profiler = [], None, None
     for _ in range(3):
+        if profile and vendor is None:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
         begin = time.perf_counter()
         kernel[(front.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - begin)
         if vendor is None:  # what the first launch imported of cuda-python
             vendor = sorted(m for m in sys.modules if m.startswith(CUDA_PYTHON))
+            if profiler is not None:
+                profiler.disable()
     assert torch.equal(out, x + y)
-    return dict(imported=imported, launches=times, cuda_python=vendor)
+    found = dict(imported=imported, launches=times, cuda_python=vendor)
+    if profiler is not None:
+        import io
+        import pstats
+
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(profile)
+        found["profile"] = text.getvalue()
+    return found
 
 
 def launch_interp() -> dict:
@@ -267,7 +285,7 @@ def launch_fake() -> dict:
 
 def worker(spec: dict) -> dict:
     if spec["what"] == "launch":
-        return launch(spec["side"])
+        return launch(spec["side"], spec.get("profile", 0))
     if spec["what"] == "launch_fake":
         return launch_fake()
     if spec["what"] == "launch_interp":
@@ -357,6 +375,9 @@ def main() -> int:
                         help="tilec's fresh caches hold the ptxas an earlier process found")  # fmt: skip
     parser.add_argument("--median", action="store_true",
                         help="the median of the repeats, not the best")  # fmt: skip
+    parser.add_argument("--profile-launch", type=int, default=0, metavar="N",
+                        help="after the launch rows, a cProfile of tilec's first launch from the "
+                        "disk cache (one more process): its N costliest functions")  # fmt: skip
     args = parser.parse_args()
     global statistic
     statistic = STATISTIC["median" if args.median else "best"]
@@ -417,7 +438,7 @@ def main() -> int:
                      for s, runs in measured.items()}  # fmt: skip
             emit(results, f"{job['label']}, to cubin (ms, CPU with ptxas)", times, sides)
         if "launch" in only:
-            launch_rows(runner, sides, args.repeat, results)
+            launch_rows(runner, sides, args.repeat, results, args.profile_launch)
             interp_rows(runner, args.repeat, results)
             fake_gpu_rows(runner, args.repeat, results)
     if args.json:
@@ -425,10 +446,13 @@ def main() -> int:
     return 0
 
 
-def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) -> None:
+def launch_rows(
+    runner: Runner, sides: list[str], repeat: int, results: dict, profile: int = 0
+) -> None:
     firsts: dict[str, list] = {s: [] for s in sides}
+    folders: dict[str, dict] = {}
     for side in sides:
-        caches = runner.fresh_caches()
+        caches = folders[side] = runner.fresh_caches()
         warm = runner.run(side, dict(what="launch", side=side), caches)  # writes the cache
         if "skip" in warm or "error" in warm:
             reason = warm.get("skip") or warm.get("error")
@@ -448,6 +472,9 @@ def launch_rows(runner: Runner, sides: list[str], repeat: int, results: dict) ->
     emit(results, "import in that process (ms, wall)", times, measured)
     for side in measured:
         print_cuda_python(f"{side}'s", firsts[side])
+    if profile and "tilec" in measured:
+        spec = dict(what="launch", side="tilec", profile=profile)
+        print(runner.run("tilec", spec, folders["tilec"]).get("profile", "no profile"))
 
 
 def print_cuda_python(whose: str, runs: list[dict]) -> None:

@@ -7,6 +7,7 @@ from the disk cache in a new process imports no `cuda.bindings`."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import subprocess
@@ -96,6 +97,14 @@ def test_the_launch_call_takes_what_cuda_bindings_takes():
         (FUNCTION, (2, 1, 1), (64, 1, 1), 0, 0, [42]),
         (FUNCTION, (5, 1, 1), (64, 1, 1), 0, 0x7F00_0000_5000, [42]),
     ]
+
+
+def test_the_library_lives_as_long_as_its_functions():
+    """A LibCuda keeps what its lookup came from (here a fake's callbacks, which nothing else
+    holds): its functions stay callable (they pointed at freed callbacks, a crash)."""
+    api = libcuda.LibCuda(FakeLibCuda(device_count=3).lookup)
+    gc.collect()
+    assert api.cuInit(0) == (0,) and api.cuDeviceGetCount() == (0, 3)
 
 
 def test_handles_read_as_ints():

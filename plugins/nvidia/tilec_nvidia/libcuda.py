@@ -153,6 +153,7 @@ class LibCuda:
     )  # fmt: skip
 
     def __init__(self, lookup: Callable[[str], int | None]):
+        self._lookup = lookup  # keeps the library (or a fake's callbacks) alive with the functions
         symbol, params = _GET_PROC_ADDRESS
         address = lookup(symbol)
         if not address:
