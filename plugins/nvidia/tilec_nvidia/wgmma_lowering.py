@@ -151,45 +151,47 @@ def _store_pending(ctx: LoweringContext, operands: list[object]) -> list[SharedV
 @attrs.frozen
 class _Operand:
     """How one wgmma operand is addressed: K-major (K is its contiguous dimension) or MN-major
-    (the instruction's transpose bit), and this warpgroup's byte offset into it."""
+    (the instruction's transpose bit), and the descriptor of its first element for this
+    warpgroup (`base`)."""
 
     view: SharedView
     k_dim: int
-    extra: ir.Value
+    base: ir.Value
 
     @property
     def k_major(self) -> bool:
         return self.view.tile.contiguous_dim == self.k_dim
 
     def descriptor(self, ctx: LoweringContext, row: int, col: int) -> ir.Value:
-        """The matrix descriptor of the sub-matrix at (`row`, `col`) (module doc)."""
-        b = ctx.builder
-        tile = self.view.tile
-        lbo = 16 if self.k_major else tile.stored[0] * tile.swizzle
-        address = b.ptrtoint(self.view.base, I64)
-        address = b.add(address, b.zext(self.extra, I64))
-        address = b.add(address, I64(tile.linear_byte_offset(row, col)))
-        start = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
-        fields = (
-            ((lbo >> 4) << 16)
-            | ((8 * tile.swizzle >> 4) << 32)
-            | (SWIZZLE_MODE[tile.swizzle] << 62)
-        )
-        return b.or_(start, ir.Constant(I64, fields))
+        """The matrix descriptor of the sub-matrix at (`row`, `col`) (module doc): `base` plus
+        the sub-matrix's offset in 16-byte units, one 64-bit add of a constant as Triton's (the
+        start field counts 16-byte units of the shared-memory window, which fits its 14 bits,
+        and the tile and the warpgroup's offset are 16-byte aligned, so the sum carries into no
+        other field)."""
+        offset = self.view.tile.linear_byte_offset(row, col)
+        assert offset % 16 == 0, offset
+        return ctx.builder.add(self.base, I64(offset >> 4)) if offset else self.base
 
 
 def _operand(ctx: LoweringContext, view: SharedView, k_dim: int, start: ir.Value) -> _Operand:
     """`view` with this warpgroup's offset: `start` (its first row of A or column of B, along
     the dimension that is not K) as bytes: whole stored rows where that dimension is the stored
-    row, whole column blocks where it is the contiguous one."""
+    row, whole column blocks where it is the contiguous one; and the descriptor there."""
     b = ctx.builder
     tile = view.tile
-    if tile.contiguous_dim == k_dim:  # K-major: the warpgroup's rows or columns are stored rows
+    k_major = tile.contiguous_dim == k_dim
+    if k_major:  # the warpgroup's rows or columns are stored rows
         extra = b.mul(start, I32(tile.swizzle))
     else:
         block = b.udiv(start, I32(tile.block_cols))
         extra = b.mul(block, I32(tile.stored[0] * tile.swizzle))
-    return _Operand(view, k_dim, extra)
+    lbo = 16 if k_major else tile.stored[0] * tile.swizzle
+    address = b.add(b.ptrtoint(view.base, I64), b.zext(extra, I64))
+    start_field = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
+    fields = (
+        ((lbo >> 4) << 16) | ((8 * tile.swizzle >> 4) << 32) | (SWIZZLE_MODE[tile.swizzle] << 62)
+    )
+    return _Operand(view, k_dim, b.or_(start_field, ir.Constant(I64, fields)))
 
 
 HOIST_A_MIN_N = 128
