@@ -96,7 +96,12 @@ def first_launch(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("first-launch")
     script = folder / "program.py"
     script.write_text(textwrap.dedent(PROGRAM))
-    env = {**os.environ, "TILEC_CACHE_DIR": str(folder / "cache"), "TILEC_BACKEND": "nvidia"}
+    env = {
+        **os.environ,
+        "TILEC_CACHE_DIR": str(folder / "cache"),
+        "TILEC_BACKEND": "nvidia",
+        "TILEC_NVIDIA_LIBCUDA": "1",
+    }
     report = {}
     for _ in range(2):  # the first compiles and writes the cache
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

@@ -295,7 +295,12 @@ def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(
         pytest.skip("cuda-bindings is not installed")
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(PROGRAM.format(here=str(HERE))))
-    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path / "cache"), "TILEC_BACKEND": "nvidia"}
+    env = {
+        **os.environ,
+        "TILEC_CACHE_DIR": str(tmp_path / "cache"),
+        "TILEC_BACKEND": "nvidia",
+        "TILEC_NVIDIA_LIBCUDA": "1",
+    }
 
     def run() -> dict:
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

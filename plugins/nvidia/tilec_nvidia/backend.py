@@ -16,6 +16,7 @@ from tilec.backend import GpuBackend, GpuOptions, int_in_range, is_bool
 from tilec.settings import Setting
 from tilec_nvidia import __version__
 from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.libcuda import ENABLED as LIBCUDA
 
 PTXAS = Setting(
     "TILEC_PTXAS",
@@ -59,7 +60,7 @@ class NvidiaBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
-    settings = (PTXAS,)
+    settings = (PTXAS, LIBCUDA)
 
     def tool_path(self, name: str) -> str | None:
         if name != "ptxas":

@@ -37,7 +37,20 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from tilec.settings import Setting
+
 log = logging.getLogger(__name__)
+
+ENABLED = Setting(
+    "TILEC_NVIDIA_LIBCUDA",
+    "off (until it has run on a GPU)",
+    "When on, the nvidia backend makes a launch's CUDA driver calls through ctypes on "
+    "libcuda.so.1 (`tilec_nvidia.libcuda`): a program's first launch from the disk cache then "
+    "does not import cuda-bindings (about 15 ms). Off, every driver call goes through "
+    "cuda-bindings. Read at the process's first driver call.",
+)
+"""Off by default until the ctypes path has run on a GPU machine: its CPU tests run it on a fake
+libcuda (tests/nvidia/fake_libcuda.py), whose prototypes are cuda.h's, not the driver's ABI."""
 
 API_VERSION = 12000
 """The CUDA version whose entry points (and prototypes) are asked for: 12.0."""
@@ -293,12 +306,15 @@ _lock = threading.Lock()
 
 
 def driver_api() -> Any:
-    """The process's `LibCuda` on `libcuda.so.1`, made on first use; `cuda.bindings.driver`
-    where the library or one of its entry points is missing (then ImportError where cuda-bindings
+    """The process's `LibCuda` on `libcuda.so.1`, made on first use where `TILEC_NVIDIA_LIBCUDA`
+    is on; `cuda.bindings.driver` where it is off, or the library or one of its entry points is
+    missing (then ImportError where cuda-bindings
     is not installed)."""
     if _api:
         return _api[0]
     with _lock:
+        if not _api and not ENABLED.enabled():
+            _api.append(bindings())
         if not _api:
             try:
                 _api.append(LibCuda(_library_lookup()))
