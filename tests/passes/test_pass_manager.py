@@ -597,7 +597,14 @@ def core_pass_classes() -> list[type[Pass]]:
 
 def test_core_default_pipeline_order():
     pm = PassManager.from_classes(core_pass_classes())
-    assert names(pm.pipeline(stages=("tir",))) == ["inline", "canonicalize", "licm", "cse", "dce"]
+    assert names(pm.pipeline(stages=("tir",))) == [
+        "inline",
+        "canonicalize",
+        "combine-dot-add",
+        "licm",
+        "cse",
+        "dce",
+    ]
 
 
 def test_default_pipeline_with_plugins_respects_every_relation():
