@@ -2,22 +2,37 @@
 row-major with each row's 16-byte chunks permuted by its phase (`tilec.lowering.swizzle`), so a
 tensor-core accumulator's writer, whose lanes hold one column of 8 rows, no longer puts the 8
 rows in the same banks (8-way conflicts on every store of a matmul's epilogue), and rows read
-back 16 bytes a lane stay conflict-free. Checked by counting bank conflicts of the planned
-addresses, and on the CPU: a wgmma matmul with an f16 bias + ReLU epilogue on the emulator."""
+back 16 bytes a lane stay conflict-free; on sm_90 a 16-bit accumulator is written with `stmatrix`
+(`tilec_nvidia.matrix_store`). Checked by counting bank conflicts of the planned addresses, and
+on the CPU: a wgmma matmul with an f16 bias + ReLU epilogue on the emulator, with `stmatrix`
+emulated from the PTX ISA's description (below) and without it (the core's stores)."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
+import llvmlite.binding as llvm
+import mma_emulator
 import numpy as np
 import pytest
+from cpu_emulator import compile_kernel, launch
+from llvmlite import ir
 from test_lower_mma import _bits, _floats
-from test_lower_wgmma_emulated import run_emulated
+from wgmma_emulator import WgmmaHostTargetInfo
 
 import tilec
 import tilec.language as tl
 from tilec.dialects.gpu import BlockedEncodingAttr
+from tilec.ir.parser import parse_module
 from tilec.layout.mapping import thread_mapping
+from tilec.lowering import lower_module
+from tilec.lowering.context import I32, I64
 from tilec.lowering.layout_ops import scratch_tile, scratch_vector_width
-from tilec_nvidia import tensor_core_mapping  # noqa: F401  (registers #gpu.mma's mapping)
+from tilec_nvidia import (
+    matrix_store,
+    tensor_core_mapping,  # noqa: F401  (registers #gpu.mma's mapping)
+)
 from tilec_nvidia.tensor_core_layouts import MmaEncodingAttr
 
 RNG = np.random.default_rng(23)
@@ -94,6 +109,50 @@ def test_no_tile_where_it_cannot_apply():
     assert scratch_tile(wide, wide, 2) is not None
 
 
+_STMATRIX_FN = ctypes.CFUNCTYPE(
+    None, ctypes.c_int64, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
+)
+
+
+def _stmatrix(address: int, *registers: int) -> None:
+    """`stmatrix.sync.aligned.m8n8.x4.shared.b16`, per the PTX ISA: lanes `8i..8i+7` give the
+    addresses of rows 0..7 of matrix `i` (16 bytes each); row `r` of matrix `i` is register `i`
+    of lanes `4r..4r+3` (4 bytes each, in lane order). Each lane writes the row it addressed."""
+    lanes = mma_emulator._exchange((address, registers))
+    lane = mma_emulator.cpu_emulator._state[-1].local.tid % 32
+    matrix, row = divmod(lane, 8)
+    for part in range(4):
+        word = ctypes.c_int32(lanes[4 * row + part][1][matrix])
+        ctypes.memmove(address + 4 * part, ctypes.addressof(word), 4)
+
+
+@functools.cache
+def _register_stmatrix() -> object:
+    callback = _STMATRIX_FN(_stmatrix)
+    llvm.add_symbol("tilec_emu_stmatrix", ctypes.cast(callback, ctypes.c_void_p).value)
+    return callback
+
+
+class StmatrixHostTargetInfo(WgmmaHostTargetInfo):
+    """The wgmma emulator's target with NVIDIA's `store_matrix_fragments` (sm_90's stmatrix
+    path, `tilec_nvidia.matrix_store`) and an emulated `stmatrix`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        _register_stmatrix()
+
+    def store_matrix_fragments(self, ctx, source, tile, base) -> bool:
+        return matrix_store.store_fragments(self, ctx, source, tile, base)
+
+    def stmatrix(self, builder, address, registers) -> None:
+        where = builder.ptrtoint(address, I64)
+        fn = builder.module.globals.get("tilec_emu_stmatrix") or ir.Function(
+            builder.module, ir.FunctionType(ir.VoidType(), [I64, I32, I32, I32, I32]),
+            "tilec_emu_stmatrix",
+        )  # fmt: skip
+        builder.call(fn, [where, *registers])
+
+
 @tilec.jit
 def matmul_bias_relu(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, BLOCK_M: tl.constexpr,
                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
@@ -121,6 +180,7 @@ SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "
              "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
 
 
+@pytest.mark.parametrize("target", [StmatrixHostTargetInfo, WgmmaHostTargetInfo])
 @pytest.mark.parametrize(
     ("blocks", "warps", "stages", "sizes"),
     [
@@ -128,7 +188,7 @@ SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "
         ((128, 128, 64), 8, 2, (128, 128, 128)),  # two warpgroups, 256-byte rows of f16
     ],
 )
-def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes):
+def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes, target):
     m, n, k = sizes
     block_m, block_n, block_k = blocks
     kernel = tilec.compile(
@@ -143,7 +203,10 @@ def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes):
     bias = _bits(RNG.standard_normal(n), "fp16")
     c = np.full(m * n, np.nan, np.float16)
     grid = (-(-m // block_m), -(-n // block_n))
-    run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c, bias, m, n, k], grid)
+    lowered = lower_module(parse_module(gir, "k.gir"), target(), kernel.metadata["kernel"])
+    assert ("tilec_emu_stmatrix" in lowered.llvm_ir) == (target is StmatrixHostTargetInfo)
+    launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params,
+           [a.reshape(-1), b.reshape(-1), c, bias, m, n, k], grid, warps * 32)  # fmt: skip
     a64, b64 = (_floats(x, "fp16").astype(np.float64) for x in (a, b))
     expected = np.maximum(a64 @ b64 + _floats(bias, "fp16").astype(np.float64), 0.0)
     got = _floats(c.reshape(m, n), "fp16").astype(np.float64)

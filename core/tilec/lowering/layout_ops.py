@@ -43,7 +43,7 @@ from tilec.lowering.memory import (
     pack_access,
     unpack_access,
 )
-from tilec.lowering.swizzle import SwizzledTile
+from tilec.lowering.swizzle import SwizzledTile, swizzled_pointers
 
 
 @lowers(SplatOp)
@@ -267,12 +267,13 @@ def _through_shared(
 
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
     ctx.target.barrier(b)
-    width = scratch_vector_width(source.mapping, src_strides, nbytes)
-    access = ir.VectorType(mem_type, width) if width > 1 else mem_type
-    stores = addresses(source.mapping, src_strides, width)
-    for index, pointer in zip(range(0, len(source.values), width), stores, strict=True):
-        data = pack_access(b, source.values[index : index + width], access, is_bool)
-        b.store(data, pointer, align=width * nbytes)
+    if tile is None or not ctx.target.store_matrix_fragments(ctx, source, tile, base):
+        width = scratch_vector_width(source.mapping, src_strides, nbytes)
+        access = ir.VectorType(mem_type, width) if width > 1 else mem_type
+        stores = addresses(source.mapping, src_strides, width)
+        for index, pointer in zip(range(0, len(source.values), width), stores, strict=True):
+            data = pack_access(b, source.values[index : index + width], access, is_bool)
+            b.store(data, pointer, align=width * nbytes)
     ctx.target.barrier(b)
     width = scratch_vector_width(result_mapping, weights, nbytes)
     access = ir.VectorType(mem_type, width) if width > 1 else mem_type
@@ -324,41 +325,20 @@ def _wraps(mapping: ThreadMapping) -> bool:
 def _swizzled_addresses(
     ctx: LoweringContext, base: ir.Value, tile: SwizzledTile, mapping: ThreadMapping, width: int
 ) -> list[ir.Value]:
-    """The scratch address of every `width`-th register of `mapping` in `tile`.
-
-    A register's row and column are the thread's plus constants. Registers whose constants
-    differ by whole swizzle periods (`per_phase * max_phase` rows, `max_phase` chunks) have the
-    same phase and the same chunk permutation, so their offsets differ by a constant: the
-    swizzled offset is computed once for each class of registers, and each access adds its
-    constant (which ptxas folds into the instruction)."""
+    """The scratch pointer of every `width`-th register of `mapping` in `tile`: a register's
+    row (the leading dimensions flattened) and column are the thread's plus constants."""
     b = ctx.builder
     thread = ctx.thread_offsets(mapping)
     row_factors = [f // tile.cols for f in _strides(mapping.shape)[:-1]]
-    row_base: ir.Value | None = None
+    row = None
     for offset, factor in zip(thread[:-1], row_factors, strict=True):
         part = offset if factor == 1 else b.mul(offset, ir.Constant(I32, factor))
-        row_base = part if row_base is None else b.add(row_base, part)
-    row_period = tile.per_phase * tile.max_phase
-    col_period = tile.chunk_elements * tile.max_phase
-    classes: dict[tuple[int, int], ir.Value] = {}
-    pointers = []
-    for reg in mapping.registers[::width]:
-        row = sum(o * f for o, f in zip(reg[:-1], row_factors, strict=True))
-        col = reg[-1]
-        key = (row % row_period, col % col_period)
-        if key not in classes:
-            row_value = b.add(row_base, ir.Constant(I32, key[0])) if key[0] else row_base
-            col_value = b.add(thread[-1], ir.Constant(I32, key[1])) if key[1] else thread[-1]
-            offset = tile.emit_offset(b, row_value, col_value)
-            bytes_ = b.mul(offset, ir.Constant(I32, tile.element_bytes))
-            classes[key] = b.gep(base, [bytes_], source_etype=I8)
-        constant = (row - key[0]) * tile.cols + col - key[1]
-        pointer = classes[key]
-        if constant:
-            step = ir.Constant(I32, constant * tile.element_bytes)
-            pointer = b.gep(pointer, [step], source_etype=I8)
-        pointers.append(pointer)
-    return pointers
+        row = part if row is None else b.add(row, part)
+    offsets = [
+        (sum(o * f for o, f in zip(reg[:-1], row_factors, strict=True)), reg[-1])
+        for reg in mapping.registers[::width]
+    ]
+    return swizzled_pointers(b, base, tile, row, thread[-1], offsets)
 
 
 def _group_starts(ctx: LoweringContext, mapping: ThreadMapping, width: int):

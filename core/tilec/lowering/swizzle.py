@@ -79,6 +79,43 @@ class SwizzledTile:
         return b.add(b.add(stored_row, b.mul(chunk, I32(width))), within)
 
 
+def swizzled_pointers(
+    b: ir.IRBuilder,
+    base: ir.Value,
+    tile: SwizzledTile,
+    row: ir.Value,
+    col: ir.Value,
+    offsets: list[tuple[int, int]],
+) -> list[ir.Value]:
+    """The shared pointers of elements (`row + r`, `col + c`) of `tile` (not transposed) at
+    `base`, for each constant (`r`, `c`) of `offsets`, where `row` and `col` are a thread's i32
+    coordinates and no element wraps around the tile.
+
+    Offsets a whole swizzle period apart (`per_phase * max_phase` rows, `max_phase` chunks) have
+    the same phase and chunk permutation, so their element offsets differ by a constant: the
+    swizzled offset is computed once for each class of offsets, and each pointer adds its
+    constant (which the target's assembler folds into the access)."""
+    row_period = tile.per_phase * tile.max_phase
+    col_period = tile.chunk_elements * tile.max_phase
+    classes: dict[tuple[int, int], ir.Value] = {}
+    pointers = []
+    for r, c in offsets:
+        key = (r % row_period, c % col_period)
+        if key not in classes:
+            row_value = b.add(row, I32(key[0])) if key[0] else row
+            col_value = b.add(col, I32(key[1])) if key[1] else col
+            offset = tile.emit_offset(b, row_value, col_value)
+            nbytes = b.mul(offset, I32(tile.element_bytes))
+            classes[key] = b.gep(base, [nbytes], source_etype=ir.IntType(8))
+        constant = (r - key[0]) * tile.cols + c - key[1]
+        pointer = classes[key]
+        if constant:
+            step = I32(constant * tile.element_bytes)
+            pointer = b.gep(pointer, [step], source_etype=ir.IntType(8))
+        pointers.append(pointer)
+    return pointers
+
+
 @attrs.frozen
 class SharedView:
     """A lowered tensor in shared memory (a `gpu.local_load` into a shared encoding, such as
@@ -94,4 +131,4 @@ class SharedView:
         return SharedView(self.base, self.tile.transpose())
 
 
-__all__ = ["SharedView", "SwizzledTile"]
+__all__ = ["SharedView", "SwizzledTile", "swizzled_pointers"]

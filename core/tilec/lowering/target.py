@@ -252,6 +252,15 @@ class TargetInfo:
         and `c` hold there (AMD's: the lane's `kWidth` operand elements themselves)."""
         raise NotImplementedError(f"target {self.arch} has no tensor-core instructions")
 
+    def store_matrix_fragments(self, ctx: Any, source: Any, tile: Any, base: ir.Value) -> bool:
+        """Write the register tensor `source` (a `tilec.lowering.context.LTensor`) into the
+        scratch buffer of a conversion, the row-major swizzled `tile` (a
+        `tilec.lowering.swizzle.SwizzledTile`) at shared pointer `base`, with the target's
+        matrix stores where its layout fits them (a tensor-core accumulator's 8x8 fragments);
+        whether it did. False (the default): the core stores each thread's registers itself.
+        The core brackets the stores with barriers."""
+        return False
+
     def async_copy(
         self,
         builder: ir.IRBuilder,

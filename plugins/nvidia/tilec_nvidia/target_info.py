@@ -28,6 +28,7 @@ from tilec_nvidia import (
     cache_hints,
     capabilities,
     dot_operand,
+    matrix_store,
     mma_sync,
     nvmma_tile,
     tensor_cores,
@@ -310,9 +311,17 @@ class NvidiaTargetInfo(TargetInfo):
 
     mma = tensor_cores.mma
     ldmatrix = tensor_cores.ldmatrix
+    stmatrix = matrix_store.stmatrix
     async_copy = tensor_cores.async_copy
     async_commit = tensor_cores.async_commit
     async_wait = tensor_cores.async_wait
+
+    def store_matrix_fragments(self, ctx, source, tile, base) -> bool:
+        """`TargetInfo.store_matrix_fragments` with `stmatrix` where the arch has it
+        (`tilec_nvidia.matrix_store`)."""
+        if not capabilities.has(self.arch, "stmatrix"):
+            return False
+        return matrix_store.store_fragments(self, ctx, source, tile, base)
 
     wgmma = warpgroup.wgmma
     wgmma_fence = warpgroup.wgmma_fence
