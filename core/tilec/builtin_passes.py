@@ -3,7 +3,7 @@ passes and analyses, from one place.
 
 The plugin host registers this module first, as an ordinary plugin (`BUILTIN_PLUGINS`). The list
 order does not decide the pipeline order: the passes' declared relations do (inline, canonicalize,
-licm, cse, dce; assign-layouts, remove-layout-conversions).
+combine-dot-add, licm, cse, dce; assign-layouts, remove-layout-conversions).
 """
 
 from __future__ import annotations
