@@ -4,7 +4,7 @@ tensor-core accumulator's writer, whose lanes hold one column of 8 rows, no long
 rows in the same banks (8-way conflicts on every store of a matmul's epilogue), and rows read
 back 16 bytes a lane stay conflict-free; on sm_90 a 16-bit accumulator is written with `stmatrix`
 (`tilec_nvidia.matrix_store`). Checked by counting bank conflicts of the planned addresses, and
-on the CPU: a wgmma matmul with an f16 bias + ReLU epilogue on the emulator, with `stmatrix`
+on the CPU: wgmma and mma.sync matmuls with an f16 bias + ReLU epilogue on the emulator, with `stmatrix`
 emulated from the PTX ISA's description (below) and without it (the core's stores)."""
 
 from __future__ import annotations
@@ -186,6 +186,7 @@ SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "
     [
         ((64, 64, 32), 4, 3, (80, 96, 64)),  # ragged M and N, short K: two k-blocks
         ((128, 128, 64), 8, 2, (128, 128, 128)),  # two warpgroups, 256-byte rows of f16
+        ((32, 64, 32), 4, 2, (40, 72, 64)),  # M below 64: mma.sync's accumulator
     ],
 )
 def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes, target):
