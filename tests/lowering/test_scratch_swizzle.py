@@ -97,6 +97,36 @@ class _Flat:
         return row * self.cols + col
 
 
+@pytest.mark.parametrize(
+    ("source", "shape", "warps"),
+    [
+        (MmaEncodingAttr(3, (8, 1), (16, 256, 16)), (128, 256), 8),
+        (MmaEncodingAttr(3, (4, 1), (16, 64, 16)), (64, 64), 4),
+        (MmaEncodingAttr(2, (2, 2)), (64, 64), 4),
+    ],
+)
+def test_stmatrix_rows_have_no_bank_conflicts(source, shape, warps):
+    """Each stmatrix of `tilec_nvidia.matrix_store`'s plan writes four matrices; the 8 rows of
+    one (8 lanes, 16 bytes each) fall in 8 different 16-byte bank groups of the swizzled tile
+    (one wavefront a matrix), where the plain row-major buffer puts them in one (8-way)."""
+    mapping = thread_mapping(source, shape)
+    tile = scratch_tile(mapping, mapping, 2)
+    plan = matrix_store.fragment_plan(mapping)
+    assert tile is not None and plan is not None
+    matrices, groups = plan
+    for warp in range(warps):
+        base = [
+            o - r for o, r in zip(mapping.coords(0, warp)[0], mapping.registers[0], strict=True)
+        ]
+        for group in groups:
+            for row_offset, col_offset in matrices:
+                rows = [base[0] + group[0] + row_offset + i for i in range(8)]
+                col = base[1] + group[1] + col_offset
+                swizzled = {tile.offset(r, col) * 2 // 16 % 8 for r in rows}
+                plain = {_Flat(tile.cols).offset(r, col) * 2 // 16 % 8 for r in rows}
+                assert len(swizzled) == 8 and len(plain) == 1
+
+
 def test_no_tile_where_it_cannot_apply():
     """A single row, rows of one chunk, and replicated layouts (coordinates that wrap around the
     shape) keep the plain row-major buffer."""
