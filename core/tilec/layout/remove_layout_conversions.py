@@ -45,7 +45,6 @@ from tilec.dialects.scf_patterns import erase_for_iter_args
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import BlockArgument, Operation, OpResult, Value
 from tilec.ir.rewriting import Rewriter
-from tilec.ir.traits import Pure
 from tilec.ir.types import TensorType
 from tilec.layout.assign_layouts import (
     CHEAP_SOURCES,
@@ -55,6 +54,7 @@ from tilec.layout.assign_layouts import (
 )
 from tilec.layout.sink_conversions import convert_before, sink_conversions
 from tilec.passes.base import ModulePass, PassContext
+from tilec.passes.dead_code_elimination import iter_arg_slice
 
 
 class RemoveLayoutConversions(ModulePass):
@@ -295,7 +295,7 @@ def _drop_dead_carried(loop: ForOp) -> list[Value]:
         arg = block.args[1 + index]
         if result.has_uses():
             continue
-        chain = _own_chain(arg, terminator, index)
+        chain = iter_arg_slice(loop, index)
         if chain is None:
             continue
         terminator.set_operand(index, arg)  # type: ignore[union-attr]
@@ -307,27 +307,6 @@ def _drop_dead_carried(loop: ForOp) -> list[Value]:
     if dead:
         erase_for_iter_args(loop, dead, Rewriter())
     return read
-
-
-def _own_chain(arg: Value, terminator: Operation | None, index: int) -> list[Operation] | None:
-    """The pure ops computed from `arg` whose results go only to each other and to the yield's
-    operand `index`, in body order; None where any other use is met."""
-    chain: dict[Operation, None] = {}
-    work = [arg]
-    while work:
-        value = work.pop()
-        for user, position in value.uses:
-            if user is terminator:
-                if position != index:
-                    return None
-                continue
-            if user.parent is not terminator.parent or not user.has_trait(Pure) or user.regions:  # type: ignore[union-attr]
-                return None
-            if user not in chain:
-                chain[user] = None
-                work.extend(user.results)
-    order = {op: i for i, op in enumerate(terminator.parent.ops)}  # type: ignore[union-attr]
-    return sorted(chain, key=order.__getitem__)
 
 
 def _rebuilds_shape_ops(layout: object) -> bool:

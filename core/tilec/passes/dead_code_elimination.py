@@ -105,12 +105,12 @@ def _drop_unused_results(op: Operation, rewriter: Rewriter) -> None:
 def _dead_iter_arg(op: ForOp) -> int | None:
     """The first loop-carried value of `scf.for` `op` that nothing outside its own cycle uses."""
     for result in op.results:
-        if not result.has_uses() and _iter_arg_slice(op, result.index) is not None:
+        if not result.has_uses() and iter_arg_slice(op, result.index) is not None:
             return result.index
     return None
 
 
-def _iter_arg_slice(op: ForOp, index: int) -> list[Operation] | None:
+def iter_arg_slice(op: ForOp, index: int) -> list[Operation] | None:
     """The body ops computing only the next value of loop-carried value `index` (in body order),
     or None if the argument's value reaches anything else."""
     body = op.body.block
@@ -138,7 +138,7 @@ def _erase_dead_iter_arg(op: ForOp, index: int, rewriter: Rewriter) -> None:
     body = op.body.block
     terminator = body.last_op
     assert terminator is not None
-    slice_ops = _iter_arg_slice(op, index)
+    slice_ops = iter_arg_slice(op, index)
     assert slice_ops is not None
     terminator.set_operand(index, body.args[index + 1])
     for dead in reversed(slice_ops):
