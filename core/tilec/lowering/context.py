@@ -181,6 +181,16 @@ class LoweringContext:
         lanes = self.threads_per_warp
         return self._entry("warp", lambda b: b.udiv(self.thread_id(), ir.Constant(I32, lanes)))
 
+    def uniform_warp_id(self) -> ir.Value:
+        """`warp_id()` read back from lane 0 (`TargetInfo.shuffle_idx`), once in the prologue:
+        the same value, which the target's compiler then knows is the same in every lane (NVIDIA's
+        ptxas keeps what is computed from it, such as wgmma's descriptors, in uniform registers,
+        as it does Triton's warp id, read the same way)."""
+        return self._entry(
+            "uniform warp",
+            lambda b: self.target.shuffle_idx(b, self.warp_id(), ir.Constant(I32, 0)),
+        )
+
     def thread_offsets(self, mapping: ThreadMapping) -> list[ir.Value]:
         """Per dimension, this thread's unwrapped offset (see `tilec.layout.mapping`)."""
         return [self._dim_offset(d) for d in mapping.dims]

@@ -235,7 +235,7 @@ def _warp_group_dot(ctx: LoweringContext, op: WarpGroupDotOp) -> None:
     if len(acc.values) != reps_m * reps_n * regs:
         raise LoweringError(f"{location_prefix(op)}accumulator fragments do not match {layout}")
     # this warpgroup's first row and column, as byte offsets into A and B
-    warp = ctx.warp_id()
+    warp = ctx.uniform_warp_id()  # descriptors in uniform registers (no R2UR a wgmma)
     group_row = b.mul(b.udiv(b.urem(warp, I32(wm)), I32(WARPGROUP_WARPS)), I32(WARPGROUP_ROWS))
     group_col = b.mul(b.udiv(warp, I32(wm)), I32(instr_n))
     b_operand = _operand(ctx, bv, 0, group_col)
