@@ -72,19 +72,33 @@ def test_vector_add_runs_checked_against_the_interpreter():
     assert "vector_add: max abs error 0.0 (OK)" in done.stdout
 
 
-def _suite_passes(folder: str) -> None:
-    """`pytest folder` on the example backend (`_environment`), in a subprocess."""
+SHARDS = 4
+"""Each suite runs as this many subprocesses of its test files, so that pytest-xdist's workers
+share them (one suite in one test was the longest test of CI, alone on one core at the end)."""
+
+
+def _shard(folder: str, shard: int) -> list[str]:
+    """Every `SHARDS`-th test file of `folder` (its subfolders too), from the `shard`-th."""
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("test_*.py"))
+    assert files, f"no test files under {folder}"
+    return files[shard::SHARDS]
+
+
+def _suite_passes(folder: str, shard: int) -> None:
+    """`pytest` of a shard of `folder`'s files on the example backend (`_environment`), in a
+    subprocess."""
     _hostcpu()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_shard(folder, shard)],
         capture_output=True, text=True, cwd=ROOT, env=_environment(), timeout=TIMEOUT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert " passed" in done.stdout.splitlines()[-1]
 
 
-def test_the_language_conformance_suite_passes_on_it():
-    _suite_passes("tests/language")
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_language_conformance_suite_passes_on_it(shard):
+    _suite_passes("tests/language", shard)
 
 
 @tilec.jit
@@ -136,7 +150,8 @@ def test_loading_the_plugin_imports_neither_llvmlite_nor_its_driver():
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
-def test_the_compat_suite_passes_on_it():
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_the_compat_suite_passes_on_it(shard):
     """Triton's names, behaviours and tutorials (tests/compat, kernels written here, all of
     them) on the example backend, every launch checked against the interpreter."""
-    _suite_passes("tests/compat")
+    _suite_passes("tests/compat", shard)
