@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 from compat_names_helpers import run
-from test_compat_libdevice_special import ulps
+from test_compat_libdevice_elementary import ulps
 
 import tilec
 import tilec.language as tl

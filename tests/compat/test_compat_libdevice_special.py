@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from compat_helpers import compile_error
 from compat_names_helpers import run
+from test_compat_libdevice_elementary import ulps
 
 import tilec
 import tilec.language as tl
@@ -117,17 +118,6 @@ def exact_values(op: str, x: np.ndarray) -> np.ndarray:
                 if out[i] == 0 and op == "erfinv":
                     out[i] = math.copysign(0.0, value)
     return out
-
-
-def ulps(result: np.ndarray, exact: np.ndarray, dtype) -> np.ndarray:
-    """|result - exact| in ulps of the exact value rounded to `dtype` (0 where both are NaN or
-    they are equal)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        rounded = exact.astype(dtype)
-        same = (np.isnan(result) & np.isnan(rounded)) | (result == rounded)
-        spacing = np.spacing(np.abs(rounded)).astype(np.float64)
-        error = np.abs(result.astype(np.float64) - exact) / spacing
-    return np.where(same, 0.0, error)
 
 
 CASES = [(op, dtype) for op in EXACT for dtype in (np.float32, np.float64)]
