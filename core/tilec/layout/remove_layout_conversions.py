@@ -18,12 +18,13 @@ Cheap values also take in, as Triton's backward rematerialization does (its
 `isExpensiveLoadOrStore`): a conversion between register layouts of a cheap value; a load in a
 loop of fewer elements than the CTA has threads (not volatile, its pointers, mask and `other`
 cheap: the threads read a few words the cache holds, instead of a trip through shared memory
-with two barriers each iteration); and a value an `scf.for` carries whose initial value is cheap and whose yielded
-value is cheap given it (an index vector stepped each iteration, `offs_m += BLOCK_M`), which the
-loop then carries in the target layout too (a new loop-carried value; the old one is left to
-die). The last two only for targets outside the matrix units' operand layouts (`#gpu.dot_op`).
-The attention backward's softmax rows (`m`, `Delta`) and causal masks, indexed by a stepped
-`offs_m`, are computed in the accumulator's layout so, with no conversion left in its loops.
+with two barriers each iteration); and a value an `scf.for` carries whose initial value is
+cheap and whose yielded value is cheap given it (an index vector stepped each iteration,
+`offs_m += BLOCK_M`), which the loop then carries in the target layout too (a new loop-carried
+value; the old one, where nothing else uses it, is dropped). The last two only for targets
+outside the matrix units' operand layouts (`#gpu.dot_op`). The attention backward's softmax
+rows (`m`, `Delta`) and causal masks, indexed by a stepped `offs_m`, are computed in the
+accumulator's layout so, with no conversion left in its loops.
 
 Before all of this, `tilec.layout.sink_conversions` moves conversions out of `#gpu.mma` in loop
 bodies past the ops that can compute in it, so those stay in the tensor-core layout.
@@ -279,8 +280,10 @@ class _Remover:
             for value in operands:
                 if not isinstance(value, OpResult):
                     continue
-                if self.is_cheap(value) or isinstance(value.op, (ConvertLayoutOp, tile.LoadOp)):
+                if self.is_cheap(value) or isinstance(value.op, ConvertLayoutOp):
                     worklist.append(value.op)
+                elif isinstance(value.op, tile.LoadOp) and "volatile" not in value.op.attributes:
+                    worklist.append(value.op)  # a small load recomputed elsewhere
 
 
 def _drop_dead_carried(loop: ForOp) -> list[Value]:

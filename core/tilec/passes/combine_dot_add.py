@@ -45,7 +45,7 @@ class CombineDotAdd(ModulePass):
 
 
 def combine(add: Operation, rewriter: Rewriter) -> bool:
-    """Replace `add` (an `arith.addf` / `arith.addi`) of a foldable dot by one dot; whether it did."""
+    """Replace `add` (`arith.addf` / `arith.addi`) of a foldable dot by one dot; whether it did."""
     for index in (0, 1):
         dot = defining_op(add.operands[index])
         if isinstance(dot, DotOp) and foldable(dot, add):
