@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 
 import llvmlite.binding as llvm
 import mma_emulator
@@ -18,11 +19,9 @@ import numpy as np
 import pytest
 from cpu_emulator import compile_kernel, launch
 from llvmlite import ir
-from test_lower_mma import _bits, _floats
+from sweep_matmul_case import case_arrays, compile_case
 from wgmma_emulator import WgmmaHostTargetInfo
 
-import tilec
-import tilec.language as tl
 from tilec.dialects.gpu import BlockedEncodingAttr
 from tilec.ir.parser import parse_module
 from tilec.layout.mapping import thread_mapping
@@ -183,33 +182,6 @@ class StmatrixHostTargetInfo(WgmmaHostTargetInfo):
         builder.call(fn, [where, *registers])
 
 
-@tilec.jit
-def matmul_bias_relu(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, BLOCK_M: tl.constexpr,
-                     BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):  # fmt: skip
-    """The sweep's matmul (benchmarks/sweep_kernels.py) with a fused bias + ReLU, stored as f16."""
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    ks = tl.arange(0, BLOCK_K)
-    a_block = a_ptr + (rows % M)[:, None] * K + ks[None, :]
-    b_block = b_ptr + ks[:, None] * N + (cols % N)[None, :]
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for step in range(0, tl.cdiv(K, BLOCK_K)):
-        k_left = K - step * BLOCK_K
-        a = tl.load(a_block, mask=ks[None, :] < k_left, other=0.0)
-        b = tl.load(b_block, mask=ks[:, None] < k_left, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_block += BLOCK_K
-        b_block += BLOCK_K * N
-    bias = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-    acc = tl.maximum(acc + bias[None, :], 0.0)
-    inside = (rows[:, None] < M) & (cols[None, :] < N)
-    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16), mask=inside)
-
-
-SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "*fp16",
-             "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
-
-
 @pytest.mark.parametrize("target", [StmatrixHostTargetInfo, WgmmaHostTargetInfo])
 @pytest.mark.parametrize(
     ("blocks", "warps", "stages", "sizes"),
@@ -220,25 +192,16 @@ SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "bias_ptr": "
     ],
 )
 def test_bias_relu_epilogue_on_the_emulator(blocks, warps, stages, sizes, target):
-    m, n, k = sizes
-    block_m, block_n, block_k = blocks
-    kernel = tilec.compile(
-        matmul_bias_relu, SIGNATURE, dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k),
-        divisibility=["a_ptr", "b_ptr", "c_ptr", "bias_ptr", "N", "K"], backend="nvidia",
-        target="sm_90a", num_warps=warps, num_stages=stages,
-    )  # fmt: skip
+    """The sweep's matmul (benchmarks/sweep_kernels.py) with its bias + ReLU epilogue, f16."""
+    kernel = compile_case(sizes, "fp16", "fp16", blocks, warps, stages, True, target="sm_90a")
     gir = kernel.asm["gir"]  # the epilogue computes in #mma and converts the f16 values
-    assert f"arith.truncf %acc_3 : tensor<{block_m}x{block_n}xf16, #mma>" in gir
-    assert f"{block_m}x{block_n}xf32, #blocked" not in gir
-    a, b = _bits(RNG.standard_normal((m, k)), "fp16"), _bits(RNG.standard_normal((k, n)), "fp16")
-    bias = _bits(RNG.standard_normal(n), "fp16")
-    c = np.full(m * n, np.nan, np.float16)
-    grid = (-(-m // block_m), -(-n // block_n))
+    tile = f"{blocks[0]}x{blocks[1]}"
+    assert re.search(rf"arith.truncf %\S+ : tensor<{tile}xf16, #mma>", gir)
+    assert f"{tile}xf32, #blocked" not in gir
+    args, grid, results = case_arrays(RNG, sizes, "fp16", "fp16", blocks)
+    args[2][:] = np.nan  # C: NaN wherever nothing is stored
     lowered = lower_module(parse_module(gir, "k.gir"), target(), kernel.metadata["kernel"])
     assert ("tilec_emu_stmatrix" in lowered.llvm_ir) == (target is StmatrixHostTargetInfo)
-    launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params,
-           [a.reshape(-1), b.reshape(-1), c, bias, m, n, k], grid, warps * 32)  # fmt: skip
-    a64, b64 = (_floats(x, "fp16").astype(np.float64) for x in (a, b))
-    expected = np.maximum(a64 @ b64 + _floats(bias, "fp16").astype(np.float64), 0.0)
-    got = _floats(c.reshape(m, n), "fp16").astype(np.float64)
+    launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params, args, grid, warps * 32)
+    expected, got = results(True)
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=2e-3)
