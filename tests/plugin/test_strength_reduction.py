@@ -29,6 +29,19 @@ def reduce(source: str) -> tuple[bool, str]:
     return changed, print_module(module)
 
 
+def test_loading_the_plugin_imports_no_pass_and_no_ir():
+    """tilec loads every plugin to find a launch's backend: the pass (and the IR it uses) load
+    when passes are asked for, not then."""
+    code = (
+        "import sys, tilec_strength_reduction.plugin as p; "
+        "print(sorted(m for m in sys.modules if m.startswith(('tilec.dialects', "
+        "'tilec_strength_reduction.strength_reduction', 'tilec.passes'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 def test_the_pass_arrives_through_the_plugin_manager():
     [cls] = [cls for cls in load_pass_classes() if cls.name == "strength-reduction"]
     assert cls is StrengthReduction

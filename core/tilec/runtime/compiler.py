@@ -489,7 +489,11 @@ def _read_entry(
 
 
 def _parse_tir(text: str) -> Operation:
-    """The tir module of `text` (for the interp, which runs it)."""
+    """The tir module of `text` (for the interp, which runs it), with the core's dialects
+    registered: a launch from the disk cache may be the process's first use of the IR (a plugin
+    importing them on load had hidden that every such interp launch missed)."""
+    # deferred: GPU launches never parse IR
+    import tilec.dialects  # noqa: F401
     from tilec.ir.parser import parse_module  # deferred: GPU launches never parse IR
 
     return parse_module(text)
