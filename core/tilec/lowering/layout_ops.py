@@ -240,7 +240,8 @@ def _through_shared(
     src_strides = _strides(source.type.shape)
     result_mapping = LTensor(result_type, []).mapping
     tile = None
-    if weights == src_strides:  # read back by the same linear index: a swizzle may permute it
+    # read back by the same linear index: a swizzle may permute it
+    if weights == src_strides and ctx.target.swizzled_scratch:
         tile = scratch_tile(source.mapping, result_mapping, nbytes)
 
     scaled: dict[tuple[int, int], ir.Value] = {}

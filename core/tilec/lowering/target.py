@@ -41,6 +41,11 @@ class TargetInfo:
     where the target's LLVM backend turns them into its cache bits (AMDGPU does); a modifier
     not in it gets a plain access."""
 
+    swizzled_scratch: ClassVar[bool] = True
+    """Whether a conversion through shared memory uses the swizzled row-major tile
+    (`tilec.lowering.swizzle.SwizzledTile`: no bank conflicts for an accumulator's writer) where
+    the shapes allow it; False keeps the plain row-major buffer."""
+
     fp_fusion: bool = False
     """Whether floating-point multiplies, adds and subtracts are marked `contract` (LLVM may fuse
     them into FMAs): the compile's `enable_fp_fusion` (`tilec.pipeline.stages.make_llir`)."""

@@ -104,6 +104,9 @@ class AmdTargetInfo(TargetInfo):
     sync_scopes = {"cta": "workgroup", "gpu": "agent", "sys": None}
     inline_asm_constraints = "vsaIJABCDni"  # AMDGPU's register classes, inline constants
     cache_flags = CACHE_FLAGS  # Triton's cache modifiers as LLVM's volatile and nontemporal
+    # the plain scratch buffer, as before the swizzled one (6fb8468): with it, the attention
+    # example's 128x64, 8-warp config spilled VGPRs on gfx942 (tests/autotune), not yet studied
+    swizzled_scratch = False
 
     def __init__(
         self,
