@@ -46,6 +46,15 @@ def rng(request: pytest.FixtureRequest) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
+@pytest.fixture(autouse=True)
+def _seeded_torch(request: pytest.FixtureRequest) -> None:
+    """torch's generators (CPU and CUDA) seeded from the test's id, where torch is loaded: tests
+    that draw `torch.randn` inputs are reproducible, as those using `rng` are."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(zlib.crc32(request.node.nodeid.encode()))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def private_cache(tmp_path_factory: pytest.TempPathFactory):
     """The session's own `TILEC_CACHE_DIR` and `TILEC_CACHE_KEY_FILE` (tests may set their own)."""

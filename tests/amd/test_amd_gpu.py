@@ -15,10 +15,9 @@ pytestmark = pytest.mark.gpu
 sys.path.insert(0, "tests/frontend")
 
 
-def test_vector_add_numpy_and_device_arrays(private_cache):
+def test_vector_add_numpy_and_device_arrays(private_cache, rng):
     from frontend_kernels import add_kernel
 
-    rng = np.random.default_rng()
     n = 98432
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     out = np.full_like(x, np.nan)
@@ -31,11 +30,11 @@ def test_vector_add_numpy_and_device_arrays(private_cache):
 
 
 @pytest.mark.parametrize("num_warps", [1, 4, 8])
-def test_softmax_cross_wavefront_reduction(private_cache, num_warps):
+def test_softmax_cross_wavefront_reduction(private_cache, num_warps, rng):
     from frontend_kernels import softmax_kernel
 
     rows, cols = 37, 781
-    x = np.random.default_rng().standard_normal((rows, cols), dtype=np.float32)
+    x = rng.standard_normal((rows, cols), dtype=np.float32)
     out = np.full_like(x, np.nan)
     softmax_kernel[(rows,)](
         out, x, cols, cols, cols, BLOCK=1024, num_warps=num_warps, backend="amd", check=True
