@@ -338,6 +338,14 @@ def acos(x):
 
 
 # The elementary functions call the ones above (as `tl.extra.libdevice.copysign`, ...).
+from tilec.language.extra.libdevice_bessel import (  # noqa: E402, F401
+    cyl_bessel_i0,
+    cyl_bessel_i1,
+    j0,
+    j1,
+    y0,
+    y1,
+)
 from tilec.language.extra.libdevice_elementary import (  # noqa: E402, F401
     acosh,
     asinh,
