@@ -155,3 +155,26 @@ def test_the_gpu_backends_compile_them(backend, target):
         kernel = directed_kernel_for(name, ARITY[name[:-3]])
         tilec.compile(kernel, signature=sig, constexprs={"BLOCK": 64}, backend=backend,
                       target=target)  # fmt: skip
+
+
+def test_rsqrt_rn_is_correctly_rounded(rng):
+    """float32 1 / sqrt(x) to nearest: the float32 nearest the exact root (mpmath, 60 digits),
+    subnormal and power-of-4 arguments included, and IEEE's special values."""
+    mp = pytest.importorskip("mpmath")
+    x = (rng.uniform(0, 1, N) * 2.0 ** rng.integers(-149, 127, N)).astype(np.float32)
+    x[x == 0] = np.finfo(np.float32).smallest_subnormal
+    x[:16] = 4.0 ** np.arange(-8, 8)
+    x[16:24] = np.finfo(np.float32).smallest_subnormal * rng.integers(1, 2**20, 8)
+    x[24:29] = [0.0, -0.0, np.inf, -1.0, np.nan]
+    out = np.zeros(N, np.float32)
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "*fp32", "out_ptr": "*fp32"}
+    run(directed_kernel_for("rsqrt_rn", 1), sig, [x, x, x, out], BLOCK=N)
+    np.testing.assert_array_equal(out[24:29], [np.inf, -np.inf, 0.0, np.nan, np.nan])
+    with mp.workdps(60):
+        for value, result in zip(x[29:], out[29:], strict=True):
+            exact = 1 / mp.sqrt(mp.mpf(float(value)))
+            nearest = np.float32(float(exact))
+            candidates = [nearest, np.nextafter(nearest, np.float32(0)),
+                          np.nextafter(nearest, np.float32(np.inf))]  # fmt: skip
+            best = min(candidates, key=lambda c: abs(mp.mpf(float(c)) - exact))
+            assert result == best, (value, result, best)

@@ -362,6 +362,7 @@ from tilec.language.extra.libdevice_directed import (  # noqa: E402, F401
     rcp_rd,
     rcp_ru,
     rcp_rz,
+    rsqrt_rn,
     sqrt_rd,
     sqrt_ru,
     sqrt_rz,

@@ -1,7 +1,9 @@
 """libdevice's arithmetic with a directed rounding, written in `tl` and inlined where a kernel
 calls them (`tl.extra.libdevice` gives them with the others): `add`, `sub`, `mul`, `div`,
-`rcp`, `sqrt` with `_rz` (toward zero), `_rd` (down), `_ru` (up), for float32 and float64, and
-`fma_rz`, `fma_rd`, `fma_ru` for float32.
+`rcp`, `sqrt` with `_rz` (toward zero), `_rd` (down), `_ru` (up), for float32 and float64,
+`fma_rz`, `fma_rd`, `fma_ru` for float32, and `rsqrt_rn` (float32 `1 / sqrt(x)` rounded to
+nearest: the float64 estimate's float32 rounding, moved to a neighbour where the exact root lies
+beyond the midpoint `m` between them, as the exact sign of `m^2 x - 1` (an `fma`) says).
 
 Each computes the result rounded to nearest, then the sign of what that rounding left out,
 exactly, and steps the result once (`nextafter`) where it went the wrong way:
@@ -319,3 +321,24 @@ def fma_rd(x, y, z):
 def fma_ru(x, y, z):
     """x * y + z rounded once, up (float32)."""
     return _fma(x, y, z, "ru")
+
+
+@_inlined
+def rsqrt_rn(x):
+    """1 / sqrt(x) of float32 x rounded to nearest: +inf at +0, -inf at -0, +0 at +inf, NaN
+    below 0."""
+    tl.static_assert(
+        x.dtype == tl.float32, "libdevice.rsqrt_rn takes float32 (libdevice's frsqrt_rn)"
+    )
+    a = x.to(tl.float64)
+    f = (1.0 / tl.sqrt_rn(a)).to(tl.float32)
+    infinity = tl.full(f.shape, float("inf"), tl.float32)
+    up = tl.extra.libdevice.nextafter(f, infinity)
+    down = tl.extra.libdevice.nextafter(f, -infinity)
+    # m < 1 / sqrt(a) exactly where m^2 a < 1 (m has 25 bits: m^2 is exact, the fma rounds once)
+    m_up = 0.5 * (f.to(tl.float64) + up.to(tl.float64))
+    m_down = 0.5 * (f.to(tl.float64) + down.to(tl.float64))
+    r = tl.where(tl.fma(m_up * m_up, a, -1.0) < 0.0, up, f)
+    r = tl.where(tl.fma(m_down * m_down, a, -1.0) > 0.0, down, r)
+    regular = (a > 0.0) & (a < float("inf"))
+    return tl.where(regular, r, f)
