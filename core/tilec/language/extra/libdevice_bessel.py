@@ -190,35 +190,37 @@ _I1_FAR = (
 
 
 @_inlined
+def _j_small(a, order: tl.constexpr, zeros: tl.constexpr, near: tl.constexpr, mid: tl.constexpr):
+    """j0 or j1 (`order`) of float64 a in [0, 8]: the series with the first zero divided out on
+    [0, 4] (and a factor a for j1), with the second on [4, 8]."""
+    z1, z2 = zeros
+    below = (a - z1[0] - z1[1]) * (a + z1[0]) * _chebyshev(a * a * 0.125 - 1.0, near)
+    if order == 1:
+        below = a * below
+    above = (a - z2[0] - z2[1]) * _chebyshev((a - 6.0) * 0.5, mid)
+    return tl.where(a < 4.0, below, above)
+
+
+@_inlined
 def _j0_small(a):
-    """j0 of float64 a in [0, 8]."""
-    near = (a - _J0_Z1[0] - _J0_Z1[1]) * (a + _J0_Z1[0]) * _chebyshev(a * a * 0.125 - 1.0, _J0_NEAR)
-    mid = (a - _J0_Z2[0] - _J0_Z2[1]) * _chebyshev((a - 6.0) * 0.5, _J0_MID)
-    return tl.where(a < 4.0, near, mid)
+    return _j_small(a, 0, (_J0_Z1, _J0_Z2), _J0_NEAR, _J0_MID)
 
 
 @_inlined
 def _j1_small(a):
-    """j1 of float64 a in [0, 8]."""
-    near = (
-        a
-        * (a - _J1_Z1[0] - _J1_Z1[1])
-        * (a + _J1_Z1[0])
-        * _chebyshev(a * a * 0.125 - 1.0, _J1_NEAR)
-    )
-    mid = (a - _J1_Z2[0] - _J1_Z2[1]) * _chebyshev((a - 6.0) * 0.5, _J1_MID)
-    return tl.where(a < 4.0, near, mid)
+    return _j_small(a, 1, (_J1_Z1, _J1_Z2), _J1_NEAR, _J1_MID)
 
 
 @_inlined
 def _hankel(a, p_coeffs: tl.constexpr, q_coeffs: tl.constexpr):
     """(sqrt(1 / (pi a)) P, sqrt(1 / (pi a)) Q, sin(a), cos(a)) for float64 a >= 8 (any a: the
     caller selects)."""
-    inv = 8.0 / tl.maximum(a, 8.0)
+    x = tl.maximum(a, 8.0)
+    inv = 8.0 / x
     u = 2.0 * inv * inv - 1.0
-    scale = tl.sqrt(_ONE_OVER_PI / tl.maximum(a, 8.0))
+    scale = tl.sqrt(_ONE_OVER_PI / x)
     p = scale * _chebyshev(u, p_coeffs)
-    q = scale * _chebyshev(u, q_coeffs) / tl.maximum(a, 8.0)
+    q = scale * _chebyshev(u, q_coeffs) / x
     return p, q, tl.sin(a), tl.cos(a)
 
 
@@ -246,16 +248,21 @@ def j1(x):
 
 
 @_inlined
+def _y_edges(w, r):
+    """y0's and y1's values at the ends: 0 at +inf, -inf at 0, NaN below 0."""
+    r = tl.where(w == float("inf"), 0.0, r)
+    r = tl.where(w == 0.0, -float("inf"), r)
+    return tl.where(w < 0.0, float("nan"), r)
+
+
+@_inlined
 def y0(x):
     """The Bessel function of the second kind of order 0: -inf at 0, NaN below."""
     w = _wide(x, "y0")
     p, q, s, c = _hankel(w, _P0, _Q0)
     far = p * (s - c) + q * (c + s)
     near = _TWO_OVER_PI * _j0_small(w) * tl.log(w) + _chebyshev(w * w * 0.03125 - 1.0, _Y0_REST)
-    r = tl.where(w <= 8.0, near, far)
-    r = tl.where(w == float("inf"), 0.0, r)
-    r = tl.where(w == 0.0, -float("inf"), r)
-    return tl.where(w < 0.0, float("nan"), r).to(x.dtype)
+    return _y_edges(w, tl.where(w <= 8.0, near, far)).to(x.dtype)
 
 
 @_inlined
@@ -266,10 +273,7 @@ def y1(x):
     far = q * (s - c) - p * (s + c)
     rest = w * _chebyshev(w * w * 0.03125 - 1.0, _Y1_REST)
     near = _TWO_OVER_PI * (_j1_small(w) * tl.log(w) - 1.0 / w) + rest
-    r = tl.where(w <= 8.0, near, far)
-    r = tl.where(w == float("inf"), 0.0, r)
-    r = tl.where(w == 0.0, -float("inf"), r)
-    return tl.where(w < 0.0, float("nan"), r).to(x.dtype)
+    return _y_edges(w, tl.where(w <= 8.0, near, far)).to(x.dtype)
 
 
 @_inlined

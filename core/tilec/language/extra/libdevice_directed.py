@@ -23,6 +23,7 @@ not compute: it is a located error.
 
 from tilec import language as tl
 from tilec.frontend.kernel import KernelFunction as _inlined
+from tilec.language.extra.libdevice_elementary import _check_floats
 from tilec.language.extra.libdevice_rounding import _directed, _from_double
 
 _F64_MAX = 1.7976931348623157e308
@@ -35,16 +36,6 @@ _UP = 1.6069380442589903e60
 """2**200."""
 _DOWN = 6.223015277861142e-61
 """2**-200."""
-_F32_MAX = 3.4028234663852886e38
-
-
-@_inlined
-def _floats(x, y, name: tl.constexpr):
-    tl.static_assert(
-        (x.dtype == tl.float32 or x.dtype == tl.float64) and x.dtype == y.dtype,
-        "libdevice." + name + " takes two float32 or two float64 values",
-    )
-    return x
 
 
 @_inlined
@@ -53,8 +44,7 @@ def _to_float32(s, rest, mode: tl.constexpr):
     `mode`: `s`'s directed rounding, stepped where s is a float32 itself and the rest is not 0."""
     f = _from_double(s, mode)
     exact = f.to(tl.float64) == s
-    stepped = _directed(f, rest < 0.0, rest > 0.0, (s < 0.0) | ((s == 0.0) & (rest < 0.0)), mode)
-    return tl.where(exact & (rest != 0.0), stepped, f)
+    return tl.where(exact & (rest != 0.0), _stepped(f, rest, mode), f)
 
 
 @_inlined
@@ -136,7 +126,8 @@ def _div(x, y, mode: tl.constexpr):
         a = x.to(tl.float64)
         b = y.to(tl.float64)
         q = a / b
-        rest = tl.where(b < 0.0, -(a - q * b), a - q * b)  # exact once q is a float32
+        rest = a - q * b  # exact once q is a float32
+        rest = tl.where(b < 0.0, -rest, rest)
         rest = tl.where((tl.abs(q) < float("inf")) & (b != 0.0), rest, 0.0)
         r = _to_float32(q, rest, mode)
     else:
@@ -197,94 +188,106 @@ def _fma(x, y, z, mode: tl.constexpr):
 @_inlined
 def add_rz(x, y):
     """x + y rounded toward zero."""
-    return _add(_floats(x, y, "add_rz"), y, "rz")
+    _check_floats(x, y, "add_rz")
+    return _add(x, y, "rz")
 
 
 @_inlined
 def add_rd(x, y):
     """x + y rounded down."""
-    return _add(_floats(x, y, "add_rd"), y, "rd")
+    _check_floats(x, y, "add_rd")
+    return _add(x, y, "rd")
 
 
 @_inlined
 def add_ru(x, y):
     """x + y rounded up."""
-    return _add(_floats(x, y, "add_ru"), y, "ru")
+    _check_floats(x, y, "add_ru")
+    return _add(x, y, "ru")
 
 
 @_inlined
 def sub_rz(x, y):
     """x - y rounded toward zero."""
-    return _add(_floats(x, y, "sub_rz"), -y, "rz")
+    _check_floats(x, y, "sub_rz")
+    return _add(x, -y, "rz")
 
 
 @_inlined
 def sub_rd(x, y):
     """x - y rounded down."""
-    return _add(_floats(x, y, "sub_rd"), -y, "rd")
+    _check_floats(x, y, "sub_rd")
+    return _add(x, -y, "rd")
 
 
 @_inlined
 def sub_ru(x, y):
     """x - y rounded up."""
-    return _add(_floats(x, y, "sub_ru"), -y, "ru")
+    _check_floats(x, y, "sub_ru")
+    return _add(x, -y, "ru")
 
 
 @_inlined
 def mul_rz(x, y):
     """x * y rounded toward zero."""
-    return _mul(_floats(x, y, "mul_rz"), y, "rz")
+    _check_floats(x, y, "mul_rz")
+    return _mul(x, y, "rz")
 
 
 @_inlined
 def mul_rd(x, y):
     """x * y rounded down."""
-    return _mul(_floats(x, y, "mul_rd"), y, "rd")
+    _check_floats(x, y, "mul_rd")
+    return _mul(x, y, "rd")
 
 
 @_inlined
 def mul_ru(x, y):
     """x * y rounded up."""
-    return _mul(_floats(x, y, "mul_ru"), y, "ru")
+    _check_floats(x, y, "mul_ru")
+    return _mul(x, y, "ru")
 
 
 @_inlined
 def div_rz(x, y):
     """x / y rounded toward zero."""
-    return _div(_floats(x, y, "div_rz"), y, "rz")
+    _check_floats(x, y, "div_rz")
+    return _div(x, y, "rz")
 
 
 @_inlined
 def div_rd(x, y):
     """x / y rounded down."""
-    return _div(_floats(x, y, "div_rd"), y, "rd")
+    _check_floats(x, y, "div_rd")
+    return _div(x, y, "rd")
 
 
 @_inlined
 def div_ru(x, y):
     """x / y rounded up."""
-    return _div(_floats(x, y, "div_ru"), y, "ru")
+    _check_floats(x, y, "div_ru")
+    return _div(x, y, "ru")
 
 
 @_inlined
 def rcp_rz(x):
     """1 / x rounded toward zero."""
-    one = tl.full(x.shape, 1.0, _floats(x, x, "rcp_rz").dtype)
-    return _div(one, x, "rz")
+    _check_floats(x, x, "rcp_rz")
+    return _div(tl.full(x.shape, 1.0, x.dtype), x, "rz")
 
 
 @_inlined
 def rcp_rd(x):
     """1 / x rounded down."""
-    one = tl.full(x.shape, 1.0, _floats(x, x, "rcp_rd").dtype)
-    return _div(one, x, "rd")
+    _check_floats(x, x, "rcp_rd")
+    return _div(tl.full(x.shape, 1.0, x.dtype), x, "rd")
 
 
 @_inlined
 def rcp_ru(x):
     """1 / x rounded up."""
-    one = tl.full(x.shape, 1.0, _floats(x, x, "rcp_ru").dtype)
-    return _div(one, x, "ru")
+    _check_floats(x, x, "rcp_ru")
+    return _div(tl.full(x.shape, 1.0, x.dtype), x, "ru")
 
 
 @_inlined

@@ -23,7 +23,8 @@ _BIG = 268435456.0
 
 
 @_inlined
-def _wide(x, name: tl.constexpr):
+def _check_float(x, name: tl.constexpr):
+    """A located error naming libdevice's `name` unless `x` is float32 or float64."""
     tl.static_assert(
         x.dtype == tl.float32 or x.dtype == tl.float64,
         "libdevice."
@@ -34,6 +35,22 @@ def _wide(x, name: tl.constexpr):
         + name
         + ")",
     )
+
+
+@_inlined
+def _check_floats(x, y, name: tl.constexpr):
+    """A located error naming libdevice's `name` unless `x` and `y` are both float32 or both
+    float64."""
+    tl.static_assert(
+        (x.dtype == tl.float32 or x.dtype == tl.float64) and x.dtype == y.dtype,
+        "libdevice." + name + " takes two float32 or two float64 values",
+    )
+
+
+@_inlined
+def _wide(x, name: tl.constexpr):
+    """`x` in float64, float32 or float64 `x` only (`_check_float`)."""
+    _check_float(x, name)
     return x.to(tl.float64)
 
 

@@ -14,7 +14,15 @@ quotient rounded to even), `fdim`, `ilogb` and `logb` are exact.
 
 from tilec import language as tl
 from tilec.frontend.kernel import KernelFunction as _inlined
-from tilec.language.extra.libdevice_elementary import _wide, hypot, log10, pow, tan
+from tilec.language.extra.libdevice_elementary import (
+    _check_float,
+    _check_floats,
+    _wide,
+    hypot,
+    log10,
+    pow,
+    tan,
+)
 from tilec.language.extra.libdevice_integer import clz
 from tilec.language.extra.libdevice_special import _high_half
 
@@ -157,11 +165,7 @@ def rnorm4d(a, b, c, d):
 def remainder(x, y):
     """IEEE's remainder x - n y, n the quotient rounded to even: exact (fdlibm's method: the
     remainder by 2|y|, then at most two subtractions of |y|); NaN for y = 0 or infinite x."""
-    tl.static_assert(
-        (x.dtype == tl.float32 or x.dtype == tl.float64) and x.dtype == y.dtype,
-        "libdevice.remainder takes two float32 or two float64 values (libdevice's remainderf "
-        "and remainder)",
-    )
+    _check_floats(x, y, "remainder")
     p = tl.abs(y)
     r = tl.abs(x % (p + p))
     r = tl.where(p + p == float("inf"), tl.abs(x), r)
@@ -177,10 +181,7 @@ def remainder(x, y):
 @_inlined
 def fdim(x, y):
     """x - y where x > y, else +0; NaN where either is."""
-    tl.static_assert(
-        (x.dtype == tl.float32 or x.dtype == tl.float64) and x.dtype == y.dtype,
-        "libdevice.fdim takes two float32 or two float64 values (libdevice's fdimf and fdim)",
-    )
+    _check_floats(x, y, "fdim")
     r = tl.where(x > y, x - y, 0.0)
     return tl.where((x != x) | (y != y), x + y, r)
 
@@ -188,11 +189,7 @@ def fdim(x, y):
 @_inlined
 def _exponent(x, name: tl.constexpr):
     """The unbiased binary exponent of finite nonzero x (subnormals included), as int32."""
-    tl.static_assert(
-        x.dtype == tl.float32 or x.dtype == tl.float64,
-        "libdevice." + name + " takes float32 or float64 (libdevice's " + name + "f and " + name
-        + ")",
-    )  # fmt: skip
+    _check_float(x, name)
     if x.dtype == tl.float64:
         bits = x.to(tl.int64, bitcast=True) & 0x7FFFFFFFFFFFFFFF
         biased = (bits >> 52).to(tl.int32)

@@ -29,7 +29,7 @@ and 4e-16).
 
 from tilec import language as tl
 from tilec.frontend.kernel import KernelFunction as _inlined
-from tilec.language.extra.libdevice_elementary import _wide
+from tilec.language.extra.libdevice_elementary import _check_floats, _wide
 
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _INV_SQRT2 = 0.7071067811865476
@@ -326,11 +326,7 @@ def scalbn(x, n):
 @_inlined
 def nextafter(x, y):
     """The float after x in the direction of y (y where they are equal, NaN where either is)."""
-    tl.static_assert(
-        (x.dtype == tl.float32 or x.dtype == tl.float64) and x.dtype == y.dtype,
-        "libdevice.nextafter takes two float32 or two float64 values (libdevice's nextafterf "
-        "and nextafter)",
-    )
+    _check_floats(x, y, "nextafter")
     if x.dtype == tl.float64:
         bits = tl.int64
         tiny = 5e-324
