@@ -211,7 +211,8 @@ def test_a_child_forked_during_a_build_builds_none(gpu, monkeypatch):
     the Python fast launch (the parent's build may have held the JIT's locks)."""
     monkeypatch.setattr(hot_path, "_builds", [])
     monkeypatch.setattr(hot_path, "_builds_lock", threading.Lock())
-    monkeypatch.setattr(hot_path, "_no_builds", [False, False])
+    monkeypatch.setattr(hot_path, "_building_at_fork", False)
+    monkeypatch.setattr(hot_path, "_no_builds", False)
     _started, release = hold_builds(monkeypatch)
     kernel = make_kernel()
     launch = kernel[(2,)]

@@ -252,22 +252,25 @@ starts the build going on through the Python fast launch, or by that launch itse
 
 _builds: list[threading.Thread] = []
 _builds_lock = threading.Lock()
-_no_builds = [False, False]
-"""[whether a build was running at the last fork, whether this process builds none]."""
+_building_at_fork = False
+"""Whether a build was running at the last fork."""
+_no_builds = False
+"""Whether this process builds no native launches (a child forked during a build)."""
 
 
 def _before_fork() -> None:
-    _no_builds[0] = any(thread.is_alive() for thread in _builds)
+    global _building_at_fork
+    _building_at_fork = any(thread.is_alive() for thread in _builds)
 
 
 def _after_fork_in_child() -> None:
     """A build that was running in the parent is no thread here, and may have held the JIT's
     locks: a child forked during one builds no native launches (its launches take the Python
     fast launch, as they do in any case until a build is done)."""
-    global _builds_lock
+    global _builds_lock, _no_builds
     _builds_lock = threading.Lock()
     _builds.clear()
-    _no_builds[1] = _no_builds[1] or _no_builds[0]
+    _no_builds = _no_builds or _building_at_fork
 
 
 os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
@@ -306,7 +309,7 @@ class _BuiltLater:
     def __call__(self, grid: Any, args: tuple, meta: dict) -> Any:
         if not self.building.acquire(blocking=False):
             return MISS
-        if _no_builds[1]:
+        if _no_builds:
             replace_fast(self.info, self, None)
             return MISS
         if not native_in_background:
