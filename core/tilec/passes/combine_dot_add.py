@@ -23,8 +23,8 @@ from tilec.dialects.tile import DotOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.rewriting import Rewriter, defining_op
-from tilec.ir.traits import ConstantLike
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
+from tilec.passes.canonicalize import constant_value
 
 
 class CombineDotAdd(ModulePass):
@@ -76,10 +76,7 @@ def _imprecise(dot: DotOp) -> bool:
 
 def is_zero(value: Value) -> bool:
     """Whether `value` is a constant zero (a splat; +0 or -0)."""
-    op = defining_op(value)
-    if op is None or not op.has_trait(ConstantLike):
-        return False
-    attr = op.attributes.get("value")
+    attr = constant_value(value)
     if isinstance(attr, DenseAttr):
         attr = attr.value
     return isinstance(attr, (IntegerAttr, FloatAttr)) and attr.value == 0
