@@ -197,20 +197,13 @@ class LoweringContext:
 
     def _dim_offset(self, d: Any) -> ir.Value:
         def make(b: ir.IRBuilder) -> ir.Value:
-            # no division by 1, product by 1 or sum with 0: LLVM would fold them, but only
-            # after parsing and combining them for every thread offset of the kernel
-            total: ir.Value | None = None
-            for ident, div, count, scale in (
-                (self.lane_id(), d.lane_div, d.lane_count, d.lane_scale),
-                (self.warp_id(), d.warp_div, d.warp_count, d.warp_scale),
-            ):
-                if count == 1:
-                    continue
-                coord = ident if div == 1 else b.udiv(ident, ir.Constant(I32, div))
-                coord = b.urem(coord, ir.Constant(I32, count))
-                term = coord if scale == 1 else b.mul(coord, ir.Constant(I32, scale))
-                total = term if total is None else b.add(total, term)
-            return ir.Constant(I32, 0) if total is None else total
+            lane_id, warp_id = self.lane_id(), self.warp_id()
+            lane = offset_part(b, lane_id, d.lane_div, d.lane_count, d.lane_scale)
+            warp = offset_part(b, warp_id, d.warp_div, d.warp_count, d.warp_scale)
+            if lane is None or warp is None:
+                total = warp if lane is None else lane
+                return ir.Constant(I32, 0) if total is None else total
+            return b.add(lane, warp)
 
         return self._entry(("dim", d), make)
 
@@ -357,6 +350,19 @@ def location_prefix(op: Operation | None) -> str:
 _where = location_prefix  # the core lowering's short name for it
 
 
+def offset_part(
+    b: ir.IRBuilder, ident: ir.Value, div: int, count: int, scale: int
+) -> ir.Value | None:
+    """`(ident / div) % count * scale`, a lane's or a warp's part of a thread offset; None where
+    `count` is 1 (no part). No division by 1 or product by 1: LLVM would fold them, but only
+    after parsing and combining them for every thread offset of the kernel."""
+    if count == 1:
+        return None
+    coord = ident if div == 1 else b.udiv(ident, ir.Constant(I32, div))
+    coord = b.urem(coord, ir.Constant(I32, count))
+    return coord if scale == 1 else b.mul(coord, ir.Constant(I32, scale))
+
+
 __all__ = [
     "BF16",
     "F16",
@@ -377,4 +383,5 @@ __all__ = [
     "location_prefix",
     "lowers",
     "memory_type",
+    "offset_part",
 ]

@@ -20,7 +20,7 @@ import functools
 from llvmlite import ir
 
 from tilec.layout.mapping_types import ThreadMapping
-from tilec.lowering.context import I32, LoweringContext, LTensor, call_intrinsic
+from tilec.lowering.context import I32, LoweringContext, LTensor, call_intrinsic, offset_part
 from tilec.lowering.matrix_units import pack_registers
 from tilec.lowering.swizzle import SwizzledTile, swizzled_pointers
 from tilec_nvidia.capabilities import require
@@ -106,13 +106,8 @@ def _pair(ctx: LoweringContext, values: list[ir.Value]) -> ir.Value:
 
 def _warp_offset(ctx: LoweringContext, d) -> ir.Value:
     """The offset along one dimension of the warp's lane 0 (the lane ids' part left out)."""
-    if d.warp_count == 1:
-        return I32(0)
-    b = ctx.builder
-    warp = ctx.warp_id()
-    coord = warp if d.warp_div == 1 else b.udiv(warp, I32(d.warp_div))
-    coord = b.urem(coord, I32(d.warp_count))
-    return coord if d.warp_scale == 1 else b.mul(coord, I32(d.warp_scale))
+    part = offset_part(ctx.builder, ctx.warp_id(), d.warp_div, d.warp_count, d.warp_scale)
+    return I32(0) if part is None else part
 
 
 def _select(b: ir.IRBuilder, index: ir.Value, values: list[int]) -> ir.Value:
