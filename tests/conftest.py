@@ -1,6 +1,7 @@
 """Shared by every test folder: `gpu`-marked tests in a backend's folder (tests/nvidia, tests/amd)
-are skipped, with the reason, where that backend cannot run; every test (and the processes it
-starts) uses a private cache folder and cache key, never the user's."""
+are skipped, with the reason, where that backend cannot run; a test that needs a backend plugin
+the machine has not installed is skipped, naming it (`requires_backends`); every test (and the
+processes it starts) uses a private cache folder and cache key, never the user's."""
 
 from __future__ import annotations
 
@@ -18,9 +19,29 @@ import pytest
 HERE = Path(__file__).parent
 GPU_FOLDERS = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
 """Folders of backend tests: the backend's name -> what its `gpu` tests need."""
+PROJECT_BACKENDS = {
+    "interp": "plugins/interp",
+    "nvidia": "plugins/nvidia",
+    "amd": "plugins/amd",
+    "hostcpu": "examples/plugins/tilec-hostcpu",
+}
+"""The backends this repository's plugins provide -> the plugin's folder (`pip install -e` it)."""
+BACKEND_PARAMETERS = ("backend", "owner")
+"""Test parameters whose string value names a backend the test needs (a vendor's options are
+known only where its plugin is installed: `owner`)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "requires_backends(*names): needs these backends' plugins installed (skipped, naming the"
+        " missing one, where it is not; a `backend` or `owner` parameter naming one of"
+        " PROJECT_BACKENDS needs it too)",
+    )
+    _private_collection_cache(config)
+
+
+def _private_collection_cache(config: pytest.Config) -> None:
     """A private cache folder and key from the start: a test module's import may already use
     them (a `skipif(find_ptxas() is None)` remembers the ptxas found, `tilec_nvidia.ptxas_memo`);
     `private_cache` gives the tests their own once they run."""
@@ -102,3 +123,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not availability:
             reason = f"needs {GPU_FOLDERS[backend]} ({availability.reason})"
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def backends_needed(item: pytest.Item) -> list[str]:
+    """The backends `item` needs: its `requires_backends` markers' names and the values of its
+    `BACKEND_PARAMETERS` that name one of `PROJECT_BACKENDS` (a parameter such as
+    `backend="cuda"`, a test of the unknown-backend error, needs nothing)."""
+    names = [name for marker in item.iter_markers("requires_backends") for name in marker.args]
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        names += [
+            value
+            for key, value in callspec.params.items()
+            if key in BACKEND_PARAMETERS and isinstance(value, str) and value in PROJECT_BACKENDS
+        ]
+    return list(dict.fromkeys(names))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test needing a backend whose plugin is not installed (the GPU machine installs
+    interp and nvidia alone), naming the plugin; where it is installed (CI installs them all)
+    the test runs and may fail."""
+    needed = backends_needed(item)
+    if not needed:
+        return
+    from tilec.plugin.manager import load_backends
+
+    installed = load_backends()
+    missing = [name for name in needed if name not in installed]
+    if missing:
+        plugins = ", ".join(
+            f"{name} (pip install -e {PROJECT_BACKENDS[name]})" if name in PROJECT_BACKENDS
+            else name
+            for name in missing
+        )  # fmt: skip
+        pytest.skip(f"needs the backend plugin not installed here: {plugins}")
