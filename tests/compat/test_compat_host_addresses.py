@@ -3,12 +3,16 @@ interpreter reads and writes host arrays that are not arguments through their ad
 (`array.ctypes.data`, torch's `data_ptr()`), as Triton's interpreter does, and an address
 outside this process's writable memory is a located error, not a crash."""
 
+import ctypes
+import mmap
+
 import numpy as np
 import pytest
 from compat_helpers import run_interp
 
 import tilec
 import tilec.language as tl
+from tilec_interp.host_memory import writable_mappings
 from tilec_interp.memory import InterpreterError
 
 
@@ -55,13 +59,18 @@ def test_an_address_outside_writable_memory_is_a_located_error(address):
 
 
 def test_an_access_past_the_end_of_its_mapping_is_a_located_error():
-    """The whole access must lie in one writable mapping: the last bytes of one, read as a
-    block that runs past it, are refused."""
-    from tilec_interp.host_memory import writable_mappings
-
-    start, end = writable_mappings()[0]
+    """The whole access must lie in writable memory: the last bytes of a mapping that a
+    read-only page follows, read as a block that runs past it, are refused. The page is made
+    here: the process's first writable mapping, taken before, may run straight into another
+    (the GPU machine's Python has its .bss right after its data), where the block is read."""
+    page = mmap.PAGESIZE
+    region = mmap.mmap(-1, 2 * page)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.mprotect(ctypes.c_void_p(start + page), page, mmap.PROT_READ) == 0
+    end = start + page
+    assert any(low <= end - 8 and end == high for low, high in writable_mappings())
     addresses = np.array([end - 8, end - 8], np.int64)
     with pytest.raises(InterpreterError, match="belongs to no buffer"):
         run_interp(gather_scatter, {"addresses": "*i64", "n_ptr": "*i32"},
                    [addresses, np.array([16], np.int32)], BLOCK=16)  # fmt: skip
-    assert start < end
