@@ -218,6 +218,15 @@ def test_a_real_triton_imported_first_is_an_error(tmp_path):
     ))  # fmt: skip
     assert result.returncode != 0
     assert "a real Triton was imported before the alias" in result.stderr
+    assert "torch._dynamo" not in result.stderr
+    # torch._dynamo imports a real Triton where one is installed (torch._inductor loads it)
+    result = run_python(tmp_path, "-c", (
+        "import sys, types; sys.modules['triton'] = types.ModuleType('triton'); "
+        "sys.modules['torch._dynamo'] = types.ModuleType('torch._dynamo'); import tilec.as_triton"
+    ))  # fmt: skip
+    assert "before anything imports triton (torch._dynamo, imported already, imports it" in (
+        result.stderr
+    )
 
 
 def test_the_startup_hook_follows_tilec_as_triton(tmp_path):

@@ -10,6 +10,7 @@ subprocesses, so that it never reaches the other tests."""
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 import sys
 
@@ -127,9 +128,12 @@ def test_the_triton_apis_inductor_calls(tmp_path):
             tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
 
         # what Inductor's CachingAutotuner does for a CPU kernel
+        from tilec.plugin.manager import load_backends
+        installed = load_backends()  # amd's plugin is not installed everywhere
         backends = triton.backends.backends
-        print({"nvidia", "amd", "interp", "cpu"} <= set(backends), backends["cpu"] is backends["interp"])
-        print(backends["interp"].driver.is_active(), backends["nvidia"].driver.is_active())
+        print(set(backends) == {*installed, "cpu"}, backends["cpu"] is backends["interp"])
+        print(backends["interp"].driver.is_active(),  # a GPU's where the GPU is there
+              backends["nvidia"].driver.is_active() == bool(installed["nvidia"].is_available()))
         triton.runtime.driver.set_active(backends["cpu"].driver())  # the module answers too
         signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
         source = ASTSource(add_one, signature, {"BLOCK": 32}, {(0,): [["tt.divisibility", 16]]})
@@ -154,7 +158,7 @@ def test_the_triton_apis_inductor_calls(tmp_path):
         TILEC_BACKEND="interp",
     )
     lines = out.splitlines()
-    assert lines[:4] == ["True True", "False False", "interp True 4", "True"]
+    assert lines[:4] == ["True True", "False True", "interp True 4", "True"]
     assert lines[4].startswith(
         "OptionTypeError add_one: launch option sanitize_overflow=True is not supported by "
         "backend 'interp': tilec adds no integer-overflow checks"
@@ -268,26 +272,36 @@ def test_inductors_special_functions_run_on_tilec(tmp_path):
     assert out.splitlines() == [f"{name} True" for name in names] + ["['interp']"]
 
 
-def test_the_alias_steps_aside_for_inductor_when_told(tmp_path):
-    """`TILEC_AS_TRITON_INDUCTOR=0`: Inductor is told there is no Triton; deactivating the alias
-    gives Inductor its defaults back."""
+ALIAS_STEPS_ASIDE = """
+    import importlib, os, sys
+    first, second = ("torch._inductor.config", "tilec.as_triton")[::ORDER]
+    importlib.import_module(first)
+    import torch._inductor.config as config
+    threads = config.compile_threads
+    importlib.import_module(second)
+    import tilec.as_triton
+    from torch.utils._triton import has_triton
+    print(has_triton(), config.triton_disable_device_detection, config.compile_threads == threads,
+          tilec.as_triton.inductor.WORKER_PATH in sys.path)
+    tilec.as_triton.deactivate()
+    print(config.triton_disable_device_detection,
+          "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION" in os.environ)
+"""
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["inductor_first", "alias_first"])
+def test_the_alias_steps_aside_for_inductor_when_told(tmp_path, order):
+    """`TILEC_AS_TRITON_INDUCTOR=0`: Inductor is told there is no Triton, whether its config
+    was imported before the alias (its attribute set) or after (the variable read); deactivating
+    the alias gives Inductor its defaults back."""
     pytest.importorskip("torch")
-    out = run_code(
-        tmp_path,
-        """
-        import os, sys
-        import torch._inductor.config as config
-        threads = config.compile_threads
-        import tilec.as_triton
-        from torch.utils._triton import has_triton
-        print(has_triton(), config.triton_disable_device_detection, config.compile_threads == threads,
-              tilec.as_triton.inductor.WORKER_PATH in sys.path)
-        tilec.as_triton.deactivate()
-        print(config.triton_disable_device_detection,
-              "TORCHINDUCTOR_TRITON_DISABLE_DEVICE_DETECTION" in os.environ)
-        """,
-        TILEC_AS_TRITON_INDUCTOR="0",
-    )
+    if order == 1 and importlib.util.find_spec("triton") is not None:  # the alias is off here
+        pytest.skip(
+            "a real Triton is installed: torch._inductor.config imports it (through "
+            "torch._dynamo), and the alias refuses to follow it (test_compat_as_triton)"
+        )
+    code = ALIAS_STEPS_ASIDE.replace("ORDER", str(order))
+    out = run_code(tmp_path, code, TILEC_AS_TRITON_INDUCTOR="0")
     assert out.splitlines() == ["False True True False", "False False"]
 
 
@@ -351,7 +365,12 @@ def test_user_kernels_in_compiled_functions(tmp_path):
     the graph and runs as without torch.compile, Dynamo skipping tilec's frames but the
     language's (`triton.cdiv` in grids) and the heuristics launch."""
     pytest.importorskip("torch")
-    out = run_code(tmp_path, USER_KERNELS, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+    out = run_code(
+        tmp_path,
+        USER_KERNELS,
+        TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+        TILEC_BACKEND="interp",
+    )  # CPU tensors: not the GPU's backend, where there is one
     assert out.splitlines() == [
         "autotuned True", "heuristics True", "passed True", "True False False True",
     ]  # fmt: skip

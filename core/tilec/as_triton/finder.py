@@ -119,10 +119,16 @@ def activate() -> None:
         return
     real = sys.modules.get(PREFIX)
     if real is not None and not getattr(real, "__tilec_alias__", False):
+        torch = (
+            " (torch._dynamo, imported already, imports it where Triton is installed; "
+            "torch._inductor and torch.compile load torch._dynamo)"
+            if "torch._dynamo" in sys.modules
+            else ""
+        )
         raise ImportError(
             "tilec.as_triton: a real Triton was imported before the alias "
             f"({getattr(real, '__file__', real)!r}); import tilec.as_triton (or run the "
-            "program with `python -m tilec.as_triton`) before anything imports triton"
+            f"program with `python -m tilec.as_triton`) before anything imports triton{torch}"
         )
     sys.meta_path.insert(0, _finder)
     from tilec.as_triton import inductor  # deferred: a sibling that needs the finder installed
