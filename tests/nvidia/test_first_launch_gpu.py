@@ -100,8 +100,8 @@ def first_launch(tmp_path_factory) -> dict:
         **os.environ,
         "TILEC_CACHE_DIR": str(folder / "cache"),
         "TILEC_BACKEND": "nvidia",
-        "TILEC_NVIDIA_LIBCUDA": "1",
     }
+    env.pop("TILEC_NVIDIA_LIBCUDA", None)  # the default: libcuda through ctypes
     report = {}
     for _ in range(2):  # the first compiles and writes the cache
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

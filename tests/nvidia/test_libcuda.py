@@ -223,6 +223,27 @@ def test_without_libcuda_or_an_entry_point_the_driver_is_cuda_bindings(monkeypat
         assert libcuda.driver_api() is libcuda.bindings()
 
 
+@pytest.mark.parametrize(
+    ("value", "through_libcuda"),
+    [(None, True), ("", True), ("1", True), ("0", False), ("false", False), ("no", False)],
+)
+def test_libcuda_is_the_default_and_0_goes_back_to_cuda_bindings(
+    monkeypatch, value, through_libcuda
+):
+    fake_bindings(monkeypatch)
+    fake = FakeLibCuda()
+    monkeypatch.setattr(libcuda, "_library_lookup", lambda: fake.lookup)
+    monkeypatch.setattr(libcuda, "_api", [])
+    if value is None:
+        monkeypatch.delenv(libcuda.ENABLED.name, raising=False)
+    else:
+        monkeypatch.setenv(libcuda.ENABLED.name, value)
+    api = libcuda.driver_api()
+    assert isinstance(api, libcuda.LibCuda) == through_libcuda
+    assert (api is libcuda.bindings()) != through_libcuda
+    assert libcuda.ENABLED.default == "on"
+
+
 def test_availability_is_asked_of_libcuda(monkeypatch):
     imports = fake_bindings(monkeypatch)
     monkeypatch.setattr(libcuda, "bindings_installed", lambda: True)
@@ -299,8 +320,8 @@ def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(
         **os.environ,
         "TILEC_CACHE_DIR": str(tmp_path / "cache"),
         "TILEC_BACKEND": "nvidia",
-        "TILEC_NVIDIA_LIBCUDA": "1",
     }
+    env.pop("TILEC_NVIDIA_LIBCUDA", None)  # the default
 
     def run() -> dict:
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,

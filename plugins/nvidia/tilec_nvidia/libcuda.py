@@ -24,7 +24,7 @@ resolves its own, for the version of its headers): the prototypes below are that
 a newer driver's new variant of a function (`cuCtxGetDevice_v2` of CUDA 13) is not picked up
 under the old signature. `driver_api()` is the process's one `LibCuda`, or the
 `cuda.bindings.driver` module where `libcuda.so.1` or an entry point is missing (its errors then
-say why, as before).
+say why, as before) or `TILEC_NVIDIA_LIBCUDA=0` asks for it.
 """
 
 from __future__ import annotations
@@ -43,14 +43,22 @@ log = logging.getLogger(__name__)
 
 ENABLED = Setting(
     "TILEC_NVIDIA_LIBCUDA",
-    "off (until it has run on a GPU)",
-    "When on, the nvidia backend makes a launch's CUDA driver calls through ctypes on "
-    "libcuda.so.1 (`tilec_nvidia.libcuda`): a program's first launch from the disk cache then "
-    "does not import cuda-bindings (about 15 ms). Off, every driver call goes through "
-    "cuda-bindings. Read at the process's first driver call.",
+    "on",
+    "The nvidia backend makes a launch's CUDA driver calls through ctypes on libcuda.so.1 "
+    "(`tilec_nvidia.libcuda`): a program's first launch from the disk cache does not import "
+    "cuda-bindings (about 15 ms); other calls (copies of NumPy arrays, events, synchronizing) "
+    "import it when first made. `0` makes every driver call go through cuda-bindings. Read at "
+    "the process's first driver call.",
 )
-"""Off by default until the ctypes path has run on a GPU machine: its CPU tests run it on a fake
-libcuda (tests/nvidia/fake_libcuda.py), whose prototypes are cuda.h's, not the driver's ABI."""
+"""On by default since its GPU tests passed on the H200 (`TILEC_NVIDIA_LIBCUDA=1 pytest -m gpu
+tests/nvidia`, 2026-11-27); `0` is the way back to cuda-bindings for every call."""
+
+
+def enabled() -> bool:
+    """`TILEC_NVIDIA_LIBCUDA` as a flag that is on unless set to `0`, `false`, `no` (or empty:
+    unset)."""
+    return ENABLED.get() is None or ENABLED.enabled()
+
 
 API_VERSION = 12000
 """The CUDA version whose entry points (and prototypes) are asked for: 12.0."""
@@ -306,14 +314,13 @@ _lock = threading.Lock()
 
 
 def driver_api() -> Any:
-    """The process's `LibCuda` on `libcuda.so.1`, made on first use where `TILEC_NVIDIA_LIBCUDA`
-    is on; `cuda.bindings.driver` where it is off, or the library or one of its entry points is
-    missing (then ImportError where cuda-bindings
-    is not installed)."""
+    """The process's `LibCuda` on `libcuda.so.1`, made on first use (`TILEC_NVIDIA_LIBCUDA`, on
+    by default); `cuda.bindings.driver` where it is `0`, or the library or one of its entry
+    points is missing (then ImportError where cuda-bindings is not installed)."""
     if _api:
         return _api[0]
     with _lock:
-        if not _api and not ENABLED.enabled():
+        if not _api and not enabled():
             _api.append(bindings())
         if not _api:
             try:
