@@ -1,6 +1,6 @@
 """`tl.extra.libdevice`'s `libdevice_extra_math` functions: `sinpi`, `cospi`, `exp10`, `cbrt`,
 `rcbrt`, `rhypot` and the norms within an ulp of the exact float32 result and 4 in float64
-(exact values from mpmath), `remainder`, `fdim`, `ilogb`, `logb` exact, with C's special values;
+(exact values from mpmath), `remainder`, `fmod`, `fdim`, `ilogb`, `logb` exact, with C's special values;
 the `fast_` variants are the precise functions. Run on interp in CI, on a GPU backend with
 `TILEC_TEST_BACKEND=nvidia` (checked against the interpreter too: compat_names_helpers)."""
 
@@ -50,6 +50,8 @@ def math_kernel(a_ptr, b_ptr, c_ptr, d_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl
         r = libdevice.rnorm4d(a, b, c, d)
     elif OP == "remainder":
         r = libdevice.remainder(a, b)
+    elif OP == "fmod":
+        r = libdevice.fmod(a, b)
     elif OP == "fdim":
         r = libdevice.fdim(a, b)
     elif OP == "ilogb":
@@ -178,19 +180,66 @@ def test_remainder_and_fdim_are_exact(dtype, rng):
         7.0,
     ]
     remainder = launch("remainder", [x, y, x, x], dtype)
-
-    def c_remainder(a, b):
-        if math.isnan(a) or math.isnan(b) or b == 0 or math.isinf(a):
-            return math.nan
-        return math.remainder(a, b)
-
-    expected = np.array([c_remainder(float(a), float(b)) for a, b in zip(x, y, strict=True)])
+    expected = c_remainders("remainder", x, y)
     np.testing.assert_array_equal(remainder, expected.astype(dtype))
     np.testing.assert_array_equal(np.signbit(remainder), np.signbit(expected))
     fdim = launch("fdim", [x, y, x, x], dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         expected = np.where(np.isnan(x) | np.isnan(y), np.nan, np.where(x > y, x - y, 0.0))
     np.testing.assert_array_equal(fdim, expected.astype(dtype))
+
+
+def c_remainders(op: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """C's `fmod` or `remainder` of each pair, exact (Python's `math`), with C's NaN and
+    infinite divisor."""
+
+    def one(a, b):
+        if math.isnan(a) or math.isnan(b) or b == 0 or math.isinf(a):
+            return math.nan
+        return a if math.isinf(b) else getattr(math, op)(a, b)
+
+    return np.array([one(float(a), float(b)) for a, b in zip(x, y, strict=True)])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_are_exact_for_any_quotient(op, dtype, rng):
+    """Quotients up to the whole exponent range (2**276 in float32, 2**2097 in float64),
+    subnormal divisors, exact multiples (zeros with x's sign) and their neighbours, both signs:
+    exactly C's values. The float `%` (LLVM's frem) is not: the NVPTX backend expands it as
+    x - trunc(x / y) * y (got -8.7e10 for 8.81 on an H200)."""
+    info = np.finfo(dtype)
+    low, high = (-149, 127) if dtype is np.float32 else (-1074, 1023)
+
+    def spread(count):
+        values = rng.uniform(1, 2, count) * 2.0 ** rng.integers(low, high + 1, count)
+        return (values * rng.choice([-1.0, 1.0], count)).astype(dtype)
+
+    x, y = spread(N), spread(N)
+    y[:64] = (rng.integers(1, 2**20, 64) * info.smallest_subnormal).astype(dtype)
+    y[64:128] = rng.uniform(0.5, 8, 64).astype(dtype)  # x / y up to 2**128, 2**1024
+    with np.errstate(over="ignore"):
+        multiple = (y[128:192] * 2.0 ** rng.integers(0, 40, 64)).astype(dtype)
+    x[128:192] = np.where(np.isfinite(multiple), multiple, x[128:192])
+    x[192:256] = np.nextafter(x[128:192], np.array(np.inf, dtype))
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -3.0, info.max,
+                        info.smallest_subnormal, -info.tiny], dtype)  # fmt: skip
+    x[-100:], y[-100:] = np.repeat(special, 10), np.tile(special, 10)
+    out = launch(op, [x, y, x, x], dtype)
+    expected = c_remainders(op, x, y).astype(dtype)
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(expected))
+    assert (np.abs(x[64:128].astype(np.float64) / y[64:128]) > 2.0**100).any()
+
+
+def test_fmod_and_remainder_use_no_frem():
+    """Their NVIDIA code has no `frem` (the NVPTX expansion of the float `%`, inexact for large
+    quotients: test_fmod_and_remainder_are_exact_for_any_quotient on a GPU); it assembles."""
+    for op, dtype in [("fmod", "fp32"), ("fmod", "fp64"), ("remainder", "fp32")]:
+        sig = {n: f"*{dtype}" for n in ("a_ptr", "b_ptr", "c_ptr", "d_ptr", "out_ptr")}
+        compiled = tilec.compile(math_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 64},
+                                 backend="nvidia", target="sm_90a")  # fmt: skip
+        assert "frem" not in compiled.asm["llir"] and "fma.rn.f64" in compiled.asm["ptx"], op
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -218,7 +267,7 @@ def test_fast_variants_are_the_precise_functions(op, rng):
 @pytest.mark.parametrize(("backend", "target"), [("nvidia", "sm_90a"), ("amd", "gfx942")])
 def test_the_gpu_backends_compile_them(backend, target):
     for op, dtype in [("sinpi", "fp32"), ("exp10", "fp64"), ("cbrt", "fp64"), ("remainder", "fp32"),
-                      ("ilogb", "fp64"), ("norm4d", "fp32")]:  # fmt: skip
+                      ("ilogb", "fp64"), ("norm4d", "fp32"), ("fmod", "fp64")]:  # fmt: skip
         sig = {n: f"*{dtype}" for n in ("a_ptr", "b_ptr", "c_ptr", "d_ptr")}
         sig["out_ptr"] = "*i32" if op == "ilogb" else f"*{dtype}"
         tilec.compile(math_kernel, signature=sig, constexprs={"OP": op, "BLOCK": 64},

@@ -228,9 +228,59 @@ def pow(x, y):
 
 
 @_inlined
+def _significand(bits):
+    """A float64's integer significand (its hidden bit added where it is normal), as float64,
+    and its biased exponent (1 for a subnormal): the float is significand * 2**(exponent - 1075)."""
+    biased = bits >> 52
+    fraction = bits & 0xFFFFFFFFFFFFF
+    significand = tl.where(biased > 0, fraction | 0x10000000000000, fraction)
+    return significand.to(tl.float64), tl.maximum(biased, 1)
+
+
+@_inlined
+def _power_of_two(e):
+    """2**e for int64 `e` in [-1022, 1023], exactly (its bits)."""
+    return ((e + 1023) << 52).to(tl.float64, bitcast=True)
+
+
+@_inlined
+def _reduce(m, n, s):
+    """(m * 2**s) mod n for integer-valued float64 m, n below 2**53 with m * 2**s / n below
+    2**53, exactly: the rounded quotient's floor q is the true one or one more (then n is added
+    back), and m * 2**s - q * n, an integer below n in magnitude, is what the fma rounds to."""
+    t = m * _power_of_two(s)
+    r = tl.fma(-tl.floor(tl.div_rn(t, n)), n, t)
+    return tl.where(r < 0.0, r + n, r)
+
+
+@_inlined
 def fmod(x, y):
-    """The remainder of x / y with the sign of x, exact (C's `fmod`, the float `%`)."""
-    return x % y
+    """C's `fmod`: x - n y with n = trunc(x / y), the sign of x, exact (libdevice's `fmodf` and
+    `fmod`). With |x| = a 2**i and |y| = b 2**j, a and b integers below 2**53 (a float32's in
+    float64), a mod b is taken first, then the remainder is shifted up 52 bits of i - j at a
+    time and reduced again: 7 steps cover float32's exponents, 41 float64's. Not the float `%`
+    (LLVM's `frem`, as Triton's `%`), which the NVPTX backend expands as x - trunc(x / y) * y,
+    inexact for large quotients."""
+    _check_floats(x, y, "fmod")
+    if x.dtype == tl.float64:
+        steps = 40  # after the first: ceil((2046 - 1) / 52), float64's biased exponents
+    else:
+        steps = 6  # ceil((127 + 149) / 52): from float32's smallest subnormal to its largest
+    a = tl.abs(x).to(tl.float64)
+    b = tl.abs(y).to(tl.float64)
+    usual = (a >= b) & (a < float("inf")) & (b > 0.0)
+    m, i = _significand(tl.where(usual, a, 1.0).to(tl.int64, bitcast=True))
+    n, j = _significand(tl.where(usual, b, 1.0).to(tl.int64, bitcast=True))
+    m = _reduce(m, n, tl.zeros_like(i))
+    d = i - j
+    for _ in range(steps):
+        s = tl.minimum(d, 52)
+        m = _reduce(m, n, s)
+        d -= s
+    r = ((m * 2.0**-52) * _power_of_two(j - 1023)).to(x.dtype)  # exact: r is a float below b
+    r = tl.where(x < 0.0, -r, r)
+    r = tl.where(tl.abs(x) < tl.abs(y), x, r)  # x's zeros, y's infinities too
+    return tl.where((x != x) | (y != y) | (tl.abs(x) == float("inf")) | (y == 0.0), float("nan"), r)
 
 
 @_inlined

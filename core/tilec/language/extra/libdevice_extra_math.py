@@ -18,6 +18,7 @@ from tilec.language.extra.libdevice_elementary import (
     _check_float,
     _check_floats,
     _wide,
+    fmod,
     hypot,
     log10,
     pow,
@@ -164,10 +165,11 @@ def rnorm4d(a, b, c, d):
 @_inlined
 def remainder(x, y):
     """IEEE's remainder x - n y, n the quotient rounded to even: exact (fdlibm's method: the
-    remainder by 2|y|, then at most two subtractions of |y|); NaN for y = 0 or infinite x."""
+    remainder by 2|y|, exact `fmod`, then at most two subtractions of |y|); NaN for y = 0 or
+    infinite x."""
     _check_floats(x, y, "remainder")
     p = tl.abs(y)
-    r = tl.abs(x % (p + p))
+    r = tl.abs(fmod(x, p + p))
     r = tl.where(p + p == float("inf"), tl.abs(x), r)
     first = r + r > p
     r = tl.where(first, r - p, r)
