@@ -2,13 +2,15 @@
 
 Integers must match exactly, wrapping at their width (`//` and `%` truncate toward zero as in C,
 `>>` is arithmetic on signed and logical on unsigned types); floats must match bit for bit:
-+ - * / are correctly rounded (f16 and bf16 round to nearest even from the exact result).
++ - * / are correctly rounded (f16 and bf16 round to nearest even from the exact result), except
+float32 `/` on a GPU backend, Triton's fast division (NVIDIA's `div.full.f32`): within 2 ulp.
 """
 
 import numpy as np
 import pytest
 from lang_helpers import (
     FLOATS,
+    GPU,
     INTS,
     UINTS,
     as_float64,
@@ -116,7 +118,21 @@ def test_integer_binary(rng, op, dtype):
     if op in ("shl", "shr"):
         b = rng.integers(0, np.iinfo(dtype).bits, N).astype(dtype)
     out = launch(op, dtype, a, b)
-    np.testing.assert_array_equal(out, int_reference(op, a, b, dtype), err_msg=f"{op} {dtype}")
+    expected = int_reference(op, a, b, dtype)
+    if op == "truediv" and GPU:  # the operands rounded to float32 first, as Triton does
+        wide = [v.astype(np.float32).astype(np.float64) for v in (a, b)]
+        assert_fast_quotient(out, wide[0] / wide[1])
+        return
+    np.testing.assert_array_equal(out, expected, err_msg=f"{op} {dtype}")
+
+
+def assert_fast_quotient(out: np.ndarray, exact: np.ndarray) -> None:
+    """float32 quotients within 2 ulp of the exact ones (`div.full.f32`'s bound), NaNs alike."""
+    nan = np.isnan(exact)
+    np.testing.assert_array_equal(np.isnan(out), nan, err_msg="truediv float32 (NaNs)")
+    ulp = np.spacing(np.abs(exact[~nan]).astype(np.float32)).astype(np.float64)
+    error = np.abs(out[~nan].astype(np.float64) - exact[~nan])
+    assert (error <= 2 * ulp).all(), f"truediv float32: {np.max(error / ulp)} ulp"
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -130,6 +146,9 @@ def test_float_binary(rng, op, dtype):
             arr[where] = rounded(nan, dtype) if dtype == "bfloat16" else np.nan
     out = launch(op, dtype, a, b)
     expected = float_reference(op, a, b, dtype)
+    if op == "truediv" and dtype == "float32" and GPU:
+        assert_fast_quotient(out, a.astype(np.float64) / b.astype(np.float64))
+        return
     if dtype == "bfloat16" and op not in COMPARES:  # bit patterns; NaN payloads unspecified
         nan = np.isnan(bf16_values(expected))
         np.testing.assert_array_equal(np.isnan(bf16_values(out)), nan, err_msg=f"{op} bf16 NaNs")

@@ -277,9 +277,12 @@ class MulFOp(FloatBinaryOp):
 
 @register_op
 class DivFOp(FloatBinaryOp):
-    """x / y, correctly rounded."""
+    """x / y. `ieee`: correctly rounded (`tl.div_rn`, `tl.fdiv(..., ieee_rounding=True)`);
+    without it, Triton's `/`: a backend may divide float32 faster, within 2 ulp (NVIDIA's
+    `div.full.f32`), and correctly rounded is a valid result."""
 
     name = "arith.divf"
+    ieee = attr_def(UnitAttr, optional=True)
 
 
 @register_op

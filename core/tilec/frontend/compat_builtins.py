@@ -214,15 +214,17 @@ class CompatBuiltinsMixin:
         return a, b
 
     def tl_fdiv(self, x: Any, y: Any, ieee_rounding: Any = False) -> TensorValue:
-        """Division of floats. tilec always divides with IEEE rounding, which is what
-        `ieee_rounding=True` asks for and a valid result of the fast (default) division."""
-        if not isinstance(constant_arg(ieee_rounding, "ieee_rounding"), bool):
+        """Division of floats: Triton's fast `/` (float32 within 2 ulp on NVIDIA), or correctly
+        rounded with `ieee_rounding=True` (Triton ignores it and divides fast; rounding
+        correctly honours it and is a valid result of the fast division)."""
+        ieee = constant_arg(ieee_rounding, "ieee_rounding")
+        if not isinstance(ieee, bool):
             raise UserError("tl.fdiv's ieee_rounding must be True or False")
-        return self.sem.binary("/", *self._floats(x, y, "tl.fdiv"))
+        return self.sem.binary("/", *self._floats(x, y, "tl.fdiv"), ieee=ieee)
 
     def tl_div_rn(self, x: Any, y: Any) -> TensorValue:
-        """Float division rounded to nearest even: tilec's `/`."""
-        return self.sem.binary("/", *self._floats(x, y, "tl.div_rn"))
+        """Float division rounded to nearest even (`arith.divf {ieee}`)."""
+        return self.sem.binary("/", *self._floats(x, y, "tl.div_rn"), ieee=True)
 
     def tl_add_rn(self, x: Any, y: Any) -> TensorValue:
         """libdevice's `add_rn`: `x + y` rounded to nearest even, never fused into an FMA."""

@@ -325,9 +325,12 @@ class Semantics:
 
     # Arithmetic ----------------------------------------------------------------------------
 
-    def binary(self, symbol: str, lhs: Any, rhs: Any, contract: bool = True) -> TensorValue:
+    def binary(
+        self, symbol: str, lhs: Any, rhs: Any, contract: bool = True, ieee: bool = False
+    ) -> TensorValue:
         """`lhs symbol rhs` with Triton's promotions; `contract=False` marks a float op
-        `nocontract` (kept out of FMAs under `enable_fp_fusion`)."""
+        `nocontract` (kept out of FMAs under `enable_fp_fusion`), `ieee=True` a float `/`
+        `ieee` (correctly rounded; Triton's `/` may be faster, within 2 ulp)."""
         lhs_literal, rhs_literal = (
             not isinstance(lhs, TensorValue),
             not isinstance(rhs, TensorValue),
@@ -360,6 +363,8 @@ class Semantics:
                     _INT_ONLY_HINT,
                 )
             flags = {} if contract else {"nocontract": UnitAttr()}
+            if ieee and symbol == "/":
+                flags["ieee"] = UnitAttr()
             return self.create(FLOAT_BINARY[symbol], [a, b], a.type, **flags)
         if symbol == "/":
             raise UserError("internal: integer true division")

@@ -79,7 +79,6 @@ _SIMPLE: dict[type[Operation], str] = {
     arith.AddFOp: "fadd",
     arith.SubFOp: "fsub",
     arith.MulFOp: "fmul",
-    arith.DivFOp: "fdiv",
 }
 
 
@@ -97,6 +96,20 @@ def _simple(ctx: LoweringContext, op: arith.BinaryOp) -> None:
             return emit(x, y, flags=("contract",))
 
     map_registers(ctx, op, method)
+
+
+@lowers(arith.DivFOp)
+def _divf(ctx: LoweringContext, op: arith.DivFOp) -> None:
+    """`fdiv` (correctly rounded), or the target's faster division (`TargetInfo.fast_division`)
+    where the op is not `ieee`: Triton's `/`."""
+    b = ctx.builder
+    dtype = element_type(op.result.type).name
+
+    def emit(x: ir.Value, y: ir.Value) -> ir.Value:
+        fast = None if op.ieee is not None else ctx.target.fast_division(b, x, y, dtype)
+        return b.fdiv(x, y) if fast is None else fast
+
+    map_registers(ctx, op, emit)
 
 
 @lowers(arith.RemFOp)

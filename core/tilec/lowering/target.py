@@ -181,6 +181,14 @@ class TargetInfo:
         core's generic expansion (in terms of other ops) should be used."""
         return None
 
+    def fast_division(
+        self, builder: ir.IRBuilder, x: ir.Value, y: ir.Value, dtype: str
+    ) -> ir.Value | None:
+        """`x / y` of scalar `dtype` values as Triton's `/` divides on this target, where that is
+        faster than the correctly rounded `fdiv` (NVIDIA's `div.full.f32`, within 2 ulp); None
+        (the default): `fdiv`. Ops marked `ieee` (`tl.div_rn`) never come here."""
+        return None
+
     def float8_convert(
         self, builder: ir.IRBuilder, value: ir.Value, source: str, target: str
     ) -> ir.Value | None:

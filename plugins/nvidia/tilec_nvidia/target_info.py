@@ -3,8 +3,9 @@
 Intrinsic names are those LLVM 22 (llvmlite 0.50) accepts and selects to PTX:
 `llvm.nvvm.read.ptx.sreg.*`, `llvm.nvvm.barrier.cta.sync.aligned.all` (`bar.sync 0`),
 `llvm.nvvm.shfl.sync.{bfly,up,idx}.{i32,f32}` and the `.approx` math of the PTX ISA, the same
-approximations Triton uses for `exp`, `log`, `sin`, `cos`, `rsqrt` on f32. `sqrt` is the IEEE
-`sqrt.rn` (exactly the interpreter's result; Triton's `tl.sqrt` is `sqrt.approx`).
+approximations Triton uses for `exp`, `log`, `sin`, `cos`, `rsqrt` on f32, and Triton's f32 `/`,
+`div.full.f32` (`tl.div_rn` is `div.rn`). `sqrt` is the IEEE `sqrt.rn` (exactly the
+interpreter's result; Triton's `tl.sqrt` is `sqrt.approx`).
 The block size is given as the `nvvm.annotations` entry `maxntidx`, which LLVM upgrades to the
 `"nvvm.maxntid"` function attribute (llvmlite cannot spell string attributes); as in Triton, no
 `reqntid` (ptxas rejects both together).
@@ -252,6 +253,15 @@ class NvidiaTargetInfo(TargetInfo):
             log2 = call_intrinsic(builder, _APPROX_F32["log2"], F32, [x])
             return builder.fmul(log2, F32(LN2))
         return None
+
+    def fast_division(
+        self, builder: ir.IRBuilder, x: ir.Value, y: ir.Value, dtype: str
+    ) -> ir.Value | None:
+        """Triton's float32 `/`: `div.full.f32` (within 2 ulp over the full range; ptxas computes
+        one reciprocal for the divisions by one value, where `div.rn.f32` refines each)."""
+        if dtype != "f32":
+            return None
+        return call_intrinsic(builder, "llvm.nvvm.div.full", F32, [x, y])
 
     def float8_convert(
         self, builder: ir.IRBuilder, value: ir.Value, source: str, target: str

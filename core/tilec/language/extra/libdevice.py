@@ -123,8 +123,8 @@ def saturatef(x):
 
 @_inlined
 def rcp_rn(x):
-    """`1 / x` rounded to nearest even."""
-    return 1.0 / x
+    """`1 / x` rounded to nearest even (`/` of float32 may be Triton's faster division)."""
+    return tl.div_rn(tl.full(x.shape, 1.0, x.dtype), x)
 
 
 def _uncontracted(name: str, what: str):

@@ -1,0 +1,106 @@
+"""Float division on NVIDIA as Triton 3.6 divides: float32 `/` (and `tl.fdiv`, `tl.sigmoid`) is
+`div.full.f32`, within 2 ulp; `tl.div_rn`, `libdevice.div_rn`, `libdevice.rcp_rn` and
+`tl.fdiv(..., ieee_rounding=True)` are `div.rn.f32`; float64 and 16-bit `/` stay correctly
+rounded. On the GPU each is checked against the correctly rounded quotient."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.language.extra import libdevice
+
+BLOCK = 256
+
+
+@tilec.jit
+def divide_kernel(x_ptr, y_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if OP == "slash":
+        z = x / y
+    elif OP == "fdiv":
+        z = tl.fdiv(x, y)
+    elif OP == "fdiv_ieee":
+        z = tl.fdiv(x, y, ieee_rounding=True)
+    elif OP == "div_rn":
+        z = tl.div_rn(x, y)
+    elif OP == "libdevice_div_rn":
+        z = libdevice.div_rn(x, y)
+    elif OP == "rcp_rn":
+        z = libdevice.rcp_rn(y) + x * 0
+    elif OP == "sigmoid":
+        z = tl.sigmoid(x) + y * 0
+    else:  # "row": the softmax's division of a row by its sum
+        z = x / tl.sum(y, axis=0)
+    tl.store(out_ptr + offs, z)
+
+
+FAST = ["slash", "fdiv", "sigmoid", "row"]
+EXACT = ["fdiv_ieee", "div_rn", "libdevice_div_rn", "rcp_rn"]
+
+
+def _ptx(op: str, dtype: str = "fp32") -> str:
+    signature = {"x_ptr": f"*{dtype}", "y_ptr": f"*{dtype}", "out_ptr": f"*{dtype}"}
+    compiled = tilec.compile(divide_kernel, signature, {"OP": op, "BLOCK": BLOCK},
+                             backend="nvidia", target="sm_90a")  # fmt: skip
+    return compiled.asm["ptx"]
+
+
+@pytest.mark.parametrize("op", FAST)
+def test_float32_slash_is_tritons_full_range_division(op):
+    ptx = _ptx(op)
+    assert re.search(r"\bdiv\.full\.f32\b", ptx), op
+    assert not re.search(r"\bdiv\.rn\.f32\b", ptx), op
+
+
+@pytest.mark.parametrize("op", EXACT)
+def test_ieee_divisions_stay_correctly_rounded(op):
+    ptx = _ptx(op)
+    assert re.search(r"\b(div|rcp)\.rn\.f32\b", ptx), op
+    assert "div.full" not in ptx, op
+
+
+@pytest.mark.parametrize("dtype", ["fp64", "fp16", "bf16"])
+def test_other_widths_divide_correctly_rounded(dtype):
+    assert "div.full" not in _ptx("slash", dtype)
+
+
+def test_the_ieee_mark_is_in_the_ir():
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"}
+    tir = {
+        op: tilec.compile(
+            divide_kernel, signature, {"OP": op, "BLOCK": BLOCK}, backend="nvidia", target="sm_90a"
+        ).asm["tir"]
+        for op in ("slash", "div_rn")
+    }
+    assert "arith.divf" in tir["slash"] and "ieee" not in tir["slash"]
+    assert re.search(r"arith\.divf .*\{ieee = unit\}", tir["div_rn"]), tir["div_rn"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", FAST + EXACT)
+def test_divisions_on_the_gpu(op, rng):
+    x = rng.standard_normal(BLOCK).astype(np.float32)
+    y = (rng.standard_normal(BLOCK) + np.sign(rng.standard_normal(BLOCK)) * 0.1).astype(np.float32)
+    if op == "row":  # small integers: every order of summing them is exact
+        y = rng.integers(1, 8, BLOCK).astype(np.float32)
+    out = np.zeros(BLOCK, np.float32)
+    divide_kernel[(1,)](x, y, out, OP=op, BLOCK=BLOCK, backend="nvidia")
+    wide_x, wide_y = x.astype(np.float64), y.astype(np.float64)
+    exact = {
+        "rcp_rn": 1.0 / wide_y,
+        "sigmoid": 1.0 / (1.0 + np.exp(-wide_x)),
+        "row": wide_x / wide_y.sum(),
+    }.get(op, wide_x / wide_y)
+    if op in EXACT:
+        np.testing.assert_array_equal(out, exact.astype(np.float32))
+        return
+    ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    slack = 8.0 if op == "sigmoid" else 2.0  # sigmoid: tl.exp's own error (test_language_math)
+    assert (np.abs(out - exact) <= slack * ulp).all(), np.max(np.abs(out - exact) / ulp)
