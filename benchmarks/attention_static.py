@@ -1,12 +1,15 @@
 """Static comparison of tilec's and Triton's flash-attention forward on sm_90a (issue 10): no GPU.
 
     python benchmarks/attention_static.py [--configs 128:128x64:8:3,...] [--causal no|yes|both]
-        [--python OTHER_PYTHON] [--out DIR] [--variants] [--ptxas-wrappers DIR]
+        [--kernel example|sweep] [--python OTHER_PYTHON] [--out DIR] [--variants]
+        [--ptxas-wrappers DIR]
 
 The kernel is `examples/attention.py`'s, exec'd under each compiler exactly as
 `gpu_vs_triton.py` does (`load_kernels`), specialized as a launch on (4, 32, 4096, D) fp16
 tensors specializes it (the last dimension's strides equal to 1, every other integer divisible
-by 16, 16-byte aligned pointers) and compiled for sm_90a: tilec with `tilec.compile(...,
+by 16, 16-byte aligned pointers); with `--kernel sweep`, the sweep's `sweep_attn_fwd`
+(benchmarks/sweep_attention.py, which also stores M = m_i + log2(l_i)) as `sweep.py` executes
+it, its pointers and integers divisible by 16. Either is compiled for sm_90a: tilec with `tilec.compile(...,
 target="sm_90a")`, Triton with `triton.compile(ASTSource(...), GPUTarget("cuda", 90, 32))`.
 Each side whose compiler this interpreter imports is compiled here; `--python` names another
 interpreter (one with triton, say) that compiles the side this one lacks: the script runs
@@ -109,20 +112,46 @@ def constexprs(cfg: dict) -> dict:
                 CAUSAL=cfg["causal"])  # fmt: skip
 
 
-def compile_tilec(cfg: dict, out: Path) -> dict:
-    from gpu_vs_triton import load_kernels
+class KernelSpec:
+    """The kernel compiled: its loader's module, name, pointers (with their types), integers and
+    the integers equal to 1 (unit strides)."""
 
+    def __init__(self, module, name, pointers, integers, unit_strides):
+        self.module, self.name, self.pointers = module, name, pointers
+        self.integers, self.unit_strides = integers, unit_strides
+
+    def load(self, side: str):
+        return __import__(self.module).load_kernels(side)[self.name]
+
+    def type_of(self, name: str) -> str:
+        if name in self.pointers:
+            return self.pointers[name]
+        return "fp32" if name == "sm_scale" else "i32"
+
+
+KERNELS = {
+    "example": KernelSpec("gpu_vs_triton", "attn_fwd", dict.fromkeys(POINTERS, "*fp16"),
+                          INTEGERS, UNIT_STRIDES),
+    "sweep": KernelSpec("sweep", "sweep_attn_fwd", {**dict.fromkeys(POINTERS, "*fp16"),
+                        "M": "*fp32"}, ("stride_z", "stride_h", "stride_n", "H", "N_CTX"), ()),
+}  # fmt: skip
+"""`example`: examples/attention.py's kernel (as gpu_vs_triton.py runs it); `sweep`:
+benchmarks/sweep_attention.py's `sweep_attn_fwd` (as benchmarks/sweep.py runs it)."""
+KERNEL = ["example"]
+
+
+def compile_tilec(cfg: dict, out: Path) -> dict:
     import tilec
     from tilec_nvidia.codegen import find_ptxas
 
-    kernel = load_kernels("tilec")["attn_fwd"]
-    signature = {**dict.fromkeys(POINTERS, "*fp16"), "sm_scale": "fp32",
-                 **dict.fromkeys(INTEGERS, "i32")}  # fmt: skip
+    spec = KERNELS[KERNEL[0]]
+    kernel = spec.load("tilec")
+    signature = {**spec.pointers, "sm_scale": "fp32", **dict.fromkeys(spec.integers, "i32")}
     compiled = tilec.compile(
         kernel, signature, constexprs(cfg), backend="nvidia", target=ARCH,
         num_warps=cfg["warps"], num_stages=cfg["stages"],
-        divisibility=[*POINTERS, *(i for i in INTEGERS if i not in UNIT_STRIDES)],
-        equal_to_1=list(UNIT_STRIDES),
+        divisibility=[*spec.pointers, *(i for i in spec.integers if i not in spec.unit_strides)],
+        equal_to_1=list(spec.unit_strides),
     )  # fmt: skip
     return _save(out, "tilec", cfg, compiled.asm["gir"], "gir", compiled.asm["ptx"],
                  compiled.asm["cubin"], compiled.metadata["shared_bytes"], find_ptxas())  # fmt: skip
@@ -130,22 +159,17 @@ def compile_tilec(cfg: dict, out: Path) -> dict:
 
 def compile_triton(cfg: dict, out: Path) -> dict:
     import triton
-    from gpu_vs_triton import load_kernels
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import get_ptxas
     from triton.compiler import ASTSource
 
-    kernel = load_kernels("triton")["attn_fwd"]
+    spec = KERNELS[KERNEL[0]]
+    kernel = spec.load("triton")
     names = kernel.arg_names
-    signature, values = {}, {**constexprs(cfg), **dict.fromkeys(UNIT_STRIDES, 1)}
+    signature, values = {}, {**constexprs(cfg), **dict.fromkeys(spec.unit_strides, 1)}
     for name in names:
-        if name in values:
-            signature[name] = "constexpr"
-        else:
-            signature[name] = (
-                "*fp16" if name in POINTERS else "fp32" if name == "sm_scale" else "i32"
-            )
-    divisible = [i for i, n in enumerate(names) if signature[n] in ("*fp16", "i32")]
+        signature[name] = "constexpr" if name in values else spec.type_of(name)
+    divisible = [i for i, n in enumerate(names) if signature[n].startswith("*") or signature[n] == "i32"]  # fmt: skip
     attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
     source = ASTSource(fn=kernel, signature=signature, constexprs=values, attrs=attrs)
     options = {"num_warps": cfg["warps"], "num_stages": cfg["stages"]}
@@ -186,7 +210,8 @@ def _triton_tool(name: str) -> str | None:
 def other_side(side: str, python: str, args: argparse.Namespace, out: Path) -> list[dict]:
     """`side` compiled by this script under `python`; [] (and a message) where it fails."""
     command = [python, str(Path(__file__).resolve()), "--side", side, "--out", str(out),
-               "--configs", ",".join(args.configs), "--causal", args.causal]  # fmt: skip
+               "--configs", ",".join(args.configs), "--causal", args.causal,
+               "--kernel", args.kernel]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
@@ -636,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="HEAD_DIM:BLOCK_MxBLOCK_N:WARPS:STAGES,... (default: "
                         "gpu_vs_triton's attention configurations)")  # fmt: skip
     parser.add_argument("--causal", choices=("no", "yes", "both"), default="both")
+    parser.add_argument("--kernel", choices=tuple(KERNELS), default="example",
+                        help="example: examples/attention.py's kernel; sweep: "
+                        "sweep_attention.py's sweep_attn_fwd")  # fmt: skip
     parser.add_argument(
         "--python",
         action="append",
@@ -656,6 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    KERNEL[0] = args.kernel
     sys.path.insert(0, str(HERE))  # gpu_vs_triton (the kernels), also when imported
     if args.ptxas_wrappers:
         from tilec_nvidia.codegen import find_ptxas

@@ -45,18 +45,25 @@ def compile_bwd(head_dim: int, causal: bool, config: tuple, backend: str = "nvid
     )  # fmt: skip
 
 
+def softmax_rows(q, k, scale: float, causal: bool) -> tuple:
+    """exp(s - top) of the scores s = q k^T scale (causal: the later keys masked), with each
+    row's max `top` and sum `total` (keeping dims), in float64."""
+    n = q.shape[-2]
+    s = q @ k.transpose(0, 2, 1) * scale
+    if causal:
+        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    p = np.exp(s - top)
+    return p, top, p.sum(-1, keepdims=True)
+
+
 def bwd_args(rng, heads: int, n: int, d: int, causal: bool) -> tuple[list, dict]:
     """The launch arguments (batch 1; K pre-scaled as the tutorial's host code does, M and
     Delta from a float64 forward) and the float64 dQ, dK, dV."""
     q, k, v, do = (rng.standard_normal((heads, n, d)) * s for s in (0.5, 0.5, 0.5, 1.0))
     q, k, v, do = (x.astype(np.float16).astype(np.float64) for x in (q, k, v, do))
     scale = d**-0.5
-    s = q @ k.transpose(0, 2, 1) * scale
-    if causal:
-        s = np.where(np.tri(n, dtype=bool), s, -np.inf)
-    top = s.max(-1, keepdims=True)
-    p = np.exp(s - top)
-    total = p.sum(-1, keepdims=True)
+    p, top, total = softmax_rows(q, k, scale, causal)
     p /= total
     o = (p @ v).astype(np.float16).astype(np.float64)
     m = ((top + np.log(total)) * LOG2E)[..., 0]

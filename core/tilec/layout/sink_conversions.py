@@ -127,6 +127,12 @@ def _sink(convert: ConvertLayoutOp) -> bool:
     layout = _encoding(source)
     changed = False
     for user in list({id(u): u for u, _ in converted.uses}.values()):
+        if isinstance(user, ConvertLayoutOp):
+            # convert(convert(x)) converts x: the outer conversion, now out of the family,
+            # sinks in its turn (a reduction's result taken to a stored vector's layout).
+            user.set_operand(0, source)
+            changed = True
+            continue
         operand_layout = _operand_layout(user, layout, converted)
         if operand_layout is None:
             continue
