@@ -286,6 +286,7 @@ sys.modules["torch"] = types.SimpleNamespace(
     _C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda index: 0x5000),
     cuda=types.SimpleNamespace(is_initialized=lambda: True, current_device=lambda: 0),
 )
+NOT_FOR_A_LAUNCH = {not_for_a_launch!r}
 import tilec
 import tilec.language as tl
 from tilec_nvidia import libcuda
@@ -304,18 +305,26 @@ def scale_kernel(x_ptr, out_ptr, factor, n, BLOCK: tl.constexpr):
 scale_kernel[(4,)](Tensor(0x10000), Tensor(0x20000), 3, 4000, BLOCK=1024)
 print(json.dumps(dict(
     launches=fake.launches,
-    modules=[m for m in sys.modules if m.startswith(("cuda.", "tilec.frontend.generator"))],
+    modules=[m for m in sys.modules if m.startswith(("cuda.", "tilec.frontend.generator"))
+             or m in NOT_FOR_A_LAUNCH],
 )))
 """
 
 
+NOT_FOR_A_LAUNCH = ("tilec.interop.copies", "tilec.interop.dlpack", "tilec.ir.float8")
+"""What a launch of torch tensors does without: the NumPy copies, the DLPack capsule reader, the
+float8 formats (a float8 scalar's conversion)."""
+
+
 def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(tmp_path):
     """The first process compiles (and may import cuda.pathfinder for ptxas); the next launches
-    from the disk cache through libcuda alone: one launch, its arguments, on torch's stream."""
+    from the disk cache through libcuda alone, loading no NumPy copies, DLPack reader or float8
+    formats: one launch, its arguments, on torch's stream."""
     if not libcuda.bindings_installed():  # the backend says it is unavailable without it
         pytest.skip("cuda-bindings is not installed")
     script = tmp_path / "program.py"
-    script.write_text(textwrap.dedent(PROGRAM.format(here=str(HERE))))
+    program = PROGRAM.format(here=str(HERE), not_for_a_launch=NOT_FOR_A_LAUNCH)
+    script.write_text(textwrap.dedent(program))
     env = {
         **os.environ,
         "TILEC_CACHE_DIR": str(tmp_path / "cache"),

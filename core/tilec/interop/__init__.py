@@ -5,7 +5,7 @@ synchronize, launch, the device's ordinal) and data (`device.DeviceKind`: its DL
 its name for errors); everything else is here, once:
 
 - `dlpack`: reading DLPack capsules (`DLManagedTensor` and the versioned form) without consuming
-  them;
+  them (loaded when a capsule is read); `dlpack_devices`: DLPack's device types;
 - `pointers`: launch arguments as device addresses (`DeviceArray`, torch tensors,
   `__cuda_array_interface__`, `__dlpack__`, ints, None) and their signature types;
 - `copies`: NumPy arguments copied in and back (through a buffer pool), those that share host

@@ -1,7 +1,8 @@
 """DLPack capsules read without being consumed: the producer keeps ownership of its memory.
 
 Both forms are read: `DLManagedTensor` (capsule name `dltensor`) and, from DLPack 1.0,
-`DLManagedTensorVersioned` (`dltensor_versioned`, with a read-only flag).
+`DLManagedTensorVersioned` (`dltensor_versioned`, with a read-only flag). The device types are
+`tilec.interop.dlpack_devices`'.
 """
 
 from __future__ import annotations
@@ -13,11 +14,6 @@ import attrs
 
 from tilec.ir.type_names import SIGNATURE_BY_DLPACK
 
-KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED, KDL_ROCM = 1, 2, 3, 13, 10
-DEVICE_NAMES = {
-    1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm",
-    13: "cuda_managed", 14: "oneapi",
-}  # fmt: skip
 DLPACK_DTYPES = SIGNATURE_BY_DLPACK
 """(DLDataTypeCode, bits) -> element type: kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool."""
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from tilec.driver import Driver
-from tilec.interop import copies, device_array
+from tilec.interop import device_array
 from tilec.interop.device import DeviceRuntime, LoadedKernel
 from tilec.interop.placement import current_device, launch_device
 from tilec.interop.streams import launch_stream
@@ -60,6 +60,10 @@ class GpuDriver(Driver):
         """Launch on `stream` (see `tilec.interop.streams.launch_stream`): NumPy arrays are
         copied in (and back where the kernel writes) on that stream, device arrays (torch,
         CuPy, `tilec.to_device`) are passed as they are."""
+        # deferred: the NumPy copies (2-3 ms to import) wait for a launch on the general path;
+        # a runner for device arrays (torch, `make_runner`) launches without them
+        from tilec.interop import copies
+
         runtime = self.runtime(launch_device(args))
         loaded = self.load(compiled, runtime)
         md = compiled.metadata

@@ -8,7 +8,7 @@ from typing import Any
 
 from tilec.driver import current_device
 from tilec.interop.device_array import DeviceArray
-from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED, KDL_ROCM
+from tilec.interop.dlpack_devices import KDL_CUDA, KDL_CUDA_MANAGED, KDL_ROCM
 from tilec.interop.pointers import is_torch_tensor
 
 GPU_DLPACK_TYPES = (KDL_CUDA, KDL_CUDA_MANAGED, KDL_ROCM)

@@ -19,7 +19,7 @@ import numpy as np
 
 from tilec.errors import LaunchArgumentError
 from tilec.interop.device_array import DeviceArray
-from tilec.interop.dlpack import DEVICE_NAMES, dlpack_tensor
+from tilec.interop.dlpack_devices import DEVICE_NAMES
 from tilec.runtime.specialization import DTYPES, TORCH_DTYPES
 
 PointerGetter = Callable[[Any, Any, str, str, "int | None"], int]
@@ -68,6 +68,15 @@ def mixed_devices_error(names: Any, args: Any, kernel_name: str) -> LaunchArgume
         f"the arguments of {kernel_name} are on different devices ({listed}); a launch runs on "
         "one device: move them to one (e.g. tensor.to('cuda:0'))"
     )
+
+
+def dlpack_tensor(value: Any, stream: int | None = None, default_stream: int = 1) -> Any:
+    """`tilec.interop.dlpack.dlpack_tensor`: the capsule read of an object with `__dlpack__`."""
+    # deferred: the capsule reader (ctypes structures, an attrs class: about 1 ms) waits for
+    # an array that only DLPack describes; torch tensors and CuPy arrays are read without it
+    from tilec.interop.dlpack import dlpack_tensor as read
+
+    return read(value, stream, default_stream)
 
 
 def _dlpack_device_name(device_type: int, device_id: int) -> str:

@@ -434,15 +434,16 @@ def code_fingerprint(package: str) -> str:
 
 def _module_files(folder: str, prefix: str) -> list[tuple[str, str]]:
     """The `*.py` files below `folder` as (path relative to the package root, path), sorted by
-    the relative path."""
+    the relative path. `__pycache__` folders hold no sources: not listed (their `.pyc` files
+    were a third of a first launch's listing)."""
     found: list[tuple[str, str]] = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            relative = f"{prefix}{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                found += _module_files(entry.path, f"{relative}/")
-            elif entry.name.endswith(".py"):
-                found.append((relative, entry.path))
+            name = entry.name
+            if name.endswith(".py"):
+                found.append((f"{prefix}{name}", entry.path))
+            elif name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                found += _module_files(entry.path, f"{prefix}{name}/")
     return sorted(found, key=lambda item: item[0])
 
 

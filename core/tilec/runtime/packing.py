@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from tilec.errors import LaunchArgumentError
-from tilec.ir.float8 import FORMATS
 from tilec.ir.type_names import SCALARS, STRUCT_CODES
+from tilec.ir.types import Float8Type
 
 SCALAR_FORMATS = STRUCT_CODES
 """`struct` codes of scalar parameters (i1 travels as one byte; bf16 as its 16 bits)."""
@@ -33,8 +33,21 @@ def float_to_bf16_bits(value: float) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
+def _float8_encoder(ir_type: Float8Type) -> Any:
+    """The conversion of a float to `ir_type`'s bits, its format looked up at the first call."""
+
+    def encode(value: float) -> int:
+        # deferred: the float8 formats (two attrs classes, 1-2 ms) wait for a float8 scalar,
+        # which a launch from the disk cache rarely has
+        from tilec.ir.float8 import FORMATS
+
+        return FORMATS[ir_type].encode(value)
+
+    return encode
+
+
 SCALAR_CONVERSIONS = {"bf16": float_to_bf16_bits} | {
-    s.signature: FORMATS[s.ir_type].encode for s in SCALARS if s.ir_type in FORMATS
+    s.signature: _float8_encoder(s.ir_type) for s in SCALARS if isinstance(s.ir_type, Float8Type)
 }
 """Scalar parameters that travel as the bits of a Python float: bf16, the float8 types."""
 

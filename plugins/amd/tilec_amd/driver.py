@@ -34,7 +34,7 @@ from tilec.interop.device import (
     stream_capturing,
     stream_handle,
 )
-from tilec.interop.dlpack import KDL_ROCM
+from tilec.interop.dlpack_devices import KDL_ROCM
 from tilec.runtime import packing
 from tilec_amd.arch import ARCHS
 

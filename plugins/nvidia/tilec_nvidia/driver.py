@@ -30,7 +30,7 @@ from tilec.interop.device import (
     stream_capturing,
     stream_handle,
 )
-from tilec.interop.dlpack import KDL_CUDA, KDL_CUDA_MANAGED
+from tilec.interop.dlpack_devices import KDL_CUDA, KDL_CUDA_MANAGED
 from tilec.runtime import packing
 from tilec_nvidia import libcuda
 from tilec_nvidia.arch import device_target
