@@ -64,6 +64,18 @@ PROTOTYPES = {
     "cuLaunchKernel": (c_void_p, *[c_uint] * 7, c_void_p, c_void_p, c_void_p),
     "cuGetErrorName": (c_int, POINTER(c_char_p)),
     "cuGetErrorString": (c_int, POINTER(c_char_p)),
+    # CUtensorMap *map, dataType, cuuint32_t rank, void *address, const cuuint64_t *globalDim,
+    # const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t
+    # *elementStrides, interleave, swizzle, l2Promotion, oobFill
+    "cuTensorMapEncodeTiled": (
+        c_void_p,
+        c_int,
+        c_uint,
+        c_void_p,
+        *[POINTER(c_uint64)] * 2,
+        *[POINTER(c_uint)] * 2,
+        *[c_int] * 4,
+    ),
 }
 
 
@@ -89,6 +101,8 @@ class FakeLibCuda:
         self.params_read = 0
         """How many kernel parameters a launch records (`launches`' last item)."""
         self.launch_result = 0
+        self.encodings: list[dict] = []
+        """Each `cuTensorMapEncodeTiled` call's arguments (the arrays read to their length)."""
         self.invalid_context_once = False
         self.callbacks = {
             name: ctypes.CFUNCTYPE(c_int, *params)(self._entry(name))
@@ -223,3 +237,38 @@ class FakeLibCuda:
 
     def cuGetErrorString(self, error, text):
         return self.cuGetErrorName(error, text)
+
+    def cuTensorMapEncodeTiled(self, tensor_map, data_type, rank, address, dims, strides, box,
+                               steps, interleave, swizzle, l2, fill):  # fmt: skip
+        """Records the call; the map's bytes are its fields (`encoded_map`), as a test can read
+        them back; a map not 64-byte aligned is CUDA_ERROR_INVALID_VALUE, as the driver's."""
+        call = {
+            "map_aligned": tensor_map % 64 == 0,
+            "data_type": data_type,
+            "rank": rank,
+            "address": address or 0,
+            "dims": [dims[i] for i in range(rank)],
+            "strides": [strides[i] for i in range(rank - 1)],
+            "box": [box[i] for i in range(rank)],
+            "element_strides": [steps[i] for i in range(rank)],
+            "interleave": interleave,
+            "swizzle": swizzle,
+            "l2_promotion": l2,
+            "oob_fill": fill,
+        }
+        self.encodings.append(call)
+        if tensor_map % 64 or not 1 <= rank <= 5:
+            return 1
+        ctypes.memmove(tensor_map, encoded_map(call), 128)
+        return 0
+
+
+def encoded_map(call: dict) -> bytes:
+    """The fake's 128 bytes for an encoding: its address, then rank, type and the enums as
+    bytes, the dimensions, strides and box as 32-bit words (truncated: a fingerprint)."""
+    head = (call["address"].to_bytes(8, "little")
+            + bytes([call["rank"], call["data_type"], call["interleave"], call["swizzle"],
+                     call["l2_promotion"], call["oob_fill"]]))  # fmt: skip
+    words = [*call["dims"], *call["strides"], *call["box"], *call["element_strides"]]
+    body = b"".join((w & 0xFFFF_FFFF).to_bytes(4, "little") for w in words)
+    return (head + body).ljust(128, b"\0")[:128]

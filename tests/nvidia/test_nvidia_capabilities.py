@@ -22,7 +22,7 @@ def test_features_by_arch():
     # fp8 cvt needs PTX 8.1 there: not emitted; float8 mma.sync asks for PTX 8.4 where used
     assert features("sm_89") == features("sm_80") | {"mma_fp8"}
     assert features("sm_90") == {
-        "ldmatrix", "mma_v2", "mma_fp8", "cp_async", "stmatrix", "fp8_cvt"
+        "ldmatrix", "mma_v2", "mma_fp8", "cp_async", "stmatrix", "fp8_cvt", "tma"
     }  # fmt: skip
     assert features("sm_90a") == features("sm_90") | {"wgmma"}
     assert "wgmma" not in features("sm_100a")

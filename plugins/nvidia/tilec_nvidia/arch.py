@@ -14,6 +14,7 @@ such intrinsic against these features before it is emitted.
 | `cp_async`  | `cp.async.{ca,cg}.shared.global`                         | sm_80 and later    |
 | `stmatrix`  | `stmatrix.sync.aligned.m8n8`                             | sm_90 and later    |
 | `fp8_cvt`   | `cvt.rn[.satfinite]` between `{e4m3,e5m2}x2` and f32/f16x2 | sm_90 and later (1) |
+| `tma`       | `cp.async.bulk.tensor`, `mbarrier` tx counts (PTX 8.0)   | sm_90 and later    |
 | `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
 
 (1) sm_89 has them from PTX ISA 8.1 on; tilec emits PTX 7.8 for sm_89, for which LLVM aborts.
@@ -33,6 +34,7 @@ FEATURE_SINCE = {
     "cp_async": (8, 0),
     "stmatrix": (9, 0),
     "fp8_cvt": (9, 0),
+    "tma": (9, 0),
 }
 """The first compute capability with each portable feature."""
 

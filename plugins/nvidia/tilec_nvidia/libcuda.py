@@ -200,12 +200,50 @@ class LibCuda:
             symbol.encode() if isinstance(symbol, str) else symbol, version, flags
         )
 
+    def cuTensorMapEncodeTiled(self, *args: Any) -> tuple:
+        """`(CUresult, map)` as cuda-bindings' (docs/tma.md), the arguments ints and sequences of
+        ints (`tilec_nvidia.tensor_map`); `map.getPtr()` the address of its 128 bytes. Bound on
+        the first call (a launch without TMA never looks it up)."""
+        encode = self.__dict__.get("_encode_tiled")
+        if encode is None:
+            error, address, _status = self._get_proc(b"cuTensorMapEncodeTiled", API_VERSION, 0)
+            if error or not address:
+                return (error or 500, None)  # CUDA_ERROR_NOT_FOUND
+            encode = self._encode_tiled = _function(address, _ENCODE_TILED)
+        made = EncodedMap()
+        dims, strides, box, steps = (
+            (ctype * max(len(values), 1))(*values)
+            for ctype, values in zip(_ENCODE_ARRAYS, args[3:7], strict=True)
+        )
+        error = encode(made.getPtr(), *args[:3], dims, strides, box, steps, *args[7:])
+        return (error, made)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         value = getattr(bindings(), name)
         setattr(self, name, value)
         return value
+
+
+_ENCODE_ARRAYS = (ctypes.c_uint64, ctypes.c_uint64, _UINT, _UINT)
+_ENCODE_TILED = (_PTR, _INT, _UINT, _PTR, *map(ctypes.POINTER, _ENCODE_ARRAYS), *[_INT] * 4)
+"""`cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType, cuuint32_t rank, void *address,
+const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const
+cuuint32_t *elementStrides, interleave, swizzle, l2Promotion, oobFill)`, the enums ints."""
+
+
+class EncodedMap:
+    """A CUtensorMap the ctypes `cuTensorMapEncodeTiled` wrote: 128 bytes, 64-byte aligned."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = ctypes.create_string_buffer(128 + 64)
+
+    def getPtr(self) -> int:  # cuda-bindings' name
+        base = ctypes.addressof(self._buffer)
+        return base + (-base % 64)
 
 
 def _function(address: int, params: tuple[Any, ...]) -> Any:

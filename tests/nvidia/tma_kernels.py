@@ -1,0 +1,89 @@
+"""A TMA copy kernel built with `tilec_nvidia.tma` in LLVM IR (llvmlite), for the PTX tests and
+the GPU test of the TMA building blocks (docs/tma.md), before any tilec kernel reaches them.
+
+`tma_copy(tensor_map, out, ld_out)`: block (x, y) copies `steps` boxes of `box` (rows, columns)
+at rows y * rows and columns (x * steps + s) * columns of the mapped tensor into shared memory
+(swizzled `swizzle` bytes wide), one mbarrier reused with parities 0, 1, 0, ..., and its threads
+write each box, un-swizzled, to `out` (rows of `ld_out` elements), elements out of the tensor
+as TMA filled them.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from tilec_nvidia import tma
+
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+THREADS = 128
+NAME = "tma_copy"
+TRIPLE = "nvptx64-nvidia-cuda"
+
+
+def _sreg(module: ir.Module, builder: ir.IRBuilder, name: str) -> ir.Value:
+    function = module.globals.get(f"llvm.nvvm.read.ptx.sreg.{name}")
+    if function is None:
+        function = ir.Function(module, ir.FunctionType(I32, []), f"llvm.nvvm.read.ptx.sreg.{name}")
+    return builder.call(function, [])
+
+
+def swizzled(offset: int, swizzle: int) -> int:
+    """The byte of a box row-major `offset` in shared memory swizzled `swizzle` bytes wide: the
+    16-byte chunk's bits 4-6 (as many as the swizzle has chunks a row) xor bits 7-9 of the
+    offset (CUTLASS's Swizzle<3,4,3>, <2,4,3>, <1,4,3>; the buffer aligned to 1024 bytes)."""
+    if not swizzle:
+        return offset
+    return offset ^ (((offset >> 7) & (swizzle // 16 - 1)) << 4)
+
+
+def tma_copy_llir(arch: str, box: tuple[int, int], element_bytes: int, swizzle: int = 0,
+                  steps: int = 1) -> str:  # fmt: skip
+    rows, columns = box
+    box_bytes = rows * columns * element_bytes
+    module = ir.Module(name=NAME)
+    module.triple = TRIPLE
+    element = ir.IntType(8 * element_bytes)
+    buffer = ir.GlobalVariable(module, ir.ArrayType(I8, box_bytes), "tma_buffer", addrspace=3)
+    buffer.align, buffer.linkage = 1024, "internal"
+    buffer.initializer = ir.Constant(buffer.value_type, None)
+    barrier = ir.GlobalVariable(module, I64, "tma_barrier", addrspace=3)
+    barrier.align, barrier.linkage = 8, "internal"
+    barrier.initializer = ir.Constant(I64, None)
+    fn_type = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.PointerType(addrspace=1), I32])
+    function = ir.Function(module, fn_type, NAME)
+    function.calling_convention = "ptx_kernel"
+    tensor_map = tma.tensor_map_parameter(function, 0)
+    out, ld_out = function.args[1], function.args[2]
+    builder = ir.IRBuilder(function.append_basic_block("entry"))
+    tid = _sreg(module, builder, "tid.x")
+    block_x, block_y = _sreg(module, builder, "ctaid.x"), _sreg(module, builder, "ctaid.y")
+    issuer = builder.icmp_unsigned("==", tid, I32(0))
+    tma.prefetch(arch, builder, tensor_map)
+    tma.init(arch, builder, barrier, issuer)
+    row0 = builder.mul(block_y, I32(rows))
+    for step in range(steps):
+        tile = builder.add(builder.mul(block_x, I32(steps)), I32(step))
+        column0 = builder.mul(tile, I32(columns))
+        tma.load_box(arch, builder, buffer, barrier, tensor_map, [row0, column0], box_bytes,
+                     issuer, I32(step % 2))  # fmt: skip
+        for first in range(0, rows * columns, THREADS):
+            index = builder.add(tid, I32(first))  # rows * columns is a multiple of THREADS
+            row, column = builder.udiv(index, I32(columns)), builder.urem(index, I32(columns))
+            offset = builder.mul(index, I32(element_bytes))
+            chunk_row = builder.and_(builder.lshr(offset, I32(7)), I32(max(swizzle // 16 - 1, 0)))
+            physical = builder.xor(offset, builder.shl(chunk_row, I32(4)))
+            source = builder.gep(buffer, [I32(0), physical], inbounds=True)
+            value = builder.load(source, typ=element)
+            out_row = builder.zext(builder.add(row0, row), I64)
+            out_column = builder.zext(builder.add(column0, column), I64)
+            at = builder.add(builder.mul(out_row, builder.zext(ld_out, I64)), out_column)
+            builder.store(value, builder.gep(out, [at], source_etype=element))
+        builder.call(_barrier_sync(module), [])  # reads done before the next copy lands
+    builder.ret_void()
+    return str(module)
+
+
+def _barrier_sync(module: ir.Module) -> ir.Function:
+    name = "llvm.nvvm.barrier0"
+    function = module.globals.get(name)
+    return function or ir.Function(module, ir.FunctionType(ir.VoidType(), []), name)
