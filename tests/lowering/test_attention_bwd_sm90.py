@@ -2,8 +2,9 @@
 dot accumulating into dv (combine-dot-add), the dV and dK (and dQ) wgmmas stay in flight across
 the loop's iterations as Triton's (pendings 1), and nothing in the loops converts layouts
 through shared memory (the m and Delta loads and the causal masks compute in the slice of the
-accumulator's layout, `remove-layout-conversions`): two `bar.sync` an iteration, the pipeline's,
-as Triton has; and the lowered kernels compute it on the CPU wgmma emulator.
+accumulator's layout, `remove-layout-conversions`; the dK/dV loops read m and Delta from the
+pipeline's rings, `pipeline-loops`): two `bar.sync` an iteration, the pipeline's, and no global
+load, as Triton has; and the lowered kernels compute it on the CPU wgmma emulator.
 tests/nvidia/test_nvidia_attention_bwd.py runs the same kernels on the GPU."""
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causa
     assert len(loops) == (4 if causal else 2)
     for body in loops:
         assert "wgmma.mma_async" in body and body.count("bar.sync") == 2, body.count("bar.sync")
+        # m and Delta come through the pipeline's rings (cp.async), not a synchronous load
+        assert "ld.global" not in body, [ln for ln in body.splitlines() if "ld.global" in ln]
 
 
 def _ptx_loops(ptx: str) -> list[str]:

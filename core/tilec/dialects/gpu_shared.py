@@ -62,7 +62,8 @@ def _check_tile(op: Operation, buffer: MemDescType, tensor: TensorType, what: st
 
 @register_op
 class LocalAllocOp(Operation):
-    """`%buf = gpu.local_alloc : !gpu.memdesc<SxRxCxT>`: a ring of S shared-memory tiles."""
+    """`%buf = gpu.local_alloc : !gpu.memdesc<SxRxCxT>`: a ring of S shared-memory tiles (or of
+    S vectors, `!gpu.memdesc<SxNxT>`)."""
 
     name = "gpu.local_alloc"
     result = result_def(MEMDESC)
@@ -72,8 +73,8 @@ class LocalAllocOp(Operation):
 
     def verify_(self) -> None:
         t = self.result.type
-        if t.slots < 1 or len(t.tile_shape) != 2:  # type: ignore[attr-defined]
-            raise VerifyError(f"{t} must have at least one slot of a 2-D tile", self)
+        if t.slots < 1 or len(t.tile_shape) not in (1, 2):  # type: ignore[attr-defined]
+            raise VerifyError(f"{t} must have at least one slot of a 1-D or 2-D tile", self)
 
 
 @register_op

@@ -38,6 +38,16 @@ result final (the loop and the waits inside an `scf.if` on the loop running at a
 says why).
 
 Loads that feed a matrix unit's operand layout in registers are pipelined the same way.
+
+In a loop so pipelined on a target with asynchronous copies, a vector load of 4-byte elements
+used in registers (no conversion) whose value flows into a dot of the loop (the attention
+backward's m and Delta rows, which `exp2(qk - m)` and `p (dp - Delta)` read before the dV and dK
+dots) gets a ring too, as Triton's pipeliner gives every load a dot depends on: its copies go
+with the operands' (each thread copies the elements its layout holds, replicas the same bytes)
+and a `gpu.local_load` of the slot, in the load's own layout, replaces it where it stood. A
+synchronous load there is waited for where its value is first used, with nothing else in
+flight to hide it when one warpgroup has the SM (the d128 backward: about an L2 round trip an
+iteration); read from the ring it is a shared-memory access.
 A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
 ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
 0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
@@ -74,9 +84,10 @@ from tilec.dialects.gpu_shared import (
     LocalDeallocOp,
     LocalLoadOp,
     LocalStoreOp,
+    MatrixUnitOp,
 )
 from tilec.dialects.scf import ForOp, IfOp, YieldOp
-from tilec.dialects.tile import BarrierOp, LoadOp, SplatOp, TransOp
+from tilec.dialects.tile import BarrierOp, DotOp, LoadOp, SplatOp, TransOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
@@ -108,7 +119,7 @@ class PipelineLoops(ModulePass):
         changed = False
         for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
             stages = loop_stages(loop, default)
-            plan = plan_loop(loop) if stages >= 2 else None
+            plan = plan_loop(loop, register_loads=not registers) if stages >= 2 else None
             if plan is not None:
                 _pipeline(loop, plan, stages, registers)
                 changed = True
@@ -127,6 +138,8 @@ class Plan:
     step: int
     loads: tuple[LoadOp, ...]
     converts: tuple[tuple[ConvertLayoutOp, ...], ...]
+    """Per load, the conversions to its operand layout it replaces; none for a vector used in
+    registers (`_register_load`)."""
     address_ops: tuple[Operation, ...]
     """The body ops the loads' pointers and masks need, in body order."""
     carried: tuple[int, ...]
@@ -135,8 +148,10 @@ class Plan:
     """The body ops computing the yielded updates of `carried`, in body order."""
 
 
-def plan_loop(loop: ForOp) -> Plan | None:
-    """What `pipeline-loops` would pipeline in `loop`, or None where it leaves it alone."""
+def plan_loop(loop: ForOp, register_loads: bool = False) -> Plan | None:
+    """What `pipeline-loops` would pipeline in `loop`, or None where it leaves it alone; with
+    `register_loads` (a target with asynchronous copies), also the vector loads used in
+    registers that its dots depend on (module doc)."""
     step = _constant_int(loop.step)
     if step is None or step <= 0:
         return None
@@ -149,6 +164,10 @@ def plan_loop(loop: ForOp) -> Plan | None:
             converts.append(uses)
     if not loads:
         return None
+    if register_loads:
+        vectors = [op for op in block.ops if _register_load(op, block)]
+        loads += vectors
+        converts += [()] * len(vectors)
     iv = block.args[0]
     roots = [v for load in loads for v in (load.ptr, load.mask) if v is not None]
     address = _slice(roots, block)
@@ -221,6 +240,34 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
     if any(u.parent is not block for u in users):
         return None
     return tuple(users)  # type: ignore[arg-type]
+
+
+def _register_load(op: Operation, block: Block) -> bool:
+    """Whether `op` is a vector load of 4-byte elements, used in registers, whose value flows
+    into a matrix-unit op of `block` (module doc)."""
+    if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
+        return False
+    t = op.result.type
+    if "volatile" in op.attributes or t.rank != 1 or t.element_type.width != 32:  # type: ignore[attr-defined]
+        return False
+    if op.other is not None and not _is_zero(op.other):
+        return False
+    return _feeds_matrix_unit(op.result, block)
+
+
+def _feeds_matrix_unit(value: Value, block: Block) -> bool:
+    """Whether `value` flows, through ops of `block`, into a matrix-unit op or a `tile.dot`."""
+    seen: set[Operation] = set()
+    pending = [value]
+    while pending:
+        for user in pending.pop().users:
+            if user.parent is not block or user in seen:
+                continue
+            if isinstance(user, MatrixUnitOp | DotOp):
+                return True
+            seen.add(user)
+            pending.extend(user.results)
+    return False
 
 
 def _is_zero(value: Value) -> bool:
@@ -338,6 +385,8 @@ def _ring_encoding(
     transposed (K contiguous), so that each lane's K elements are one LDS vector read (the
     register stores write along N, which costs less: each element is stored once, and read
     by every wavefront along M)."""
+    if not converts:
+        return None  # a vector used in registers: a plain ring
     encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
     if (
         registers
@@ -352,6 +401,8 @@ def _ring_encoding(
 def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> SharedEncodingAttr | None:
     """The shared-memory encoding the loads are converted to (a ring of it is read in place:
     a `gpu.local_load` of a slot is a view), or None for a register operand layout."""
+    if not converts:
+        return None
     encoding = converts[0].results[0].type.encoding  # type: ignore[attr-defined]
     return encoding if isinstance(encoding, SharedEncodingAttr) else None
 
@@ -495,6 +546,11 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     if registers:  # stored after the body's math (before the yield): the loads' latency overlaps it
         _Emitter(block, block.last_op).store(tiles, buffers, target_slot)
     for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
+        if not converts:  # used in registers: read where it was loaded
+            loaded = LocalLoadOp(operands=[buffer, slot], result_types=[load.result.type])
+            loaded.location = load.location
+            block.insert_before(loaded, load)
+            load.result.replace_all_uses_with(loaded.results[0])
         for convert in converts:
             loaded = LocalLoadOp(operands=[buffer, slot], result_types=[convert.results[0].type])
             block.insert_before(loaded, convert)

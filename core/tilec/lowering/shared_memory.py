@@ -7,16 +7,18 @@ them around its loop), and the scratch buffer of layout conversions lies above e
 (`LoweringContext.shared_reserved`). The kernel's shared memory is the largest extent reached;
 `make_llir` checks it against the arch's limit.
 
-Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row), the layout `ldmatrix` reads
-of `#gpu.dot_op` expect, or for a buffer in a shared encoding a backend lays out itself
-(`tilec.lowering.matrix_units.lays_out_shared`: `#gpu.nvmma_shared`'s `NvmmaTile`, wgmma's
-swizzle modes, 1024-byte aligned) the tile it gives, which `gpu.local_load` gives as a
-`SharedView` of the slot.
+Each slot is a `SwizzledTile` (16-byte chunks XOR-swizzled by row; a vector's slot is one row),
+the layout `ldmatrix` reads of `#gpu.dot_op` expect, or for a buffer in a shared encoding a
+backend lays out itself (`tilec.lowering.matrix_units.lays_out_shared`: `#gpu.nvmma_shared`'s
+`NvmmaTile`, wgmma's swizzle modes, 1024-byte aligned) the tile it gives, which
+`gpu.local_load` gives as a `SharedView` of the slot.
 `gpu.async_copy_global_to_local` copies each thread's vectors with the target's `async_copy`
 (`cp.async` on NVIDIA: 16 bytes where axis info proves them, else 8 or 4, down to one 4-byte
 element, as a tf32 operand stored transposed needs; a masked-off vector is read with source size
-0, so its bytes are zeros); a vector of fewer than 4 bytes is loaded and stored synchronously
-(correct, without the overlap).
+0, so its bytes are zeros; replicas copy what their owners do); a vector of fewer than 4 bytes is
+loaded and stored synchronously (correct, without the overlap). `gpu.local_load` into a layout
+no backend reads its own way (a blocked or slice layout: `pipeline-loops`' rings of small loads
+used in registers) reads each thread's elements back, as vectors where they are consecutive.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import SharedEncodingAttr
-from tilec.dialects.gpu_matrix import SwizzledSharedEncodingAttr
+from tilec.dialects.gpu_matrix import OperandEncodingAttr, SwizzledSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
     AsyncCopyGlobalToLocalOp,
@@ -49,7 +51,7 @@ from tilec.lowering.context import (
     memory_type,
 )
 from tilec.lowering.matrix_units import SHARED_READS, SHARED_TILES, registered
-from tilec.lowering.memory import byte_size, masked_global_load, vector_width
+from tilec.lowering.memory import byte_size, masked_global_load, unpack_access, vector_width
 from tilec.lowering.memory_hints import MemoryHints, hints_of
 from tilec.lowering.swizzle import SharedView, SwizzledTile
 from tilec.lowering.target import TargetInfo
@@ -86,7 +88,7 @@ def _alloc(ctx: LoweringContext, op: LocalAllocOp) -> None:
     t = op.result.type
     assert isinstance(t, MemDescType)
     element = memory_type(t.element_type, ctx.target)
-    rows, cols = t.tile_shape
+    rows, cols = (1, *t.tile_shape) if len(t.tile_shape) == 1 else t.tile_shape
     tile: Any
     layout = registered(SHARED_TILES, t.encoding)
     if layout is not None:  # a backend's own shared layout (tilec.lowering.matrix_units)
@@ -123,7 +125,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     element_bytes = buffer.tile.element_bytes
     mapping = ptrs.mapping
     vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
-    if mapping.contiguous_dim != buffer.tile.contiguous_dim:
+    if _tile_dim(mapping) != buffer.tile.contiguous_dim:
         vec = 1
     coords = ctx.element_coords(mapping)
     asynchronous = has_async_copies(ctx.target)
@@ -132,7 +134,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     if hints is not None:
         hints = ctx.target.prepare_memory_hints(b, hints)
     for first in range(0, len(ptrs.values), vec):
-        row, col = coords[first]
+        row, col = tile_coords(coords[first])
         dst = buffer.address(b, slot, row, col)
         mask = None if masks is None else masks[first]
         if asynchronous and nbytes in ASYNC_COPY_BYTES:
@@ -185,13 +187,11 @@ def store_registers(
     tile's contiguous dimension (replicas store what their owners do)."""
     b = ctx.builder
     mapping = tensor.mapping
-    vec = 1
-    if mapping.contiguous_dim == tile.contiguous_dim:
-        vec = max(1, min(mapping.contiguity, tile.chunk_elements))
+    vec = _tile_vector(mapping, tile)
     coords = ctx.element_coords(mapping)
     eb = tile.element_bytes
     for first in range(0, len(tensor.values), vec):
-        row, col = coords[first]
+        row, col = tile_coords(coords[first])
         offset = b.mul(tile.emit_offset(b, row, col), I32(eb))
         address = b.gep(base, [offset], source_etype=I8)
         values = tensor.values[first : first + vec]
@@ -202,6 +202,44 @@ def store_registers(
         for i, value in enumerate(values):
             vector = b.insert_element(vector, value, I32(i))
         b.store(vector, address, align=eb * vec)
+
+
+def load_registers(
+    ctx: LoweringContext, result_type: TensorType, tile: Any, element: ir.Type, base: ir.Value
+) -> list[ir.Value]:
+    """`store_registers`' reverse: every thread reads the elements its layout of `result_type`
+    holds from `tile` at `base`, as vectors (up to one 16-byte chunk) where they are consecutive
+    along the tile's contiguous dimension (elements of at least a byte: no i1)."""
+    b = ctx.builder
+    mapping = LTensor(result_type, []).mapping
+    vec = _tile_vector(mapping, tile)
+    access = ir.VectorType(element, vec) if vec > 1 else element
+    coords = ctx.element_coords(mapping)
+    eb = tile.element_bytes
+    values: list[ir.Value] = []
+    for first in range(0, mapping.num_registers, vec):
+        row, col = tile_coords(coords[first])
+        offset = b.mul(tile.emit_offset(b, row, col), I32(eb))
+        address = b.gep(base, [offset], source_etype=I8)
+        values += unpack_access(b, b.load(address, typ=access, align=eb * vec), vec)
+    return values
+
+
+def tile_coords(coords: list[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """A register's (row, column) in a slot: a vector's slot is a tile of one row."""
+    return (I32(0), coords[0]) if len(coords) == 1 else (coords[0], coords[1])
+
+
+def _tile_dim(mapping: Any) -> int | None:
+    """The tile dimension along which `mapping`'s threads hold consecutive elements."""
+    dim = mapping.contiguous_dim
+    return None if dim is None else dim + 2 - len(mapping.shape)
+
+
+def _tile_vector(mapping: Any, tile: Any) -> int:
+    if _tile_dim(mapping) != tile.contiguous_dim:
+        return 1
+    return max(1, min(mapping.contiguity, tile.chunk_elements))
 
 
 def has_async_copies(target: TargetInfo) -> bool:
@@ -235,6 +273,11 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
         ctx.set(op.result, SharedView(slot, buffer.tile))  # type: ignore[arg-type]
         return
     read = registered(SHARED_READS, result_type.encoding)
+    if read is None and not isinstance(result_type.encoding, OperandEncodingAttr):
+        slot = buffer.slot(ctx.builder, ctx.get(op.slot))
+        values = load_registers(ctx, result_type, buffer.tile, buffer.element, slot)
+        ctx.set(op.result, LTensor(result_type, values))
+        return
     if read is None:
         raise LoweringError(
             f"{_where(op)}gpu.local_load reads into the operand layouts of a matrix unit whose "
@@ -245,4 +288,4 @@ def _local_load(ctx: LoweringContext, op: LocalLoadOp) -> None:
     ctx.set(op.result, LTensor(result_type, values))
 
 
-__all__ = ["ALIGNMENT", "SharedBuffer", "store_registers"]
+__all__ = ["ALIGNMENT", "SharedBuffer", "load_registers", "store_registers", "tile_coords"]

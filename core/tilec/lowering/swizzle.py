@@ -67,6 +67,8 @@ class SwizzledTile:
 
     def emit_offset(self, b: ir.IRBuilder, row: ir.Value, col: ir.Value) -> ir.Value:
         """`offset` in LLVM IR on i32 coordinates (the sizes are powers of two)."""
+        if self.rows == 1 and not self.transposed:
+            return col  # row 0 has phase 0: a plain vector (a ring of small loads' slot)
         if self.transposed:
             row, col = col, row
         width = self.chunk_elements
