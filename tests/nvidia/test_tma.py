@@ -12,15 +12,16 @@ import types
 
 import pytest
 from fake_libcuda import FakeLibCuda, encoded_map
-from tma_kernels import NAME, swizzled, tma_copy_llir
+from tma_kernels import MAP_INDEX, NAME, signature, swizzled, tensor_maps, tma_copy_llir
 
 from tilec.errors import TensorDescriptorError
 from tilec.lowering.context import LoweringError
 from tilec_nvidia import driver as cuda
-from tilec_nvidia import libcuda, tensor_map
+from tilec_nvidia import libcuda, tensor_map, tma_launch
 from tilec_nvidia.codegen import find_ptxas, llir_to_ptx, ptx_to_cubin
 
 BASE = 0x7F00_1234_0000
+ELF = b"\x7fELF" + bytes(60)
 
 
 def fp16_request(**changes):
@@ -182,7 +183,7 @@ def _ptx(arch, **kwargs):
 
 def test_the_copy_kernel_on_sm_90a_takes_the_map_as_a_grid_constant_and_assembles():
     ptx = _ptx("sm_90a", box=(64, 64), element_bytes=2, swizzle=128, steps=2)
-    assert f".param .align 64 .b8 {NAME}_param_0[128]" in ptx
+    assert f".param .align 64 .b8 {NAME}_param_{MAP_INDEX}[128]" in ptx
     assert re.search(r"cvta\.param\.u64\s+%rd\d+, %rd\d+;", ptx)  # read in place
     assert "ld.local" not in ptx and "st.local" not in ptx  # never copied
     assert ptx.count("prefetch.tensormap [") == 1
@@ -219,3 +220,49 @@ def test_sm_90_asks_for_ptx_8_and_sm_80_is_refused_before_llvm_sees_it():
         LoweringError, match=r"prefetch\.tensormap needs sm_90 and later; the target is sm_80"
     ):
         tma_copy_llir("sm_80", box=(16, 16), element_bytes=4)
+
+
+def test_a_launch_passes_each_tensor_map_after_the_signature():
+    """`tma_launch`: the kernelParams array ends with the map's slot, filled from the packed
+    descriptor values at each launch (encoded once per request)."""
+    fake = FakeLibCuda()
+    fake.params_read = 7
+    driver = cuda.CudaDriver(cu=libcuda.LibCuda(fake.lookup))
+    kernel = driver.load(ELF, NAME, is_ptx=False, signature=signature("fp16"))
+    metadata = {"params": list(signature("fp16")),
+                "tensor_maps": tensor_maps("fp16", (64, 64), "zero", 128)}  # fmt: skip
+    packer = tma_launch.install(driver, kernel, metadata).packer
+    assert isinstance(packer, tma_launch.TmaPacker) and not packer.direct
+    out = BASE + (1 << 20)
+    values = [BASE, 100, 72, 72, out, 128]
+    driver.launch(kernel, (2, 2), 4, 32, values)
+    driver.launch(kernel, (2, 2), 4, 32, values)
+    (call,) = fake.encodings  # the second launch's map from the cache
+    assert (call["dims"], call["strides"], call["box"], call["swizzle"]) == (
+        [72, 100], [144], [64, 64], 3
+    )  # fmt: skip
+    assert packer.map_bytes(0) == encoded_map(call)
+    # the fake reads 8 bytes a parameter: the map's first 8 bytes are its address (fake's)
+    assert fake.launches[-1][-1] == [*values, BASE]
+    driver.launch(kernel, (2, 2), 4, 32, [BASE + 4096, 50, 72, 72, out, 128])
+    assert fake.encodings[-1]["address"] == BASE + 4096 and fake.encodings[-1]["dims"] == [72, 50]
+    assert fake.launches[-1][-1][-1] == BASE + 4096
+
+
+def test_a_launch_with_a_descriptor_breaking_a_rule_names_it():
+    fake = FakeLibCuda()
+    driver = cuda.CudaDriver(cu=libcuda.LibCuda(fake.lookup))
+    kernel = driver.load(ELF, NAME, is_ptx=False, signature=signature("fp16"))
+    metadata = {"params": list(signature("fp16")),
+                "tensor_maps": tensor_maps("fp16", (64, 64), "zero", 128)}  # fmt: skip
+    tma_launch.install(driver, kernel, metadata)
+    with pytest.raises(TensorDescriptorError, match="strides"):
+        driver.launch(kernel, (1,), 4, 32, [BASE, 100, 72, 71, BASE, 128])
+    assert not fake.launches and not fake.encodings
+
+
+def test_tensor_map_parameters_survive_json():
+    (data,) = tensor_maps("bf16", (32, 32), "nan", 64)
+    spec = tma_launch.TensorMapParameter.from_json(data)
+    assert spec.to_json() == data and tma_launch.TensorMapParameter.from_json(data) == spec
+    assert spec.request([BASE, 50, 96, 96]).global_dims == (96, 50)

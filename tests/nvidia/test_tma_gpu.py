@@ -6,16 +6,15 @@ one mbarrier reused over several boxes. Needs an sm_90 device."""
 
 from __future__ import annotations
 
-import ctypes
 import math
 
 import numpy as np
 import pytest
-from tma_kernels import NAME, THREADS, tma_copy_llir
+from tma_kernels import NAME, THREADS, signature, tensor_maps, tma_copy_llir
 
 from tilec.interop.device_array import to_device
 from tilec_nvidia import driver as cuda
-from tilec_nvidia import tensor_map
+from tilec_nvidia import tensor_map, tma_launch
 from tilec_nvidia.codegen import llir_to_ptx, ptx_to_cubin
 
 pytestmark = pytest.mark.gpu
@@ -56,25 +55,22 @@ def test_tma_copies_boxes_as_descriptor_loads_read_them(gpu, element, dtype, sha
     req = tensor_map.request(element, source.ptr, shape, (stride, 1), block, padding, swizzle)
     box = tuple(reversed(req.box))
     cache = tensor_map.TensorMapCache()
-    map_address = cache.get(gpu, req)
-    assert cache.get(gpu, req) == map_address  # encoded once
+    assert cache.get(gpu, req) == cache.get(gpu, req)  # encoded once
 
     target = gpu.properties.target
     ptx = llir_to_ptx(tma_copy_llir(target, box, element_bytes, swizzle, steps), target)
     binary = ptx_to_cubin(ptx, target)
-    kernel = gpu.load(binary or ptx, NAME, is_ptx=binary is None)
+    kernel = gpu.load(binary or ptx, NAME, is_ptx=binary is None, signature=signature(element))
+    metadata = {"params": list(signature(element)),
+                "tensor_maps": tensor_maps(element, block, padding, swizzle)}  # fmt: skip
+    tma_launch.install(gpu, kernel, metadata)
     grid = (math.ceil(columns / (box[1] * steps)), math.ceil(rows / box[0]))
     out_shape = (grid[1] * box[0], grid[0] * steps * box[1])
     initial = np.zeros(out_shape, dtype)
     initial.view(np.uint8)[...] = 0x5A  # what no box wrote would show
     out = to_device(gpu, initial)
-    ld_out = ctypes.c_uint32(out_shape[1])
-    out_pointer = ctypes.c_uint64(out.ptr)
-    params = (ctypes.c_void_p * 3)(
-        map_address, ctypes.addressof(out_pointer), ctypes.addressof(ld_out)
-    )
-    gpu.call("cuLaunchKernel", kernel.function, grid[0], grid[1], 1, THREADS, 1, 1, 0,
-             gpu.stream(None), ctypes.addressof(params), 0)  # fmt: skip
+    values = [source.ptr, rows, columns, stride, out.ptr, out_shape[1]]
+    gpu.launch(kernel, grid, THREADS // 32, 32, values)
     gpu.synchronize()
     got = out.numpy()
 

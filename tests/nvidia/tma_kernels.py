@@ -1,7 +1,9 @@
 """A TMA copy kernel built with `tilec_nvidia.tma` in LLVM IR (llvmlite), for the PTX tests and
 the GPU test of the TMA building blocks (docs/tma.md), before any tilec kernel reaches them.
 
-`tma_copy(tensor_map, out, ld_out)`: block (x, y) copies `steps` boxes of `box` (rows, columns)
+`tma_copy(base, rows, columns, row_stride, out, ld_out, tensor_map)` (the parameters of a tilec
+kernel taking a host descriptor and an output, its tensor map last, as `tma_launch` passes it;
+the descriptor's parts are unused: the map has them): block (x, y) copies `steps` boxes of `box` (rows, columns)
 at rows y * rows and columns (x * steps + s) * columns of the mapped tensor into shared memory
 (swizzled `swizzle` bytes wide), one mbarrier reused with parities 0, 1, 0, ..., and its threads
 write each box, un-swizzled, to `out` (rows of `ld_out` elements), elements out of the tensor
@@ -17,6 +19,24 @@ from tilec_nvidia import tma
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 THREADS = 128
 NAME = "tma_copy"
+MAP_INDEX = 6
+"""The tensor map's parameter index."""
+
+
+def signature(element: str) -> tuple[str, ...]:
+    """The signature's parameters (the map's not among them: `metadata["tensor_maps"]`)."""
+    return (f"*{element}", "i32", "i32", "i64", f"*{element}", "i32")
+
+
+def tensor_maps(element: str, block: tuple[int, int], padding: str, swizzle: int) -> list:
+    """`metadata["tensor_maps"]` of the kernel: the descriptor's parts are parameters 0-3."""
+    return [{
+        "element": element, "base": 0, "shape": [["param", 1], ["param", 2]],
+        "strides": [["param", 3], ["const", 1]], "block": list(block), "padding": padding,
+        "swizzle": swizzle,
+    }]  # fmt: skip
+
+
 TRIPLE = "nvptx64-nvidia-cuda"
 
 
@@ -49,11 +69,12 @@ def tma_copy_llir(arch: str, box: tuple[int, int], element_bytes: int, swizzle: 
     barrier = ir.GlobalVariable(module, I64, "tma_barrier", addrspace=3)
     barrier.align, barrier.linkage = 8, "internal"
     barrier.initializer = ir.Constant(I64, None)
-    fn_type = ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.PointerType(addrspace=1), I32])
-    function = ir.Function(module, fn_type, NAME)
+    global_pointer = ir.PointerType(addrspace=1)
+    params = [global_pointer, I32, I32, I64, global_pointer, I32, ir.PointerType()]
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), params), NAME)
     function.calling_convention = "ptx_kernel"
-    tensor_map = tma.tensor_map_parameter(function, 0)
-    out, ld_out = function.args[1], function.args[2]
+    tensor_map = tma.tensor_map_parameter(function, len(params) - 1)
+    out, ld_out = function.args[4], function.args[5]
     builder = ir.IRBuilder(function.append_basic_block("entry"))
     tid = _sreg(module, builder, "tid.x")
     block_x, block_y = _sreg(module, builder, "ctaid.x"), _sreg(module, builder, "ctaid.y")

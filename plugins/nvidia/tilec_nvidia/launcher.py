@@ -20,6 +20,7 @@ from tilec.interop.placement import launch_device
 from tilec.interop.pointers import device_array_getter, is_torch_tensor
 from tilec.interop.streams import torch_stream_getter
 from tilec_nvidia import driver as cuda
+from tilec_nvidia import tma_launch
 
 
 class NvidiaDriver(GpuDriver):
@@ -34,7 +35,7 @@ class NvidiaDriver(GpuDriver):
         md = compiled.metadata
         binary = compiled.asm.get("cubin")
         is_ptx = binary is None
-        return runtime.load(
+        kernel = runtime.load(
             compiled.asm["ptx"] if is_ptx else binary,
             md["kernel"],
             is_ptx=is_ptx,
@@ -44,6 +45,7 @@ class NvidiaDriver(GpuDriver):
             num_warps=md["num_warps"],
             threads_per_warp=md["threads_per_warp"],
         )
+        return tma_launch.install(runtime, kernel, md, compiled.runtime_params)
 
     def resource_usage(self, loaded: Any) -> dict[str, int]:
         """Registers a thread, spilled 4-byte words (local memory, as Triton counts spills) and
@@ -113,7 +115,9 @@ class NvidiaDriver(GpuDriver):
                 namespace,
                 functools.partial(_launch_body, loaded, default),
                 max_grid=(max_x, max_y, max_z),
-                native=_native(driver, loaded, threads, current, (max_x, max_y, max_z)),
+                native=None  # the native launch packs in C: no tensor maps
+                if md.get("tensor_maps")
+                else _native(driver, loaded, threads, current, (max_x, max_y, max_z)),
             )
         return run
 
