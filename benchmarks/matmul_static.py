@@ -33,16 +33,26 @@ CASES = {  # M, N, K, dtype, (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), bias + 
     "skinny": (64, 8192, 8192, "bf16", (128, 128, 64, 8, 3), False),
     "bias": (4096, 4096, 4096, "fp16", (128, 256, 64, 8, 3), True),
     "square": (4096, 4096, 4096, "fp16", (128, 256, 64, 8, 3), False),
+    "fp8": (4096, 4096, 4096, "fp8e4nv", (128, 256, 128, 8, 3), False),
+    "fp8ragged": (4095, 4095, 4095, "fp8e4nv", (64, 128, 64, 4, 4), False),
+    "ragged": (4095, 4095, 4095, "fp16", (64, 128, 32, 4, 4), False),
+    "longk": (512, 512, 65536, "fp16", (128, 128, 64, 8, 3), False),
+    "square3072": (3072, 3072, 3072, "fp16", (128, 128, 64, 8, 3), False),
 }
+"""fp8 cases as the sweep launches them: B stored K-major (its transpose contiguous), C fp16."""
 EPILOGUE_OPS = ("STS", "STSM", "LDS", "LDSM", "STG", "LOP3", "LEA", "BAR")
 
 
 def specialization(case: str) -> tuple[dict, dict, list, list, tuple]:
     m, n, k, dtype, config, bias = CASES[case]
+    fp8 = dtype.startswith("fp8")
+    b_strides = (1, k) if fp8 else (n, 1)
     ints = dict(M=m, N=n, K=k, stride_az=m * k, stride_am=k, stride_ak=1, stride_bz=k * n,
-                stride_bk=n, stride_bn=1, stride_cz=m * n, stride_cm=n, stride_cn=1)  # fmt: skip
-    signature = {**dict.fromkeys(("a_ptr", "b_ptr", "c_ptr", "bias_ptr"), f"*{dtype}"),
-                 **dict.fromkeys(ints, "i32")}  # fmt: skip
+                stride_bk=b_strides[0], stride_bn=b_strides[1], stride_cz=m * n, stride_cm=n,
+                stride_cn=1)  # fmt: skip
+    out = "fp16" if fp8 else dtype
+    signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{out}",
+                 "bias_ptr": f"*{out}", **dict.fromkeys(ints, "i32")}  # fmt: skip
     block_m, block_n, block_k = config[:3]
     constexprs = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8,
                       BIAS_RELU=bias)  # fmt: skip

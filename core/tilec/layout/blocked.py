@@ -53,6 +53,10 @@ def contiguity_order(contiguity: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(order)
 
 
+UNALIGNED_BYTES = 4
+"""How many consecutive 1-byte elements a thread holds where their alignment allows no vector."""
+
+
 def coalesced_layout(
     ptr: Value,
     axis_info: AxisInfoResult,
@@ -72,6 +76,11 @@ def coalesced_layout(
     alignment = max(info.divisibility[fastest] // size, 1)
     contiguous = min(info.contiguity[fastest], shape[fastest])
     per_thread = min(alignment, contiguous, max(max_vector_bytes // size, 1))
+    if size == 1 and alignment < UNALIGNED_BYTES:
+        # Bytes no vector can load (a row of an odd length): each thread still takes a few
+        # consecutive ones, loaded one by one from one pointer plus constants, rather than a
+        # pointer (two registers, carried through a loop) for every byte.
+        per_thread = min(contiguous, UNALIGNED_BYTES)
     numel = 1
     for extent in shape:
         numel *= extent

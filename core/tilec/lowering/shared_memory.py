@@ -133,6 +133,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     hints = hints_of(op, store=False)
     if hints is not None:
         hints = ctx.target.prepare_memory_hints(b, hints)
+    synchronous = []
     for first in range(0, len(ptrs.values), vec):
         row, col = tile_coords(coords[first])
         dst = buffer.address(b, slot, row, col)
@@ -144,28 +145,29 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
             else:
                 ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes, hints=hints)
             continue
-        _copy_now(ctx, buffer, ptrs.values[first : first + vec], dst, masks, first, hints)
+        synchronous.append((ptrs.values[first], mask, dst))
+    _copy_now(ctx, buffer, vec, synchronous, hints)
 
 
 def _copy_now(
     ctx: LoweringContext,
     buffer: SharedBuffer,
-    ptrs: list[ir.Value],
-    dst: ir.Value,
-    masks: list[ir.Value] | None,
-    first: int,
+    vec: int,
+    copies: list[tuple[ir.Value, ir.Value | None, ir.Value]],
     hints: MemoryHints | None,
 ) -> None:
-    """The synchronous form of one vector: load (zeros where masked off) and store."""
+    """The synchronous form of `copies` (source, mask, destination) of `vec` elements each:
+    every load (zeros where masked off), then every store, so that the loads are in flight
+    together (a store right after its load waits for it: one memory latency a copy)."""
     b = ctx.builder
-    vec = len(ptrs)
     access = ir.VectorType(buffer.element, vec) if vec > 1 else buffer.element
     align = vec * buffer.tile.element_bytes
     zero = ir.Constant(access, [ir.Constant(buffer.element, 0)] * vec if vec > 1 else 0)
-
-    mask = None if masks is None else masks[first]
-    loaded = masked_global_load(ctx, ptrs[0], access, align, hints, mask, zero)
-    b.store(loaded, dst, align=align)
+    loaded = [
+        masked_global_load(ctx, src, access, align, hints, mask, zero) for src, mask, _ in copies
+    ]
+    for value, (_, _, dst) in zip(loaded, copies, strict=True):
+        b.store(value, dst, align=align)
 
 
 @lowers(LocalStoreOp)
