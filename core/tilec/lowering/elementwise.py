@@ -10,15 +10,18 @@ interpreter's (`tilec_interp.ops`) answer; guards on constant operands fold away
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from math import gcd
 from typing import Any
 
 from llvmlite import ir
 
 from tilec.dialects import arith
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr
-from tilec.ir.core import Operation
+from tilec.ir.core import Operation, Value
 from tilec.ir.types import FloatType, TensorType, element_type
+from tilec.layout.mapping import ThreadMapping, thread_mapping
 from tilec.lowering.context import (
     I1,
     LoweringContext,
@@ -35,18 +38,54 @@ Emit = Callable[..., ir.Value]
 
 def map_registers(ctx: LoweringContext, op: Operation, emit: Emit) -> None:
     """Bind `op`'s result to `emit(*operands)` applied register by register (scalar operands,
-    such as a scalar `select` condition, are used for every register)."""
+    such as a scalar `select` condition, are used for every register). Registers that the axis
+    info proves equal (`same_registers`) share the first one's value, as Triton's
+    `maybeDeduplicate`: a mask `cols < N` with N divisible by 16 is one compare a vector."""
     operands = [ctx.get(v) for v in op.operands]
     result_type = op.results[0].type
     if not isinstance(result_type, TensorType):
         ctx.set(op.results[0], emit(*operands))
         return
     count = next(len(x.values) for x in operands if isinstance(x, LTensor))
-    values = [
-        emit(*[x.values[i] if isinstance(x, LTensor) else x for x in operands])
-        for i in range(count)
-    ]
+    first = same_registers(ctx, op.results[0], count)
+    values: list[ir.Value] = []
+    for i in range(count):
+        if first[i] != i:
+            values.append(values[first[i]])
+            continue
+        values.append(emit(*[x.values[i] if isinstance(x, LTensor) else x for x in operands]))
     ctx.set(op.results[0], LTensor(result_type, values))
+
+
+def same_registers(ctx: LoweringContext, value: Value, count: int) -> tuple[int, ...]:
+    """Per register of tensor `value`, the first register known to hold an equal element: the
+    same run of `constancy` elements (axis info) along every dimension, where runs start at
+    multiples of the constancy and every thread's first element along the dimension is a
+    multiple of it too (its lane and warp steps are)."""
+    info = None if ctx.axis_info is None else ctx.axis_info.get(value)
+    if info is None or all(c == 1 for c in info.constancy):
+        return tuple(range(count))
+    mapping = thread_mapping(value.type.encoding, value.type.shape)
+    if mapping.num_registers != count:
+        return tuple(range(count))
+    return _first_of_runs(mapping, info.constancy)
+
+
+@functools.cache
+def _first_of_runs(mapping: ThreadMapping, constancy: tuple[int, ...]) -> tuple[int, ...]:
+    runs = []
+    for d, (dim, const) in enumerate(zip(mapping.dims, constancy, strict=True)):
+        step = gcd(const, mapping.shape[d])
+        if dim.lane_count > 1:
+            step = gcd(step, dim.lane_scale)
+        if dim.warp_count > 1:
+            step = gcd(step, dim.warp_scale)
+        runs.append(max(step, 1))
+    first: dict[tuple[int, ...], int] = {}
+    return tuple(
+        first.setdefault(tuple(o // r for o, r in zip(reg, runs, strict=True)), i)
+        for i, reg in enumerate(mapping.registers)
+    )
 
 
 def constant_value(ctx: LoweringContext, attr: IntegerAttr | FloatAttr) -> ir.Constant:
