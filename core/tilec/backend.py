@@ -177,6 +177,13 @@ class Backend:
         """
         raise NotImplementedError(f"backend '{self.name}' does not add compilation stages")
 
+    def frontend_features(self, options: BackendOptions) -> frozenset[str]:
+        """What this backend lowers itself that the frontend otherwise composes: none by
+        default; `tensor_map_loads`: loads of host-side tensor descriptors become
+        `tile.descriptor_load` (`TargetInfo.descriptor_load` lowers them; docs/tma.md). A
+        feature that depends on more than the options must enter `hash`."""
+        return frozenset()
+
     def hash(self, options: BackendOptions | None = None) -> str:
         """A stable cache-key component: backend name, plugin version and options."""
         if options is None:

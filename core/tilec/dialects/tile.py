@@ -407,6 +407,61 @@ class LoadOp(Operation):
 
 
 @register_op
+class DescriptorLoadOp(Operation):
+    """`%v = tile.descriptor_load %ptrs, %mask, %other, %offsets... {base_param, shape_params,
+    stride_params, padding}`: a `desc.load` of a host-side tensor descriptor, for a target that
+    claims them (`Backend.frontend_features`: `tensor_map_loads`; docs/tma.md). The operands are
+    those of the `tile.load` it stands for (the block's pointers, in-bounds mask, the padding),
+    laid out and lowered as that load wherever the target does not take it, then the block's
+    offsets (scalars, outermost first). The attributes name the kernel parameters the
+    descriptor's base, sizes and strides are (indices; -1: the constant last stride 1), from
+    which the launch encodes the tensor map."""
+
+    name = "tile.descriptor_load"
+    parts = operand_def(variadic=True)
+    base_param = attr_def(IntegerAttr)
+    shape_params = attr_def(ArrayAttr)
+    stride_params = attr_def(ArrayAttr)
+    padding = attr_def(StringAttr)
+    result = result_def()
+    traits = (ReadOnly(), MemoryRead())
+
+    @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def mask(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def other(self) -> Value:
+        return self.operands[2]
+
+    @property
+    def offsets(self) -> list[Value]:
+        return list(self.operands[3:])
+
+    def verify_(self) -> None:
+        if len(self.operands) < 4:
+            raise VerifyError("expected pointers, mask, padding and one offset a dimension", self)
+        _check_memory_operands(self, self.ptr, self.result.type, self.mask)
+        if self.other.type != self.result.type:
+            raise VerifyError(f"padding type {self.other.type} must be {self.result.type}", self)
+        rank = len(shape_of(self.result.type))
+        sizes = [len(self.shape_params.elements), len(self.stride_params.elements)]
+        if len(self.offsets) != rank or sizes != [rank, rank]:
+            raise VerifyError(
+                f"a block of rank {rank} needs {rank} offsets, sizes and strides; got "
+                f"{len(self.offsets)}, {sizes[0]} and {sizes[1]}",
+                self,
+            )
+        if any(isinstance(o.type, TensorType) for o in self.offsets):
+            raise VerifyError("offsets are scalars", self)
+        check_choice(self, "padding", ("zero", "nan"))
+
+
+@register_op
 class StoreOp(Operation):
     """`tile.store %ptrs, %values, %mask`: writes where the mask is true."""
 

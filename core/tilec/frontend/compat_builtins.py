@@ -62,7 +62,12 @@ class CompatBuiltinsMixin:
                 f"padding_option 'nan' needs a float tensor, the descriptor's is {pointee}"
             )
         other = float("nan") if desc.padding == "nan" else 0
-        return self.tl_load(pointers, mask, other)  # type: ignore[attr-defined]
+        loaded = self.tl_load(pointers, mask, other)  # type: ignore[attr-defined]
+        claimed = descriptors.claimed_load(self, desc, offsets, list(loaded.value.op.operands))
+        if claimed is None:
+            return loaded
+        loaded.value.op.erase()  # the masked load it stands for: its operands, laid out as one
+        return claimed
 
     def tl_store_tensor_descriptor(self, desc: Any, offsets: Any, value: Any) -> None:
         pointers, mask = descriptors.block_access(self, desc, offsets)

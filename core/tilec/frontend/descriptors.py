@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilec.dialects import tile
+from tilec.dialects.func import FuncOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.expressions import TensorMethod
-from tilec.ir.types import PointerType, i1, i64, is_power_of_two
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from tilec.ir.core import BlockArgument
+from tilec.ir.types import PointerType, TensorType, i1, i64, is_power_of_two
 from tilec.language import block_type, dtype_of
 from tilec.language import tensor_descriptor as tl_tensor_descriptor
+from tilec.language.target_info import compile_features
 from tilec.tools.tensor_descriptor import DescriptorBlock
 
 PADDINGS = ("zero", "nan")
@@ -29,6 +34,8 @@ class TensorDescriptorValue(tl_tensor_descriptor):
                  padding: str):  # fmt: skip
         self.base, self.shape, self.strides = base, shape, strides
         self.block_shape, self.padding = block_shape, padding
+        self.host = False
+        """Whether a host-side TensorDescriptor argument made it (`from_parameter`)."""
 
     @property
     def dtype(self) -> Any:
@@ -96,7 +103,9 @@ def from_parameter(value: Any) -> Any:
         return value
     if len(value) == 4 and isinstance(value[3], DescriptorBlock):
         base, shape, strides, block = value
-        return TensorDescriptorValue(base, shape, strides, block.block_shape, block.padding)
+        desc = TensorDescriptorValue(base, shape, strides, block.block_shape, block.padding)
+        desc.host = True
+        return desc
     items = [from_parameter(item) for item in value]
     return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
 
@@ -152,3 +161,42 @@ def _int_list(value: Any, what: str) -> list:
             raise UserError(f"{what} takes integers, got {item!r}")
         out.append(item)
     return out
+
+
+TENSOR_MAP_LOADS = "tensor_map_loads"
+"""The frontend feature (`Backend.frontend_features`) of a target that lowers loads of host
+descriptors itself (`tile.descriptor_load`: TMA on NVIDIA's sm_90, docs/tma.md)."""
+
+
+def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> TensorValue | None:
+    """The `tile.descriptor_load` of a host descriptor's block where the target claims them
+    (`TENSOR_MAP_LOADS`) and every part of the descriptor is a kernel parameter (the last
+    stride the constant 1); None elsewhere (the caller emits the masked `tile.load`).
+    `operands` are that load's: pointers, mask, padding."""
+    if not (getattr(desc, "host", False) and TENSOR_MAP_LOADS in compile_features()):
+        return None
+    base = _parameter(desc.base)
+    shape = [_parameter(size) for size in desc.shape]
+    strides = [_parameter(stride) for stride in desc.strides[:-1]]
+    if base is None or None in shape or None in strides or desc.strides[-1] != 1:
+        return None
+    sem = builtins.sem
+    coords = [sem.cast(_scalar(sem, o), i64) for o in _int_list(offsets, "offsets")]
+    operands = [TensorValue(v) for v in operands]
+    pointers = operands[0]
+    result = TensorType(pointers.shape, pointers.dtype.pointee)
+    return sem.create(
+        tile.DescriptorLoadOp, [*operands, *coords], result,
+        base_param=IntegerAttr(base, i64), shape_params=ArrayAttr(
+            [IntegerAttr(i, i64) for i in shape]),
+        stride_params=ArrayAttr([IntegerAttr(i, i64) for i in [*strides, -1]]),
+        padding=StringAttr(desc.padding),
+    )  # fmt: skip
+
+
+def _parameter(value: Any) -> int | None:
+    """The kernel parameter index of `value` (an argument of the kernel), else None."""
+    ir_value = getattr(value, "value", None)
+    if isinstance(ir_value, BlockArgument) and isinstance(ir_value.block.parent_op, FuncOp):
+        return ir_value.index
+    return None

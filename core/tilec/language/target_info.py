@@ -28,22 +28,34 @@ class GPUTarget:
 
 _COMPILING: ContextVar[GPUTarget | None] = ContextVar("tilec_compile_target", default=None)
 _NUM_WARPS: ContextVar[int | None] = ContextVar("tilec_compile_num_warps", default=None)
+_FEATURES: ContextVar[frozenset[str]] = ContextVar("tilec_compile_features", default=frozenset())
 
 host_target: Callable[[], GPUTarget | None] | None = None
 """The active driver's target, for calls outside a compile (`tilec.runtime.driver` sets it)."""
 
 
 @contextlib.contextmanager
-def compiling_for(target: GPUTarget | None, num_warps: int | None = None) -> Iterator[None]:
+def compiling_for(
+    target: GPUTarget | None, num_warps: int | None = None, features: frozenset[str] = frozenset()
+) -> Iterator[None]:
     """While the frontend compiles a kernel for `target` (with `num_warps`, which
-    `tl.extra.cuda.num_warps()` answers), the queries answer for it."""
+    `tl.extra.cuda.num_warps()` answers), the queries answer for it; `features` are what the
+    backend lowers itself (`Backend.frontend_features`, `compile_features`)."""
     token = _COMPILING.set(target)
     warps = _NUM_WARPS.set(num_warps)
+    claimed = _FEATURES.set(frozenset(features))
     try:
         yield
     finally:
+        _FEATURES.reset(claimed)
         _NUM_WARPS.reset(warps)
         _COMPILING.reset(token)
+
+
+def compile_features() -> frozenset[str]:
+    """The frontend features of the kernel's backend and options (empty outside a compile):
+    `tensor_map_loads` (`tilec.frontend.descriptors.claimed_load`)."""
+    return _FEATURES.get()
 
 
 def compile_num_warps() -> int | None:

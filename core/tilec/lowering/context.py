@@ -145,6 +145,9 @@ class LoweringContext:
         `lower_module`; memory lowerings use it to choose vector widths."""
         self.prologue = ir.IRBuilder(fn.entry_basic_block)
         """Appends to the entry block, which holds the values computed once (thread ids)."""
+        self.added_args: dict[Any, ir.Argument] = {}
+        """The parameters the target added after the kernel's own, by its key
+        (`TargetInfo.added_parameters`)."""
 
     # Values ----------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The entry point of the LLVM lowering: one gir kernel (`func.func`) -> an LLVM module.
 
 The kernel ABI (see the gir contract): `define ptx_kernel void @name(...)` (or the target's
-equivalent) with one parameter per function argument, in order; pointers live in the target's
+equivalent) with one parameter per function argument, in order, then those the target adds
+(`TargetInfo.added_parameters`: NVIDIA's tensor maps); pointers live in the target's
 global address space; one-dimensional blocks of `num_warps * threads_per_warp` threads.
 
 The function has two blocks to begin with: `entry`, the prologue, which holds what is computed
@@ -39,6 +40,9 @@ class LoweredKernel:
     """Triton signature types of the parameters, in order: `*fp32`, `i32`, ..."""
     written: list[int]
     """Indices of the pointer parameters the kernel may write through."""
+    metadata: dict = attrs.field(factory=dict)
+    """The launch metadata of the parameters the target added after `params`
+    (`TargetInfo.added_metadata`): `{}` for most kernels."""
 
 
 def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -> LoweredKernel:
@@ -52,17 +56,20 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
             f"target has {target_info.threads_per_warp}; run the gir stage for this target"
         )
     args = list(func.entry_block.args)
+    added = target_info.added_parameters(func)
     llmodule = ir.Module(name=kernel_name, context=ir.Context())  # its own named types
-    fn_type = ir.FunctionType(ir.VoidType(), [llvm_type(a.type, target_info) for a in args])
+    own = [llvm_type(a.type, target_info) for a in args]
+    fn_type = ir.FunctionType(ir.VoidType(), own + [t for _, t in added])
     fn = target_info.define_kernel(llmodule, kernel_name, fn_type)
     prologue = fn.append_basic_block("entry")
     body = fn.append_basic_block("body")
     ctx = LoweringContext(llmodule, fn, ir.IRBuilder(body), target_info, num_warps)
     ctx.axis_info = analyze_axis_info(func)
-    for arg, llarg in zip(args, fn.args, strict=True):
+    for arg, llarg in zip(args, fn.args[: len(args)], strict=True):
         if arg.name_hint:
             llarg.name = arg.name_hint
         ctx.set(arg, llarg)
+    ctx.added_args = {key: fn.args[len(args) + i] for i, (key, _) in enumerate(added)}
     lower_block(ctx, func.entry_block)
     ir.IRBuilder(prologue).branch(body)
     num_threads = num_warps * threads_per_warp
@@ -75,6 +82,7 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
         shared_bytes=ctx.shared_bytes,
         params=[signature_type(a.type) for a in args],
         written=written_parameters(func),
+        metadata=target_info.added_metadata([key for key, _ in added]) if added else {},
     )
 
 

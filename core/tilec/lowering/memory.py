@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from tilec.dialects.tile import AddPtrOp, IntToPtrOp, LoadOp, PtrToIntOp, StoreOp
+from tilec.dialects.tile import (
+    AddPtrOp,
+    DescriptorLoadOp,
+    IntToPtrOp,
+    LoadOp,
+    PtrToIntOp,
+    StoreOp,
+)
 from tilec.ir.core import Value
 from tilec.ir.traits import pointer_pointee
 from tilec.ir.types import IntegerType, TensorType, element_type
@@ -168,8 +175,12 @@ def _masked(
     return phi
 
 
-@lowers(LoadOp)
-def _load(ctx: LoweringContext, op: LoadOp) -> None:
+@lowers(LoadOp, DescriptorLoadOp)
+def _load(ctx: LoweringContext, op: LoadOp | DescriptorLoadOp) -> None:
+    """A load, and a descriptor load the target does not lower itself (as the load of its
+    pointers, mask and padding)."""
+    if isinstance(op, DescriptorLoadOp) and ctx.target.descriptor_load(ctx, op):
+        return
     b = ctx.builder
     ptr, mask, other = op.ptr, op.mask, op.other
     result_type = op.result.type

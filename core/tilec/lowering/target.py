@@ -74,6 +74,24 @@ class TargetInfo:
         """Attach the kernel's launch facts (block size, ...) as attributes or metadata."""
         raise self.missing("finalize_kernel")
 
+    def added_parameters(self, func: Any) -> list[tuple[Any, ir.Type]]:
+        """Parameters the target adds after the kernel's own, as `(key, LLVM type)` pairs, for
+        the gir kernel `func`: the lowering gives each key's argument in
+        `LoweringContext.added_args`, and `added_metadata` says what the launch passes for
+        them. None by default (NVIDIA: a tensor map a `tile.descriptor_load` it lowers)."""
+        return []
+
+    def added_metadata(self, keys: Sequence[Any]) -> dict[str, Any]:
+        """The launch metadata (JSON values) of the parameters `added_parameters` gave, in
+        their order; merged into the kernel's metadata. None by default."""
+        return {}
+
+    def descriptor_load(self, ctx: Any, op: Any) -> bool:
+        """Lower a `tile.descriptor_load` itself (its result set in `ctx`); whether it did.
+        False (the default): the core lowers it as the masked `tile.load` of its first three
+        operands."""
+        return False
+
     # Ids ---------------------------------------------------------------------------------------
 
     def thread_id(self, builder: ir.IRBuilder) -> ir.Value:

@@ -143,6 +143,7 @@ def make_llir(
         written=list(lowered.written),
         kernel=lowered.name,
     )
+    metadata.update(lowered.metadata)  # the target's added parameters (tensor maps)
     if options.extern_libs:
         from tilec.lowering.extern_libs import link_extern_libs  # deferred: as lower_module
 

@@ -518,7 +518,8 @@ def _compile(kernel, signature, constexprs, spec_facts, backend, options, target
     from tilec.ir.attributes import StringAttr  # deferred: compiles only
     from tilec.ir.verifier import KernelDiagnostic  # deferred: compiles only
 
-    with target_info.compiling_for(compile_target(backend, options), options.num_warps):
+    features = backend.frontend_features(options)
+    with target_info.compiling_for(compile_target(backend, options), options.num_warps, features):
         module = _tir_module(kernel, signature, constexprs, spec_facts)
     name = symbol_name(kernel, signature, constexprs, spec_facts[1])  # @jit(repr=...)
     if name != kernel.__name__:

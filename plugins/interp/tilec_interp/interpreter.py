@@ -507,6 +507,7 @@ _POINTER_AWARE = frozenset(
         tile.TransOp,
         tile.AddPtrOp,
         tile.LoadOp,
+        tile.DescriptorLoadOp,
         tile.StoreOp,
         tile.CallOp,
         scf.ForOp,
@@ -530,6 +531,7 @@ _METHODS: dict[type[Operation], Method] = {
     tile.IntToPtrOp: Interpreter.int_to_ptr,
     tile.PtrToIntOp: Interpreter.ptr_to_int,
     tile.LoadOp: Interpreter.load,
+    tile.DescriptorLoadOp: Interpreter.load,  # the masked load of its first three operands
     tile.StoreOp: Interpreter.store,
     tile.AtomicRMWOp: atomic_rmw,
     tile.AtomicCASOp: atomic_cas,

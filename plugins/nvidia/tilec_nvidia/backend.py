@@ -26,6 +26,18 @@ PTXAS = Setting(
 )
 """Read when ptxas is first looked for (`tilec_nvidia.codegen.find_ptxas`)."""
 
+TMA = Setting(
+    "TILEC_NVIDIA_TMA",
+    "off",
+    "On sm_90 and later, loads of host-side TensorDescriptors copy their blocks with TMA "
+    "(`cp.async.bulk.tensor`, one copy and wait a load: not yet pipelined; docs/tma.md) "
+    "instead of masked pointer loads. `1` turns it on; read at each compile (in the cache key).",
+)
+"""Off by default until the pipelined form (TMA into the loop's shared-memory ring) exists and
+the GPU tests pass (tests/nvidia/test_tma_gpu.py)."""
+TENSOR_MAP_LOADS = "tensor_map_loads"
+"""`tilec.frontend.descriptors.TENSOR_MAP_LOADS` (the core's name, not imported: a compile's)."""
+
 
 @attrs.frozen
 class NvidiaOptions(GpuOptions):
@@ -60,7 +72,7 @@ class NvidiaBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
-    settings = (PTXAS, LIBCUDA)
+    settings = (PTXAS, LIBCUDA, TMA)
 
     def tool_path(self, name: str) -> str | None:
         if name != "ptxas":
@@ -74,6 +86,17 @@ class NvidiaBackend(GpuBackend):
         from tilec_nvidia.capabilities import mma_instructions
 
         return mma_instructions(target)
+
+    def frontend_features(self, options: Any) -> frozenset[str]:
+        """`tensor_map_loads` where `TILEC_NVIDIA_TMA` is on and the target has TMA."""
+        if not TMA.enabled() or "tma" not in ARCHS.check(self.resolve_target(options)).features:
+            return frozenset()
+        return frozenset({TENSOR_MAP_LOADS})
+
+    def hash(self, options: Any = None) -> str:
+        """As `GpuBackend.hash`, with `TILEC_NVIDIA_TMA` where it is on (it changes the code)."""
+        digest = super().hash(options)
+        return f"{digest}|tma" if TMA.enabled() else digest
 
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -33,6 +34,7 @@ from tilec_nvidia import (
     mma_sync,
     nvmma_tile,
     tensor_cores,
+    tma_lowering,
     wgmma_lowering,
 )
 from tilec_nvidia import wgmma as warpgroup  # the class below defines methods named wgmma
@@ -111,6 +113,16 @@ class NvidiaTargetInfo(TargetInfo):
         if _llvm_major() >= 20:  # older LLVMs mark kernels in `nvvm.annotations` instead
             fn.calling_convention = "ptx_kernel"
         return fn
+
+    def added_parameters(self, func: Any) -> list[tuple[Any, ir.Type]]:
+        """A tensor map a descriptor that a `tile.descriptor_load` reads through TMA."""
+        return tma_lowering.added_parameters(self.arch, func)
+
+    def added_metadata(self, keys: Sequence[Any]) -> dict[str, Any]:
+        return tma_lowering.added_metadata(list(keys))
+
+    def descriptor_load(self, ctx: Any, op: Any) -> bool:
+        return tma_lowering.descriptor_load(self.arch, ctx, op)
 
     def finalize_kernel(
         self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int

@@ -103,6 +103,12 @@ def init(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) 
     _asm(builder, "bar.sync 0;", "", [])
 
 
+def fence_async_shared(arch: str, builder: ir.IRBuilder) -> None:
+    """Order this thread's earlier generic-proxy accesses to shared memory before the async
+    proxy's (TMA's writes into a buffer the threads used)."""
+    _asm(builder, f"{_check(arch, builder, 'fence_init')};", "", [])
+
+
 def expect_bytes(arch: str, builder: ir.IRBuilder, barrier: ir.Value, nbytes: int,
                  issuer: ir.Value) -> None:  # fmt: skip
     """The issuing thread arrives on `barrier`, which completes when `nbytes` have landed."""
@@ -150,5 +156,5 @@ def load_box(arch: str, builder: ir.IRBuilder, destination: ir.Value, barrier: i
     wait(arch, builder, barrier, parity)
 
 
-__all__ = ["INSTRUCTIONS", "copy_box", "expect_bytes", "init", "load_box", "prefetch",
-           "tensor_map_parameter", "wait"]  # fmt: skip
+__all__ = ["INSTRUCTIONS", "copy_box", "expect_bytes", "fence_async_shared", "init", "load_box",
+           "prefetch", "tensor_map_parameter", "wait"]  # fmt: skip

@@ -1,0 +1,131 @@
+"""Host-descriptor loads through TMA in compiled kernels (docs/tma.md), without a GPU: with
+`TILEC_NVIDIA_TMA=1` a `desc.load` of a host TensorDescriptor is a `tile.descriptor_load`, which
+sm_90a lowers to one `cp.async.bulk.tensor` a box into the swizzled scratch buffer with the
+tensor map as a 128-byte grid-constant parameter after the kernel's own (`tensor_maps` in the
+metadata says how the launch encodes it); without the setting, and on sm_80, the code is the
+masked load it was. The GPU runs these kernels in test_tma_gpu.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.runtime import cache
+from tilec_nvidia.backend import NvidiaBackend
+from tilec_nvidia.codegen import find_ptxas
+
+COPY_SIGNATURE = {"x_desc": "tensordesc<fp16[64, 64]>", "y_ptr": "*fp16", "N": "i32"}
+
+
+@tilec.jit
+def copy_block(x_desc, y_ptr, N, BM: tl.constexpr, BN: tl.constexpr):
+    i, j = tl.program_id(0), tl.program_id(1)
+    block = x_desc.load([i * BM, j * BN])
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], block)
+
+
+@tilec.jit
+def matmul_descriptors(a_desc, b_desc, c_ptr, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):  # fmt: skip
+    i, j = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([i * BM, k * BK]), b_desc.load([k * BK, j * BN]), acc)
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16))
+
+
+@pytest.fixture
+def tma_on(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
+    cache.clear_memory()
+    yield
+    cache.clear_memory()
+
+
+def compile_copy(target, signature=COPY_SIGNATURE, block=(64, 64)):
+    return tilec.compile(copy_block, signature, constexprs={"BM": block[0], "BN": block[1]},
+                         backend="nvidia", target=target)  # fmt: skip
+
+
+def test_a_host_descriptor_load_is_one_tma_copy_on_sm_90a(tma_on):
+    compiled = compile_copy("sm_90a")
+    assert compiled.metadata["params"] == ["*fp16", "i32", "i32", "i64", "*fp16", "i32"]
+    assert compiled.metadata["tensor_maps"] == [{
+        "element": "fp16", "base": 0, "shape": [["param", 1], ["param", 2]],
+        "strides": [["param", 3], ["const", 1]], "block": [64, 64], "padding": "zero",
+        "swizzle": 128,
+    }]  # fmt: skip
+    assert "tile.descriptor_load" in compiled.asm["tir"]
+    ptx = compiled.asm["ptx"]
+    assert ".param .align 64 .b8 copy_block_param_6[128]" in ptx
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 1
+    assert ptx.count("prefetch.tensormap") == 1
+    assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%rd") == 1
+    assert ", 8192;" in ptx  # 64 x 64 halves
+    assert len(re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier"
+                          r"::complete_tx::bytes \[%rd\d+\], \[%rd\d+, \{%r\d+, %r\d+\}\]",
+                          ptx)) == 1  # fmt: skip
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in ptx
+    assert "ld.global" not in ptx  # the block comes through shared memory
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+def test_a_block_wider_than_the_swizzle_is_several_boxes(tma_on):
+    signature = {"x_desc": "tensordesc<fp32[32, 64]>", "y_ptr": "*fp32", "N": "i32"}
+    compiled = compile_copy("sm_90a", signature, (32, 64))
+    assert compiled.metadata["tensor_maps"][0]["swizzle"] == 128
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2  # two 32-column boxes of 128 bytes
+    assert ", 8192;" in ptx
+
+
+def test_two_loads_of_one_descriptor_share_its_map_and_a_matmul_compiles(tma_on):
+    signature = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
+                 "c_ptr": "*fp16", "N": "i32", "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(matmul_descriptors, signature,
+                             constexprs={"BM": 64, "BN": 64, "BK": 32}, backend="nvidia",
+                             target="sm_90a")  # fmt: skip
+    maps = compiled.metadata["tensor_maps"]
+    assert [m["base"] for m in maps] == [0, 4] and [m["swizzle"] for m in maps] == [64, 128]
+    ptx = compiled.asm["ptx"]
+    assert ptx.count(".param .align 64 .b8") == 2
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2  # one a load, in the loop
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+def test_without_the_setting_and_on_sm_80_the_load_is_as_before(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILEC_NVIDIA_TMA", raising=False)
+    cache.clear_memory()
+    before = compile_copy("sm_90a")
+    assert "tensor_maps" not in before.metadata and "cp.async.bulk" not in before.asm["ptx"]
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
+    cache.clear_memory()
+    old_arch = compile_copy("sm_80")
+    assert "tensor_maps" not in old_arch.metadata
+    assert "tile.descriptor_load" not in old_arch.asm["tir"]
+    monkeypatch.delenv("TILEC_NVIDIA_TMA")
+    cache.clear_memory()
+    assert compile_copy("sm_80").asm["ptx"] == old_arch.asm["ptx"]
+
+
+def test_the_setting_is_in_the_cache_key(monkeypatch):
+    backend = NvidiaBackend()
+    options = backend.parse_options(target="sm_90a")
+    monkeypatch.delenv("TILEC_NVIDIA_TMA", raising=False)
+    off = backend.hash(options)
+    assert backend.frontend_features(options) == frozenset()
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
+    assert backend.hash(options) != off
+    assert backend.frontend_features(options) == {"tensor_map_loads"}
+    assert backend.frontend_features(backend.parse_options(target="sm_80")) == frozenset()
