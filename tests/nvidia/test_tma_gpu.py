@@ -2,7 +2,9 @@
 process's driver (ctypes or cuda-bindings) and read by the kernel of `tma_kernels` (built with
 `tilec_nvidia.tma`): boxes of fp16, bf16, fp32, int8 and fp64 rows, swizzled 0/32/64/128
 bytes, partly out of bounds (TMA's zero or NaN fill), rows with a stride wider than the shape,
-one mbarrier reused over several boxes. Needs an sm_90 device."""
+one mbarrier reused over several boxes; then kernels compiled with `TILEC_NVIDIA_TMA=1` whose
+host-descriptor loads go through TMA, against interp and torch. Needs an sm_90 device:
+`pytest -m gpu tests/nvidia/test_tma_gpu.py`."""
 
 from __future__ import annotations
 
@@ -12,11 +14,16 @@ import numpy as np
 import pytest
 from tma_kernels import NAME, THREADS, signature, tensor_maps, tma_copy_llir
 
+import tilec
+import tilec.language as tl
+from tilec import TensorDescriptor
 from tilec.interop.device_array import to_device
+from tilec.runtime import cache
 from tilec_nvidia import driver as cuda
 from tilec_nvidia import tensor_map, tma_launch
 from tilec_nvidia.codegen import llir_to_ptx, ptx_to_cubin
 
+torch = pytest.importorskip("torch", reason="needs PyTorch")
 pytestmark = pytest.mark.gpu
 
 
@@ -81,3 +88,105 @@ def test_tma_copies_boxes_as_descriptor_loads_read_them(gpu, element, dtype, sha
     expected = np.zeros(out_shape, dtype)
     expected[:rows, :columns] = full[:, :columns]
     np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+# Compiled kernels (`TILEC_NVIDIA_TMA=1`): host-descriptor loads through TMA, against interp -----
+
+
+@pytest.fixture
+def tma_on(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
+    cache.clear_memory()
+    yield
+    cache.clear_memory()
+
+
+@tilec.jit
+def copy_block(x_desc, y_ptr, ld, SHIFT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    i, j = tl.program_id(0), tl.program_id(1)
+    block = x_desc.load([i * BM - SHIFT, j * BN])
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    tl.store(y_ptr + rows[:, None] * ld + cols[None, :], block)
+
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "i8": torch.int8}
+LOADS = [
+    ("fp16", (100, 72), (64, 64), "zero", 0),
+    ("fp16", (256, 128), (128, 64), "zero", 0),
+    ("bf16", (50, 96), (32, 32), "zero", 3),  # negative rows: filled
+    ("fp32", (70, 90), (32, 64), "zero", 0),  # two boxes of 32 columns
+    ("fp32", (40, 20), (16, 8), "nan", 5),
+    ("i8", (70, 48), (32, 64), "zero", 0),
+    ("i8", (33, 300), (16, 128), "zero", 1),
+]
+
+
+def _copy(x, block, padding, shift, backend, device):
+    rows, columns = x.shape
+    grid = (tilec.cdiv(rows + shift, block[0]), tilec.cdiv(columns, block[1]))
+    y = torch.full((grid[0] * block[0], grid[1] * block[1]), 7, dtype=x.dtype, device=device)
+    desc = TensorDescriptor(x, list(x.shape), [x.stride(0), 1], list(block), padding)
+    copy_block[grid](desc, y, y.shape[1], SHIFT=shift, BM=block[0], BN=block[1], backend=backend)
+    return y.cpu()
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "padding", "shift"), LOADS)
+def test_descriptor_loads_through_tma_match_interp(gpu, tma_on, element, shape, block, padding,
+                                                   shift):  # fmt: skip
+    torch.manual_seed(0)
+    dtype = DTYPES[element]
+    rows, columns = shape
+    stride = (columns * dtype.itemsize + 15) // 16 * 16 // dtype.itemsize + 16 // dtype.itemsize
+    wide = (torch.randn((rows, stride)) * 50).to(dtype)
+    signature = {"x_desc": f"tensordesc<{element}[{block[0]}, {block[1]}]>",
+                 "y_ptr": f"*{element}", "ld": "i32"}  # fmt: skip
+    compiled = tilec.compile(copy_block, signature, backend="nvidia",
+                             constexprs={"SHIFT": shift, "BM": block[0], "BN": block[1]})  # fmt: skip
+    assert compiled.metadata.get("tensor_maps"), "the load did not go through TMA"
+    got = _copy(wide.cuda()[:, :columns], block, padding, shift, "nvidia", "cuda")
+    expected = _copy(wide[:, :columns], block, padding, shift, "interp", "cpu")
+    if padding == "nan":
+        assert torch.equal(got.isnan(), expected.isnan())
+        got, expected = got.nan_to_num(0), expected.nan_to_num(0)
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+
+
+@tilec.jit
+def matmul_descriptors(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):  # fmt: skip
+    i, j = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([i * BM, k * BK])
+        b = b_desc.load([k * BK, j * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
+
+
+@pytest.mark.parametrize(("M", "N", "K"), [(128, 128, 64), (200, 72, 104), (512, 256, 512)])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_matmul_through_tma_descriptor_loads_matches_torch(gpu, tma_on, M, N, K, dtype):
+    torch.manual_seed(0)
+    a = torch.randn((M, K), device="cuda", dtype=dtype)
+    b = torch.randn((K, N), device="cuda", dtype=dtype)
+    wide = torch.full((M, N + 8), -1.0, device="cuda", dtype=dtype)
+    c = wide[:, :N]
+    BM, BN, BK = 64, 64, 32
+    grid = (tilec.cdiv(M, BM), tilec.cdiv(N, BN))
+    for _ in range(2):  # the second launch from the map cache
+        matmul_descriptors[grid](
+            TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BK, BN]),
+            TensorDescriptor(c, [M, N], [N + 8, 1], [BM, BN]), K, BM=BM, BN=BN, BK=BK,
+            backend="nvidia",
+        )  # fmt: skip
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=2e-2 * K**0.5, rtol=1e-2)
+    assert (wide[:, N:] == -1).all()
+    name = "bf16" if dtype == torch.bfloat16 else "fp16"
+    signature = {"a_desc": f"tensordesc<{name}[64, 32]>", "b_desc": f"tensordesc<{name}[32, 64]>",
+                 "c_desc": f"tensordesc<{name}[64, 64]>", "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(matmul_descriptors, signature, backend="nvidia",
+                             constexprs={"BM": BM, "BN": BN, "BK": BK})  # fmt: skip
+    assert len(compiled.metadata["tensor_maps"]) == 2  # a and b's loads (c is stored)
