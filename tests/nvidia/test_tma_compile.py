@@ -129,3 +129,14 @@ def test_the_setting_is_in_the_cache_key(monkeypatch):
     assert backend.hash(options) != off
     assert backend.frontend_features(options) == {"tensor_map_loads"}
     assert backend.frontend_features(backend.parse_options(target="sm_80")) == frozenset()
+
+
+def test_registers_contiguous_in_a_row_are_read_16_bytes_at_once(tma_on):
+    """Where the layout gives a thread 8 consecutive halves of a row (a vectorized store), the
+    swizzle keeps them in one 16-byte chunk: one `ld.shared.v4.b32`."""
+    compiled = tilec.compile(copy_block, COPY_SIGNATURE, constexprs={"BM": 64, "BN": 64},
+                             backend="nvidia", target="sm_90a",
+                             divisibility=["y_ptr", "N"])  # fmt: skip
+    ptx = compiled.asm["ptx"]
+    assert "st.global.v4.b32" in ptx and ptx.count("ld.shared.v4.b32") == 4  # 32 halves a thread
+    assert "cp.async.bulk.tensor.2d" in ptx

@@ -138,17 +138,52 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
 
     result_type = op.result.type
     mem = memory_type(element_type(result_type), target)
+    mapping = LTensor(result_type, []).mapping
+    vec = vector_width(mapping, box[-1], size)
+    access = ir.VectorType(mem, vec) if vec > 1 else mem
+    all_coords = ctx.element_coords(mapping)
     values = []
-    for coords in ctx.element_coords(LTensor(result_type, []).mapping):
-        offset = _box_offset(b, coords, box, counts, box_bytes, size)
-        if swizzle:
+    for start in range(0, len(all_coords), vec):
+        offset = _box_offset(b, all_coords[start], box, counts, box_bytes, size)
+        if swizzle:  # a 16-byte chunk moves whole: a vector of up to 16 bytes stays in one
             chunk_row = b.and_(b.lshr(offset, I32(7)), I32(swizzle // 16 - 1))
             offset = b.xor(offset, b.shl(chunk_row, I32(4)))
         source = b.gep(buffer, [offset], source_etype=ir.IntType(8))
-        values.append(b.load(source, typ=mem))
+        loaded = b.load(source, typ=access, align=vec * size)
+        values += [b.extract_element(loaded, I32(k)) for k in range(vec)] if vec > 1 else [loaded]
     target.barrier(b)  # the scratch is free again
     ctx.set(op.result, LTensor(result_type, values))
     return True
+
+
+def vector_width(mapping: Any, box_inner: int, size: int) -> int:
+    """How many registers (at most 16 bytes) each shared-memory read takes: a power of two
+    `vec` where every group of `vec` registers holds consecutive elements of the innermost
+    dimension starting at a multiple of `vec` (registers and thread offsets alike), within one
+    box row."""
+    registers = mapping.registers
+    last = mapping.dims[-1]
+    scales = [d_scale for d_scale, count in ((last.lane_scale, last.lane_count),
+                                             (last.warp_scale, last.warp_count)) if count > 1]  # fmt: skip
+    vec = max(16 // size, 1)
+    while vec > 1:
+        groups = range(0, len(registers), vec)
+        if (
+            box_inner % vec == 0
+            and len(registers) % vec == 0
+            and all(scale % vec == 0 for scale in scales)
+            and all(
+                registers[g][-1] % vec == 0
+                and all(
+                    registers[g + k] == (*registers[g][:-1], registers[g][-1] + k)
+                    for k in range(vec)
+                )
+                for g in groups
+            )
+        ):
+            return vec
+        vec //= 2
+    return 1
 
 
 def _box_origins(block: tuple[int, ...], box: tuple[int, ...]) -> list[tuple[int, ...]]:
