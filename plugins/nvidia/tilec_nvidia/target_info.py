@@ -6,9 +6,12 @@ Intrinsic names are those LLVM 22 (llvmlite 0.50) accepts and selects to PTX:
 approximations Triton uses for `exp`, `log`, `sin`, `cos`, `rsqrt` on f32, and Triton's f32 `/`,
 `div.full.f32` (`tl.div_rn` is `div.rn`). `sqrt` is the IEEE `sqrt.rn` (exactly the
 interpreter's result; Triton's `tl.sqrt` is `sqrt.approx`).
-The block size is given as the `nvvm.annotations` entry `maxntidx`, which LLVM upgrades to the
-`"nvvm.maxntid"` function attribute (llvmlite cannot spell string attributes); as in Triton, no
-`reqntid` (ptxas rejects both together).
+The block size is given as the `nvvm.annotations` entry `reqntidx`, which LLVM upgrades to the
+`"nvvm.reqntid"` function attribute (llvmlite cannot spell string attributes): PTX's `.reqntid`,
+as Triton's, since every launch has exactly `num_warps * 32` threads. Knowing the block size
+rather than a bound (`.maxntid`), ptxas allocates registers for the occupancy it allows (the
+sweep's attention forward, d64 64x64 on 4 warps, causal: 131 -> 128 registers, 3 -> 4 CTAs an
+SM, Triton's 4).
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ class NvidiaTargetInfo(TargetInfo):
         self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int
     ) -> None:
         annotations = module.add_named_metadata("nvvm.annotations")
-        facts = [("maxntidx", num_threads)]
+        facts = [("reqntidx", num_threads)]
         if self.maxnreg is not None:
             facts.append(("maxnreg", self.maxnreg))
         if fn.calling_convention != "ptx_kernel":
