@@ -263,6 +263,13 @@ SAMPLES: dict[str, str] = {
         "%x: !tile.ptr<f16>, %n: i32, %s: i64, %p: tensor<4x8x!tile.ptr<f16>>, "
         "%m: tensor<4x8xi1>, %o: tensor<4x8xf16>, %i: i64, %j: i64",
     ),
+    "tile.descriptor_store": _func(
+        '  tile.descriptor_store %p, %v, %m, %i, %j {base_param = 0, padding = "zero", '
+        "shape_params = [1, 1], stride_params = [2, -1]}\n"
+        "  tile.return",
+        "%x: !tile.ptr<f16>, %n: i32, %s: i64, %p: tensor<4x8x!tile.ptr<f16>>, "
+        "%v: tensor<4x8xf16>, %m: tensor<4x8xi1>, %i: i64, %j: i64",
+    ),
     "tile.store": _func(
         "  tile.store %s, %v\n"
         '  tile.store %p, %w, %m {cache = ".wt", eviction = "evict_first"}\n'

@@ -140,3 +140,30 @@ def test_registers_contiguous_in_a_row_are_read_16_bytes_at_once(tma_on):
     ptx = compiled.asm["ptx"]
     assert "st.global.v4.b32" in ptx and ptx.count("ld.shared.v4.b32") == 4  # 32 halves a thread
     assert "cp.async.bulk.tensor.2d" in ptx
+
+
+@tilec.jit
+def store_block(x_ptr, y_desc, N, BM: tl.constexpr, BN: tl.constexpr):
+    i, j = tl.program_id(0), tl.program_id(1)
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    block = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    y_desc.store([i * BM, j * BN], block * 2)
+
+
+def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on):
+    signature = {"x_ptr": "*fp32", "y_desc": "tensordesc<fp32[32, 64]>", "N": "i32"}
+    compiled = tilec.compile(store_block, signature, constexprs={"BM": 32, "BN": 64},
+                             backend="nvidia", target="sm_90a")  # fmt: skip
+    assert "tile.descriptor_store" in compiled.asm["tir"]
+    assert compiled.metadata["tensor_maps"][0]["base"] == 1
+    ptx = compiled.asm["ptx"]
+    stores = re.findall(r"@%p\d+ cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group "
+                        r"\[%rd\d+, \{%r\d+, %r\d+\}\], \[%rd\d+\];", ptx)  # fmt: skip
+    assert len(stores) == 2  # two boxes of 32 fp32 columns
+    assert ptx.count("cp.async.bulk.commit_group") == 1
+    assert ptx.count("cp.async.bulk.wait_group 0") == 1
+    assert "mbarrier" not in ptx  # a store completes through its bulk group
+    assert "st.global" not in ptx
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]

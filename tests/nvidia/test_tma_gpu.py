@@ -189,4 +189,52 @@ def test_a_matmul_through_tma_descriptor_loads_matches_torch(gpu, tma_on, M, N, 
                  "c_desc": f"tensordesc<{name}[64, 64]>", "K": "i32"}  # fmt: skip
     compiled = tilec.compile(matmul_descriptors, signature, backend="nvidia",
                              constexprs={"BM": BM, "BN": BN, "BK": BK})  # fmt: skip
-    assert len(compiled.metadata["tensor_maps"]) == 2  # a and b's loads (c is stored)
+    assert len(compiled.metadata["tensor_maps"]) == 3  # a and b's loads, c's store
+
+
+@tilec.jit
+def store_block(x_ptr, y_desc, ld, SHIFT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    i, j = tl.program_id(0), tl.program_id(1)
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    block = tl.load(x_ptr + rows[:, None] * ld + cols[None, :])
+    y_desc.store([i * BM - SHIFT, j * BN], block)
+
+
+STORES = [
+    ("fp16", (100, 72), (64, 64), 0),
+    ("bf16", (50, 96), (32, 32), 3),  # the first rows fall before the tensor: not written
+    ("fp32", (70, 90), (32, 64), 0),  # two boxes of 32 columns
+    ("i8", (33, 300), (16, 128), 1),
+]
+
+
+def _store(shape, block, shift, dtype, backend, device, source):
+    rows, columns = shape
+    grid = (tilec.cdiv(rows + shift, block[0]), tilec.cdiv(columns, block[1]))
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    stride = (columns * itemsize + 15) // 16 * 16 // itemsize + 16 // itemsize
+    wide = torch.full((rows, stride), 7, dtype=dtype, device=device)
+    desc = TensorDescriptor(wide[:, :columns], [rows, columns], [stride, 1], list(block))
+    x = source.to(device)
+    store_block[grid](x, desc, x.shape[1], SHIFT=shift, BM=block[0], BN=block[1],
+                      backend=backend)  # fmt: skip
+    return wide.cpu()
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "shift"), STORES)
+def test_descriptor_stores_through_tma_match_interp(gpu, tma_on, element, shape, block, shift):
+    torch.manual_seed(1)
+    dtype = DTYPES[element]
+    rows, columns = shape
+    grid_rows = tilec.cdiv(rows + shift, block[0]) * block[0]
+    grid_columns = tilec.cdiv(columns, block[1]) * block[1]
+    source = (torch.randn((grid_rows, grid_columns)) * 50).to(dtype)
+    signature = {"x_ptr": f"*{element}", "y_desc": f"tensordesc<{element}[{block[0]}, {block[1]}]>",
+                 "ld": "i32"}  # fmt: skip
+    compiled = tilec.compile(store_block, signature, backend="nvidia",
+                             constexprs={"SHIFT": shift, "BM": block[0], "BN": block[1]})  # fmt: skip
+    assert compiled.metadata.get("tensor_maps"), "the store did not go through TMA"
+    got = _store(shape, block, shift, dtype, "nvidia", "cuda", source)
+    expected = _store(shape, block, shift, dtype, "interp", "cpu", source)
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))

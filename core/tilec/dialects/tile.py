@@ -448,17 +448,61 @@ class DescriptorLoadOp(Operation):
         _check_memory_operands(self, self.ptr, self.result.type, self.mask)
         if self.other.type != self.result.type:
             raise VerifyError(f"padding type {self.other.type} must be {self.result.type}", self)
-        rank = len(shape_of(self.result.type))
-        sizes = [len(self.shape_params.elements), len(self.stride_params.elements)]
-        if len(self.offsets) != rank or sizes != [rank, rank]:
-            raise VerifyError(
-                f"a block of rank {rank} needs {rank} offsets, sizes and strides; got "
-                f"{len(self.offsets)}, {sizes[0]} and {sizes[1]}",
-                self,
-            )
-        if any(isinstance(o.type, TensorType) for o in self.offsets):
-            raise VerifyError("offsets are scalars", self)
-        check_choice(self, "padding", ("zero", "nan"))
+        _check_descriptor_parts(self, shape_of(self.result.type))
+
+
+@register_op
+class DescriptorStoreOp(Operation):
+    """`tile.descriptor_store %ptrs, %values, %mask, %offsets... {base_param, shape_params,
+    stride_params, padding}`: a `desc.store` of a host-side tensor descriptor, for a target that
+    claims them (`tensor_map_loads`, as `tile.descriptor_load`): the operands of the masked
+    `tile.store` it stands for, then the block's offsets; the attributes as the load's."""
+
+    name = "tile.descriptor_store"
+    parts = operand_def(variadic=True)
+    base_param = attr_def(IntegerAttr)
+    shape_params = attr_def(ArrayAttr)
+    stride_params = attr_def(ArrayAttr)
+    padding = attr_def(StringAttr)
+    traits = (MemoryWrite(),)
+
+    @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def value(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def mask(self) -> Value:
+        return self.operands[2]
+
+    @property
+    def offsets(self) -> list[Value]:
+        return list(self.operands[3:])
+
+    def verify_(self) -> None:
+        if len(self.operands) < 4:
+            raise VerifyError("expected pointers, values, mask and one offset a dimension", self)
+        _check_memory_operands(self, self.ptr, self.value.type, self.mask)
+        _check_descriptor_parts(self, shape_of(self.value.type))
+
+
+def _check_descriptor_parts(op: Operation, shape: tuple[int, ...]) -> None:
+    rank = len(shape)
+    attrs = op.attributes
+    sizes = [len(attrs["shape_params"].elements), len(attrs["stride_params"].elements)]  # type: ignore[attr-defined]
+    offsets = op.operands[3:]
+    if len(offsets) != rank or sizes != [rank, rank]:
+        raise VerifyError(
+            f"a block of rank {rank} needs {rank} offsets, sizes and strides; got "
+            f"{len(offsets)}, {sizes[0]} and {sizes[1]}",
+            op,
+        )
+    if any(isinstance(o.type, TensorType) for o in offsets):
+        raise VerifyError("offsets are scalars", op)
+    check_choice(op, "padding", ("zero", "nan"))
 
 
 @register_op

@@ -15,7 +15,7 @@ from tilec.frontend import block_pointers, descriptors
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.semantics import computation_type, literal_type
-from tilec.ir.attributes import StringAttr
+from tilec.ir.attributes import StringAttr, UnitAttr
 from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, Type, i1, i64, like
 from tilec.language import constexpr, dtype, pointer_type
 from tilec.language import tensor as tl_tensor
@@ -77,7 +77,8 @@ class CompatBuiltinsMixin:
                 f"the descriptor's block is {list(desc.block_shape)}, the value stored is "
                 f"{list(block.shape)}"
             )
-        self.tl_store(pointers, block, mask)  # type: ignore[attr-defined]
+        if not descriptors.claimed_store(self, desc, offsets, pointers, block, mask):
+            self.tl_store(pointers, block, mask)  # type: ignore[attr-defined]
 
     # Block pointers (`tilec.frontend.block_pointers`) ----------------------------------------
 
@@ -244,8 +245,10 @@ class CompatBuiltinsMixin:
         return self.sem.binary("*", *self._floats(x, y, "libdevice.mul_rn"), contract=False)
 
     def tl_sqrt_rn(self, x: Any) -> TensorValue:
-        """Square root rounded to nearest even: tilec's `tl.sqrt` (IEEE `sqrt` on every backend)."""
-        return self.unary_math(math.SqrtOp, x)  # type: ignore[attr-defined]
+        """Square root rounded to nearest even (`math.sqrt {ieee}`; `tl.sqrt` may be faster)."""
+        self.sem.reject_float8("tl.sqrt_rn", self.value(x))  # type: ignore[attr-defined]
+        v = self._float(x)  # type: ignore[attr-defined]
+        return self.sem.create(math.SqrtOp, [v], v.type, ieee=UnitAttr())
 
     def _arith(self, symbol: str, x: Any, y: Any, sanitize_overflow: Any) -> TensorValue:
         if not isinstance(constant_arg(sanitize_overflow, "sanitize_overflow"), bool):

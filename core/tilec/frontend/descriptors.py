@@ -173,6 +173,33 @@ def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> Tens
     (`TENSOR_MAP_LOADS`) and every part of the descriptor is a kernel parameter (the last
     stride the constant 1); None elsewhere (the caller emits the masked `tile.load`).
     `operands` are that load's: pointers, mask, padding."""
+    attributes = _claim(desc)
+    if attributes is None:
+        return None
+    values = [TensorValue(v) for v in operands]
+    pointers = values[0]
+    result = TensorType(pointers.shape, pointers.dtype.pointee)  # type: ignore[attr-defined]
+    coords = _offsets(builtins.sem, offsets)
+    return builtins.sem.create(tile.DescriptorLoadOp, [*values, *coords], result, **attributes)
+
+
+def claimed_store(builtins: Any, desc: Any, offsets: Any, pointers: TensorValue, block: Any,
+                  mask: TensorValue) -> bool:  # fmt: skip
+    """Emit the `tile.descriptor_store` of `block` where the target claims host descriptors'
+    accesses (as `claimed_load`); whether it did (else the caller emits the masked store)."""
+    attributes = _claim(desc)
+    if attributes is None:
+        return False
+    sem = builtins.sem
+    pointee = sem.pointee(pointers)
+    stored = sem.broadcast_to(sem.cast(sem.to_value(block, pointee), pointee), pointers.shape)
+    operands = [pointers, stored, mask, *_offsets(sem, offsets)]
+    sem.create_op(tile.DescriptorStoreOp, operands, **attributes)
+    return True
+
+
+def _claim(desc: Any) -> dict[str, Any] | None:
+    """The attributes of a claimed access of `desc` (module of `claimed_load`), else None."""
     if not (getattr(desc, "host", False) and TENSOR_MAP_LOADS in compile_features()):
         return None
     base = _parameter(desc.base)
@@ -180,18 +207,16 @@ def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> Tens
     strides = [_parameter(stride) for stride in desc.strides[:-1]]
     if base is None or None in shape or None in strides or desc.strides[-1] != 1:
         return None
-    sem = builtins.sem
-    coords = [sem.cast(_scalar(sem, o), i64) for o in _int_list(offsets, "offsets")]
-    operands = [TensorValue(v) for v in operands]
-    pointers = operands[0]
-    result = TensorType(pointers.shape, pointers.dtype.pointee)
-    return sem.create(
-        tile.DescriptorLoadOp, [*operands, *coords], result,
-        base_param=IntegerAttr(base, i64), shape_params=ArrayAttr(
-            [IntegerAttr(i, i64) for i in shape]),
-        stride_params=ArrayAttr([IntegerAttr(i, i64) for i in [*strides, -1]]),
-        padding=StringAttr(desc.padding),
-    )  # fmt: skip
+    return {
+        "base_param": IntegerAttr(base, i64),
+        "shape_params": ArrayAttr([IntegerAttr(i, i64) for i in shape]),
+        "stride_params": ArrayAttr([IntegerAttr(i, i64) for i in [*strides, -1]]),
+        "padding": StringAttr(desc.padding),
+    }
+
+
+def _offsets(sem: Any, offsets: Any) -> list[TensorValue]:
+    return [sem.cast(_scalar(sem, o), i64) for o in _int_list(offsets, "offsets")]
 
 
 def _parameter(value: Any) -> int | None:

@@ -21,6 +21,7 @@ from llvmlite import ir
 from tilec.dialects.tile import (
     AddPtrOp,
     DescriptorLoadOp,
+    DescriptorStoreOp,
     IntToPtrOp,
     LoadOp,
     PtrToIntOp,
@@ -214,8 +215,12 @@ def _load(ctx: LoweringContext, op: LoadOp | DescriptorLoadOp) -> None:
         ctx.set(op.result, values[0])
 
 
-@lowers(StoreOp)
-def _store(ctx: LoweringContext, op: StoreOp) -> None:
+@lowers(StoreOp, DescriptorStoreOp)
+def _store(ctx: LoweringContext, op: StoreOp | DescriptorStoreOp) -> None:
+    """A store, and a descriptor store the target does not lower itself (as the store of its
+    pointers, values and mask)."""
+    if isinstance(op, DescriptorStoreOp) and ctx.target.descriptor_store(ctx, op):
+        return
     b = ctx.builder
     ptr, value, mask = op.ptr, op.value, op.mask
     scalar = element_type(value.type)

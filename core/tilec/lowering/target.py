@@ -92,6 +92,11 @@ class TargetInfo:
         operands."""
         return False
 
+    def descriptor_store(self, ctx: Any, op: Any) -> bool:
+        """Lower a `tile.descriptor_store` itself; whether it did. False (the default): the
+        core lowers it as the masked `tile.store` of its first three operands."""
+        return False
+
     # Ids ---------------------------------------------------------------------------------------
 
     def thread_id(self, builder: ir.IRBuilder) -> ir.Value:

@@ -509,6 +509,7 @@ _POINTER_AWARE = frozenset(
         tile.LoadOp,
         tile.DescriptorLoadOp,
         tile.StoreOp,
+        tile.DescriptorStoreOp,
         tile.CallOp,
         scf.ForOp,
         scf.IfOp,
@@ -532,6 +533,7 @@ _METHODS: dict[type[Operation], Method] = {
     tile.PtrToIntOp: Interpreter.ptr_to_int,
     tile.LoadOp: Interpreter.load,
     tile.DescriptorLoadOp: Interpreter.load,  # the masked load of its first three operands
+    tile.DescriptorStoreOp: Interpreter.store,  # the masked store of its first three
     tile.StoreOp: Interpreter.store,
     tile.AtomicRMWOp: atomic_rmw,
     tile.AtomicCASOp: atomic_cas,

@@ -127,6 +127,9 @@ class NvidiaTargetInfo(TargetInfo):
     def descriptor_load(self, ctx: Any, op: Any) -> bool:
         return tma_lowering.descriptor_load(self.arch, ctx, op)
 
+    def descriptor_store(self, ctx: Any, op: Any) -> bool:
+        return tma_lowering.descriptor_store(self.arch, ctx, op)
+
     def finalize_kernel(
         self, module: ir.Module, fn: ir.Function, num_threads: int, shared_bytes: int
     ) -> None:

@@ -40,6 +40,9 @@ INSTRUCTIONS = {
     "expect": "mbarrier.arrive.expect_tx.shared::cta.b64",
     "copy": "cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes",
     "wait": "mbarrier.try_wait.parity.shared::cta.b64",
+    "store": "cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group",
+    "commit": "cp.async.bulk.commit_group",
+    "wait_group": "cp.async.bulk.wait_group",
 }
 """The PTX of each step; every one needs the `tma` feature (sm_90 and later) and PTX 8.0."""
 
@@ -132,6 +135,28 @@ def copy_box(arch: str, builder: ir.IRBuilder, destination: ir.Value, barrier: i
     _asm(builder, text, "l,l,l," + "r," * rank + "b", operands)
 
 
+def store_box(arch: str, builder: ir.IRBuilder, source: ir.Value, tensor_map: ir.Value,
+              coordinates: Sequence[ir.Value], issuer: ir.Value) -> None:  # fmt: skip
+    """The thread where `issuer` holds copies the box in shared `source` to the tensor at
+    `coordinates` (as `copy_box`'s); elements outside the tensor are not written. The stores
+    join the thread's bulk group (`commit_and_wait`)."""
+    rank = len(coordinates)
+    if not 1 <= rank <= MAX_RANK:
+        raise LoweringError(f"TMA copies boxes of rank 1 to {MAX_RANK}, not {rank}")
+    opcode = _check(arch, builder, "store").format(rank=rank)
+    coords = ", ".join(f"${2 + i}" for i in range(rank))
+    text = f"@${2 + rank} {opcode} [$1, {{{coords}}}], [$0];"
+    operands = [source, tensor_map, *reversed(coordinates), issuer]
+    _asm(builder, text, "l,l," + "r," * rank + "b", operands)
+
+
+def commit_and_wait(arch: str, builder: ir.IRBuilder, issuer: ir.Value) -> None:
+    """The issuing thread closes its bulk group and waits until its stores have completed
+    (not only read their source: a later load of the kernel may read what they wrote)."""
+    _asm(builder, f"@$0 {_check(arch, builder, 'commit')};", "b", [issuer])
+    _asm(builder, f"@$0 {_check(arch, builder, 'wait_group')} 0;", "b", [issuer])
+
+
 def wait(arch: str, builder: ir.IRBuilder, barrier: ir.Value, parity: ir.Value) -> None:
     """Spin until `barrier`'s phase of `parity` (i32, 0 or 1) has completed: a loop around
     `mbarrier.try_wait.parity` (which itself waits a while) in LLVM IR."""
@@ -156,5 +181,5 @@ def load_box(arch: str, builder: ir.IRBuilder, destination: ir.Value, barrier: i
     wait(arch, builder, barrier, parity)
 
 
-__all__ = ["INSTRUCTIONS", "copy_box", "expect_bytes", "fence_async_shared", "init", "load_box",
-           "prefetch", "tensor_map_parameter", "wait"]  # fmt: skip
+__all__ = ["INSTRUCTIONS", "commit_and_wait", "copy_box", "expect_bytes", "fence_async_shared",
+           "init", "load_box", "prefetch", "store_box", "tensor_map_parameter", "wait"]  # fmt: skip

@@ -1,5 +1,5 @@
-"""`tile.descriptor_load` through TMA (docs/tma.md): NVIDIA's `TargetInfo.descriptor_load`,
-`added_parameters` and `added_metadata`.
+"""`tile.descriptor_load` and `tile.descriptor_store` through TMA (docs/tma.md): NVIDIA's
+`TargetInfo.descriptor_load`, `descriptor_store`, `added_parameters` and `added_metadata`.
 
 A descriptor load the target claims (`claims`: sm_90 and later, an element type and block TMA
 copies) reads its block with one set of box copies: every thread fences its earlier shared
@@ -9,7 +9,10 @@ been in use), thread 0 arms the kernel's mbarrier with the block's bytes and iss
 carries in a register: each load completes the barrier once), reads its registers from the
 swizzled buffer and meets the others at a barrier again. Boxes of a block wider than its
 swizzle (or longer than 256 along a dimension) lie one after another in the buffer, the
-innermost dimension's box index slowest (`NvmmaTile`'s column blocks).
+innermost dimension's box index slowest (`NvmmaTile`'s column blocks). A claimed store writes
+its registers into the buffer, fences them for the async proxy, and thread 0 stores each box
+(`cp.async.bulk.tensor` ... `bulk_group`: elements outside the tensor are not written) and waits
+for its bulk group before the threads meet again.
 
 Each distinct descriptor (its parameters, padding, element and block) is one tensor-map
 parameter after the kernel's own; the metadata's `tensor_maps` (`tilec_nvidia.tma_launch`) tells
@@ -22,14 +25,17 @@ import itertools
 import math
 from typing import Any
 
+import attrs
 from llvmlite import ir
 
-from tilec.dialects.tile import DescriptorLoadOp
+from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import element_type, shape_of
-from tilec.lowering.context import I32, I64, LoweringContext, LTensor, memory_type
+from tilec.lowering.context import I8, I32, I64, LoweringContext, LTensor, memory_type
 from tilec_nvidia import tensor_map, tma
 from tilec_nvidia.arch import ARCHS
+
+CLAIMED = (DescriptorLoadOp, DescriptorStoreOp)
 
 ALIGN = 1024
 """The buffer's alignment: the 128-byte swizzle repeats every 1024 bytes of the address."""
@@ -37,18 +43,22 @@ MAX_BLOCK_BYTES = 64 << 10
 """The largest block read this way (its buffer is the kernel's scratch, 1 KB more)."""
 
 
-def _element(op: DescriptorLoadOp) -> str | None:
-    scalar = BY_IR_TYPE.get(element_type(op.result.type))
+def _block_type(op: Any) -> Any:
+    return op.result.type if isinstance(op, DescriptorLoadOp) else op.value.type
+
+
+def _element(op: Any) -> str | None:
+    scalar = BY_IR_TYPE.get(element_type(_block_type(op)))
     return scalar.signature if scalar is not None else None
 
 
-def _element_bytes(op: DescriptorLoadOp) -> int:
-    return max(element_type(op.result.type).width // 8, 1)  # type: ignore[attr-defined]
+def _element_bytes(op: Any) -> int:
+    return max(element_type(_block_type(op)).width // 8, 1)  # type: ignore[attr-defined]
 
 
-def layout(op: DescriptorLoadOp) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
+def layout(op: Any) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
     """The block, its swizzle (bytes) and its box, outermost first."""
-    block = tuple(shape_of(op.result.type))
+    block = tuple(shape_of(_block_type(op)))
     size = _element_bytes(op)
     swizzle = tensor_map.swizzle_bytes(block[-1] * size)
     return block, swizzle, tensor_map.box_shape(block, size, swizzle)
@@ -56,7 +66,7 @@ def layout(op: DescriptorLoadOp) -> tuple[tuple[int, ...], int, tuple[int, ...]]
 
 def claims(arch: str, op: Any) -> bool:
     """Whether the descriptor load `op` is read through TMA on `arch`."""
-    if not isinstance(op, DescriptorLoadOp) or "tma" not in ARCHS.check(arch).features:
+    if not isinstance(op, CLAIMED) or "tma" not in ARCHS.check(arch).features:
         return False
     element = _element(op)
     if element not in tensor_map.DATA_TYPES:
@@ -74,7 +84,7 @@ def claims(arch: str, op: Any) -> bool:
     )
 
 
-def map_key(op: DescriptorLoadOp) -> tuple:
+def map_key(op: Any) -> tuple:
     """What one tensor-map parameter stands for: loads with equal keys share it."""
     block, swizzle, _box = layout(op)
     return (
@@ -102,57 +112,130 @@ def added_metadata(keys: list[tuple]) -> dict[str, Any]:
     return {"tensor_maps": maps}
 
 
-def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bool:
-    if not claims(arch, op):
-        return False
+@attrs.frozen
+class _Block:
+    """A claimed access's block in the scratch buffer: its boxes and their place."""
+
+    arch: str
+    argument: ir.Argument
+    block: tuple[int, ...]
+    swizzle: int
+    box: tuple[int, ...]
+    size: int
+    buffer: ir.Value
+    offsets: list[ir.Value]
+
+    @property
+    def box_bytes(self) -> int:
+        return math.prod(self.box) * self.size
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.block) * self.size
+
+    def boxes(self, b: ir.IRBuilder) -> list[tuple[ir.Value, list[ir.Value]]]:
+        """Each box's place in the buffer and its coordinates in the tensor (i32)."""
+        out = []
+        for index, origin in enumerate(_box_origins(self.block, self.box)):
+            coordinates = [
+                b.add(o, I32(at)) if at else o for o, at in zip(self.offsets, origin, strict=True)
+            ]
+            place = b.gep(self.buffer, [I32(index * self.box_bytes)], source_etype=I8)
+            out.append((place, coordinates))
+        return out
+
+    def accesses(self, ctx: LoweringContext, tensor_type: Any) -> tuple[int, list[ir.Value]]:
+        """The vector width and, per group of that many registers of `tensor_type`'s layout,
+        the shared address of its first element (swizzled)."""
+        b = ctx.builder
+        mapping = LTensor(tensor_type, []).mapping
+        vec = vector_width(mapping, self.box[-1], self.size)
+        counts = [extent // part for extent, part in zip(self.block, self.box, strict=True)]
+        coords = ctx.element_coords(mapping)
+        addresses = []
+        for start in range(0, len(coords), vec):
+            offset = _box_offset(b, coords[start], self.box, counts, self.box_bytes, self.size)
+            if self.swizzle:  # a 16-byte chunk moves whole: a vector of up to 16 bytes stays
+                chunk_row = b.and_(b.lshr(offset, I32(7)), I32(self.swizzle // 16 - 1))
+                offset = b.xor(offset, b.shl(chunk_row, I32(4)))
+            addresses.append(b.gep(self.buffer, [offset], source_etype=I8))
+        return vec, addresses
+
+
+def _prepare(arch: str, ctx: LoweringContext, op: Any) -> _Block:
+    """The tensor map's parameter (made a grid constant, prefetched in the prologue), the
+    1024-aligned scratch buffer and the offsets of a claimed access."""
     b = ctx.builder
-    target = ctx.target
     key = map_key(op)
     argument = ctx.added_args[key]
     tma.tensor_map_parameter(ctx.fn, list(ctx.fn.args).index(argument))
-    issuer, barrier, phase = _kernel_state(arch, ctx)
     ctx._entry(("tma.prefetch", key), lambda p: tma.prefetch(arch, p, argument))
     block, swizzle, box = layout(op)
     size = _element_bytes(op)
-    total = math.prod(block) * size
-    box_bytes = math.prod(box) * size
-    start = ctx.shared_scratch(total + ALIGN)
+    start = ctx.shared_scratch(math.prod(block) * size + ALIGN)
     address = b.ptrtoint(start, I64)
-    aligned = b.and_(b.add(address, I64(ALIGN - 1)), I64(-ALIGN))
-    buffer = b.inttoptr(aligned, start.type)
+    buffer = b.inttoptr(b.and_(b.add(address, I64(ALIGN - 1)), I64(-ALIGN)), start.type)
+    offsets = [b.trunc(o, I32) if o.type.width > 32 else o for o in map(ctx.get, op.offsets)]
+    return _Block(arch, argument, block, swizzle, box, size, buffer, offsets)
 
+
+def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bool:
+    if not claims(arch, op):
+        return False
+    b, target = ctx.builder, ctx.target
+    issuer, barrier, phase = _kernel_state(arch, ctx)
+    place = _prepare(arch, ctx, op)
     tma.fence_async_shared(arch, b)  # earlier generic accesses to the scratch, then
     target.barrier(b)  # every thread done with it
-    tma.expect_bytes(arch, b, barrier, total, issuer)
-    offsets = [b.trunc(o, I32) if o.type.width > 32 else o for o in map(ctx.get, op.offsets)]
-    counts = [size // part for size, part in zip(block, box, strict=True)]
-    for index, origin in enumerate(_box_origins(block, box)):
-        coordinates = [
-            b.add(o, I32(at)) if at else o for o, at in zip(offsets, origin, strict=True)
-        ]
-        destination = b.gep(buffer, [I32(index * box_bytes)], source_etype=ir.IntType(8))
-        tma.copy_box(arch, b, destination, barrier, argument, coordinates, issuer)
+    tma.expect_bytes(arch, b, barrier, place.nbytes, issuer)
+    for destination, coordinates in place.boxes(b):
+        tma.copy_box(arch, b, destination, barrier, place.argument, coordinates, issuer)
     parity = b.load(phase, typ=I32)
     tma.wait(arch, b, barrier, parity)
     b.store(b.xor(parity, I32(1)), phase)
 
     result_type = op.result.type
     mem = memory_type(element_type(result_type), target)
-    mapping = LTensor(result_type, []).mapping
-    vec = vector_width(mapping, box[-1], size)
+    vec, addresses = place.accesses(ctx, result_type)
     access = ir.VectorType(mem, vec) if vec > 1 else mem
-    all_coords = ctx.element_coords(mapping)
     values = []
-    for start in range(0, len(all_coords), vec):
-        offset = _box_offset(b, all_coords[start], box, counts, box_bytes, size)
-        if swizzle:  # a 16-byte chunk moves whole: a vector of up to 16 bytes stays in one
-            chunk_row = b.and_(b.lshr(offset, I32(7)), I32(swizzle // 16 - 1))
-            offset = b.xor(offset, b.shl(chunk_row, I32(4)))
-        source = b.gep(buffer, [offset], source_etype=ir.IntType(8))
-        loaded = b.load(source, typ=access, align=vec * size)
+    for address in addresses:
+        loaded = b.load(address, typ=access, align=vec * place.size)
         values += [b.extract_element(loaded, I32(k)) for k in range(vec)] if vec > 1 else [loaded]
     target.barrier(b)  # the scratch is free again
     ctx.set(op.result, LTensor(result_type, values))
+    return True
+
+
+def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:
+    """The block's registers into the swizzled scratch buffer, then one TMA store a box by
+    thread 0 (elements outside the tensor not written, as the masked store's), which waits
+    for them before the buffer is used again."""
+    if not claims(arch, op):
+        return False
+    b, target = ctx.builder, ctx.target
+    issuer = _issuer(ctx)
+    place = _prepare(arch, ctx, op)
+    value_type = op.value.type
+    mem = memory_type(element_type(value_type), target)
+    registers = ctx.get(op.value).values
+    target.barrier(b)  # every thread done with the scratch
+    vec, addresses = place.accesses(ctx, value_type)
+    for i, address in enumerate(addresses):
+        group = registers[i * vec : (i + 1) * vec]
+        if vec == 1:
+            b.store(group[0], address, align=place.size)
+            continue
+        vector: ir.Value = ir.Constant(ir.VectorType(mem, vec), None)
+        for k, register in enumerate(group):
+            vector = b.insert_element(vector, register, I32(k))
+        b.store(vector, address, align=vec * place.size)
+    tma.fence_async_shared(arch, b)  # the writes, visible to the async proxy
+    target.barrier(b)
+    for source, coordinates in place.boxes(b):
+        tma.store_box(arch, b, source, place.argument, coordinates, issuer)
+    tma.commit_and_wait(arch, b, issuer)
+    target.barrier(b)  # the scratch is free again
     return True
 
 
@@ -208,12 +291,17 @@ def _box_offset(b: ir.IRBuilder, coords: list[ir.Value], box: tuple[int, ...],
     return b.add(b.mul(index, I32(box_bytes)), b.mul(within, I32(size)))
 
 
+def _issuer(ctx: LoweringContext) -> ir.Value:
+    """Whether this thread is thread 0, which issues the kernel's TMA copies."""
+    return ctx._entry("tma.issuer", lambda p: p.icmp_unsigned("==", ctx.thread_id(), I32(0)))
+
+
 def _kernel_state(arch: str, ctx: LoweringContext) -> tuple[ir.Value, ir.Value, ir.Value]:
     """The kernel's issuing-thread flag, mbarrier (initialized once, in the prologue) and
     phase bit (an i32 slot that LLVM keeps in a register)."""
+    issuer = _issuer(ctx)
 
     def make(p: ir.IRBuilder) -> Any:
-        issuer = p.icmp_unsigned("==", ctx.thread_id(), I32(0))
         barrier = ir.GlobalVariable(ctx.module, I64, "tma_barrier", addrspace=3)
         barrier.align, barrier.linkage = 8, "internal"
         barrier.initializer = ir.Constant(I64, None)
