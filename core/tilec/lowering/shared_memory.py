@@ -127,16 +127,14 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
     if _tile_dim(mapping) != buffer.tile.contiguous_dim:
         vec = 1
-    coords = ctx.element_coords(mapping)
     asynchronous = has_async_copies(ctx.target)
     nbytes = vec * element_bytes
     hints = hints_of(op, store=False)
     if hints is not None:
         hints = ctx.target.prepare_memory_hints(b, hints)
     synchronous = []
-    for first in range(0, len(ptrs.values), vec):
-        row, col = tile_coords(coords[first])
-        dst = buffer.address(b, slot, row, col)
+    starts = range(0, len(ptrs.values), vec)
+    for first, dst in zip(starts, _destinations(ctx, buffer, slot, mapping, starts), strict=True):
         mask = None if masks is None else masks[first]
         if asynchronous and nbytes in ASYNC_COPY_BYTES:
             size = None if mask is None else b.select(mask, I32(nbytes), I32(0))
@@ -147,6 +145,49 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
             continue
         synchronous.append((ptrs.values[first], mask, dst))
     _copy_now(ctx, buffer, vec, synchronous, hints)
+
+
+def _destinations(
+    ctx: LoweringContext, buffer: SharedBuffer, slot: ir.Value, mapping: Any, starts: range
+) -> list[ir.Value]:
+    """The shared address of each copy (the registers `starts` of `mapping`). A register whose
+    offset from an earlier one's is a multiple of the tile's `periods` in both dimensions is
+    that one's address plus a constant, the same in every thread (the assembler folds it into
+    the copy: Triton's `[%r + 4096]`); where the layout's coordinates wrap around the tile
+    (replicas), or a tile has no periods, each is computed."""
+    coords = ctx.element_coords(mapping)
+    tile = buffer.tile
+    periods = getattr(tile, "periods", None)
+    if periods is not None and _wraps(mapping):
+        periods = None
+    anchors: dict[tuple[int, int], tuple[ir.Value, int]] = {}
+    addresses = []
+    for first in starts:
+        row, col = tile_coords(coords[first])
+        reg = (
+            (0, *mapping.registers[first]) if len(mapping.shape) == 1 else mapping.registers[first]
+        )
+        key = None if periods is None else (reg[0] % periods[0], reg[1] % periods[1])
+        if key in anchors:
+            anchor, offset = anchors[key]
+            delta = (tile.offset(*reg) - offset) * tile.element_bytes
+            addresses.append(ctx.builder.gep(anchor, [I32(delta)], source_etype=I8))
+            continue
+        address = buffer.address(ctx.builder, slot, row, col)
+        if key is not None:
+            anchors[key] = (address, tile.offset(*reg))
+        addresses.append(address)
+    return addresses
+
+
+def _wraps(mapping: Any) -> bool:
+    """Whether a thread's register coordinates wrap around the shape (replicated layouts)."""
+    return any(
+        reg[d] + dim.lane_scale * (dim.lane_count - 1) + dim.warp_scale * (dim.warp_count - 1)
+        >= size
+        for reg in mapping.registers
+        for d, (dim, size) in enumerate(zip(mapping.dims, mapping.shape, strict=True))
+    )
 
 
 def _copy_now(

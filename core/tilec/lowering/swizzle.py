@@ -58,6 +58,14 @@ class SwizzledTile:
     def nbytes(self) -> int:
         return self.rows * self.cols * self.element_bytes
 
+    @property
+    def periods(self) -> tuple[int, int]:
+        """(rows, columns) of the tile's own coordinates such that moving an element by a
+        multiple of them moves its offset by the same constant wherever it starts: a whole
+        swizzle period (same phase, same chunk permutation)."""
+        rows, cols = self.per_phase * self.max_phase, self.chunk_elements * self.max_phase
+        return (cols, rows) if self.transposed else (rows, cols)
+
     def offset(self, row: int, col: int) -> int:
         """The element offset of (`row`, `col`) (Python integers: tests and planning)."""
         if self.transposed:

@@ -65,6 +65,13 @@ class NvmmaTile:
     def nbytes(self) -> int:
         return self.rows * self.cols * self.element_bytes
 
+    @property
+    def periods(self) -> tuple[int, int]:
+        """As `SwizzledTile.periods`: a block's swizzle period of rows, a whole block of
+        columns."""
+        rows = self._block.per_phase * self._block.max_phase
+        return (self.block_cols, rows) if self.transposed else (rows, self.block_cols)
+
     def transpose(self) -> NvmmaTile:
         """The same bytes seen as the transposed tensor (`tile.trans` of a shared tensor)."""
         return NvmmaTile(
