@@ -88,17 +88,25 @@ def test_a_block_wider_than_the_swizzle_is_several_boxes(tma_on):
     assert ", 8192;" in ptx
 
 
-def test_two_loads_of_one_descriptor_share_its_map_and_a_matmul_compiles(tma_on):
+@pytest.mark.parametrize("stages", [1, 3])
+def test_a_matmuls_descriptor_loads_are_tma_unless_pipelined(tma_on, stages):
+    """Without a pipeline (num_stages=1) each load of the K loop is one TMA copy, a map a
+    descriptor; pipelined (3 stages), the loads go through the loop's cp.async ring as before
+    (TMA into the ring is the next step) and the kernel has no map."""
     signature = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
                  "c_ptr": "*fp16", "N": "i32", "K": "i32"}  # fmt: skip
     compiled = tilec.compile(matmul_descriptors, signature,
                              constexprs={"BM": 64, "BN": 64, "BK": 32}, backend="nvidia",
-                             target="sm_90a")  # fmt: skip
-    maps = compiled.metadata["tensor_maps"]
-    assert [m["base"] for m in maps] == [0, 4] and [m["swizzle"] for m in maps] == [64, 128]
+                             target="sm_90a", num_stages=stages)  # fmt: skip
     ptx = compiled.asm["ptx"]
-    assert ptx.count(".param .align 64 .b8") == 2
-    assert ptx.count("cp.async.bulk.tensor.2d") == 2  # one a load, in the loop
+    if stages == 1:
+        maps = compiled.metadata["tensor_maps"]
+        assert [m["base"] for m in maps] == [0, 4] and [m["swizzle"] for m in maps] == [64, 128]
+        assert ptx.count(".param .align 64 .b8") == 2
+        assert ptx.count("cp.async.bulk.tensor.2d") == 2  # one a load, in the loop
+    else:
+        assert "tensor_maps" not in compiled.metadata and "cp.async.bulk" not in ptx
+        assert ptx.count("cp.async.commit_group") >= 2  # the ring's prologue and loop
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
 

@@ -65,6 +65,10 @@ onto the register loads of the staged form.
 
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
+
+A `tile.descriptor_load` (a host descriptor's load on a target that reads them with TMA) is
+pipelined as the masked load it stands for (`LOADS`): in such a loop the ring's copies are the
+target's asynchronous copies, not TMA, until TMA feeds the ring itself (docs/tma.md).
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ from tilec.dialects.gpu_shared import (
     MatrixUnitOp,
 )
 from tilec.dialects.scf import ForOp, IfOp, YieldOp
-from tilec.dialects.tile import BarrierOp, DotOp, LoadOp, SplatOp, TransOp
+from tilec.dialects.tile import BarrierOp, DescriptorLoadOp, DotOp, LoadOp, SplatOp, TransOp
 from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
@@ -219,10 +223,16 @@ def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
     return [v for v in op.operands if isinstance(v, BlockArgument) and v.owner is block]
 
 
+LOADS = (LoadOp, DescriptorLoadOp)
+"""The loads pipelined: a `tile.descriptor_load` (a host descriptor's, which a target reads
+with TMA where it stands) as the masked load of its first three operands, through the ring's
+asynchronous copies (TMA into the ring: docs/tma.md, next steps)."""
+
+
 def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | None:
     """The conversions to one operand layout (`OperandEncodingAttr`) or shared-memory encoding
     that are all of a qualifying load's uses (module doc)."""
-    if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
+    if not isinstance(op, LOADS) or not isinstance(op.result.type, TensorType):
         return None
     if "volatile" in op.attributes:
         return None
@@ -245,7 +255,7 @@ def _pipelinable(op: Operation, block: Block) -> tuple[ConvertLayoutOp, ...] | N
 def _register_load(op: Operation, block: Block) -> bool:
     """Whether `op` is a vector load of 4-byte elements, used in registers, whose value flows
     into a matrix-unit op of `block` (module doc)."""
-    if not isinstance(op, LoadOp) or not isinstance(op.result.type, TensorType):
+    if not isinstance(op, LOADS) or not isinstance(op.result.type, TensorType):
         return False
     t = op.result.type
     if "volatile" in op.attributes or t.rank != 1 or t.element_type.width != 32:  # type: ignore[attr-defined]
