@@ -29,9 +29,10 @@ PTXAS = Setting(
 TMA = Setting(
     "TILEC_NVIDIA_TMA",
     "off",
-    "On sm_90 and later, loads of host-side TensorDescriptors copy their blocks with TMA "
-    "(`cp.async.bulk.tensor`, one copy and wait a load: not yet pipelined; docs/tma.md) "
-    "instead of masked pointer loads. `1` turns it on; read at each compile (in the cache key).",
+    "On sm_90 and later, host-side TensorDescriptors are read and written with TMA "
+    "(`cp.async.bulk.tensor`; docs/tma.md): a load outside a pipelined loop is one copy and "
+    "wait, a load that `num_stages` pipelines keeps the loop's cp.async ring, a store is one "
+    "TMA store a box. `1` turns it on; read at each compile (in the cache key).",
 )
 """Off by default until the pipelined form (TMA into the loop's shared-memory ring) exists and
 the GPU tests pass (tests/nvidia/test_tma_gpu.py)."""
