@@ -145,11 +145,13 @@ def test_f32_math_kernel_matches_libm(kind: str):
     """On NVIDIA: the `.approx` instructions (as Triton) and the generic f32 erf and tanh."""
     x = np.concatenate([RNG.uniform(0.01, 5, 120), [0.5, 1.0, 2.0, 3.0, 4.0, 0.25, 1.5, 2.5]])
     x = x.astype(np.float32)
-    out = np.zeros(14 * 128, np.float32)
+    out = np.zeros(15 * 128, np.float32)
     runner(kind)("math-f32.gir", [x, out])
     expected = _libm(x.astype(np.float64))
-    for row, name in zip(out.reshape(14, 128), OPS, strict=False):
+    rows = out.reshape(15, 128)
+    for row, name in zip(rows, OPS, strict=False):
         np.testing.assert_allclose(row, expected[name], rtol=3e-6, atol=3e-6, err_msg=name)
+    np.testing.assert_array_equal(rows[14], np.sqrt(x))  # `{ieee}`: tl.sqrt_rn, correctly rounded
 
 
 def _libm(x: np.ndarray) -> dict[str, np.ndarray]:

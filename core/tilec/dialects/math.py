@@ -6,7 +6,8 @@ with NumPy's would give results that differ from an unfolded kernel's.
 
 from __future__ import annotations
 
-from tilec.ir.core import Operation, Value, operand_def, register_op, result_def
+from tilec.ir.attributes import UnitAttr
+from tilec.ir.core import Operation, Value, attr_def, operand_def, register_op, result_def
 from tilec.ir.traits import FLOAT_LIKE, INT_LIKE, Elementwise, Pure, SameOperandsAndResultType
 
 
@@ -49,9 +50,12 @@ class Log2Op(UnaryMathOp):
 
 @register_op
 class SqrtOp(UnaryMathOp):
-    """Square root (correctly rounded)."""
+    """Square root. `ieee`: correctly rounded (`tl.sqrt_rn`); without it, Triton's `tl.sqrt`: a
+    backend may take a faster float32 root (NVIDIA's `sqrt.approx.f32`), and correctly rounded
+    is a valid result."""
 
     name = "math.sqrt"
+    ieee = attr_def(UnitAttr, optional=True)
 
 
 @register_op

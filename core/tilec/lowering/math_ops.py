@@ -115,8 +115,13 @@ def _math(ctx: LoweringContext, op: Operation) -> None:
     dtype = str(element_type(op.results[0].type))
     if dtype not in ("f16", "bf16", "f32", "f64"):
         raise LoweringError(f"{_where(op)}'{op.name}' needs float operands, got {dtype}")
+    fast_root = isinstance(op, math.SqrtOp) and op.ieee is None and dtype == "f32"
 
     def emit(*args: ir.Value) -> ir.Value:
+        if fast_root:  # Triton's tl.sqrt; tl.sqrt_rn is `ieee`, f16 and bf16 round correctly
+            root = ctx.target.math(ctx.builder, "fast_sqrt", args, dtype)
+            if root is not None:
+                return root
         return math_value(ctx.builder, ctx.target, name, args, dtype)
 
     map_registers(ctx, op, emit)

@@ -201,7 +201,8 @@ class TargetInfo:
         """A target instruction or intrinsic for math op `name` (`exp2`, `log2`, `sqrt`, `rsqrt`,
         `sin`, `cos`, `exp`, `log`, `erf`, `tanh`, `fma`, `floor`, `ceil`, `absf`) on scalar
         arguments of `dtype` (`f16`, `bf16`, `f32`, `f64`); None when the target has none and the
-        core's generic expansion (in terms of other ops) should be used."""
+        core's generic expansion (in terms of other ops) should be used. `fast_sqrt` (f32 only):
+        Triton's `tl.sqrt`, where the target has a faster root than `sqrt` (None: `sqrt`)."""
         return None
 
     def fast_division(

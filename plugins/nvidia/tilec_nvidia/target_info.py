@@ -4,8 +4,8 @@ Intrinsic names are those LLVM 22 (llvmlite 0.50) accepts and selects to PTX:
 `llvm.nvvm.read.ptx.sreg.*`, `llvm.nvvm.barrier.cta.sync.aligned.all` (`bar.sync 0`),
 `llvm.nvvm.shfl.sync.{bfly,up,idx}.{i32,f32}` and the `.approx` math of the PTX ISA, the same
 approximations Triton uses for `exp`, `log`, `sin`, `cos`, `rsqrt` on f32, and Triton's f32 `/`,
-`div.full.f32` (`tl.div_rn` is `div.rn`). `sqrt` is the IEEE `sqrt.rn` (exactly the
-interpreter's result; Triton's `tl.sqrt` is `sqrt.approx`).
+`div.full.f32` (`tl.div_rn` is `div.rn`), and Triton's f32 `tl.sqrt`, `sqrt.approx.f32` (`.ftz`
+under `enable_reflect_ftz`, as libdevice's `sqrtf` there); `tl.sqrt_rn` is the IEEE `sqrt.rn`.
 The block size is given as the `nvvm.annotations` entry `reqntidx`, which LLVM upgrades to the
 `"nvvm.reqntid"` function attribute (llvmlite cannot spell string attributes): PTX's `.reqntid`,
 as Triton's, since every launch has exactly `num_warps * 32` threads. Knowing the block size
@@ -248,6 +248,11 @@ class NvidiaTargetInfo(TargetInfo):
             return builder.fdiv(F64(1.0), root)
         if dtype == "f32" and name == "sqrt":
             return call_intrinsic(builder, "llvm.sqrt.f32", F32, args)
+        if dtype == "f32" and name == "fast_sqrt":  # Triton's tl.sqrt: libdevice's sqrtf
+            approx = (
+                "llvm.nvvm.sqrt.approx.ftz.f" if self.reflect_ftz else "llvm.nvvm.sqrt.approx.f"
+            )
+            return call_intrinsic(builder, approx, F32, args)
         if dtype == "f64":
             if name not in _F64_GENERIC:
                 return None

@@ -312,7 +312,7 @@ def asin(x):
     )
     a = tl.abs(x)
     big = a > 0.5
-    y = _asin_reduced(tl.where(big, tl.sqrt(0.5 * (1.0 - a)), a))
+    y = _asin_reduced(tl.where(big, tl.sqrt_rn(0.5 * (1.0 - a)), a))  # not tl.sqrt's approximation
     if x.dtype == tl.float32:  # pi/2 as float32 plus the rest, so the difference rounds once
         reduced = (1.5707963705062866 - 2.0 * y) - 4.371139000186243e-08
     else:
@@ -331,7 +331,7 @@ def acos(x):
     )
     a = tl.abs(x)
     big = a > 0.5
-    y = _asin_reduced(tl.where(big, tl.sqrt(0.5 * (1.0 - a)), a))
+    y = _asin_reduced(tl.where(big, tl.sqrt_rn(0.5 * (1.0 - a)), a))  # not tl.sqrt's approximation
     small = 1.5707963267948966 - copysign(y, x)
     large = tl.where(x < 0, 3.141592653589793 - 2.0 * y, 2.0 * y)
     return tl.where(big, large, small)
