@@ -84,6 +84,31 @@ def test_one_stage_leaves_the_vector_a_load():
     assert sorted(loads) == ["32x64xf16", "32xf32", "64x32xf16", "64xf32"], loads
 
 
+@tilec.jit
+def gathered_scale(a_ptr, b_ptr, s_ptr, i_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    """acc = acc * s[i_k + offs] + A_k B_k: the vector's pointer depends on a loaded index."""
+    offs = tl.arange(0, BLOCK)
+    a_ptrs = a_ptr + offs[:, None] * K + offs[None, :]
+    b_ptrs = b_ptr + offs[:, None] * BLOCK + offs[None, :]
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K // BLOCK):
+        s = tl.load(s_ptr + tl.load(i_ptr + k) + offs)
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc * s[None, :])
+        a_ptrs += BLOCK
+        b_ptrs += BLOCK * BLOCK
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+
+
+def test_a_gathered_vector_stays_a_load_and_the_operands_are_pipelined():
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "s_ptr": "*fp32", "i_ptr": "*i32",
+                 "c_ptr": "*fp32", "K": "i32"}  # fmt: skip
+    gir = tilec.compile(gathered_scale, signature, {"BLOCK": 64}, backend="nvidia",
+                        target="sm_80", num_warps=4, num_stages=3).asm["gir"]  # fmt: skip
+    body = _loop(gir)
+    assert body.count("gpu.async_copy_global_to_local") == 2, body  # A and B
+    assert re.search(r"= tile\.load .* : tensor<64xf32", body), body
+
+
 @pytest.mark.parametrize("stages", [2, 3, 4])
 def test_rescaled_matmul_on_the_cpu_emulator(stages: int):
     """K = 80 with BLOCK_K 32: three iterations, the last masked; L = 2 BLOCK_N + 40: the last

@@ -155,7 +155,15 @@ class Plan:
 def plan_loop(loop: ForOp, register_loads: bool = False) -> Plan | None:
     """What `pipeline-loops` would pipeline in `loop`, or None where it leaves it alone; with
     `register_loads` (a target with asynchronous copies), also the vector loads used in
-    registers that its dots depend on (module doc)."""
+    registers that its dots depend on (module doc), unless their pointers cannot be computed
+    ahead (a gathered index): then they stay loads and the rest is pipelined as before."""
+    plan = _plan(loop, register_loads)
+    if plan is None and register_loads:
+        return _plan(loop, False)
+    return plan
+
+
+def _plan(loop: ForOp, register_loads: bool) -> Plan | None:
     step = _constant_int(loop.step)
     if step is None or step <= 0:
         return None
