@@ -311,9 +311,16 @@ print(json.dumps(dict(
 """
 
 
-NOT_FOR_A_LAUNCH = ("tilec.interop.copies", "tilec.interop.dlpack", "tilec.ir.float8")
+NOT_FOR_A_LAUNCH = (
+    "tilec.interop.copies",
+    "tilec.interop.dlpack",
+    "tilec.ir.float8",
+    "tilec_nvidia.tma_launch",
+    "tilec_nvidia.tensor_map",
+)
 """What a launch of torch tensors does without: the NumPy copies, the DLPack capsule reader, the
-float8 formats (a float8 scalar's conversion)."""
+float8 formats (a float8 scalar's conversion), the TMA tensor maps (a kernel reading host
+descriptors through TMA)."""
 
 
 def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(tmp_path):

@@ -20,7 +20,6 @@ from tilec.interop.placement import launch_device
 from tilec.interop.pointers import device_array_getter, is_torch_tensor
 from tilec.interop.streams import torch_stream_getter
 from tilec_nvidia import driver as cuda
-from tilec_nvidia import tma_launch
 
 
 class NvidiaDriver(GpuDriver):
@@ -45,6 +44,12 @@ class NvidiaDriver(GpuDriver):
             num_warps=md["num_warps"],
             threads_per_warp=md["threads_per_warp"],
         )
+        if not md.get("tensor_maps"):
+            return kernel
+        # deferred: the tensor maps' packer and encoder (4-5 ms to import) wait for a kernel
+        # that reads host descriptors through TMA; a plain kernel's first launch loads neither
+        from tilec_nvidia import tma_launch
+
         return tma_launch.install(runtime, kernel, md, compiled.runtime_params)
 
     def resource_usage(self, loaded: Any) -> dict[str, int]:
