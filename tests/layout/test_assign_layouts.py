@@ -90,11 +90,11 @@ def test_expand_dims_and_broadcast_take_slices_of_the_store_layout():
     assert layout == blocked([1, 4], [2, 16], [4, 1], [1, 0])
     sources = {e.operands[0].type.encoding for e in ops_named(module, "tile.expand_dims")}
     assert sources == {SliceEncodingAttr(1, layout), SliceEncodingAttr(0, layout)}
-    converts = ops_named(module, "gpu.convert_layout")
-    assert [c.results[0].type.encoding for c in converts] == [
-        SliceEncodingAttr(1, layout),
-        SliceEncodingAttr(0, layout),
-    ]
+    # the 1-D loads (fewer elements than the 128 threads) are loaded in the slices themselves,
+    # as Triton rematerializes small loads: no conversion is left
+    assert ops_named(module, "gpu.convert_layout") == []
+    loads = {e.results[0].type.encoding for e in ops_named(module, "tile.load")}
+    assert loads == {SliceEncodingAttr(1, layout), SliceEncodingAttr(0, layout)}
 
 
 def test_matmul_loop_carries_the_accumulator_in_one_blocked_layout():
