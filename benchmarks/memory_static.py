@@ -1,0 +1,167 @@
+"""Static comparison of the sweep's memory-bound kernels (issue 23) as tilec and Triton compile
+them for sm_90a: no GPU.
+
+    python benchmarks/memory_static.py [--python TRITON_PYTHON] [--only softmax,layernorm,...]
+
+The kernels are benchmarks/sweep_kernels.py's, executed under each compiler as the sweep does,
+specialized as the sweep's launches on contiguous tensors specialize them (pointers and the
+integers divisible by 16 marked so: the 3000-column softmax's stride and width are not), with
+the sweep's block sizes and warps. tilec compiles with `tilec.compile(..., target="sm_90a")`,
+Triton with `triton.compile(ASTSource(...), GPUTarget("cuda", 90, 32))` (`--python` names an
+interpreter with Triton when this one has none: the script runs itself there with `--side`).
+Both PTX are assembled by the `ptxas` on PATH and disassembled by `cuobjdump -sass` (`CUOBJDUMP`
+or PATH; Triton's wheel ships one). Per kernel and side: registers, SASS instructions up to the
+first EXIT (the path every program runs: slow-path subroutines after it are left out), barriers,
+shuffles, MUFU.RCP (one per division that is not shared) and the global loads by width.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def cases() -> dict[str, tuple]:
+    """name -> (family, kernel, signature, integer values, constexprs, warps)."""
+    out: dict[str, tuple] = {}
+    p2 = lambda n: 1 << (n - 1).bit_length()  # noqa: E731
+    for dt, cols, w in [("bf16", 3000, 8), ("bf16", 32768, 16), ("fp32", 32768, 16),
+                        ("bf16", 8192, 8), ("bf16", 8192, 16), ("bf16", 1024, 4), ("bf16", 4096, 4)]:  # fmt: skip
+        sig = dict(out_ptr=f"*{dt}", in_ptr=f"*{dt}", in_stride="i32", out_stride="i32",
+                   n_cols="i32")  # fmt: skip
+        ints = dict(in_stride=cols, out_stride=cols, n_cols=cols)
+        out[f"softmax {dt} x{cols} w{w}"] = ("softmax", "sweep_softmax", sig, ints,
+                                             dict(BLOCK=p2(cols)), w)  # fmt: skip
+    for dt, cols, w in [("bf16", 1024, 4), ("bf16", 4096, 4), ("bf16", 5120, 4), ("bf16", 5120, 8),
+                        ("bf16", 8192, 8), ("fp32", 4096, 16)]:  # fmt: skip
+        sig = dict(x_ptr=f"*{dt}", y_ptr=f"*{dt}", w_ptr=f"*{dt}", b_ptr=f"*{dt}",
+                   mean_ptr="*fp32", rstd_ptr="*fp32", stride="i32", N="i32", eps="fp32")  # fmt: skip
+        out[f"layernorm_fwd {dt} x{cols} w{w}"] = ("layernorm_fwd", "sweep_layer_norm_fwd", sig,
+                                                   dict(stride=cols, N=cols),
+                                                   dict(BLOCK=p2(cols)), w)  # fmt: skip
+    for dt, cols, w in [("bf16", 1024, 4), ("bf16", 4096, 8), ("bf16", 5120, 16)]:
+        sig = dict(x_ptr=f"*{dt}", dy_ptr=f"*{dt}", dx_ptr=f"*{dt}", w_ptr=f"*{dt}",
+                   mean_ptr="*fp32", rstd_ptr="*fp32", dw_part_ptr="*fp32", db_part_ptr="*fp32",
+                   stride="i32", M="i32", N="i32")  # fmt: skip
+        out[f"layernorm_bwd {dt} x{cols} w{w}"] = ("layernorm_bwd", "sweep_layer_norm_bwd", sig,
+                                                   dict(stride=cols, M=8192, N=cols),
+                                                   dict(BLOCK=p2(cols)), w)  # fmt: skip
+    for cols, w in [(4096, 8), (8192, 16)]:
+        sig = dict(x_ptr="*bf16", y_ptr="*bf16", w_ptr="*bf16", stride="i32", N="i32", eps="fp32")
+        out[f"rmsnorm bf16 x{cols} w{w}"] = ("rmsnorm", "sweep_rms_norm", sig,
+                                             dict(stride=cols, N=cols), dict(BLOCK=p2(cols)), w)  # fmt: skip
+    sig = dict(x_ptr="*bf16", cos_ptr="*fp32", sin_ptr="*fp32", out_ptr="*bf16", S="i32", H="i32")
+    out["rotary bf16 d64 8 heads w4"] = ("rotary", "sweep_rotary", sig, dict(S=4096, H=32),
+                                         dict(HALF=32, BLOCK_H=8), 4)  # fmt: skip
+    sig = dict(gate_ptr="*bf16", up_ptr="*bf16", out_ptr="*bf16", n="i32")
+    out["swiglu bf16 2048 w8"] = ("swiglu", "sweep_swiglu", sig, dict(n=8192 * 14336),
+                                  dict(BLOCK=2048), 8)  # fmt: skip
+    return out
+
+
+def compile_side(side: str, names: list[str]) -> dict[str, str]:
+    """The PTX of each case `side` compiles."""
+    sys.path.insert(0, str(HERE))
+    from sweep import load_kernels
+
+    kernels = load_kernels(side)
+    ptx = {}
+    for name in names:
+        _, kernel_name, sig, ints, consts, warps = cases()[name]
+        kernel = kernels[kernel_name]
+        divisible = [n for n, t in sig.items() if t.startswith("*")]
+        divisible += [n for n, v in ints.items() if v % 16 == 0]
+        if side == "tilec":
+            import tilec
+
+            ptx[name] = tilec.compile(kernel, sig, consts, backend="nvidia", target="sm_90a",
+                                      num_warps=warps, divisibility=divisible).asm["ptx"]  # fmt: skip
+            continue
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        names_ = list(kernel.arg_names)
+        full = {n: "constexpr" if n in consts else sig[n] for n in names_}
+        attrs = {(names_.index(n),): [["tt.divisibility", 16]] for n in divisible}
+        source = ASTSource(fn=kernel, signature=full, constexprs=dict(consts), attrs=attrs)
+        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                                  options={"num_warps": warps})  # fmt: skip
+        ptx[name] = compiled.asm["ptx"]
+    return ptx
+
+
+def figures(ptx: str, folder: Path, name: str) -> dict:
+    """Registers and SASS counts of `ptx` (module doc)."""
+    source, cubin = folder / f"{name}.ptx", folder / f"{name}.cubin"
+    source.write_text(ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(cubin)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
+    cuobjdump = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or "cuobjdump"
+    sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
+                          check=True).stdout  # fmt: skip
+    counts: collections.Counter = collections.Counter()
+    for line in sass.splitlines():
+        found = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if not found:
+            continue
+        opcode = re.sub(r"^@!?U?P\w+\s+", "", found.group(1)).split()[0]
+        if opcode == "NOP":
+            continue
+        counts["main path"] += 1
+        counts[opcode] += 1
+        if opcode == "EXIT" and not found.group(1).startswith("@"):
+            break
+    loads = ", ".join(f"{k.replace('.E', '')}={v}" for k, v in sorted(counts.items())
+                      if k.startswith("LDG"))  # fmt: skip
+    bars = sum(v for k, v in counts.items() if k.startswith("BAR"))
+    return {"registers": registers, "main path": counts["main path"], "BAR": bars,
+            "SHFL": counts["SHFL.BFLY"], "MUFU.RCP": counts["MUFU.RCP"], "loads": loads}  # fmt: skip
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--python", help="an interpreter that imports the side this one lacks")
+    parser.add_argument("--only", type=lambda s: s.split(","), help="families (softmax, ...)")
+    parser.add_argument("--side", choices=("tilec", "triton"), help=argparse.SUPPRESS)
+    parser.add_argument("--names", type=lambda s: s.split("|"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.side:
+        print(json.dumps(compile_side(args.side, args.names)))
+        return 0
+    names = [n for n, c in cases().items() if not args.only or c[0] in args.only]
+    ptx: dict[str, dict[str, str]] = {}
+    for side in ("tilec", "triton"):
+        try:
+            ptx[side] = compile_side(side, names)
+        except ImportError:
+            if not args.python:
+                print(f"skipping {side}: not importable here (give --python)")
+                continue
+            command = [args.python, __file__, "--side", side, "--names", "|".join(names)]
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            ptx[side] = json.loads(done.stdout.splitlines()[-1])
+    folder = Path(tempfile.mkdtemp(prefix="memory-static-"))
+    columns = ["registers", "main path", "BAR", "SHFL", "MUFU.RCP", "loads"]
+    print("| kernel | side | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---:|" * (len(columns) - 1) + "---|")
+    for name in names:
+        for side, texts in ptx.items():
+            got = figures(texts[name], folder, f"{side}-{name.replace(' ', '_')}")
+            print(f"| {name} | {side} | " + " | ".join(str(got[c]) for c in columns) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
