@@ -32,8 +32,9 @@ Rows, each side measured in fresh processes (one a measurement, best of `--repea
   tilec's second launch starts the native fast launch's build on a thread and launches through
   the Python fast path (`tilec.runtime.hot_path.native_in_background`); the third may too.
   Also, tilec only, the same on the interp backend (NumPy arrays, 4096 elements), and on the
-  nvidia backend over a fake libcuda.so.1 and a fake torch (`launch_fake`): what a launch from
-  the cache loads and builds, measured on any machine.
+  nvidia backend over a fake libcuda.so.1 and a fake torch (`launch_fake`, the real torch
+  imported before where installed): what a launch from the cache loads and builds, measured on
+  any machine.
 
 The kernels are `gpu_vs_triton.py`'s (`load_kernels`: one source exec'd under each compiler).
 Triton's side runs where `--triton-python` (default: this interpreter) imports triton; without
@@ -45,6 +46,7 @@ package has its `.pyc` files; `PYTHONDONTWRITEBYTECODE` is dropped for them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -199,6 +201,7 @@ def launch(side: str, profile: int = 0) -> dict:
     out = torch.empty_like(x)
     torch.cuda.synchronize()
     times, vendor, profiler = [], None, None
+    loaded = set(sys.modules)  # what torch and the import loaded are not the launch's
     for _ in range(3):
         if profile and vendor is None:
             import cProfile
@@ -210,7 +213,7 @@ def launch(side: str, profile: int = 0) -> dict:
         torch.cuda.synchronize()
         times.append(time.perf_counter() - begin)
         if vendor is None:  # what the first launch imported of cuda-python
-            vendor = sorted(m for m in sys.modules if m.startswith(CUDA_PYTHON))
+            vendor = sorted(m for m in set(sys.modules) - loaded if m.startswith(CUDA_PYTHON))
             if profiler is not None:
                 profiler.disable()
     assert torch.equal(out, x + y)
@@ -253,11 +256,15 @@ def launch_fake() -> dict:
     cuda.h's prototypes, `tests/nvidia/fake_libcuda.py`) and a fake torch (tensors that are an
     address): the first three launches in this process, the disk cache written by an earlier
     one. The host's part of a first launch from the cache (the driver calls cost the fake's
-    callbacks, not a GPU's), measured on any machine with cuda-bindings installed."""
+    callbacks, not a GPU's), measured on any machine with cuda-bindings installed. Where torch
+    is installed it is imported first, as the GPU rows' program has (NumPy, ctypes and the
+    standard library's modules it loads are not the first launch's), then hidden by the fake."""
     sys.path.insert(0, str(HERE.parent / "tests" / "nvidia"))
     from fake_libcuda import FakeLibCuda
     from launch_path import install_fake_torch
 
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401  (what a program has loaded before its first launch)
     Tensor = install_fake_torch()
     os.environ["TILEC_BACKEND"] = "nvidia"
     start, cpu = time.perf_counter(), time.process_time()
@@ -271,13 +278,14 @@ def launch_fake() -> dict:
     kernel = kernel_of("tilec", dict(kernel="add"))
     x, y, out = Tensor(0x10000), Tensor(0x20000), Tensor(0x30000)
     times, cpus, vendor = [], [], None
+    loaded = set(sys.modules)  # torch's own imports are not the launch's
     for _ in range(3):
         begin, cpu = time.perf_counter(), time.process_time()
         kernel[(4,)](x, y, out, 4096, BLOCK_SIZE=1024)
         times.append(time.perf_counter() - begin)
         cpus.append(time.process_time() - cpu)
         if vendor is None:
-            vendor = sorted(m for m in sys.modules if m.startswith(CUDA_PYTHON))
+            vendor = sorted(m for m in set(sys.modules) - loaded if m.startswith(CUDA_PYTHON))
     assert len(fake.launches) == 3, fake.launches
     return dict(imported=imported, launches=times, imported_cpu=imported_cpu, cpus=cpus,
                 cuda_python=vendor)  # fmt: skip
