@@ -103,31 +103,28 @@ def compile_side(side: str, names: list[str]) -> dict[str, str]:
 
 def figures(ptx: str, folder: Path, name: str) -> dict:
     """Registers and SASS counts of `ptx` (module doc)."""
+    from attention_static import sass_instructions
+
     source, cubin = folder / f"{name}.ptx", folder / f"{name}.cubin"
     source.write_text(ptx)
     done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(cubin)],
                           capture_output=True, text=True, check=True)  # fmt: skip
-    registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
     cuobjdump = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump") or "cuobjdump"
-    sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
-                          check=True).stdout  # fmt: skip
     counts: collections.Counter = collections.Counter()
-    for line in sass.splitlines():
-        found = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
-        if not found:
-            continue
-        opcode = re.sub(r"^@!?U?P\w+\s+", "", found.group(1)).split()[0]
+    for _, text in sass_instructions(cubin.read_bytes(), cuobjdump):
+        opcode = re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
         if opcode == "NOP":
             continue
         counts["main path"] += 1
         counts[opcode] += 1
-        if opcode == "EXIT" and not found.group(1).startswith("@"):
+        if opcode == "EXIT" and not text.startswith("@"):
             break
     loads = ", ".join(f"{k.replace('.E', '')}={v}" for k, v in sorted(counts.items())
                       if k.startswith("LDG"))  # fmt: skip
-    bars = sum(v for k, v in counts.items() if k.startswith("BAR"))
-    return {"registers": registers, "main path": counts["main path"], "BAR": bars,
-            "SHFL": counts["SHFL.BFLY"], "MUFU.RCP": counts["MUFU.RCP"], "loads": loads}  # fmt: skip
+    return {"registers": int(re.search(r"Used (\d+) registers", done.stderr).group(1)),
+            "main path": counts["main path"], "SHFL": counts["SHFL.BFLY"],
+            "BAR": sum(v for k, v in counts.items() if k.startswith("BAR")),
+            "MUFU.RCP": counts["MUFU.RCP"], "loads": loads}  # fmt: skip
 
 
 def main() -> int:
