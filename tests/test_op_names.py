@@ -13,9 +13,10 @@ from pathlib import Path
 
 import tilec.dialects  # noqa: F401  (fills the registry)
 from tilec.ir.core import OP_REGISTRY
-from tilec.plugin.manager import load_backends
+from tilec.plugin.manager import load_backends, load_ir_modules
 
-load_backends()  # the plugins' own ops, so that the scan sees them whatever ran before
+load_backends()
+load_ir_modules()  # the plugins' own ops (deferred past load_backends), whatever ran before
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core" / "tilec"
