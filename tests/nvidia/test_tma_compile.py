@@ -15,6 +15,7 @@ import tilec
 import tilec.language as tl
 from tilec.runtime import cache
 from tilec_nvidia.backend import NvidiaBackend
+from tilec_nvidia import tma_lowering
 from tilec_nvidia.codegen import find_ptxas
 
 COPY_SIGNATURE = {"x_desc": "tensordesc<fp16[64, 64]>", "y_ptr": "*fp16", "N": "i32"}
@@ -159,7 +160,20 @@ def store_block(x_ptr, y_desc, N, BM: tl.constexpr, BN: tl.constexpr):
     y_desc.store([i * BM, j * BN], block * 2)
 
 
-def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on):
+def test_a_host_descriptor_store_is_the_masked_store_while_tma_stores_are_off(tma_on):
+    """tma_lowering.STORES is off (the device found them wrong): the store is st.global."""
+    signature = {"x_ptr": "*fp32", "y_desc": "tensordesc<fp32[32, 64]>", "N": "i32"}
+    compiled = tilec.compile(store_block, signature, constexprs={"BM": 32, "BN": 64},
+                             backend="nvidia", target="sm_90a")  # fmt: skip
+    ptx = compiled.asm["ptx"]
+    assert "cp.async.bulk.tensor" not in ptx and "st.global" in ptx
+    assert not compiled.metadata.get("tensor_maps")
+
+
+def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on, monkeypatch, tmp_path):
+    """The TMA store's code (off by default, tma_lowering.STORES) as it stands."""
+    monkeypatch.setattr(tma_lowering, "STORES", True)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))  # not the cached masked store
     signature = {"x_ptr": "*fp32", "y_desc": "tensordesc<fp32[32, 64]>", "N": "i32"}
     compiled = tilec.compile(store_block, signature, constexprs={"BM": 32, "BN": 64},
                              backend="nvidia", target="sm_90a")  # fmt: skip
