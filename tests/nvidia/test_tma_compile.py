@@ -14,8 +14,8 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.runtime import cache
-from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia import tma_lowering
+from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia.codegen import find_ptxas
 
 COPY_SIGNATURE = {"x_desc": "tensordesc<fp16[64, 64]>", "y_ptr": "*fp16", "N": "i32"}
