@@ -25,3 +25,13 @@ def fake_gpu(monkeypatch, tmp_path):
     cuda.reset_driver(None)
     compiler._availability.clear()
     cache.clear_memory()
+
+
+@pytest.fixture
+def tma_on(monkeypatch, tmp_path):
+    """`TILEC_NVIDIA_TMA=1` and a fresh cache (the compiles with the setting differ)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
+    cache.clear_memory()
+    yield
+    cache.clear_memory()

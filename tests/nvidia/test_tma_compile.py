@@ -42,15 +42,6 @@ def matmul_descriptors(a_desc, b_desc, c_ptr, N, K, BM: tl.constexpr, BN: tl.con
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16))
 
 
-@pytest.fixture
-def tma_on(monkeypatch, tmp_path):
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
-    cache.clear_memory()
-    yield
-    cache.clear_memory()
-
-
 def compile_copy(target, signature=COPY_SIGNATURE, block=(64, 64)):
     return tilec.compile(copy_block, signature, constexprs={"BM": block[0], "BN": block[1]},
                          backend="nvidia", target=target)  # fmt: skip

@@ -18,7 +18,6 @@ import tilec
 import tilec.language as tl
 from tilec import TensorDescriptor
 from tilec.interop.device_array import to_device
-from tilec.runtime import cache
 from tilec_nvidia import driver as cuda
 from tilec_nvidia import tensor_map, tma_launch, tma_lowering
 from tilec_nvidia.codegen import llir_to_ptx, ptx_to_cubin
@@ -91,15 +90,6 @@ def test_tma_copies_boxes_as_descriptor_loads_read_them(gpu, element, dtype, sha
 
 
 # Compiled kernels (`TILEC_NVIDIA_TMA=1`): host-descriptor loads through TMA, against interp -----
-
-
-@pytest.fixture
-def tma_on(monkeypatch, tmp_path):
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
-    cache.clear_memory()
-    yield
-    cache.clear_memory()
 
 
 @tilec.jit
