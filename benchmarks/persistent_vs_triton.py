@@ -41,9 +41,8 @@ def tile_of(tile, num_m, num_n, GROUP: tl.constexpr):
 
 
 @jit
-def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                 BK: tl.constexpr, GROUP: tl.constexpr):
-    pid_m, pid_n = tile_of(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP)
+def tile_product(a_ptr, b_ptr, pid_m, pid_n, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)
@@ -54,6 +53,11 @@ def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
         b = tl.load(b_ptr + rn[None, :] * K + (k * BK + rk)[:, None],
                     mask=(k * BK + rk)[:, None] < K, other=0.0)
         acc = tl.dot(a, b, acc)
+    return acc
+
+
+@jit
+def store_tile(c_ptr, acc, pid_m, pid_n, M, N, BM: tl.constexpr, BN: tl.constexpr):
     cm = pid_m * BM + tl.arange(0, BM)
     cn = pid_n * BN + tl.arange(0, BN)
     tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(tl.float16),
@@ -61,26 +65,22 @@ def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
 
 
 @jit
+def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr, GROUP: tl.constexpr):
+    pid_m, pid_n = tile_of(tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN), GROUP)
+    acc = tile_product(a_ptr, b_ptr, pid_m, pid_n, M, N, K, BM, BN, BK)
+    store_tile(c_ptr, acc, pid_m, pid_n, M, N, BM, BN)
+
+
+@jit
 def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                       BK: tl.constexpr, GROUP: tl.constexpr, NUM_SMS: tl.constexpr):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
-    rk = tl.arange(0, BK)
     for tile in tl.range(tl.program_id(0), num_m * num_n, NUM_SMS, flatten=True):
         pid_m, pid_n = tile_of(tile, num_m, num_n, GROUP)
-        rm = (pid_m * BM + tl.arange(0, BM)) % M
-        rn = (pid_n * BN + tl.arange(0, BN)) % N
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
-                        mask=(k * BK + rk)[None, :] < K, other=0.0)
-            b = tl.load(b_ptr + rn[None, :] * K + (k * BK + rk)[:, None],
-                        mask=(k * BK + rk)[:, None] < K, other=0.0)
-            acc = tl.dot(a, b, acc)
-        cm = pid_m * BM + tl.arange(0, BM)
-        cn = pid_n * BN + tl.arange(0, BN)
-        tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(tl.float16),
-                 mask=(cm[:, None] < M) & (cn[None, :] < N))
+        acc = tile_product(a_ptr, b_ptr, pid_m, pid_n, M, N, K, BM, BN, BK)
+        store_tile(c_ptr, acc, pid_m, pid_n, M, N, BM, BN)
 
 
 @jit
