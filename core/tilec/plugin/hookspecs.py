@@ -9,16 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pluggy
+from tilec.plugin.markers import PROJECT_NAME, hookimpl, hookspec
 
 if TYPE_CHECKING:
     from tilec.backend import Backend
     from tilec.passes.base import Pass
 
-PROJECT_NAME = "tilec"
-
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 
 
 @hookspec

@@ -11,21 +11,20 @@ Set `TILEC_DISABLE_PLUGIN_AUTOLOAD=1` to skip entry points (built-in plugins sti
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import re
+import sys
 import traceback
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 import pluggy
 
-from tilec import remote_cache, settings
+from tilec import settings
 from tilec.backend import Backend
 from tilec.driver import Availability
-from tilec.plugin import entry_point_index, hookspecs
+from tilec.plugin import entry_point_index, hookspecs, launch_record
 
 if TYPE_CHECKING:
     from tilec.passes.base import Pass
@@ -66,6 +65,12 @@ class _State:
     fingerprint: str | None = None
     ir_loaded: bool = False
     """Whether the plugins' IR modules (`tilec_ir_modules`) were imported."""
+    values: dict[str, str] = attrs.Factory(dict)
+    """Registered name -> what loads the plugin (an entry point's value, a built-in's module)."""
+    imported: set[str] = attrs.Factory(set)
+    """The module files that loading the plugins imported (`launch_record`)."""
+    registered_later: bool = False
+    """Whether `register_plugin` added a plugin (then no launch record is written)."""
 
 
 _state: _State | None = None
@@ -99,6 +104,7 @@ def register_plugin(plugin: object, name: str | None = None) -> None:
     state = _load_state()
     label = name or getattr(plugin, "__name__", None) or repr(plugin)
     _register(state, plugin, name, label)
+    state.registered_later = True
     state.backends = state.pass_classes = state.fingerprint = None
     state.pass_failures = []
     state.ir_loaded = False
@@ -113,15 +119,16 @@ def fingerprint() -> str:
     never reuses an entry made without it."""
     state = _load_state()
     if state.fingerprint is None:
-        digest = hashlib.sha256()
-        for name, plugin in sorted(state.manager.list_name_plugin(), key=lambda item: item[0]):
-            digest.update(f"{state.labels.get(name, name)}\n".encode())
-            path = getattr(plugin, "__file__", None)
-            with contextlib.suppress(OSError, TypeError):  # by contents with a remote tier
-                where = "" if remote_cache.enabled() else path
-                digest.update(f"{where}:{remote_cache.stamp(Path(path))}\n".encode())
-        state.fingerprint = digest.hexdigest()
+        state.fingerprint = launch_record.fingerprint_of(_plugin_files(state))
     return state.fingerprint
+
+
+def _plugin_files(state: _State) -> list[tuple[str, str, Any]]:
+    """(registered name, label, module file) of each registered plugin."""
+    return [
+        (name, state.labels.get(name, name), getattr(plugin, "__file__", None))
+        for name, plugin in state.manager.list_name_plugin()
+    ]
 
 
 def plugin_failures() -> list[PluginFailure]:
@@ -160,7 +167,35 @@ def load_backends() -> dict[str, Backend]:
         _guard_availability(state, label, backend)
         backends[name] = backend
     state.backends = backends
+    _write_launch_record(state, backends, claims)
     return dict(backends)
+
+
+def _write_launch_record(
+    state: _State, backends: dict[str, Backend], claims: dict[str, list[tuple[str, Backend]]]
+) -> None:
+    """Remember this load for a launch from the disk cache in a later process
+    (`launch_record`), where it is the whole of what every plugin gives: none failed, none was
+    registered by `register_plugin`, entry points were loaded."""
+    if state.failures or state.registered_later or _autoload_disabled():
+        return
+    hooks = {}
+    for impl in state.manager.hook.tilec_backends.get_hookimpls():
+        name = getattr(impl.function, "__name__", "")
+        if getattr(impl.plugin, name, None) is impl.function:
+            hooks[impl.plugin_name] = name
+    plugins = [
+        {"name": name, "label": label, "path": path, "value": state.values.get(name),
+         "hook": hooks.get(name) if state.values.get(name) else None}
+        for name, label, path in _plugin_files(state)
+    ]  # fmt: skip
+    owners = {b.name: state.names[label] for n, c in claims.items() for label, b in c[:1]}
+    records = [(n, type(b).priority, owners[n]) for n, b in backends.items()]
+    files = set(state.imported)
+    for backend in backends.values():
+        for cls in type(backend).__mro__[:-1]:
+            files.add(getattr(sys.modules.get(cls.__module__), "__file__", None) or "")
+    launch_record.write(plugins, records, files)
 
 
 def _guard_availability(state: _State, label: str, backend: Backend) -> None:
@@ -255,9 +290,14 @@ def _load_state() -> _State:
         manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         manager.add_hookspecs(hookspecs)
         state = _State(manager)
+        before = set(sys.modules)
         _load_builtins(state)
         if not _autoload_disabled():
             _load_entry_points(state)
+        for module_name in set(sys.modules) - before:
+            path = getattr(sys.modules[module_name], "__file__", None)
+            if isinstance(path, str):
+                state.imported.add(path)
         _state = state
     return _state
 
@@ -280,6 +320,7 @@ def _load_builtins(state: _State) -> None:
             _fail(state, label, "import failed", error)
             continue
         _register(state, module, module_name, label)
+        state.values[module_name] = module_name
 
 
 def _load_entry_points(state: _State) -> None:
@@ -294,6 +335,7 @@ def _load_entry_points(state: _State) -> None:
             _fail(state, label, f"import of '{entry_point.value}' failed", error)
             continue
         _register(state, plugin, entry_point.name, label)
+        state.values[entry_point.name] = entry_point.value
 
 
 def _entry_point_label(entry_point: entry_point_index.IndexedEntryPoint) -> str:

@@ -93,22 +93,19 @@ def requested_backend(name: str | None = None) -> str | None:
 def get_backend(name: str | None = None, *, require_available: bool = True) -> Backend:
     """The backend a launch or compile uses; errors name the known ones or the reason."""
     name = requested_backend(name)
+    record = _launch_record()
     if name is None:
-        order = automatic_order()
-        reasons = []
-        for backend in order:
-            availability = _available(backend)
-            if availability:
-                skipped = f" ({'; '.join(reasons)})" if reasons else ""
-                names = ", ".join(b.name for b in order)
-                log.info("backend '%s': the first available of %s%s", backend.name, names, skipped)
-                used_backends.setdefault(backend.name, f"the first available{skipped}")
-                return backend
-            reasons.append(f"{backend.name}: {availability.reason}")
-        raise BackendUnavailableError(f"no backend is available ({'; '.join(reasons)})")
-    backend = _backends(name)[name]
+        return _automatic(record)
+    backend = record.backend(name) if record is not None else None
+    if backend is None:
+        backend = _backends(name)[name]
     if require_available:
-        availability = _available(backend)
+        try:
+            availability = _available(backend)
+        except Exception:  # a recorded backend's check raised: the manager guards and reports it
+            if record is None:
+                raise
+            return _full_load_get_backend(name, require_available)
         if not availability:
             raise BackendUnavailableError(
                 f"backend '{name}' is not available: {availability.reason}"
@@ -116,6 +113,67 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
     log.info("backend '%s': named by %s", name, _named_by(name))
     used_backends.setdefault(name, f"named by {_named_by(name)}")
     return backend
+
+
+def _full_load_get_backend(name: str | None, require_available: bool) -> Backend:
+    # deferred: plugin discovery (entry points, pluggy) waits for a launch that needs it
+    from tilec.plugin.manager import load_backends
+
+    load_backends()  # the manager is loaded now: `_launch_record` gives None
+    _availability.clear()
+    return get_backend(name, require_available=require_available)
+
+
+def _automatic(record: Any) -> Backend:
+    """The first available backend by priority: of the launch record where it holds (only the
+    backends tried are imported), else of every loaded plugin."""
+    if record is not None:
+        names, pick = record.order(), record.backend
+    else:
+        order = {backend.name: backend for backend in automatic_order()}
+        names, pick = list(order), order.get
+    reasons = []
+    for name in names:
+        backend = pick(name)
+        if backend is None:  # the record's plugin did not give it: load every plugin
+            return _full_load_get_backend(None, True)
+        try:
+            availability = _available(backend)
+        except Exception:
+            if record is None:
+                raise
+            return _full_load_get_backend(None, True)
+        if availability:
+            skipped = f" ({'; '.join(reasons)})" if reasons else ""
+            log.info("backend '%s': the first available of %s%s", name, ", ".join(names), skipped)
+            used_backends.setdefault(name, f"the first available{skipped}")
+            return backend
+        reasons.append(f"{name}: {availability.reason}")
+    raise BackendUnavailableError(f"no backend is available ({'; '.join(reasons)})")
+
+
+def _launch_record() -> Any:
+    """The plugins' launch record (`tilec.plugin.launch_record`) where this process has not
+    loaded the plugin manager and the record still holds: a launch from the disk cache then
+    imports only the backends it tries, without pluggy. None: every plugin is loaded."""
+    if "tilec.plugin.manager" in sys.modules:
+        return None
+    # deferred: the record waits for the first launch or compile, like the plugins
+    from tilec.plugin import launch_record
+
+    return launch_record.current(code_fingerprint("tilec"))
+
+
+def plugin_fingerprint() -> str:
+    """The plugins' part of the compile-cache key: the launch record's where it holds, which is
+    the plugin manager's (`tilec.plugin.manager.fingerprint`) computed without loading it."""
+    record = _launch_record()
+    if record is not None:
+        return record.fingerprint
+    # deferred: loading the plugins waits for a compile or a launch without a launch record
+    from tilec.plugin.manager import fingerprint
+
+    return fingerprint()
 
 
 def automatic_order() -> list[Backend]:
@@ -349,9 +407,6 @@ def compile_cached(
         sorted(divisible),
         sorted(equal_to_1),
     )
-    # deferred: loading the plugins waits for the first launch or compile
-    from tilec.plugin.manager import fingerprint as plugin_fingerprint
-
     key = cache.make_key(
         kernel.cache_key, spec, repr(options), backend.hash(options), __version__, target,
         settings.F32_DEFAULT.get(),  # the frontend's default tl.dot precision
