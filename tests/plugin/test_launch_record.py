@@ -101,6 +101,12 @@ def test_an_edited_or_broken_plugin_makes_the_launch_load_every_plugin(run, tmp_
     run("--full", TILEC_BACKEND="interp", PYTHONPATH=path)
     hit = run("--full", TILEC_BACKEND="interp", PYTHONPATH=path)
     assert "lr_plugin" not in hit["loaded"] and hit["record"] == hit["full"]
+    other = root / "unrelated-1.0.dist-info"  # any distribution installed: every plugin loads
+    other.mkdir()
+    (other / "METADATA").write_text("Metadata-Version: 2.1\nName: unrelated\nVersion: 1.0\n")
+    installed = run("--full", TILEC_BACKEND="interp", PYTHONPATH=path)
+    assert "lr_plugin" in installed["loaded"] and installed["record"] == installed["full"]
+    assert "lr_plugin" not in run(TILEC_BACKEND="interp", PYTHONPATH=path)["loaded"]
     time.sleep(0.01)
     module.write_text(textwrap.dedent(PASS_PLUGIN.format(body="VALUE = 1")))
     edited = run("--full", TILEC_BACKEND="interp", PYTHONPATH=path)

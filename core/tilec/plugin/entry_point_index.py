@@ -74,7 +74,7 @@ def entry_points(group: str) -> list[IndexedEntryPoint]:
         found = _valid(text)
         if found is not None:
             return found
-    folders = [[_stamp(entry), _metadata_folders(entry)] for entry in sys.path]
+    folders = [[_stamp(entry), metadata_folders(entry)] for entry in sys.path]
     found, stamps = _scan(group)
     if stamps is None:
         return found
@@ -92,7 +92,7 @@ def _name(group: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def _metadata_folders(entry: str) -> list[str]:
+def metadata_folders(entry: str) -> list[str]:
     try:
         listed = os.listdir(entry or ".")
     except OSError:
@@ -100,12 +100,12 @@ def _metadata_folders(entry: str) -> list[str]:
     return sorted(n for n in listed if n.lower().endswith((".dist-info", ".egg-info")))
 
 
-def _folders_hold(folders: list) -> bool:
+def folders_hold(folders: list) -> bool:
     """Whether each `sys.path` entry holds the metadata folders it held at the scan."""
     if len(folders) != len(sys.path):
         return False
     for entry, (stamp, names) in zip(sys.path, folders, strict=True):
-        if _stamp(entry) != stamp and _metadata_folders(entry) != names:
+        if _stamp(entry) != stamp and metadata_folders(entry) != names:
             return False
     return True
 
@@ -121,7 +121,7 @@ def _stamp(path: str) -> str:
 def _valid(text: str) -> list[IndexedEntryPoint] | None:
     try:
         record = json.loads(text)
-        if record["format"] != FORMAT or not _folders_hold(record["folders"]):
+        if record["format"] != FORMAT or not folders_hold(record["folders"]):
             return None
         if any(_stamp(path) != stamp for path, stamp in record["stamps"].items()):
             return None
@@ -142,7 +142,7 @@ def _scan(group: str) -> Scan:
     stamps: dict[str, str] = {}
     seen: set[str] = set()
     for entry in sys.path:
-        for folder in _metadata_folders(entry):
+        for folder in metadata_folders(entry):
             name = folder.lower().rpartition(".")[0].partition("-")[0]
             key = re.sub(r"[-_.]+", "_", name)  # importlib.metadata's: the first on the path wins
             if key in seen:

@@ -15,7 +15,9 @@ The record (in `$TILEC_CACHE_DIR/plugins/`, authenticated like the entry-point i
 `sys.path` and interpreter) is used only while all of this still holds, else the manager loads
 (and reports a failing plugin as always):
 - the full load it was written after had no plugin failure and no `register_plugin`;
-- the `tilec` entry points are those loaded (`entry_point_index`, stamped by the distributions);
+- the `tilec` entry points are those loaded (`entry_point_index`), and each `sys.path` entry
+  holds the distributions it held (installing, upgrading or removing any distribution, such as
+  a plugin's dependency, makes the next launch load every plugin);
 - tilec's own code is unchanged (`code_fingerprint("tilec")`, given by the caller);
 - every `.py` file of each plugin's top-level package (path, size, modification time), and each
   other module file that loading the plugins imported or that defines a backend's class, is
@@ -113,6 +115,7 @@ def _write(plugins, backends, files) -> None:
         "format": FORMAT,
         "tilec": compiler.code_fingerprint("tilec"),
         "entry_points": [list(e) for e in entry_point_index.entry_points(GROUP)],
+        "folders": [[_stamp(e or "."), entry_point_index.metadata_folders(e)] for e in sys.path],
         "plugins": plugins,
         "backends": [list(b) for b in backends],
         "packages": {folder: _package_stamp(folder) for folder in packages},
@@ -208,7 +211,7 @@ def _read(tilec_code: str) -> Record | None:
     if data["format"] != FORMAT or data["tilec"] != tilec_code:
         return None
     found = [list(e) for e in entry_point_index.entry_points(GROUP)]
-    if found != data["entry_points"]:
+    if found != data["entry_points"] or not entry_point_index.folders_hold(data["folders"]):
         return None
     if any(_package_stamp(folder) != stamp for folder, stamp in data["packages"].items()):
         return None
