@@ -74,7 +74,7 @@ def entry_points(group: str) -> list[IndexedEntryPoint]:
         found = _valid(text)
         if found is not None:
             return found
-    folders = [[_stamp(entry), metadata_folders(entry)] for entry in sys.path]
+    folders = [[stamp(entry), metadata_folders(entry)] for entry in sys.path]
     found, stamps = _scan(group)
     if stamps is None:
         return found
@@ -104,13 +104,14 @@ def folders_hold(folders: list) -> bool:
     """Whether each `sys.path` entry holds the metadata folders it held at the scan."""
     if len(folders) != len(sys.path):
         return False
-    for entry, (stamp, names) in zip(sys.path, folders, strict=True):
-        if _stamp(entry) != stamp and metadata_folders(entry) != names:
+    for entry, (recorded, names) in zip(sys.path, folders, strict=True):
+        if stamp(entry) != recorded and metadata_folders(entry) != names:
             return False
     return True
 
 
-def _stamp(path: str) -> str:
+def stamp(path: str) -> str:
+    """`size:modification time` of `path` (`-` where it cannot be read)."""
     try:
         info = os.stat(path or ".")
     except OSError:
@@ -123,7 +124,7 @@ def _valid(text: str) -> list[IndexedEntryPoint] | None:
         record = json.loads(text)
         if record["format"] != FORMAT or not folders_hold(record["folders"]):
             return None
-        if any(_stamp(path) != stamp for path, stamp in record["stamps"].items()):
+        if any(stamp(path) != recorded for path, recorded in record["stamps"].items()):
             return None
         return [IndexedEntryPoint(*item) for item in record["entry_points"]]
     except (ValueError, KeyError, TypeError, AttributeError):
@@ -159,7 +160,7 @@ def _scan(group: str) -> Scan:
             if pairs is None:
                 return _scan_metadata(group)
             if pairs:
-                stamps[path] = _stamp(path)
+                stamps[path] = stamp(path)
                 dist, version = _name_and_version(where)
                 found += [IndexedEntryPoint(n, v, dist, version) for n, v in pairs]
     return found, stamps
@@ -230,6 +231,6 @@ def _scan_metadata(group: str) -> Scan:
                 cacheable = False  # a finder's own distribution: nothing here to check it by
             else:
                 path = os.path.join(str(where), "entry_points.txt")
-                stamps[path] = _stamp(path)
+                stamps[path] = stamp(path)
         found.append(IndexedEntryPoint(entry_point.name, entry_point.value, name, version))
     return found, (stamps if cacheable else None)

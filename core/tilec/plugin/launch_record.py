@@ -61,19 +61,11 @@ def _name() -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def _stamp(path: str) -> str:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return "-"
-    return f"{info.st_size}:{info.st_mtime_ns}"
-
-
 def _package_stamp(folder: str) -> str:
     """A digest of the `.py` files below `folder` by path, size and modification time (for a
     top-level module, its file's stamp)."""
     if not os.path.isdir(folder):
-        return _stamp(folder)
+        return entry_point_index.stamp(folder)
     digest = hashlib.sha256()
     stack = [folder]
     while stack:
@@ -115,11 +107,13 @@ def _write(plugins, backends, files) -> None:
         "format": FORMAT,
         "tilec": compiler.code_fingerprint("tilec"),
         "entry_points": [list(e) for e in entry_point_index.entry_points(GROUP)],
-        "folders": [[_stamp(e or "."), entry_point_index.metadata_folders(e)] for e in sys.path],
+        "folders": [
+            [entry_point_index.stamp(e), entry_point_index.metadata_folders(e)] for e in sys.path
+        ],
         "plugins": plugins,
         "backends": [list(b) for b in backends],
         "packages": {folder: _package_stamp(folder) for folder in packages},
-        "files": {path: _stamp(path) for path in others},
+        "files": {path: entry_point_index.stamp(path) for path in others},
     }
     body = json.dumps(record, sort_keys=True)
     cache_files.write_entry(
@@ -215,6 +209,6 @@ def _read(tilec_code: str) -> Record | None:
         return None
     if any(_package_stamp(folder) != stamp for folder, stamp in data["packages"].items()):
         return None
-    if any(_stamp(path) != stamp for path, stamp in data["files"].items()):
+    if any(entry_point_index.stamp(path) != stamp for path, stamp in data["files"].items()):
         return None
     return Record(data)
