@@ -116,6 +116,9 @@ def _write(plugins, backends, files) -> None:
         "files": {path: entry_point_index.stamp(path) for path in others},
     }
     body = json.dumps(record, sort_keys=True)
+    folder = entry_point_index.index_dir()
+    if cache_files.read_entry(settings.cache_dir(), folder, _name(), ".json") == body:
+        return  # the record holds already: a compile process writes nothing
     cache_files.write_entry(
         settings.cache_dir(), entry_point_index.index_dir(), _name(), ".json", body
     )
