@@ -317,10 +317,15 @@ NOT_FOR_A_LAUNCH = (
     "tilec.ir.float8",
     "tilec_nvidia.tma_launch",
     "tilec_nvidia.tensor_map",
+    "pluggy",
+    "tilec.plugin.manager",
+    "tilec_interp.plugin",
+    "tilec_amd.plugin",
 )
 """What a launch of torch tensors does without: the NumPy copies, the DLPack capsule reader, the
 float8 formats (a float8 scalar's conversion), the TMA tensor maps (a kernel reading host
-descriptors through TMA)."""
+descriptors through TMA), and the plugin manager, pluggy and the other backends' plugins (the
+plugins' launch record, `tilec.plugin.launch_record`)."""
 
 
 def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(tmp_path):
