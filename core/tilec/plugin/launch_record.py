@@ -163,7 +163,7 @@ class Record:
         if name in self._made:
             return self._made[name]
         made = None
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception, SystemExit):  # the manager loads it and reports
             made = self._make(name)
         self._made[name] = made
         return made

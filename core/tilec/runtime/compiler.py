@@ -102,7 +102,7 @@ def get_backend(name: str | None = None, *, require_available: bool = True) -> B
     if require_available:
         try:
             availability = _available(backend)
-        except Exception:  # a recorded backend's check raised: the manager guards and reports it
+        except (Exception, SystemExit):  # the manager guards a check that raises, and reports it
             if record is None:
                 raise
             return _full_load_get_backend(name, require_available)
@@ -139,7 +139,7 @@ def _automatic(record: Any) -> Backend:
             return _full_load_get_backend(None, True)
         try:
             availability = _available(backend)
-        except Exception:
+        except (Exception, SystemExit):  # as above
             if record is None:
                 raise
             return _full_load_get_backend(None, True)
