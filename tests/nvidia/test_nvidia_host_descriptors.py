@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tma_kernels import matmul_descriptors
 
 import tilec
 import tilec.language as tl
@@ -14,18 +15,6 @@ from tilec import TensorDescriptor
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
 pytestmark = pytest.mark.gpu
-
-
-@tilec.jit
-def matmul_descriptors(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
-                       BK: tl.constexpr):  # fmt: skip
-    i, j = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([i * BM, k * BK])
-        b = b_desc.load([k * BK, j * BN])
-        acc = tl.dot(a, b, acc)
-    c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
 
 
 @pytest.mark.parametrize(("M", "N", "K"), [(128, 128, 64), (200, 72, 104)])

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from tma_kernels import NAME, THREADS, signature, tensor_maps, tma_copy_llir
+from tma_kernels import NAME, THREADS, matmul_descriptors, signature, tensor_maps, tma_copy_llir
 
 import tilec
 import tilec.language as tl
@@ -141,18 +141,6 @@ def test_descriptor_loads_through_tma_match_interp(gpu, tma_on, element, shape, 
         assert torch.equal(got.isnan(), expected.isnan())
         got, expected = got.nan_to_num(0), expected.nan_to_num(0)
     assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
-
-
-@tilec.jit
-def matmul_descriptors(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
-                       BK: tl.constexpr):  # fmt: skip
-    i, j = tl.program_id(0), tl.program_id(1)
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = a_desc.load([i * BM, k * BK])
-        b = b_desc.load([k * BK, j * BN])
-        acc = tl.dot(a, b, acc)
-    c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
 
 
 @pytest.mark.parametrize(("M", "N", "K"), [(128, 128, 64), (200, 72, 104), (512, 256, 512)])

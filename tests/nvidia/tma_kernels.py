@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+import tilec
+import tilec.language as tl
 from tilec_nvidia import tma
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -108,3 +110,15 @@ def _barrier_sync(module: ir.Module) -> ir.Function:
     name = "llvm.nvvm.barrier0"
     function = module.globals.get(name)
     return function or ir.Function(module, ir.FunctionType(ir.VoidType(), []), name)
+
+
+@tilec.jit  # a matmul through host descriptors (test_tma_gpu, test_nvidia_host_descriptors)
+def matmul_descriptors(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
+                       BK: tl.constexpr):  # fmt: skip
+    i, j = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([i * BM, k * BK])
+        b = b_desc.load([k * BK, j * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
