@@ -126,10 +126,7 @@ def copy_box(arch: str, builder: ir.IRBuilder, destination: ir.Value, barrier: i
     first, as the kernel's offsets; emitted innermost first) into shared `destination` (aligned
     to 128 bytes, 1024 where swizzled 128B), completing on `barrier`."""
     rank = len(coordinates)
-    if not 1 <= rank <= MAX_RANK:
-        raise LoweringError(f"TMA copies boxes of rank 1 to {MAX_RANK}, not {rank}")
-    opcode = _check(arch, builder, "copy").format(rank=rank)
-    coords = ", ".join(f"${3 + i}" for i in range(rank))
+    opcode, coords = _box_instruction(arch, builder, "copy", rank, first=3)
     text = f"@${3 + rank} {opcode} [$0], [$2, {{{coords}}}], [$1];"
     operands = [destination, barrier, tensor_map, *reversed(coordinates), issuer]
     _asm(builder, text, "l,l,l," + "r," * rank + "b", operands)
@@ -141,13 +138,20 @@ def store_box(arch: str, builder: ir.IRBuilder, source: ir.Value, tensor_map: ir
     `coordinates` (as `copy_box`'s); elements outside the tensor are not written. The stores
     join the thread's bulk group (`commit_and_wait`)."""
     rank = len(coordinates)
-    if not 1 <= rank <= MAX_RANK:
-        raise LoweringError(f"TMA copies boxes of rank 1 to {MAX_RANK}, not {rank}")
-    opcode = _check(arch, builder, "store").format(rank=rank)
-    coords = ", ".join(f"${2 + i}" for i in range(rank))
+    opcode, coords = _box_instruction(arch, builder, "store", rank, first=2)
     text = f"@${2 + rank} {opcode} [$1, {{{coords}}}], [$0];"
     operands = [source, tensor_map, *reversed(coordinates), issuer]
     _asm(builder, text, "l,l," + "r," * rank + "b", operands)
+
+
+def _box_instruction(arch: str, builder: ir.IRBuilder, kind: str, rank: int,
+                     first: int) -> tuple[str, str]:  # fmt: skip
+    """The checked opcode of a box `kind` ("copy", "store") of `rank`, and its coordinates'
+    operand list from inline-asm operand `first` on."""
+    if not 1 <= rank <= MAX_RANK:
+        raise LoweringError(f"TMA copies boxes of rank 1 to {MAX_RANK}, not {rank}")
+    opcode = _check(arch, builder, kind).format(rank=rank)
+    return opcode, ", ".join(f"${first + i}" for i in range(rank))
 
 
 def commit_and_wait(arch: str, builder: ir.IRBuilder, issuer: ir.Value) -> None:
