@@ -25,21 +25,30 @@ def version(module: str) -> str:
         return f"absent ({type(error).__name__})"
 
 
+def checkout_commit(root: Path) -> str:
+    """The commit of the checkout whose root is `root`; "unknown" where `root` is not one (a
+    `git archive` unpacked inside another checkout would otherwise report that one's HEAD)."""
+
+    def git(*args: str) -> str:
+        found = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+        )
+        return found.stdout.strip() if found.returncode == 0 else ""
+
+    top = git("rev-parse", "--show-toplevel")
+    if not top or Path(top).resolve() != root.resolve():
+        return "unknown"
+    return git("rev-parse", "--short", "HEAD") or "unknown"
+
+
 def header(smoke: bool, seed: int, wall_s: float, warm_s: float) -> dict:
     import torch
 
-    root = Path(__file__).resolve().parents[1]
-    commit = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
     device = "CPU (tilec interp)" if smoke else torch.cuda.get_device_name()
     return {
         "device": device,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "commit": commit or "unknown",
+        "commit": checkout_commit(Path(__file__).resolve().parents[1]),
         "triton": version("triton"),
         "torch": torch.__version__,
         "python": platform.python_version(),

@@ -247,3 +247,24 @@ def test_full_and_quick_case_lists_cover_issue_23(sweep):
     jobs = sweep.compile_jobs(full)
     assert len(jobs) < 2 * sum(len(c.configs) for c in full)
     assert len({(id(c), side, config) for c, side, config in jobs}) == len(jobs)
+
+
+def test_the_commit_is_the_benchmarks_own_checkout_or_unknown(sweep, tmp_path):
+    """A `git archive` unpacked inside another checkout names no commit, not that checkout's."""
+    import subprocess
+
+    from sweep_report import checkout_commit
+
+    outer = tmp_path / "outer"
+    (outer / "tree").mkdir(parents=True)
+    git = ["git", "-C", str(outer), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (outer / "f").write_text("x")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert checkout_commit(outer) == head
+    assert checkout_commit(outer / "tree") == "unknown"
+    assert checkout_commit(tmp_path) == "unknown"
