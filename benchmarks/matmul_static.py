@@ -38,6 +38,7 @@ CASES = {  # M, N, K, dtype, (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), bias + 
     "ragged": (4095, 4095, 4095, "fp16", (64, 128, 32, 4, 4), False),
     "longk": (512, 512, 65536, "fp16", (128, 128, 64, 8, 3), False),
     "square3072": (3072, 3072, 3072, "fp16", (128, 128, 64, 8, 3), False),
+    "longk1024": (1024, 1024, 32768, "bf16", (128, 128, 64, 8, 3), False),
 }
 """fp8 cases as the sweep launches them: B stored K-major (its transpose contiguous), C fp16."""
 EPILOGUE_OPS = ("STS", "STSM", "LDS", "LDSM", "STG", "LOP3", "LEA", "BAR")
@@ -64,6 +65,11 @@ def specialization(case: str) -> tuple[dict, dict, list, list, tuple]:
 
 def compile_side(side: str, case: str) -> str:
     """The PTX of `case` compiled by `side`."""
+    return compiled(side, case).asm["ptx"]
+
+
+def compiled(side: str, case: str):
+    """`case` compiled by `side`: tilec's or Triton's compiled kernel (`asm`, `metadata`)."""
     sys.path.insert(0, str(HERE))
     from sweep import load_kernels
 
@@ -75,7 +81,7 @@ def compile_side(side: str, case: str) -> str:
 
         return tilec.compile(kernel, signature, constexprs, backend="nvidia", target="sm_90a",
                              num_warps=warps, num_stages=stages, divisibility=divisible,
-                             equal_to_1=unit).asm["ptx"]  # fmt: skip
+                             equal_to_1=unit)  # fmt: skip
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -86,7 +92,7 @@ def compile_side(side: str, case: str) -> str:
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in divisible if n not in unit}
     source = ASTSource(fn=kernel, signature=full, constexprs=values, attrs=attrs)
     options = {"num_warps": warps, "num_stages": stages}
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
 
 
 def sass_figures(ptx: str, folder: Path, name: str) -> dict:
