@@ -103,8 +103,10 @@ def variants(case: str, driver: Driver) -> tuple[dict, object]:
     pointers = [ctypes.c_uint64(t.data_ptr()) for t in (a, b, c, c)]
     ints = [m, n, k, *strides]
     launches = {}
+    ptx = {}
     for side in ("tilec", "triton"):
         kernel = matmul_static.compiled(side, case)
+        ptx[side] = kernel.asm["ptx"]
         if side == "tilec":
             image, name, shared = kernel.asm["cubin"], kernel.metadata["name"], kernel.metadata["shared_bytes"]  # fmt: skip
             params = pointers + [ctypes.c_int32(v) for v in ints]
@@ -130,6 +132,11 @@ def variants(case: str, driver: Driver) -> tuple[dict, object]:
                                     num_warps=warps, num_stages=stages)  # fmt: skip
 
         launches[f"{side} own launch"] = native
+        own = jitted.warmup(a, b, c, c, m, n, k, *strides, BLOCK_M=block_m, BLOCK_N=block_n,
+                            BLOCK_K=block_k, GROUP_M=8, BIAS_RELU=False, num_warps=warps,
+                            num_stages=stages, grid=grid[:2])  # fmt: skip
+        same = own.asm["ptx"] == ptx[side]
+        print(f"{case}: {side}'s own launch compiles the PTX of matmul_static: {same}")
     reference = torch.matmul(a.float(), b.float())
 
     def check(name: str) -> float:
