@@ -293,6 +293,11 @@ class GpuBackend(Backend):
         """Whether `target` copies global to shared memory asynchronously (`LayoutRules`)."""
         return True
 
+    def bulk_copies(self, target: str) -> Any:
+        """`LayoutRules.bulk_copies` of `target`: which pipelined descriptor loads its bulk
+        copies bring into a loop's ring, in which encoding (None by default: none)."""
+        return None
+
     def target_info(self, target: str, options: BackendOptions) -> Any:
         """The `tilec.lowering.target.TargetInfo` for `target` and `options`."""
         raise NotImplementedError(
@@ -327,6 +332,7 @@ class GpuBackend(Backend):
             default_num_warps=4,
             mma_instructions=self.mma_instructions(target),
             async_copies=self.async_copies(target),
+            bulk_copies=self.bulk_copies(target),
         )
 
     def _check_target_option(self, options: Any) -> None:

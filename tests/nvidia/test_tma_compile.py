@@ -80,27 +80,61 @@ def test_a_block_wider_than_the_swizzle_is_several_boxes(tma_on):
     assert ", 8192;" in ptx
 
 
-@pytest.mark.parametrize("stages", [1, 3])
-def test_a_matmuls_descriptor_loads_are_tma_unless_pipelined(tma_on, stages):
-    """Without a pipeline (num_stages=1) each load of the K loop is one TMA copy, a map a
-    descriptor; pipelined (3 stages), the loads go through the loop's cp.async ring as before
-    (TMA into the ring is the next step) and the kernel has no map."""
+@pytest.mark.parametrize("stages", [1, 2, 3, 4])
+def test_a_matmuls_descriptor_loads_are_tma_copies(tma_on, stages):
+    """Without a pipeline (num_stages=1) each load of the K loop is one TMA copy where it
+    stands; pipelined, the loads fill the loop's ring through TMA (tma_ring), as Triton's
+    pipeliner: one mbarrier a stage initialized before the loop, the prologue's S - 1 stages
+    each an expect_tx of both blocks' bytes then a copy a block, the loop waiting on the slot's
+    barrier, then (after the wgmma and its wait) arming the next stage, the barriers
+    invalidated after a bar.sync once the loop is done; no cp.async left. A map a
+    descriptor, in both."""
     signature = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
                  "c_ptr": "*fp16", "N": "i32", "K": "i32"}  # fmt: skip
     compiled = tilec.compile(matmul_descriptors, signature,
                              constexprs={"BM": 64, "BN": 64, "BK": 32}, backend="nvidia",
                              target="sm_90a", num_stages=stages)  # fmt: skip
     ptx = compiled.asm["ptx"]
+    maps = compiled.metadata["tensor_maps"]
+    assert [m["base"] for m in maps] == [0, 4] and [m["swizzle"] for m in maps] == [64, 128]
+    assert ptx.count(".param .align 64 .b8") == 2
+    assert "cp.async.ca" not in ptx and "cp.async.cg" not in ptx
+    assert "cp.async.commit_group" not in ptx and "cp.async.wait_group" not in ptx
     if stages == 1:
-        maps = compiled.metadata["tensor_maps"]
-        assert [m["base"] for m in maps] == [0, 4] and [m["swizzle"] for m in maps] == [64, 128]
-        assert ptx.count(".param .align 64 .b8") == 2
         assert ptx.count("cp.async.bulk.tensor.2d") == 2  # one a load, in the loop
     else:
-        assert "tensor_maps" not in compiled.metadata and "cp.async.bulk" not in ptx
-        assert ptx.count("cp.async.commit_group") >= 2  # the ring's prologue and loop
+        steps = _tma_steps(ptx)
+        ahead = stages - 1
+        assert steps[:stages] == ["init"] * stages
+        prologue = ["expect", "copy", "copy"] * ahead
+        assert steps[stages : stages + 3 * ahead] == prologue
+        assert (
+            steps[stages + 3 * ahead :] == ["wait", "expect", "copy", "copy"] + ["inval"] * stages
+        )
+        expects = re.findall(r"mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%rd\d+\], (\d+);",
+                             ptx)  # fmt: skip
+        assert expects == ["8192"] * stages  # 64x32 + 32x64 halves a stage
+        loop = ptx[ptx.index("mbarrier.try_wait") :]
+        if stages >= 3:  # a wgmma in flight across iterations: the next stage armed after it
+            assert loop.index("wgmma.wait_group.sync.aligned 1") < loop.index("mbarrier.arrive")
+        assert "bar.sync" in loop[: loop.index("mbarrier.inval")].rsplit("wgmma.wait_group", 1)[1]
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
+
+
+TMA_STEPS = {
+    "init": "mbarrier.init.shared::cta.b64", "expect": "mbarrier.arrive.expect_tx",
+    "copy": "cp.async.bulk.tensor.2d.shared::cluster", "wait": "mbarrier.try_wait.parity",
+    "inval": "mbarrier.inval.shared::cta.b64",
+}  # fmt: skip
+
+
+def _tma_steps(ptx: str) -> list[str]:
+    """The TMA and mbarrier instructions of `ptx`, in order, by name (`TMA_STEPS`)."""
+    steps = []
+    for line in ptx.splitlines():
+        steps += [name for name, text in TMA_STEPS.items() if text in line]
+    return steps
 
 
 def test_without_the_setting_and_on_sm_80_the_load_is_as_before(monkeypatch, tmp_path):

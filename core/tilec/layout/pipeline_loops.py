@@ -67,17 +67,38 @@ onto the register loads of the staged form.
 outside the pattern (the loads then run synchronously, as before).
 
 A `tile.descriptor_load` (a host descriptor's load on a target that reads them with TMA) is
-pipelined as the masked load it stands for (`LOADS`): in such a loop the ring's copies are the
-target's asynchronous copies, not TMA, until TMA feeds the ring itself (docs/tma.md).
+pipelined as the masked load it stands for (`LOADS`), through the ring's asynchronous copies,
+unless the target fills rings with bulk copies (`LayoutRules.bulk_copies`: NVIDIA's TMA,
+docs/tma.md) and takes this load, in the encoding its ring has (a ring read into registers gets
+the copies' encoding). Then one thread brings the load's block into the slot
+(`tilec.dialects.gpu_bulk`): before the loop `gpu.init_barriers` gives one barrier a slot; each
+iteration's issue (the prologue's and the loop's, where the copies went) is one
+`gpu.barrier_expect` of the bytes of every such load's block on the slot's barrier, then a
+`gpu.async_bulk_copy_global_to_local` a load, both predicated on the iteration being in range
+(an iteration past the end issues nothing and is never waited for); where the loop waited for
+the copies, every thread waits on the slot's barrier for the phase `phase`, which the loop
+carries: 0 in the first round of the ring, flipped each time the slot wraps around to 0 (the
+n-th completion of a barrier has parity n % 2, and iteration i is the (i / S)-th of slot
+i mod S). After the loop `gpu.inval_barriers` (every copy issued was waited for). Loads of the
+loop that the target does not take keep the asynchronous copies and their groups.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
-from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, RemUIOp
+from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, ExtUIOp, RemUIOp, XOrIOp
 from tilec.dialects.float8 import FpToFpOp
 from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr
+from tilec.dialects.gpu_bulk import (
+    AsyncBulkCopyGlobalToLocalOp,
+    BarrierExpectOp,
+    InitBarriersOp,
+    InvalBarriersOp,
+    WaitBarrierOp,
+)
 from tilec.dialects.gpu_matrix import OperandEncodingAttr, SwizzledSharedEncodingAttr
 from tilec.dialects.gpu_shared import (
     AsyncCommitGroupOp,
@@ -120,12 +141,13 @@ class PipelineLoops(ModulePass):
         default = self.options.num_stages or getattr(context.target, "num_stages", 1)
         rules = getattr(context.target, "rules", None)
         registers = not getattr(rules, "async_copies", True)
+        bulk = None if registers else getattr(rules, "bulk_copies", None)
         changed = False
         for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
             stages = loop_stages(loop, default)
             plan = plan_loop(loop, register_loads=not registers) if stages >= 2 else None
             if plan is not None:
-                _pipeline(loop, plan, stages, registers)
+                _pipeline(loop, plan, stages, registers, bulk)
                 changed = True
         return changed
 
@@ -181,7 +203,7 @@ def _plan(loop: ForOp, register_loads: bool) -> Plan | None:
         loads += vectors
         converts += [()] * len(vectors)
     iv = block.args[0]
-    roots = [v for load in loads for v in (load.ptr, load.mask) if v is not None]
+    roots = [v for load in loads for v in (load.ptr, load.mask, *_offsets(load)) if v is not None]
     address = _slice(roots, block)
     if address is None:
         return None
@@ -208,6 +230,11 @@ def _plan(loop: ForOp, register_loads: bool) -> Plan | None:
         tuple(sorted(carried)),
         tuple(sorted(updates, key=order.__getitem__)),
     )
+
+
+def _offsets(load: Operation) -> list[Value]:
+    """A descriptor load's block offsets (which its bulk copies take), else none."""
+    return load.offsets if isinstance(load, DescriptorLoadOp) else []
 
 
 def _is_address(t: Type) -> bool:
@@ -356,13 +383,16 @@ class _Emitter:
         mapping: dict[Value, Value],
         in_range: Value,
         registers: bool = False,
+        ring: _BulkRing | None = None,
     ) -> list[Value]:
         """The copies of one iteration (its address ops cloned under `mapping`), committed; with
         `registers`, its tiles loaded into registers instead (zeros where masked off), returned
-        for `store`."""
+        for `store`; the loads `ring` takes, by its bulk copies (module doc)."""
         self.clone(plan.address_ops, mapping)
         tiles = []
         for load, buffer in zip(plan.loads, buffers, strict=True):
+            if ring is not None and load in ring.loads:
+                continue
             ptr = mapping.get(load.ptr, load.ptr)
             mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
             mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
@@ -378,7 +408,9 @@ class _Emitter:
                 continue
             copy = AsyncCopyGlobalToLocalOp(operands=[ptr, buffer, slot, mask], attributes=hints)
             self.add(copy)
-        if not registers:
+        if ring is not None:
+            ring.issue(self, plan, buffers, slot, mapping, in_range)
+        if not registers and (ring is None or ring.mixed):
             self.add(AsyncCommitGroupOp())
         return tiles  # type: ignore[return-value]
 
@@ -386,6 +418,63 @@ class _Emitter:
         """`issue(registers=True)`'s tiles written into `slot` of their rings."""
         for tile, buffer in zip(tiles, buffers, strict=True):
             self.add(LocalStoreOp(operands=[tile, buffer, slot]))
+
+
+@attrs.define
+class _BulkRing:
+    """The loads of a pipelined loop that the target's bulk copies bring into their rings
+    (module doc), and the barriers (one a slot) their copies complete on."""
+
+    loads: dict[Operation, SharedEncodingAttr]
+    mixed: bool
+    """Whether other loads of the loop keep the asynchronous copies."""
+    barriers: Value | None = None
+
+    def issue(self, at: _Emitter, plan: Plan, buffers: list[Value], slot: Value,
+              mapping: dict[Value, Value], in_range: Value) -> None:  # fmt: skip
+        """One iteration's bulk copies into `slot`: the barrier's expected bytes, the copies."""
+        copies = [(load, buffer) for load, buffer in zip(plan.loads, buffers, strict=True)
+                  if load in self.loads]  # fmt: skip
+        nbytes = sum(_block_bytes(load) for load, _ in copies)
+        expect = BarrierExpectOp(operands=[self.barriers, slot, in_range],  # type: ignore[list-item]
+                                 attributes={"nbytes": IntegerAttr(nbytes, i32)})  # fmt: skip
+        at.add(expect)
+        for load, buffer in copies:
+            offsets = [mapping.get(v, v) for v in _offsets(load)]
+            attributes = {k: load.attributes[k] for k in _DESCRIPTOR_ATTRIBUTES}
+            operands = [buffer, slot, self.barriers, in_range, *offsets]
+            copy = AsyncBulkCopyGlobalToLocalOp(operands=operands, attributes=attributes)  # type: ignore[arg-type]
+            copy.location = load.location
+            at.add(copy)
+
+
+_DESCRIPTOR_ATTRIBUTES = ("base_param", "shape_params", "stride_params", "padding")
+
+
+def _block_bytes(load: Operation) -> int:
+    t: TensorType = load.result.type  # type: ignore[assignment]
+    count = 1
+    for extent in t.shape:
+        count *= extent
+    return count * max(t.element_type.width // 8, 1)  # type: ignore[attr-defined]
+
+
+def _bulk_ring(plan: Plan, shared: list[SharedEncodingAttr | None], bulk: Any) -> _BulkRing | None:
+    """The loads of `plan` that `bulk` (`LayoutRules.bulk_copies`) takes, with the encoding of
+    their rings: a descriptor load converted to an operand layout or a shared encoding, whose
+    ring (`shared`) has no encoding or the one the copies write."""
+    if bulk is None:
+        return None
+    taken = {}
+    for load, converts, encoding in zip(plan.loads, plan.converts, shared, strict=True):
+        if not isinstance(load, DescriptorLoadOp) or not converts:
+            continue
+        written = bulk(load)
+        if written is not None and encoding in (None, written):
+            taken[load] = written
+    if not taken:
+        return None
+    return _BulkRing(taken, mixed=len(taken) < len(plan.loads))
 
 
 def _zero(element: Type) -> IntegerAttr | FloatAttr:
@@ -514,9 +603,14 @@ def _invariant_shared(value: Value, block: Block) -> bool:
     return True
 
 
-def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> None:
+def _pipeline(
+    loop: ForOp, plan: Plan, stages: int, registers: bool = False, bulk: Any = None
+) -> None:
     block = loop.regions[0].block
     shared = [_ring_encoding(converts, registers) for converts in plan.converts]
+    ring = _bulk_ring(plan, shared, bulk)
+    if ring is not None:
+        shared = [ring.loads.get(load, e) for load, e in zip(plan.loads, shared, strict=True)]
     in_place = any(_shared_encoding(converts) for converts in plan.converts)
     async_dots = _async_dots(block, plan) if in_place and stages >= 3 else []
     ahead = stages - 1
@@ -529,15 +623,17 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     buffers = []
     for load, encoding in zip(plan.loads, shared, strict=True):
         t = load.result.type
-        ring = MemDescType((stages, *t.shape), t.element_type, encoding)  # type: ignore[attr-defined]
-        buffers.append(outside.add(LocalAllocOp(ring)))
+        ring_type = MemDescType((stages, *t.shape), t.element_type, encoding)  # type: ignore[attr-defined]
+        buffers.append(outside.add(LocalAllocOp(ring_type)))
+    if ring is not None:
+        ring.barriers = outside.add(InitBarriersOp(stages))
     carried = {args[j]: loop.init_args[j] for j in plan.carried}
     for t in range(ahead):
         at = outside.binary(AddIOp, lb, outside.const(t * plan.step, iv.type)) if t else lb
         mapping: dict[Value, Value] = {iv: at, **carried}
         in_range = outside.less_than(at, ub)
         slot_t = outside.const(t, i32)
-        tiles = outside.issue(plan, buffers, slot_t, mapping, in_range, registers)
+        tiles = outside.issue(plan, buffers, slot_t, mapping, in_range, registers, ring)
         if registers:
             outside.store(tiles, buffers, slot_t)
         outside.clone(plan.update_ops, mapping)
@@ -546,10 +642,16 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
 
     ahead_args = [block.add_arg(args[j].type, args[j].name_hint) for j in plan.carried]
     slot = block.add_arg(i32, "slot")
+    phase = block.add_arg(i32, "phase") if ring is not None else None
     inside = _Emitter(block, block.first_op)
-    if not registers:
+    if not registers and (ring is None or ring.mixed):
         inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
-    inside.add(BarrierOp())
+    if ring is not None:
+        inside.add(WaitBarrierOp(operands=[ring.barriers, slot, phase]))  # type: ignore[list-item]
+    if ring is None or ring.mixed or not async_dots:
+        # Bulk copies alone, issued after the dots and their barrier (below), need none here:
+        # the barrier's wait makes their bytes visible to every waiting thread.
+        inside.add(BarrierOp())
     # An asynchronous dot still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
     # barrier (in every warpgroup).
@@ -560,7 +662,8 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
     target_slot = issuer.binary(RemUIOp, issuer.binary(AddIOp, slot, issuer.const(ahead, i32)),
                                 issuer.const(stages, i32))  # fmt: skip
-    tiles = issuer.issue(plan, buffers, target_slot, mapping, issuer.less_than(at, ub), registers)
+    in_range = issuer.less_than(at, ub)
+    tiles = issuer.issue(plan, buffers, target_slot, mapping, in_range, registers, ring)
     if registers:  # stored after the body's math (before the yield): the loads' latency overlaps it
         _Emitter(block, block.last_op).store(tiles, buffers, target_slot)
     for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
@@ -582,9 +685,12 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
     next_ahead = [mapping.get(yields[j], yields[j]) for j in plan.carried]
     one = at_end.const(1, i32)
     next_slot = at_end.binary(RemUIOp, at_end.binary(AddIOp, slot, one), at_end.const(stages, i32))
-    terminator.set_operands([*yields, *next_ahead, next_slot])  # type: ignore[union-attr]
+    next_phase = [] if phase is None else [_next_phase(at_end, phase, next_slot)]
+    terminator.set_operands([*yields, *next_ahead, next_slot, *next_phase])  # type: ignore[union-attr]
     _erase_dead(block)
     inits = [*loop.init_args, *carried.values(), outside.const(0, i32)]
+    if phase is not None:
+        inits.append(outside.const(0, i32))
     for dot, _ in async_dots:
         dot.attributes["pendings"] = IntegerAttr(1, i32)
     _wait_for_carried(block, async_dots)
@@ -605,10 +711,22 @@ def _pipeline(loop: ForOp, plan: Plan, stages: int, registers: bool = False) -> 
                 user.set_operand(at, wait.results[0])
     if waits:
         _guard(new_loop, waits)
-    if not registers:
+    if not registers and (ring is None or ring.mixed):
         after.add(AsyncWaitOp(attributes={"num": IntegerAttr(0, i32)}))
+    if ring is not None:
+        after.add(InvalBarriersOp(operands=[ring.barriers]))  # type: ignore[list-item]
+        _erase_dead(after.block)  # the pointers the prologue computed for no copy
     for buffer in reversed(buffers):
         after.add(LocalDeallocOp(operands=[buffer]))
+
+
+def _next_phase(at: _Emitter, phase: Value, next_slot: Value) -> Value:
+    """The barriers' phase of the next iteration: flipped where its slot wraps around to 0."""
+    attrs_ = {"predicate": StringAttr("eq")}
+    wraps = at.add(CmpIOp(operands=[next_slot, at.const(0, i32)], result_types=[i1],
+                          attributes=attrs_))  # fmt: skip
+    flip = at.add(ExtUIOp(wraps, i32))  # type: ignore[arg-type]
+    return at.binary(XOrIOp, phase, flip)  # type: ignore[arg-type]
 
 
 def _guard(loop: ForOp, waits: list[Operation]) -> None:

@@ -71,6 +71,11 @@ class LayoutRules:
     `tile.dot` stays on FMAs).
     `async_copies`: whether global -> shared copies run asynchronously (NVIDIA's cp.async);
     without (AMD), `pipeline-loops` stages a ring's tiles through registers.
+    `bulk_copies`: where the target fills a loop's ring with bulk copies completed on barriers
+    (`tilec.dialects.gpu_bulk`; NVIDIA's TMA), a callable taking a `tile.descriptor_load` that
+    `pipeline-loops` pipelines and returning the shared-memory encoding its copies write (the
+    ring's, which must equal the encoding its readers expect where they read it in place), or
+    None where that load keeps the asynchronous copies; None (the default): no bulk copies.
     """
 
     threads_per_warp: int = 32
@@ -79,6 +84,7 @@ class LayoutRules:
     default_num_warps: int = 4
     mma_instructions: tuple[MmaInstruction, ...] = ()
     async_copies: bool = True
+    bulk_copies: Any = None
 
 
 @attrs.frozen

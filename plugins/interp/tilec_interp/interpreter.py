@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from tilec import settings
-from tilec.dialects import arith, func, gpu, gpu_shared, inline_asm, scf, tile
+from tilec.dialects import arith, func, gpu, gpu_bulk, gpu_shared, inline_asm, scf, tile
 from tilec.errors import GridTypeError, GridValueError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
@@ -550,7 +550,7 @@ _METHODS: dict[type[Operation], Method] = {
     scf.IfOp: Interpreter.scf_if,
     scf.WhileOp: Interpreter.scf_while,
 }
-_GIR_SHARED = "a gir op of pipeline-loops (shared memory, cp.async): the interpreter runs tir"
+_GIR_SHARED = "a gir op of pipeline-loops (shared memory, async copies): the interpreter runs tir"
 # The ops the interpreter never runs, each with the reason (see `uncovered_ops`).
 NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu.ConvertLayoutOp: "a gir op: the interpreter runs tir, before layout assignment",
@@ -561,6 +561,11 @@ NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu_shared.AsyncWaitOp: _GIR_SHARED,
     gpu_shared.LocalLoadOp: _GIR_SHARED,
     gpu_shared.LocalStoreOp: _GIR_SHARED,
+    gpu_bulk.InitBarriersOp: _GIR_SHARED,
+    gpu_bulk.BarrierExpectOp: _GIR_SHARED,
+    gpu_bulk.AsyncBulkCopyGlobalToLocalOp: _GIR_SHARED,
+    gpu_bulk.WaitBarrierOp: _GIR_SHARED,
+    gpu_bulk.InvalBarriersOp: _GIR_SHARED,
     func.FuncOp: "structure: `execute` and `tile.call` run a function's entry block",
     ModuleOp: "structure: `execute` and `tile.call` look functions up in it",
 }

@@ -88,6 +88,15 @@ class NvidiaBackend(GpuBackend):
 
         return mma_instructions(target)
 
+    def bulk_copies(self, target: str) -> Any:
+        """TMA brings pipelined descriptor loads into their rings where the arch has it
+        (`tilec_nvidia.tma_ring`); descriptor loads exist only where `TILEC_NVIDIA_TMA` is on."""
+        if "tma" not in ARCHS.check(target).features:
+            return None
+        from tilec_nvidia.tma_ring import RingCopies  # deferred: imports the lowering (llvmlite)
+
+        return RingCopies(target)
+
     def frontend_features(self, options: Any) -> frozenset[str]:
         """`tensor_map_loads` where `TILEC_NVIDIA_TMA` is on and the target has TMA."""
         if not TMA.enabled() or "tma" not in ARCHS.check(self.resolve_target(options)).features:

@@ -38,6 +38,7 @@ from tilec_nvidia import (
     nvmma_tile,
     tensor_cores,
     tma_lowering,
+    tma_ring,
     wgmma_lowering,
 )
 from tilec_nvidia import wgmma as warpgroup  # the class below defines methods named wgmma
@@ -47,6 +48,9 @@ TENSOR_CORE_LOWERINGS = (dot_operand, mma_sync, nvmma_tile, wgmma_lowering)
 """The modules whose tensor-core lowerings register themselves with the core
 (`tilec.lowering.matrix_units`, `tilec.lowering.context.lowers`): imported with the target, so
 that a compile for it finds them."""
+TMA_LOWERINGS = (tma_ring,)
+"""Likewise, the lowering of the bulk copies into a pipelined loop's ring
+(`tilec.dialects.gpu_bulk`)."""
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"

@@ -35,6 +35,7 @@ TMA_PTX_VERSION = 80
 
 INSTRUCTIONS = {
     "init": "mbarrier.init.shared::cta.b64",
+    "inval": "mbarrier.inval.shared::cta.b64",
     "fence_init": "fence.proxy.async.shared::cta",
     "prefetch": "prefetch.tensormap",
     "expect": "mbarrier.arrive.expect_tx.shared::cta.b64",
@@ -104,6 +105,12 @@ def init(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) 
     _asm(builder, text, "l,b", [barrier, issuer])
     _asm(builder, f"{_check(arch, builder, 'fence_init')};", "", [])
     _asm(builder, "bar.sync 0;", "", [])
+
+
+def inval(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) -> None:
+    """The thread where `issuer` holds invalidates `barrier` (no thread waits on it any more,
+    no copy completes on it): its memory may then hold anything else."""
+    _asm(builder, f"@$1 {_check(arch, builder, 'inval')} [$0];", "l,b", [barrier, issuer])
 
 
 def fence_async_shared(arch: str, builder: ir.IRBuilder) -> None:
@@ -186,4 +193,4 @@ def load_box(arch: str, builder: ir.IRBuilder, destination: ir.Value, barrier: i
 
 
 __all__ = ["INSTRUCTIONS", "commit_and_wait", "copy_box", "expect_bytes", "fence_async_shared",
-           "init", "load_box", "prefetch", "store_box", "tensor_map_parameter", "wait"]  # fmt: skip
+           "init", "inval", "load_box", "prefetch", "store_box", "tensor_map_parameter", "wait"]  # fmt: skip

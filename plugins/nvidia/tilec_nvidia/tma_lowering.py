@@ -28,14 +28,17 @@ from typing import Any
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.gpu_bulk import AsyncBulkCopyGlobalToLocalOp
 from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
 from tilec.ir.type_names import BY_IR_TYPE
-from tilec.ir.types import element_type, shape_of
+from tilec.ir.types import TensorType, element_type, shape_of
 from tilec.lowering.context import I8, I32, I64, LoweringContext, LTensor, memory_type
 from tilec_nvidia import tensor_map, tma
 from tilec_nvidia.arch import ARCHS
 
-CLAIMED = (DescriptorLoadOp, DescriptorStoreOp)
+CLAIMED = (DescriptorLoadOp, DescriptorStoreOp, AsyncBulkCopyGlobalToLocalOp)
+"""The ops read or written through TMA where `claims` says so: a ring's bulk copy
+(`tilec_nvidia.tma_ring`) has the descriptor's attributes and its slot's block."""
 
 STORES = False
 """Whether `tile.descriptor_store` is claimed (a TMA store). Off: on the H200 (2026-11-27,
@@ -51,6 +54,9 @@ MAX_BLOCK_BYTES = 64 << 10
 
 
 def _block_type(op: Any) -> Any:
+    if isinstance(op, AsyncBulkCopyGlobalToLocalOp):
+        buffer = op.buffer.type
+        return TensorType(buffer.tile_shape, buffer.element_type)
     return op.result.type if isinstance(op, DescriptorLoadOp) else op.value.type
 
 
@@ -171,14 +177,21 @@ class _Block:
         return vec, addresses
 
 
-def _prepare(arch: str, ctx: LoweringContext, op: Any) -> _Block:
-    """The tensor map's parameter (made a grid constant, prefetched in the prologue), the
-    1024-aligned scratch buffer and the offsets of a claimed access."""
-    b = ctx.builder
+def tensor_map_argument(arch: str, ctx: LoweringContext, op: Any) -> ir.Argument:
+    """The tensor map's parameter of a claimed access, made a grid constant and prefetched in
+    the prologue."""
     key = map_key(op)
     argument = ctx.added_args[key]
     tma.tensor_map_parameter(ctx.fn, list(ctx.fn.args).index(argument))
     ctx._entry(("tma.prefetch", key), lambda p: tma.prefetch(arch, p, argument))
+    return argument
+
+
+def _prepare(arch: str, ctx: LoweringContext, op: Any) -> _Block:
+    """The tensor map's parameter, the 1024-aligned scratch buffer and the offsets of a
+    claimed access."""
+    b = ctx.builder
+    argument = tensor_map_argument(arch, ctx, op)
     block, swizzle, box = layout(op)
     size = _element_bytes(op)
     start = ctx.shared_scratch(math.prod(block) * size + ALIGN)
