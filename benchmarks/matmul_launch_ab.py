@@ -14,8 +14,9 @@ libcuda (`cuModuleLoadData`, `cuLaunchKernel`), under three ways of loading it:
 - `prefer-l1`: `CU_FUNC_CACHE_PREFER_L1` (how much the split matters at all).
 
 Each side's own launch (`jit` kernel `[grid](...)`, as the sweep launches) is timed too. Every
-variant is timed with `triton.testing.do_bench` (median), the variants interleaved over
-`--rounds`, and checked against torch first. Read: if Triton's cubin through the `driver` load
+variant is timed with `triton.testing.do_bench` (median), tilec's own launch also with
+`tilec.testing.do_bench` (as the sweep times it), the variants interleaved over `--rounds`, and
+checked against torch first. Read: if Triton's cubin through the `driver` load
 is as slow as tilec's, the loss is the launch; if tilec's cubin through the `triton` load is as
 slow as through `driver`, it is the binary.
 """
@@ -161,16 +162,21 @@ def main() -> int:
     import torch
     from triton.testing import do_bench
 
+    from tilec.testing import do_bench as own_bench
+
     torch.cuda.init()
     torch.empty(1, device="cuda")  # the primary context, current
     driver = Driver()
     print(torch.cuda.get_device_name(), flush=True)
     for case in args.cases:
         launches, flops = variants(case, driver)
-        times: dict[str, list[float]] = {name: [] for name in launches}
+        timed = [(name, launch, do_bench) for name, launch in launches.items()]
+        timed.append(("tilec own launch, tilec.testing timer (the sweep's)",
+                      launches["tilec own launch"], own_bench))  # fmt: skip
+        times: dict[str, list[float]] = {name: [] for name, _, _ in timed}
         for _ in range(args.rounds):
-            for name, launch in launches.items():
-                times[name].append(do_bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)
+            for name, launch, bench in timed:
+                times[name].append(bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)
         base = statistics.median(times["triton own launch"])
         print(f"\n{case} {matmul_static.CASES[case][:5]}")
         print("| variant | us (median of rounds) | TFLOP/s | Triton own launch / this |")
