@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from tma_kernels import PIPELINED, matmul_tiles
 
 import tilec
 import tilec.language as tl
@@ -211,6 +212,33 @@ def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on, monkeypatch, tmp
     assert ptx.count("cp.async.bulk.commit_group") == 1
     assert ptx.count("cp.async.bulk.wait_group 0") == 1
     assert "mbarrier" not in ptx  # a store completes through its bulk group
-    assert "st.global" not in ptx
+    # where TMA would not write exactly the masked elements, the masked store (test_tma_store)
+    assert re.search(r"@%p\d+ st\.global", ptx)
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"), PIPELINED)
+def test_the_gpu_tests_pipelined_matmuls_fill_their_rings_through_tma(tma_on, element, shape,
+                                                                      block, stages, warps, b_t):  # fmt: skip
+    """test_tma_gpu's pipelined matmuls, compiled here: TMA in the ring (an fp8 b, which wgmma
+    reads K-major, `transposed` in shared memory, keeps cp.async: TMA copies rows as they lie),
+    inside the tile loop (barriers initialized and invalidated each time), ptxas assembles."""
+    BM, BN, BK = block
+    b_block = f"[{BN}, {BK}]" if b_t else f"[{BK}, {BN}]"
+    signature = {"a_desc": f"tensordesc<{element}[{BM}, {BK}]>",
+                 "b_desc": f"tensordesc<{element}{b_block}>", "c_ptr": "*fp32",
+                 "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(matmul_tiles, signature, backend="nvidia", target="sm_90a",
+                             constexprs={"BM": BM, "BN": BN, "BK": BK, "PROGRAMS": 3, "B_T": b_t},
+                             num_stages=stages, num_warps=warps)  # fmt: skip
+    b_through_tma = element != "fp8e4nv" or b_t
+    assert len(compiled.metadata["tensor_maps"]) == 1 + b_through_tma
+    gir = compiled.asm["gir"]
+    assert gir.count("gpu.async_bulk_copy_global_to_local") == (1 + b_through_tma) * stages
+    assert ("gpu.async_copy_global_to_local" in gir) != b_through_tma
+    steps = _tma_steps(compiled.asm["ptx"])
+    assert steps.count("init") == steps.count("inval") == stages
+    assert steps.count("wait") == 1
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]

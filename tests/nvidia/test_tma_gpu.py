@@ -12,7 +12,16 @@ import math
 
 import numpy as np
 import pytest
-from tma_kernels import NAME, THREADS, matmul_descriptors, signature, tensor_maps, tma_copy_llir
+from tma_kernels import (
+    NAME,
+    PIPELINED,
+    THREADS,
+    matmul_descriptors,
+    matmul_tiles,
+    signature,
+    tensor_maps,
+    tma_copy_llir,
+)
 
 import tilec
 import tilec.language as tl
@@ -173,6 +182,38 @@ def test_a_matmul_through_tma_descriptors_matches_torch(gpu, tma_on, M, N, K, dt
     # a and b through TMA, pipelined or not; c where tma_lowering.STORES claims its store
     maps = 2 + int(tma_lowering.STORES)
     assert len(compiled.metadata.get("tensor_maps", [])) == maps
+
+
+TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16,
+                "fp8e4nv": getattr(torch, "float8_e4m3fn", None)}  # fmt: skip
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"), PIPELINED)
+@pytest.mark.parametrize("programs", ["a tile each", "3 programs"])
+def test_a_pipelined_matmul_through_tma_matches_torch(gpu, tma_on, element, shape, block, stages,
+                                                      warps, b_t, programs):  # fmt: skip
+    """TMA fills the K loop's ring (tma_ring): S - 1 stages ahead, one mbarrier a stage and its
+    phase carried by the loop; with 3 programs each runs the pipelined loop for several tiles
+    (its barriers initialized and invalidated each time)."""
+    dtype = TORCH_DTYPES[element]
+    if dtype is None:
+        pytest.skip(f"this torch has no {element}")
+    (M, N, K), (BM, BN, BK) = shape, block
+    torch.manual_seed(2)
+    a = torch.randn((M, K), device="cuda").to(dtype)
+    b = torch.randn((N, K) if b_t else (K, N), device="cuda").to(dtype)
+    c = torch.full((M, N), -1.0, device="cuda")
+    tiles = tilec.cdiv(M, BM) * tilec.cdiv(N, BN)
+    count = tiles if programs == "a tile each" else min(3, tiles)
+    b_block = [BN, BK] if b_t else [BK, BN]
+    matmul_tiles[(count,)](
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, b_block), c,
+        M, N, K, BM=BM, BN=BN, BK=BK, PROGRAMS=count, B_T=b_t, backend="nvidia",
+        num_stages=stages, num_warps=warps,
+    )  # fmt: skip
+    torch.cuda.synchronize()
+    expected = a.float() @ (b.float().T if b_t else b.float())
+    torch.testing.assert_close(c, expected, atol=1e-2 * K**0.5, rtol=1e-2)
 
 
 @tilec.jit

@@ -122,3 +122,39 @@ def matmul_descriptors(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.const
         b = b_desc.load([k * BK, j * BN])
         acc = tl.dot(a, b, acc)
     c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
+
+
+PIPELINED = [  # matmul_tiles' cases (test_tma_gpu, test_tma_compile)
+    # element, (M, N, K), (BM, BN, BK), num_stages, num_warps, b transposed (b^T's rows)
+    ("fp16", (256, 192, 1000), (64, 64, 32), 2, 4, False),  # K not a multiple of BK
+    ("bf16", (200, 72, 104), (64, 64, 32), 3, 4, False),  # ragged M and N
+    ("fp16", (384, 256, 520), (128, 128, 64), 4, 8, True),  # the benchmark's host-desc shape
+    ("bf16", (300, 260, 16), (64, 64, 32), 3, 4, True),  # one iteration, the others never issued
+    ("fp16", (128, 64, 4096), (64, 64, 64), 4, 4, False),  # a long K: the phases wrap often
+    ("fp8e4nv", (256, 128, 304), (64, 64, 64), 3, 4, False),  # b K-major for wgmma: cp.async
+    ("fp8e4nv", (256, 256, 1000), (128, 128, 128), 3, 8, True),  # both through TMA
+]
+
+
+@tilec.jit  # pipelined descriptor loads filling the K loop's ring through TMA (test_tma_gpu)
+def matmul_tiles(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr, PROGRAMS: tl.constexpr, B_T: tl.constexpr):  # fmt: skip
+    """c (fp32, M x N, row-major) = a @ b (b^T's rows with `B_T`, as the benchmark's host-desc
+    kernel), each of `PROGRAMS` programs looping over tiles, so that a program fewer than the
+    tiles enters the pipelined K loop (and inits its barriers) several times."""
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS):
+        i = tile // tiles_n
+        j = tile % tiles_n
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = a_desc.load([i * BM, k * BK])
+            if B_T:
+                b = b_desc.load([j * BN, k * BK]).T
+            else:
+                b = b_desc.load([k * BK, j * BN])
+            acc = tl.dot(a, b, acc)
+        rows = i * BM + tl.arange(0, BM)
+        cols = j * BN + tl.arange(0, BN)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
