@@ -13,6 +13,9 @@ libcuda (`cuModuleLoadData`, `cuLaunchKernel`), under three ways of loading it:
   (`backends/nvidia/driver.c`) does for a kernel of more than 48 KB;
 - `prefer-l1`: `CU_FUNC_CACHE_PREFER_L1` (how much the split matters at all).
 
+tilec's PTX is also timed in the hand-made variants of benchmarks/matmul_ptx_variants.py
+(`select-slot`, `loads-first`, both), assembled by tilec's ptxas, through the `driver` load.
+
 Each side's own launch (`jit` kernel `[grid](...)`, as the sweep launches) is timed too. Every
 variant is timed with `triton.testing.do_bench` (median), tilec's own launch also with
 `tilec.testing.do_bench` (as the sweep times it), the variants interleaved over `--rounds`, and
@@ -33,6 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import matmul_static  # noqa: E402
+from matmul_ptx_variants import VARIANTS  # noqa: E402
 
 CACHE = {"driver": None, "triton": 1, "prefer-l1": 2}
 """CUfunc_cache per load: none set, CU_FUNC_CACHE_PREFER_SHARED, CU_FUNC_CACHE_PREFER_L1."""
@@ -122,6 +126,16 @@ def variants(case: str, driver: Driver) -> tuple[dict, object]:
         for way in CACHE:
             function = driver.load(image, name, shared, way)
             launches[f"{side} cubin, {way} load"] = driver.launcher(function, grid, 32 * warps, shared, params)  # fmt: skip
+        if side == "tilec":  # hand-made PTX variants (matmul_ptx_variants), tilec's ptxas
+            from tilec_nvidia.codegen import ptx_to_cubin
+
+            for variant, make in VARIANTS.items():
+                text = make(ptx[side])
+                if text is None:
+                    print(f"{case}: variant {variant} does not apply")
+                    continue
+                function = driver.load(ptx_to_cubin(text, "sm_90a"), name, shared, "driver")
+                launches[f"tilec {variant} cubin, driver load"] = driver.launcher(function, grid, 32 * warps, shared, params)  # fmt: skip
     from sweep import load_kernels
 
     for side in ("tilec", "triton"):
