@@ -217,49 +217,99 @@ def test_a_pipelined_matmul_through_tma_matches_torch(gpu, tma_on, element, shap
 
 
 @tilec.jit
-def store_block(x_ptr, y_desc, ld, SHIFT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+def store_block(x_ptr, y_desc, ld, SHIFT: tl.constexpr, CSHIFT: tl.constexpr, BM: tl.constexpr,
+                BN: tl.constexpr):  # fmt: skip
     i, j = tl.program_id(0), tl.program_id(1)
     rows = i * BM + tl.arange(0, BM)
     cols = j * BN + tl.arange(0, BN)
     block = tl.load(x_ptr + rows[:, None] * ld + cols[None, :])
-    y_desc.store([i * BM - SHIFT, j * BN], block)
+    y_desc.store([i * BM - SHIFT, j * BN - CSHIFT], block)
 
 
 STORES = [
-    ("fp16", (100, 72), (64, 64), 0),
-    ("bf16", (50, 96), (32, 32), 3),  # the first rows fall before the tensor: not written
-    ("fp32", (70, 90), (32, 64), 0),  # two boxes of 32 columns
-    ("i8", (33, 300), (16, 128), 1),
+    # element, shape, block, shift of the blocks' rows and columns (before the tensor). Each
+    # tensor is a column slice (its rows padded): a write past its columns shows.
+    ("fp16", (100, 72), (64, 64), 0, 0),  # 144-byte rows: TMA everywhere, rows clipped
+    ("bf16", (50, 96), (32, 32), 3, 0),  # the first blocks start before the tensor: masked
+    ("fp32", (70, 90), (32, 64), 0, 0),  # two 32-column boxes a row; 360-byte rows: the
+    # blocks crossing column 90 masked (a TMA store wrote columns 90 and 91 on the H200)
+    ("fp32", (64, 96), (32, 64), 0, 0),  # the second box of the last blocks wholly past
+    ("fp32", (64, 128), (32, 64), 0, 0),  # two boxes a row, all inside
+    ("i8", (33, 300), (16, 128), 1, 0),  # a row before the tensor (the H200's illegal
+    # instruction), 300-byte rows: those blocks masked
+    ("i8", (40, 320), (16, 128), 0, 0),
+    ("fp16", (64, 200), (64, 64), 0, 4),  # columns 8 bytes into a 16-byte chunk: masked
+    ("fp64", (9, 30), (8, 16), 0, 0),
 ]
+STORE_DTYPES = {**DTYPES, "fp64": torch.float64}
 
 
-def _store(shape, block, shift, dtype, backend, device, source):
+def _store(shape, block, shifts, dtype, backend, device, source):
     rows, columns = shape
-    grid = (tilec.cdiv(rows + shift, block[0]), tilec.cdiv(columns, block[1]))
+    grid = (tilec.cdiv(rows + shifts[0], block[0]), tilec.cdiv(columns + shifts[1], block[1]))
     itemsize = torch.empty((), dtype=dtype).element_size()
     stride = (columns * itemsize + 15) // 16 * 16 // itemsize + 16 // itemsize
     wide = torch.full((rows, stride), 7, dtype=dtype, device=device)
     desc = TensorDescriptor(wide[:, :columns], [rows, columns], [stride, 1], list(block))
     x = source.to(device)
-    store_block[grid](x, desc, x.shape[1], SHIFT=shift, BM=block[0], BN=block[1],
-                      backend=backend)  # fmt: skip
+    store_block[grid](x, desc, x.shape[1], SHIFT=shifts[0], CSHIFT=shifts[1], BM=block[0],
+                      BN=block[1], backend=backend)  # fmt: skip
     return wide.cpu()
 
 
-@pytest.mark.parametrize(("element", "shape", "block", "shift"), STORES)
-def test_descriptor_stores_through_tma_match_interp(gpu, tma_on, element, shape, block, shift):
+def _differences(got, expected, columns):
+    """Where `got` differs from `expected` (rows, columns), the columns past the tensor apart."""
+    wrong = (got.view(torch.uint8) != expected.view(torch.uint8)).nonzero().tolist()
+    past = sorted({c for _, c in wrong if c >= columns})
+    return f"{len(wrong)} bytes differ, first {wrong[:8]}; byte columns past the tensor: {past}"
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "shift", "column_shift"), STORES)
+@pytest.mark.parametrize("stores", ["tma", "masked"])
+def test_descriptor_stores_match_interp(gpu, tma_on, monkeypatch, element, shape, block, shift,
+                                        column_shift, stores):  # fmt: skip
+    """With `tma_lowering.STORES` forced on ("tma", whatever its default) a claimed store goes
+    through TMA where that writes exactly the masked elements (`tma_store`), else the masked
+    store; forced off, the masked store: both against interp, byte for byte."""
+    monkeypatch.setattr(tma_lowering, "STORES", stores == "tma")
     torch.manual_seed(1)
-    dtype = DTYPES[element]
+    dtype = STORE_DTYPES[element]
     rows, columns = shape
     grid_rows = tilec.cdiv(rows + shift, block[0]) * block[0]
-    grid_columns = tilec.cdiv(columns, block[1]) * block[1]
+    grid_columns = tilec.cdiv(columns + column_shift, block[1]) * block[1]
     source = (torch.randn((grid_rows, grid_columns)) * 50).to(dtype)
     signature = {"x_ptr": f"*{element}", "y_desc": f"tensordesc<{element}[{block[0]}, {block[1]}]>",
                  "ld": "i32"}  # fmt: skip
-    compiled = tilec.compile(store_block, signature, backend="nvidia",
-                             constexprs={"SHIFT": shift, "BM": block[0], "BN": block[1]})  # fmt: skip
-    # a TMA store where tma_lowering.STORES claims it (off: the masked store it stands for)
-    assert bool(compiled.metadata.get("tensor_maps")) == tma_lowering.STORES
-    got = _store(shape, block, shift, dtype, "nvidia", "cuda", source)
-    expected = _store(shape, block, shift, dtype, "interp", "cpu", source)
-    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+    constexprs = {"SHIFT": shift, "CSHIFT": column_shift, "BM": block[0], "BN": block[1]}
+    compiled = tilec.compile(store_block, signature, backend="nvidia", constexprs=constexprs)
+    assert bool(compiled.metadata.get("tensor_maps")) == (stores == "tma")
+    got = _store(shape, block, (shift, column_shift), dtype, "nvidia", "cuda", source)
+    expected = _store(shape, block, (shift, column_shift), dtype, "interp", "cpu", source)
+    same = torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+    assert same, _differences(got, expected, columns * got.element_size())
+
+
+@pytest.mark.parametrize(("M", "N", "K"), [(128, 128, 64), (200, 72, 104), (200, 60, 104)])
+def test_a_matmuls_epilogue_stored_through_tma_matches_torch(gpu, tma_stores_on, M, N, K):
+    """c's store through TMA (`tma_lowering.STORES` forced on): 72 columns of halves are
+    144-byte rows (TMA everywhere), 60 are 120 (the last column block masked)."""
+    torch.manual_seed(0)
+    a = torch.randn((M, K), device="cuda", dtype=torch.float16)
+    b = torch.randn((K, N), device="cuda", dtype=torch.float16)
+    stride = (N + 7) // 8 * 8 + 8  # rows of whole 16-byte chunks, padded
+    wide = torch.full((M, stride), -1.0, device="cuda", dtype=torch.float16)
+    c = wide[:, :N]
+    BM, BN, BK = 64, 64, 32
+    matmul_descriptors[(tilec.cdiv(M, BM), tilec.cdiv(N, BN))](
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BK, BN]),
+        TensorDescriptor(c, [M, N], [stride, 1], [BM, BN]), K, BM=BM, BN=BN, BK=BK,
+        backend="nvidia", num_stages=1,
+    )  # fmt: skip
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), atol=2e-2 * K**0.5, rtol=1e-2)
+    assert (wide[:, N:] == -1).all()
+    signature = {"a_desc": "tensordesc<fp16[64, 32]>", "b_desc": "tensordesc<fp16[32, 64]>",
+                 "c_desc": "tensordesc<fp16[64, 64]>", "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(matmul_descriptors, signature, backend="nvidia", num_stages=1,
+                             constexprs={"BM": BM, "BN": BN, "BK": BK})  # fmt: skip
+    assert len(compiled.metadata["tensor_maps"]) == 3  # a's, b's and c's

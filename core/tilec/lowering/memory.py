@@ -221,6 +221,13 @@ def _store(ctx: LoweringContext, op: StoreOp | DescriptorStoreOp) -> None:
     pointers, values and mask)."""
     if isinstance(op, DescriptorStoreOp) and ctx.target.descriptor_store(ctx, op):
         return
+    masked_store(ctx, op)
+
+
+def masked_store(ctx: LoweringContext, op: StoreOp | DescriptorStoreOp) -> None:
+    """Every thread stores its registers of `op`'s value at its pointers where its mask holds
+    (what a target's `descriptor_store` falls back to where its own store would not honour
+    the mask: `tilec_nvidia.tma_store`)."""
     b = ctx.builder
     ptr, value, mask = op.ptr, op.value, op.mask
     scalar = element_type(value.type)
@@ -299,6 +306,7 @@ def byte_size(t: ir.Type) -> int:
 __all__ = [
     "byte_size",
     "masked_global_load",
+    "masked_store",
     "pack_access",
     "unpack_access",
     "vector_width",

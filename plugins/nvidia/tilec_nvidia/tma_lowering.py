@@ -230,35 +230,11 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
 
 
 def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:
-    """The block's registers into the swizzled scratch buffer, then one TMA store a box by
-    thread 0 (elements outside the tensor not written, as the masked store's), which waits
-    for them before the buffer is used again."""
-    if not claims(arch, op):
-        return False
-    b, target = ctx.builder, ctx.target
-    issuer = _issuer(ctx)
-    place = _prepare(arch, ctx, op)
-    value_type = op.value.type
-    mem = memory_type(element_type(value_type), target)
-    registers = ctx.get(op.value).values
-    target.barrier(b)  # every thread done with the scratch
-    vec, addresses = place.accesses(ctx, value_type)
-    for i, address in enumerate(addresses):
-        group = registers[i * vec : (i + 1) * vec]
-        if vec == 1:
-            b.store(group[0], address, align=place.size)
-            continue
-        vector: ir.Value = ir.Constant(ir.VectorType(mem, vec), None)
-        for k, register in enumerate(group):
-            vector = b.insert_element(vector, register, I32(k))
-        b.store(vector, address, align=vec * place.size)
-    tma.fence_async_shared(arch, b)  # the writes, visible to the async proxy
-    target.barrier(b)
-    for source, coordinates in place.boxes(b):
-        tma.store_box(arch, b, source, place.argument, coordinates, issuer)
-    tma.commit_and_wait(arch, b, issuer)
-    target.barrier(b)  # the scratch is free again
-    return True
+    """A claimed store: `tilec_nvidia.tma_store` (TMA where it writes exactly what the masked
+    store would, else that masked store)."""
+    from tilec_nvidia import tma_store  # it builds on this module
+
+    return tma_store.descriptor_store(arch, ctx, op)
 
 
 def vector_width(mapping: Any, box_inner: int, size: int) -> int:
