@@ -13,6 +13,7 @@ a read of them above it; the fence and the commit are intrinsics. Every form is 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from llvmlite import ir
@@ -25,6 +26,11 @@ VOID = ir.VoidType()
 WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 """The instruction's K for each operand type (32 bytes of operands)."""
 WGMMA_DTYPES = tuple(WGMMA_K)
+
+_IN_FLIGHT: weakref.WeakKeyDictionary[ir.Block, int] = weakref.WeakKeyDictionary()
+"""Per LLVM block: at most how many wgmma groups are in flight at its end, where a
+`wgmma_wait` earlier in the same block says so (the groups committed after it added); a block
+not listed knows nothing (its code may follow any other)."""
 
 
 def registers_type(builder: ir.IRBuilder, element: ir.Type, count: int) -> ir.Type:
@@ -125,21 +131,32 @@ def wgmma_commit(target: TargetInfo, builder: ir.IRBuilder) -> None:
     """Close the wgmmas issued since the last commit into a group."""
     require(target.arch, "wgmma", "wgmma.commit_group")
     call_intrinsic(builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", VOID, [])
+    if builder.block in _IN_FLIGHT:
+        _IN_FLIGHT[builder.block] += 1
 
 
 def wgmma_wait(
     target: TargetInfo, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
 ) -> list[ir.Value]:
     """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded through
-    the wait so that no read of it moves above it."""
+    the wait so that no read of it moves above it. Where an earlier wait of the same LLVM block
+    already leaves at most `pending` groups in flight (the groups committed since counted: an
+    attention loop's wait for P @ V of the last iteration right after the one for Q K^T, or
+    the wait that leaves the P @ V just committed in flight), no `wgmma.wait_group` is emitted
+    (each is a warpgroup-wide synchronization; Triton's loop has one); `acc` is still threaded,
+    through an empty asm statement ordered after that earlier wait."""
     require(target.arch, "wgmma", "wgmma.wait_group")
+    block = builder.block
+    redundant = _IN_FLIGHT.get(block, pending + 1) <= pending
+    _IN_FLIGHT[block] = min(pending, _IN_FLIGHT.get(block, pending))
     if not acc:
-        call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", VOID, [I64(pending)])
+        if not redundant:
+            call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned", VOID, [I64(pending)])
         return []
     regs = len(acc)
     constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)])
     fn_type = ir.FunctionType(registers_type(builder, F32, regs), [F32] * regs)
-    text = f"wgmma.wait_group.sync.aligned {pending};"
+    text = "" if redundant else f"wgmma.wait_group.sync.aligned {pending};"
     result = builder.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), list(acc))
     return [builder.extract_value(result, i) for i in range(regs)]
 

@@ -186,8 +186,10 @@ def _operand(ctx: LoweringContext, view: SharedView, k_dim: int, start: ir.Value
         block = b.udiv(start, I32(tile.block_cols))
         extra = b.mul(block, I32(tile.stored[0] * tile.swizzle))
     lbo = 16 if k_major else tile.stored[0] * tile.swizzle
-    address = b.add(b.ptrtoint(view.base, I64), b.zext(extra, I64))
-    start_field = b.and_(b.lshr(address, I64(4)), I64(0x3FFF))
+    # in 32 bits, as Triton's: the field keeps bits 4-17 of the address, which the carries of
+    # the high half never reach (64-bit adds and shifts cost a loop 4-8 uniform instructions)
+    address = b.add(b.ptrtoint(view.base, I32), extra)
+    start_field = b.zext(b.and_(b.lshr(address, I32(4)), I32(0x3FFF)), I64)
     fields = (
         ((lbo >> 4) << 16) | ((8 * tile.swizzle >> 4) << 32) | (SWIZZLE_MODE[tile.swizzle] << 62)
     )
