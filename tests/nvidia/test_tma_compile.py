@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from tma_kernels import PIPELINED, matmul_tiles
+from tma_kernels import PIPELINED, matmul_tiles, swizzled
 
 import tilec
 import tilec.language as tl
 from tilec.runtime import cache
-from tilec_nvidia import tma_lowering
+from tilec_nvidia import tensor_map, tma_lowering
 from tilec_nvidia.backend import NvidiaBackend
 from tilec_nvidia.codegen import find_ptxas
+from tilec_nvidia.nvmma_tile import NvmmaTile
 
 COPY_SIGNATURE = {"x_desc": "tensordesc<fp16[64, 64]>", "y_ptr": "*fp16", "N": "i32"}
 
@@ -242,3 +243,24 @@ def test_the_gpu_tests_pipelined_matmuls_fill_their_rings_through_tma(tma_on, el
     assert steps.count("wait") == 1
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
+
+
+@pytest.mark.parametrize(("rows", "cols", "size"), [
+    (64, 64, 2), (64, 32, 2), (32, 16, 2), (128, 64, 2), (512, 64, 2), (64, 128, 2),
+    (128, 128, 1), (64, 64, 1), (64, 256, 1), (16, 32, 4), (32, 8, 4), (4, 64, 2),
+])  # fmt: skip
+def test_tma_boxes_land_where_the_nvmma_tile_reads_them(rows, cols, size):
+    """A ring slot that TMA fills (tma_ring) is read as `#gpu.nvmma_shared<{swizzle = S}>`
+    (`NvmmaTile`): every element of the block lands where the tile has it. TMA writes box after
+    box (`_box_origins`: the column box index slowest), each row-major and swizzled on the
+    address (`tma_kernels.swizzled`, the slot 1024-byte aligned)."""
+    swizzle = tensor_map.swizzle_bytes(cols * size)
+    box = tensor_map.box_shape((rows, cols), size, swizzle)
+    tile = NvmmaTile(rows, cols, size, swizzle)
+    origins = tma_lowering._box_origins((rows, cols), box)
+    box_bytes = box[0] * box[1] * size
+    for r in range(rows):
+        for c in range(cols):
+            index = origins.index((r - r % box[0], c - c % box[1]))
+            within = ((r % box[0]) * box[1] + c % box[1]) * size
+            assert tile.offset(r, c) * size == swizzled(index * box_bytes + within, swizzle)
