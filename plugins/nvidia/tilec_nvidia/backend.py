@@ -31,11 +31,12 @@ TMA = Setting(
     "off",
     "On sm_90 and later, host-side TensorDescriptors are read and written with TMA "
     "(`cp.async.bulk.tensor`; docs/tma.md): a load outside a pipelined loop is one copy and "
-    "wait, a load that `num_stages` pipelines keeps the loop's cp.async ring, a store is one "
+    "wait, a load that `num_stages` pipelines fills the loop's ring through TMA (an mbarrier a "
+    "stage), a store is one "
     "TMA store a box. `1` turns it on; read at each compile (in the cache key).",
 )
-"""Off by default until the pipelined form (TMA into the loop's shared-memory ring) exists and
-the GPU tests pass (tests/nvidia/test_tma_gpu.py)."""
+"""Off by default until the GPU tests of its pipelined form (TMA into the loop's shared-memory
+ring, `tilec_nvidia.tma_ring`) pass (tests/nvidia/test_tma_gpu.py)."""
 TENSOR_MAP_LOADS = "tensor_map_loads"
 """`tilec.frontend.descriptors.TENSOR_MAP_LOADS` (the core's name, not imported: a compile's)."""
 
