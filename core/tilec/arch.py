@@ -3,7 +3,8 @@
 An entry (`GpuArch`) names the architecture as LLVM's CPU name (`sm_90`, `gfx942`) and gives the
 facts the layouts, the lowering, the code generation and the driver read: lanes a warp
 (wavefront), the shared memory (LDS) a block may use and the LLVM features to compile with.
-Vendors subclass `GpuArch` for their own facts (PTX version, compute capability).
+Vendors subclass `GpuArch` for their own facts (PTX version, compute capability); `SmResources`
+says what one SM holds at once (shared memory, warps, blocks), where a backend knows it.
 
 `ArchTable.check` is the one place an arch name is validated: LLVM aborts the whole process on an
 unknown CPU name, so code generation looks the name up here before any LLVM call.
@@ -18,6 +19,30 @@ import attrs
 
 
 @attrs.frozen
+class SmResources:
+    """What one streaming multiprocessor (compute unit) holds at once, shared by the blocks
+    resident on it: the limits that decide how many blocks of a kernel run on it together
+    (NVIDIA's occupancy: CUDA C++ Programming Guide, "Technical Specifications per Compute
+    Capability")."""
+
+    shared_memory_bytes: int
+    """The shared memory of the SM, all its resident blocks together (228 KiB on sm_90)."""
+    reserved_shared_bytes: int = 0
+    """The shared memory the system reserves for each resident block (1 KiB from sm_80 on)."""
+    max_warps: int = 64
+    """Warps resident at once."""
+    max_blocks: int = 32
+    """Blocks resident at once."""
+
+    def blocks(self, num_warps: int, shared_bytes: int) -> int:
+        """The blocks of `num_warps` warps and `shared_bytes` of shared memory each that the
+        SM holds at once as far as shared memory and warps go (registers aside: ptxas decides
+        them after the compile's layout passes): 0 where one does not fit."""
+        by_shared = self.shared_memory_bytes // (shared_bytes + self.reserved_shared_bytes)
+        return max(0, min(by_shared, self.max_warps // max(num_warps, 1), self.max_blocks))
+
+
+@attrs.frozen
 class GpuArch:
     """What tilec knows about one GPU architecture."""
 
@@ -27,6 +52,9 @@ class GpuArch:
     """Threads of a warp (wavefront)."""
     shared_memory_bytes: int
     """The shared memory (LDS) one block (work-group) may use."""
+    sm: SmResources | None = attrs.field(default=None, kw_only=True)
+    """What one SM (compute unit) holds at once, where the backend knows it (None: unknown);
+    the layout passes read it through `LayoutRules.sm`."""
 
     @property
     def llvm_features(self) -> str:

@@ -333,6 +333,7 @@ class GpuBackend(Backend):
             mma_instructions=self.mma_instructions(target),
             async_copies=self.async_copies(target),
             bulk_copies=self.bulk_copies(target),
+            sm=arch.sm,
         )
 
     def _check_target_option(self, options: Any) -> None:

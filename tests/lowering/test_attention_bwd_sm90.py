@@ -2,9 +2,10 @@
 dot accumulating into dv (combine-dot-add), the dV and dK (and dQ) wgmmas stay in flight across
 the loop's iterations as Triton's (pendings 1), and nothing in the loops converts layouts
 through shared memory (the m and Delta loads and the causal masks compute in the slice of the
-accumulator's layout, `remove-layout-conversions`; the dK/dV loops read m and Delta from the
-pipeline's rings, `pipeline-loops`): two `bar.sync` an iteration, the pipeline's, and no global
-load, as Triton has; and the lowered kernels compute it on the CPU wgmma emulator.
+accumulator's layout, `remove-layout-conversions`; at d128, one block an SM, the dK/dV loops read
+m and Delta from the pipeline's rings, `pipeline-loops`, as Triton does; at d64, two blocks an SM,
+they stay loads): two `bar.sync` an iteration, the pipeline's; and the lowered kernels compute it
+on the CPU wgmma emulator (d64 with the loads, d128 with the rings).
 tests/nvidia/test_nvidia_attention_bwd.py runs the same kernels on the GPU."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from attention_bwd_kernels import CONFIGS, bwd_args, compile_bwd
 
+from tilec_nvidia.arch import ARCHS
 from tilec_nvidia.codegen import find_ptxas
 
 
@@ -34,9 +36,15 @@ def _loop_bodies(text: str, opener: str) -> list[str]:
     return bodies
 
 
-@pytest.mark.parametrize(("head_dim", "causal", "config"), [CONFIGS[0], CONFIGS[2]])
+@pytest.mark.parametrize(("head_dim", "causal", "config"), [CONFIGS[0], CONFIGS[2], CONFIGS[1]])
 def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causal, config):
+    """At d128 (163840 bytes of shared memory a block: one block an sm_90a SM) the dK/dV loops
+    read m and Delta from rings; at d64 (81920 and 106496 bytes: two blocks an SM, whose warps
+    run while the other's wait) they stay synchronous loads (`tilec.layout.residency`)."""
     compiled = compile_bwd(head_dim, causal, config)
+    blocks = ARCHS.check("sm_90a").sm.blocks(config[5], compiled.metadata["shared_bytes"])
+    assert blocks == (1 if head_dim == 128 else 2)
+    ringed = blocks == 1
     tir = compiled.asm["tir"]
     dots = re.findall(r"(%\S+) = tile\.dot ", tir)
     assert len(dots) == (14 if causal else 7) and not any(  # dv, dk, dq accumulate in dots
@@ -44,6 +52,8 @@ def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causa
     )
     loops = _loop_bodies(compiled.asm["gir"], "scf.for")
     assert len(loops) == (4 if causal else 2)
+    vector_rings = re.findall(r"gpu\.local_alloc : !gpu\.memdesc<\d+x\d+xf32>", compiled.asm["gir"])
+    assert len(vector_rings) == (len(loops) if ringed else 0), vector_rings  # 2 a dK/dV loop
     for body in loops:
         dots = re.findall(r"gpu\.warp_group_dot %.*?\{pendings = (\d+)", body)
         # QK^T (and dP) are waited for at once; the accumulating dots stay in flight
@@ -56,10 +66,12 @@ def test_backward_loops_accumulate_in_flight_without_conversions(head_dim, causa
         assert compiled.asm.get("cubin")
     loops = _ptx_loops(ptx)
     assert len(loops) == (4 if causal else 2)
-    for body in loops:
+    for i, body in enumerate(loops):
         assert "wgmma.mma_async" in body and body.count("bar.sync") == 2, body.count("bar.sync")
-        # m and Delta come through the pipeline's rings (cp.async), not a synchronous load
-        assert "ld.global" not in body, [ln for ln in body.splitlines() if "ld.global" in ln]
+        # the dK/dV loops (the first half) read m and Delta: through the pipeline's rings
+        # (cp.async) where one block has the SM, else with a synchronous load
+        loads = [ln for ln in body.splitlines() if "ld.global" in ln]
+        assert bool(loads) == (i < len(loops) // 2 and not ringed), loads
 
 
 def _ptx_loops(ptx: str) -> list[str]:

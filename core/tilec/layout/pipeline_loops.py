@@ -47,7 +47,11 @@ with the operands' (each thread copies the elements its layout holds, replicas t
 and a `gpu.local_load` of the slot, in the load's own layout, replaces it where it stood. A
 synchronous load there is waited for where its value is first used, with nothing else in
 flight to hide it when one warpgroup has the SM (the d128 backward: about an L2 round trip an
-iteration); read from the ring it is a shared-memory access.
+iteration); read from the ring it is a shared-memory access. Only where the kernel runs one
+block an SM (`tilec.layout.residency`, from the target's `LayoutRules.sm`; an unknown one: always)
+and their rings cost no block: with two or more, the other blocks' warps run during the wait, and
+the rings' copies and reads cost more than they save (measured: the d64 backward, two blocks an
+SM, lost up to 10% with them, the d128 one, one block, gained up to 14%).
 A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
 ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
 0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
@@ -117,6 +121,7 @@ from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
+from tilec.layout.residency import ring_bytes, shared_bytes, vector_rings_pay
 from tilec.passes.base import ModulePass, PassContext
 from tilec.passes.options import pass_option
 
@@ -143,13 +148,39 @@ class PipelineLoops(ModulePass):
         registers = not getattr(rules, "async_copies", True)
         bulk = None if registers else getattr(rules, "bulk_copies", None)
         changed = False
-        for loop in [op for op in module.walk() if isinstance(op, ForOp)]:
+        loops = [op for op in module.walk() if isinstance(op, ForOp)]
+        vectors = not registers and _vector_rings(module, loops, default, context.target)
+        for loop in loops:
             stages = loop_stages(loop, default)
-            plan = plan_loop(loop, register_loads=not registers) if stages >= 2 else None
+            plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
             if plan is not None:
                 _pipeline(loop, plan, stages, registers, bulk)
                 changed = True
         return changed
+
+
+def _vector_rings(module: Operation, loops: list[ForOp], default: int, target: Any) -> bool:
+    """Whether the kernel's vector loads used in registers get rings (module doc): where it
+    runs one block an SM, by the shared memory of its rings with and without them
+    (`tilec.layout.residency.vector_rings_pay`)."""
+    rules = getattr(target, "rules", None)
+    sm = getattr(rules, "sm", None)
+    if sm is None:
+        return True
+    without: dict[Operation, int] = {}
+    with_vectors: dict[Operation, int] = {}
+    replaced: set[Operation] = set()
+    for loop in loops:
+        stages = loop_stages(loop, default)
+        for vectors, rings in ((False, without), (True, with_vectors)):
+            plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
+            if plan is not None:
+                rings[loop] = ring_bytes((load.result.type for load in plan.loads), stages)
+                replaced.update(convert for group in plan.converts for convert in group)
+    held = frozenset(replaced)
+    return vector_rings_pay(sm, target.num_warps, rules.shared_memory_bytes,  # type: ignore[union-attr]
+                            shared_bytes(module, without, held),
+                            shared_bytes(module, with_vectors, held))  # fmt: skip
 
 
 def loop_stages(loop: ForOp, default: int) -> int:

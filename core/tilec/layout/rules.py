@@ -76,6 +76,9 @@ class LayoutRules:
     `pipeline-loops` pipelines and returning the shared-memory encoding its copies write (the
     ring's, which must equal the encoding its readers expect where they read it in place), or
     None where that load keeps the asynchronous copies; None (the default): no bulk copies.
+    `sm`: what one SM (compute unit) holds at once (`tilec.arch.SmResources`: shared memory,
+    warps, blocks), where the backend's arch table says; None: unknown. `pipeline-loops` asks it
+    how many blocks of the kernel share an SM (`tilec.layout.residency`).
     """
 
     threads_per_warp: int = 32
@@ -85,6 +88,7 @@ class LayoutRules:
     mma_instructions: tuple[MmaInstruction, ...] = ()
     async_copies: bool = True
     bulk_copies: Any = None
+    sm: Any = None
 
 
 @attrs.frozen

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import attrs
 
-from tilec.arch import ArchTable, GpuArch
+from tilec.arch import ArchTable, GpuArch, SmResources
 
 FEATURE_SINCE = {
     "ldmatrix": (7, 5),
@@ -73,23 +73,34 @@ class CudaArch(GpuArch):
         return frozenset(portable | specific)
 
 
-def _arch(name: str, shared_kib: int, ptx_version: int) -> CudaArch:
-    return CudaArch(name, 32, shared_kib * 1024, ptx_version)
+def _arch(name: str, shared_kib: int, ptx_version: int, sm: tuple[int, int, int, int]) -> CudaArch:
+    sm_kib, reserved_kib, warps, blocks = sm
+    resources = SmResources(sm_kib * 1024, reserved_kib * 1024, warps, blocks)
+    return CudaArch(name, 32, shared_kib * 1024, ptx_version, sm=resources)
 
+
+# What one SM holds: shared memory (KiB), reserved a block (KiB), warps, blocks.
+VOLTA, TURING = (96, 0, 64, 32), (64, 0, 32, 16)
+A100, GA10X, ORIN, ADA = (164, 1, 64, 32), (100, 1, 48, 16), (164, 1, 48, 16), (100, 1, 48, 24)
+HOPPER, BLACKWELL, BLACKWELL_RTX = (228, 1, 64, 32), (228, 1, 64, 32), (100, 1, 48, 32)
 
 ARCHS = ArchTable(
     "NVIDIA",
     "nvidia",
     [
-        _arch("sm_70", 96, 60), _arch("sm_75", 64, 63), _arch("sm_80", 163, 70),
-        _arch("sm_86", 99, 71), _arch("sm_87", 163, 74), _arch("sm_89", 99, 78),
-        _arch("sm_90", 227, 78), _arch("sm_90a", 227, 80), _arch("sm_100", 227, 86),
-        _arch("sm_100a", 227, 86), _arch("sm_120", 99, 87),
+        _arch("sm_70", 96, 60, VOLTA), _arch("sm_75", 64, 63, TURING),
+        _arch("sm_80", 163, 70, A100), _arch("sm_86", 99, 71, GA10X),
+        _arch("sm_87", 163, 74, ORIN), _arch("sm_89", 99, 78, ADA),
+        _arch("sm_90", 227, 78, HOPPER), _arch("sm_90a", 227, 80, HOPPER),
+        _arch("sm_100", 227, 86, BLACKWELL), _arch("sm_100a", 227, 86, BLACKWELL),
+        _arch("sm_120", 99, 87, BLACKWELL_RTX),
     ],
     example="sm_90",
 )  # fmt: skip
-"""Compute capabilities we generate PTX for, with the shared memory one block may opt in to
-(CUDA programming guide) and their PTX ISA version."""
+"""Compute capabilities we generate PTX for, with the shared memory one block may opt in to, their
+PTX ISA version and what one SM holds at once (`SmResources`: its shared memory, the 1 KiB the
+system reserves a block from sm_80 on, resident warps and blocks), all from the CUDA C++
+Programming Guide's technical specifications per compute capability."""
 
 
 def device_target(capability: tuple[int, int]) -> str | None:
