@@ -16,7 +16,10 @@ backend lays out itself (`tilec.lowering.matrix_units.lays_out_shared`: `#gpu.nv
 (`cp.async` on NVIDIA: 16 bytes where axis info proves them, else 8 or 4, down to one 4-byte
 element, as a tf32 operand stored transposed needs; a masked-off vector is read with source size
 0, so its bytes are zeros; replicas copy what their owners do); a vector of fewer than 4 bytes is
-loaded and stored synchronously (correct, without the overlap). `gpu.local_load` into a layout
+loaded and stored synchronously (correct, without the overlap), and where the buffer is one a
+backend's matrix instruction reads in place (wgmma, through NVIDIA's async proxy) the stores are
+followed by `TargetInfo.fence_async_shared`, once for the copies of one batch (as `gpu.local_store`s
+into such a buffer are). `gpu.local_load` into a layout
 no backend reads its own way (a blocked or slice layout: `pipeline-loops`' rings of small loads
 used in registers) reads each thread's elements back, as vectors where they are consecutive.
 """
@@ -39,6 +42,7 @@ from tilec.dialects.gpu_shared import (
     LocalLoadOp,
     LocalStoreOp,
 )
+from tilec.ir.traits import Pure
 from tilec.ir.types import MemDescType, TensorType
 from tilec.lowering.context import (
     I8,
@@ -122,13 +126,10 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     ptrs: LTensor = ctx.get(op.ptr)
     masks = None if op.mask is None else ctx.get(op.mask).values
     slot = buffer.slot(b, ctx.get(op.slot))
-    element_bytes = buffer.tile.element_bytes
     mapping = ptrs.mapping
-    vec = vector_width(ctx, op.ptr, op.mask, element_bytes)
-    if _tile_dim(mapping) != buffer.tile.contiguous_dim:
-        vec = 1
-    asynchronous = has_async_copies(ctx.target)
-    nbytes = vec * element_bytes
+    vec = _copy_vector(ctx, op)
+    asynchronous = not _copies_synchronously(ctx, op)
+    nbytes = vec * buffer.tile.element_bytes
     hints = hints_of(op, store=False)
     if hints is not None:
         hints = ctx.target.prepare_memory_hints(b, hints)
@@ -136,7 +137,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     starts = range(0, len(ptrs.values), vec)
     for first, dst in zip(starts, _destinations(ctx, buffer, slot, mapping, starts), strict=True):
         mask = None if masks is None else masks[first]
-        if asynchronous and nbytes in ASYNC_COPY_BYTES:
+        if asynchronous:
             size = None if mask is None else b.select(mask, I32(nbytes), I32(0))
             if hints is None:
                 ctx.target.async_copy(b, dst, ptrs.values[first], size, nbytes)
@@ -145,6 +146,37 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
             continue
         synchronous.append((ptrs.values[first], mask, dst))
     _copy_now(ctx, buffer, vec, synchronous, hints)
+    if synchronous and not _fenced_later(ctx, op):
+        _fence_for_in_place_reads(ctx, op.buffer.type)
+
+
+def _copy_vector(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> int:
+    """The elements of one copy of `op`: a vector along the slot's contiguous dimension."""
+    buffer: SharedBuffer = ctx.get(op.buffer)
+    if _tile_dim(LTensor(op.ptr.type, []).mapping) != buffer.tile.contiguous_dim:
+        return 1
+    return vector_width(ctx, op.ptr, op.mask, buffer.tile.element_bytes)
+
+
+def _copies_synchronously(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> bool:
+    """Whether `op`'s copies are loads and stores (no asynchronous copy of their size)."""
+    nbytes = _copy_vector(ctx, op) * ctx.get(op.buffer).tile.element_bytes
+    return not (has_async_copies(ctx.target) and nbytes in ASYNC_COPY_BYTES)
+
+
+def _fenced_later(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> bool:
+    """Whether a later synchronous copy into a buffer read in place follows `op` with only
+    pure ops between: that copy's fence orders `op`'s stores too (one fence for a ring's A
+    and B, as Triton's one fence a dot)."""
+    later = op.next_op
+    while later is not None:
+        if isinstance(later, AsyncCopyGlobalToLocalOp):
+            if _read_in_place(later.buffer.type) and _copies_synchronously(ctx, later):
+                return True
+        elif not later.has_trait(Pure):
+            return False
+        later = later.next_op
+    return False
 
 
 def _destinations(
@@ -216,6 +248,24 @@ def _local_store(ctx: LoweringContext, op: LocalStoreOp) -> None:
     buffer: SharedBuffer = ctx.get(op.buffer)
     slot = buffer.slot(ctx.builder, ctx.get(op.slot))
     store_registers(ctx, ctx.get(op.value), buffer.tile, buffer.element, slot)
+    _fence_for_in_place_reads(ctx, op.buffer.type)
+
+
+def _fence_for_in_place_reads(ctx: LoweringContext, buffer_type: Any) -> None:
+    """After this thread's stores into a buffer in a shared encoding its backend lays out
+    (read in place by the backend's matrix instruction: NVIDIA's wgmma, through the async
+    proxy), `TargetInfo.fence_async_shared`, before the barrier that orders them before the
+    reads: as Triton's fence-insertion puts `fence.proxy.async` between shared memory written
+    from registers and the wgmma reading it. Not after `cp.async`, as Triton's: its rings fill
+    without a fence (`pipeline-loops`' module doc)."""
+    if _read_in_place(buffer_type):
+        ctx.target.fence_async_shared(ctx.builder)
+
+
+def _read_in_place(buffer_type: Any) -> bool:
+    """Whether a buffer of `buffer_type` is in a shared encoding its backend lays out (and its
+    matrix instruction reads in place)."""
+    return registered(SHARED_TILES, buffer_type.encoding) is not None
 
 
 def store_registers(

@@ -313,6 +313,12 @@ class TargetInfo:
         (prepared by `prepare_memory_hints`) where the copy instruction can carry them."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
 
+    def fence_async_shared(self, builder: ir.IRBuilder) -> None:
+        """Make this thread's earlier stores to shared memory visible to the instructions that
+        read a backend-laid-out buffer in place through another path than loads (NVIDIA's
+        async proxy: wgmma, TMA), ahead of the barrier that orders them before those reads.
+        Nothing by default: ordinary reads need only the barrier."""
+
     def async_commit(self, builder: ir.IRBuilder) -> None:
         """Close the asynchronous copies issued since the last commit into a group."""
         raise NotImplementedError(f"target {self.arch} has no asynchronous copies")
