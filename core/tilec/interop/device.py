@@ -6,49 +6,96 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-import attrs
-
 from tilec.errors import GraphCaptureError, LaunchArgumentError
 from tilec.runtime.packing import Packer
 
 T = TypeVar("T")
 
 
-@attrs.frozen
 class DeviceKind:
-    """Facts about a vendor's device memory that the shared code reports and checks."""
+    """Facts about a vendor's device memory that the shared code reports and checks.
 
-    backend: str
-    """The backend's name, in errors (`the nvidia backend launches on cuda:0`)."""
-    label: str
-    """The device's DLPack name (`cuda`, `rocm`), in errors (`cuda:1`)."""
-    dlpack_types: tuple[int, ...]
-    """The DLPack device types whose memory kernels can address (kDLCUDA, kDLROCM, ...)."""
-    tensors: str
-    """The device arrays a user may pass, in errors (`a CUDA tensor (torch, CuPy)`)."""
-    dlpack_default_stream: int = 1
-    """The default stream as DLPack spells it: 1 (legacy default) on CUDA, 0 on ROCm."""
-    error: type[Exception] = RuntimeError
-    """The vendor's error class (CudaError, HipError)."""
-    capture_error: type[Exception] = GraphCaptureError
-    """What a launch with NumPy arrays during a graph capture raises: a `GraphCaptureError`
-    that is also the vendor's error (CudaCaptureError, HipCaptureError)."""
-    pool_bytes: int = 256 * 1024 * 1024
-    """The most device memory kept for reuse by NumPy copies; 0 frees each copy at once."""
+    This class, `DeviceProperties` and `LoadedKernel` are plain classes with `__slots__`, not
+    attrs classes: a launch from the disk cache imports them and the vendor's subclasses, and
+    attrs generates and compiles each class's methods (0.5-1 ms a class; with the vendor's two
+    subclasses, a fifth of that launch's CPU time). A kind and properties, once made, are never
+    changed."""
+
+    __slots__ = (
+        "backend",
+        "capture_error",
+        "dlpack_default_stream",
+        "dlpack_types",
+        "error",
+        "label",
+        "pool_bytes",
+        "tensors",
+    )
+
+    def __init__(
+        self,
+        backend: str,
+        label: str,
+        dlpack_types: tuple[int, ...],
+        tensors: str,
+        dlpack_default_stream: int = 1,
+        error: type[Exception] = RuntimeError,
+        capture_error: type[Exception] = GraphCaptureError,
+        pool_bytes: int = 256 * 1024 * 1024,
+    ):
+        self.backend = backend
+        """The backend's name, in errors (`the nvidia backend launches on cuda:0`)."""
+        self.label = label
+        """The device's DLPack name (`cuda`, `rocm`), in errors (`cuda:1`)."""
+        self.dlpack_types = dlpack_types
+        """The DLPack device types whose memory kernels can address (kDLCUDA, kDLROCM, ...)."""
+        self.tensors = tensors
+        """The device arrays a user may pass, in errors (`a CUDA tensor (torch, CuPy)`)."""
+        self.dlpack_default_stream = dlpack_default_stream
+        """The default stream as DLPack spells it: 1 (legacy default) on CUDA, 0 on ROCm."""
+        self.error = error
+        """The vendor's error class (CudaError, HipError)."""
+        self.capture_error = capture_error
+        """What a launch with NumPy arrays during a graph capture raises: a `GraphCaptureError`
+        that is also the vendor's error (CudaCaptureError, HipCaptureError)."""
+        self.pool_bytes = pool_bytes
+        """The most device memory kept for reuse by NumPy copies; 0 frees each copy at once."""
 
 
-@attrs.frozen
 class DeviceProperties:
     """What the launch path and the compiler need to know about a device, read once. Vendors
-    add their own facts and the properties `arch` (the device's own architecture name) and
-    `target` (the arch table entry to compile for, None where there is none)."""
+    add their own facts (a subclass whose `__init__` takes these by keyword and its own) and
+    the properties `arch` (the device's own architecture name) and `target` (the arch table
+    entry to compile for, None where there is none)."""
 
-    ordinal: int
-    name: str
-    max_grid: tuple[int, int, int]
-    max_threads_per_block: int
-    max_shared_per_block: int
-    warp_size: int
+    __slots__ = (
+        "max_grid",
+        "max_shared_per_block",
+        "max_threads_per_block",
+        "name",
+        "ordinal",
+        "warp_size",
+    )
+
+    def __init__(
+        self,
+        ordinal: int,
+        name: str,
+        max_grid: tuple[int, int, int],
+        max_threads_per_block: int,
+        max_shared_per_block: int,
+        warp_size: int,
+    ):
+        self.ordinal = ordinal
+        self.name = name
+        self.max_grid = max_grid
+        self.max_threads_per_block = max_threads_per_block
+        self.max_shared_per_block = max_shared_per_block
+        self.warp_size = warp_size
+
+    def __repr__(self) -> str:
+        fields = [n for c in reversed(type(self).__mro__) for n in getattr(c, "__slots__", ())]
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in fields)})"
 
 
 class DeviceRuntime(Protocol):
@@ -86,16 +133,21 @@ class DeviceRuntime(Protocol):
         ...
 
 
-@attrs.define(eq=False)
 class LoadedKernel:
-    """A kernel function in a loaded module, with its argument packer (None: no signature)."""
+    """A kernel function in a loaded module, with its argument packer (None: no signature).
+    Vendors subclass it with their kernel's facts (a plain class: see `DeviceKind`)."""
 
-    name: str
-    module: Any
-    function: Any
-    shared_bytes: int
-    """The dynamic shared memory (LDS) each launch gets."""
-    packer: Packer | None
+    __slots__ = ("function", "module", "name", "packer", "shared_bytes")
+
+    def __init__(
+        self, name: str, module: Any, function: Any, shared_bytes: int, packer: Packer | None
+    ):
+        self.name = name
+        self.module = module
+        self.function = function
+        self.shared_bytes = shared_bytes
+        """The dynamic shared memory (LDS) each launch gets."""
+        self.packer = packer
 
 
 def stream_handle(stream: Any) -> int:

@@ -22,8 +22,6 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import attrs
-
 from tilec.driver import Availability
 from tilec.errors import GridValueError, driver_errors
 from tilec.interop.device import (
@@ -102,10 +100,26 @@ class Packer(packing.Packer):
     kernel_kind = "an AMD kernel"
 
 
-@attrs.frozen
 class HipProperties(DeviceProperties):
-    arch: str
-    """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
+    """A HIP device's properties (a plain class, as its base: `tilec.interop.device`)."""
+
+    __slots__ = ("arch",)
+
+    def __init__(
+        self,
+        ordinal: int,
+        name: str,
+        max_grid: tuple[int, int, int],
+        max_threads_per_block: int,
+        max_shared_per_block: int,
+        warp_size: int,
+        arch: str,
+    ):
+        super().__init__(
+            ordinal, name, max_grid, max_threads_per_block, max_shared_per_block, warp_size
+        )
+        self.arch = arch
+        """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
 
     @property
     def target(self) -> str | None:

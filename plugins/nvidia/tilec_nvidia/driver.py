@@ -18,8 +18,6 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import attrs
-
 from tilec.driver import Availability
 from tilec.errors import GridTypeError, GridValueError, driver_errors
 from tilec.interop.device import (
@@ -131,12 +129,36 @@ class Packer(packing.Packer):
 # Device, kernels, launches ---------------------------------------------------------------------
 
 
-@attrs.frozen
 class CudaProperties(DeviceProperties):
-    compute_capability: tuple[int, int]
-    max_shared_per_block_optin: int
-    registers_per_block: int
-    sm_count: int
+    """A CUDA device's properties (a plain class, as its base: `tilec.interop.device`)."""
+
+    __slots__ = (
+        "compute_capability",
+        "max_shared_per_block_optin",
+        "registers_per_block",
+        "sm_count",
+    )
+
+    def __init__(
+        self,
+        ordinal: int,
+        name: str,
+        max_grid: tuple[int, int, int],
+        max_threads_per_block: int,
+        max_shared_per_block: int,
+        warp_size: int,
+        compute_capability: tuple[int, int],
+        max_shared_per_block_optin: int,
+        registers_per_block: int,
+        sm_count: int,
+    ):
+        super().__init__(
+            ordinal, name, max_grid, max_threads_per_block, max_shared_per_block, warp_size
+        )
+        self.compute_capability = compute_capability
+        self.max_shared_per_block_optin = max_shared_per_block_optin
+        self.registers_per_block = registers_per_block
+        self.sm_count = sm_count
 
     @property
     def arch(self) -> str:
@@ -150,15 +172,29 @@ class CudaProperties(DeviceProperties):
         return device_target(self.compute_capability)
 
 
-@attrs.define(eq=False)
 class CudaKernel(LoadedKernel):
-    """A loaded kernel with its resource usage."""
+    """A loaded kernel with its resource usage (a plain class, as its base)."""
 
-    num_regs: int
-    max_threads: int
-    """The most threads a block may have with this kernel's register use."""
-    static_shared_bytes: int
-    local_bytes: int
+    __slots__ = ("local_bytes", "max_threads", "num_regs", "static_shared_bytes")
+
+    def __init__(
+        self,
+        name: str,
+        module: Any,
+        function: Any,
+        shared_bytes: int,
+        packer: packing.Packer | None,
+        num_regs: int,
+        max_threads: int,
+        static_shared_bytes: int,
+        local_bytes: int,
+    ):
+        super().__init__(name, module, function, shared_bytes, packer)
+        self.num_regs = num_regs
+        self.max_threads = max_threads
+        """The most threads a block may have with this kernel's register use."""
+        self.static_shared_bytes = static_shared_bytes
+        self.local_bytes = local_bytes
 
 
 def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
