@@ -302,11 +302,16 @@ def scale_kernel(x_ptr, out_ptr, factor, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) * factor, mask=i < n)
 
 
+loaded = set(sys.modules)
 scale_kernel[(4,)](Tensor(0x10000), Tensor(0x20000), 3, 4000, BLOCK=1024)
+imported = [sys.modules[m] for m in sorted(set(sys.modules) - loaded) if sys.modules[m]]
 print(json.dumps(dict(
     launches=fake.launches,
     modules=[m for m in sys.modules if m.startswith(("cuda.", "tilec.frontend.generator"))
              or m in NOT_FOR_A_LAUNCH],
+    attrs_classes=[m.__name__ + "." + name for m in imported for name, value in vars(m).items()
+                   if isinstance(value, type) and value.__module__ == m.__name__
+                   and hasattr(value, "__attrs_attrs__")],
 )))
 """
 
@@ -357,6 +362,13 @@ def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(
         if "tilec.frontend.generator" not in second["modules"]:
             break
     assert second["modules"] == []
+    # attrs generates and compiles each class's methods (0.5-1 ms a class): of the modules the
+    # launch imports, only the backend's options (attrs by contract) and its arch table's
+    # entries (`tilec.arch.GpuArch`'s subclass) define attrs classes
+    assert second["attrs_classes"] == [
+        "tilec_nvidia.arch.CudaArch",
+        "tilec_nvidia.backend.NvidiaOptions",
+    ]
     assert second["launches"] == [
         [FUNCTION, [4, 1, 1], [128, 1, 1], 0, 0x5000, [0x10000, 0x20000, 3, 4000]]
     ]
