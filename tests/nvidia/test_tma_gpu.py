@@ -294,14 +294,15 @@ def test_a_matmuls_epilogue_stored_through_tma_matches_torch(gpu, tma_stores_on,
     """c's store through TMA (`tma_lowering.STORES` forced on): 72 columns of halves are
     144-byte rows (TMA everywhere), 60 are 120 (the last column block masked)."""
     torch.manual_seed(0)
+    stride = (N + 7) // 8 * 8 + 8  # rows of whole 16-byte chunks, padded (b's and c's)
     a = torch.randn((M, K), device="cuda", dtype=torch.float16)
-    b = torch.randn((K, N), device="cuda", dtype=torch.float16)
-    stride = (N + 7) // 8 * 8 + 8  # rows of whole 16-byte chunks, padded
+    b = torch.randn((K, stride), device="cuda", dtype=torch.float16)[:, :N]
     wide = torch.full((M, stride), -1.0, device="cuda", dtype=torch.float16)
     c = wide[:, :N]
     BM, BN, BK = 64, 64, 32
     matmul_descriptors[(tilec.cdiv(M, BM), tilec.cdiv(N, BN))](
-        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BK, BN]),
+        TensorDescriptor.from_tensor(a, [BM, BK]),
+        TensorDescriptor(b, [K, N], [stride, 1], [BK, BN]),
         TensorDescriptor(c, [M, N], [stride, 1], [BM, BN]), K, BM=BM, BN=BN, BK=BK,
         backend="nvidia", num_stages=1,
     )  # fmt: skip
