@@ -133,7 +133,29 @@ def _assert(ctx: LoweringContext, op: AssertOp) -> None:
 
 @lowers(BarrierOp)
 def _barrier(ctx: LoweringContext, op: BarrierOp) -> None:
+    """The target's barrier, unless the code just before it is that same barrier (nothing
+    between them to order: a pipelined loop's prologue barrier right after the one that
+    publishes a tile stored into shared memory before the loop, as in the attention forward)."""
+    instructions = ctx.builder.block.instructions
+    old = {id(i) for i in instructions}
     ctx.target.barrier(ctx.builder)
+    new = [at for at, i in enumerate(instructions) if id(i) not in old]
+    if not new:
+        return
+    start, count = new[0], len(new)
+    emitted = instructions[start : start + count]
+    contiguous = new == list(range(start, start + count)) and start >= count
+    if contiguous and _same(instructions[start - count : start], emitted):
+        del instructions[start : start + count]
+
+
+def _same(first: list[ir.Instruction], second: list[ir.Instruction]) -> bool:
+    """Whether two runs of instructions are the same operations on the same operands, none with
+    a result (barriers and fences)."""
+    return all(
+        isinstance(a.type, ir.VoidType) and str(a) == str(b)
+        for a, b in zip(first, second, strict=True)
+    )
 
 
 __all__: list[str] = []
