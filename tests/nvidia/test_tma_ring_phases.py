@@ -34,8 +34,9 @@ EVALUATED = {
     arith.MulIOp: lambda x, y: x * y,
     arith.ExtUIOp: int,
     arith.ExtSIOp: int,
+    arith.SelectOp: lambda c, x, y: x if c else y,
 }
-PREDICATES = {"slt": lambda x, y: x < y, "eq": lambda x, y: x == y}
+PREDICATES = {"slt": lambda x, y: x < y, "eq": lambda x, y: x == y, "uge": lambda x, y: x >= y}
 
 
 def _evaluate(op, env) -> None:

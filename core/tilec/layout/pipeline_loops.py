@@ -93,7 +93,16 @@ from typing import Any
 
 import attrs
 
-from tilec.dialects.arith import AddIOp, AndIOp, CmpIOp, ConstantOp, ExtUIOp, RemUIOp, XOrIOp
+from tilec.dialects.arith import (
+    AddIOp,
+    AndIOp,
+    CmpIOp,
+    ConstantOp,
+    ExtUIOp,
+    RemUIOp,
+    SelectOp,
+    XOrIOp,
+)
 from tilec.dialects.float8 import FpToFpOp
 from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr
 from tilec.dialects.gpu_bulk import (
@@ -691,8 +700,7 @@ def _pipeline(
         issuer.add(BarrierOp())
     at = issuer.binary(AddIOp, iv, issuer.const(ahead * plan.step, iv.type))
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
-    target_slot = issuer.binary(RemUIOp, issuer.binary(AddIOp, slot, issuer.const(ahead, i32)),
-                                issuer.const(stages, i32))  # fmt: skip
+    target_slot = _slot_ahead(issuer, slot, ahead, stages)
     in_range = issuer.less_than(at, ub)
     tiles = issuer.issue(plan, buffers, target_slot, mapping, in_range, registers, ring)
     if registers:  # stored after the body's math (before the yield): the loads' latency overlaps it
@@ -749,6 +757,20 @@ def _pipeline(
         _erase_dead(after.block)  # the pointers the prologue computed for no copy
     for buffer in reversed(buffers):
         after.add(LocalDeallocOp(operands=[buffer]))
+
+
+def _slot_ahead(at: _Emitter, slot: Value, ahead: int, stages: int) -> Value:
+    """The slot `ahead` iterations after `slot` (below `stages`, 0 < `ahead` < `stages`), the
+    one the copies fill: `slot >= stages - ahead ? slot + ahead - stages : slot + ahead`. As
+    `(slot + ahead) mod stages` LLVM divides by a multiply-high, a shift and a multiply-subtract,
+    a chain the copies' addresses wait for between the loop's wgmmas and its copies (Triton
+    carries a second wrapped counter instead)."""
+    wraps = at.add(CmpIOp(operands=[slot, at.const(stages - ahead, i32)], result_types=[i1],
+                          attributes={"predicate": StringAttr("uge")}))  # fmt: skip
+    wrapped = at.binary(AddIOp, slot, at.const(ahead - stages, i32))
+    plain = at.binary(AddIOp, slot, at.const(ahead, i32))
+    chosen = SelectOp(operands=[wraps, wrapped, plain], result_types=[i32])  # type: ignore[list-item]
+    return at.add(chosen)  # type: ignore[return-value]
 
 
 def _next_phase(at: _Emitter, phase: Value, next_slot: Value) -> Value:
