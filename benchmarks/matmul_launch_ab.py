@@ -1,6 +1,6 @@
 """Where the sweep's long-K matmul loses to Triton (issue 23): the kernel binary or its launch.
 
-    python benchmarks/matmul_launch_ab.py [--cases longk1024,longk,square] [--rounds 3]
+    python benchmarks/matmul_launch_ab.py [--cases longk1024,longk,skinny,square3072,square] [--rounds 3]
 
 Needs an NVIDIA GPU, torch and Triton. The sweep's `sweep_matmul` for a case of
 benchmarks/matmul_static.py (its sizes, dtype and config) is compiled by both compilers
@@ -170,7 +170,7 @@ def variants(case: str, driver: Driver) -> tuple[dict, object]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cases", type=lambda s: s.split(","), default=["longk1024", "longk", "square"])  # fmt: skip
+    parser.add_argument("--cases", type=lambda s: s.split(","), default=["longk1024", "longk", "skinny", "square3072", "square"])  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     import torch
