@@ -228,7 +228,7 @@ def _bind(ctx: LoweringContext, op: Atomic, olds: list[ir.Value]) -> None:
     if not isinstance(result_type, TensorType):
         if result.has_uses():
             thread0 = b.icmp_unsigned("==", ctx.thread_id(), I32(0))
-            olds = _publish(ctx, olds, [I32(0)], [thread0], 1)
+            olds = _publish(ctx, op, olds, [I32(0)], [thread0], 1)
         ctx.set(result, olds[0])
         return
     mapping = LTensor(result_type, []).mapping
@@ -240,12 +240,13 @@ def _bind(ctx: LoweringContext, op: Atomic, olds: list[ir.Value]) -> None:
             for coord, size in zip(coords, mapping.shape, strict=True):
                 index = b.add(b.mul(index, I32(size)), coord)
             indices.append(index)
-        olds = _publish(ctx, olds, indices, owners, _size(mapping))
+        olds = _publish(ctx, op, olds, indices, owners, _size(mapping))
     ctx.set(result, LTensor(result_type, olds))
 
 
 def _publish(
     ctx: LoweringContext,
+    op: Atomic,
     values: list[ir.Value],
     indices: list[ir.Value],
     owners: list[ir.Value],
@@ -255,8 +256,7 @@ def _publish(
     reads them back."""
     b = ctx.builder
     t = values[0].type
-    ctx.target.barrier(b)
-    (base,) = shared_slots(ctx, [t], numel)
+    (base,) = shared_slots(ctx, op, [t], numel)
     for value, index, owner in zip(values, indices, owners, strict=True):
         with b.if_then(owner):
             store_slot(ctx, base, index, value)

@@ -11,10 +11,13 @@ Op lowerings are functions `lower(ctx, op) -> None` registered per op class with
 they read operands with `ctx.get(value)` and bind results with `ctx.set(result, lowered)`.
 Modules of `tilec.lowering` register theirs when imported.
 
-Shared memory: one block-wide scratch buffer (`ctx.shared_scratch(nbytes)` returns its base, an
-`i8` pointer in the target's shared address space). Every user brackets its use with barriers
-(`barrier; write; barrier; read`), so that users may reuse the same bytes one after another; the
-largest request becomes the kernel's dynamic shared memory size (`ctx.shared_bytes`).
+Shared memory: one block-wide scratch buffer. A user writes, waits at a barrier and reads back:
+`ctx.scratch(op, nbytes)` gives the base of its bytes (an `i8` pointer in the target's shared
+address space) and emits the barrier before the writes where an earlier access may still read
+them (`tilec.lowering.scratch`); the user emits the barrier between its writes and reads.
+`ctx.shared_scratch(nbytes)` is the older form whose users bracket the use with both barriers
+themselves (`barrier; write; barrier; read`). The largest extent becomes the kernel's dynamic
+shared memory size (`ctx.shared_bytes`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from tilec.ir.traits import IsTerminator
 from tilec.ir.types import Float8Type, FloatType, IntegerType, PointerType, TensorType, Type
 from tilec.layout.mapping import ThreadMapping, thread_mapping
 from tilec.lowering.not_lowered import NOT_LOWERED
+from tilec.lowering.scratch import ScratchPlan, aligned
 from tilec.lowering.target import TargetInfo
 
 
@@ -139,6 +143,9 @@ class LoweringContext:
         """Bytes at the start of shared memory held by live `gpu.local_alloc` buffers; the
         scratch buffer lies above them (`tilec.lowering.shared_memory`)."""
         self._shared: ir.GlobalVariable | None = None
+        self.scratch_plan = ScratchPlan()
+        """Where the next `scratch` use goes and whether it barriers first; `lower_module`
+        starts it at the kernel's body."""
         self._entry_values: dict[Any, ir.Value] = {}
         self.axis_info: Any = None
         """The kernel's axis-info analysis (contiguity, divisibility, constancy), set by
@@ -267,20 +274,42 @@ class LoweringContext:
 
     # Shared memory -------------------------------------------------------------------------
 
+    def scratch(self, op: Operation, nbytes: int) -> ir.Value:
+        """The base (`ptr addrspace(shared)`, 16-byte aligned) of `nbytes` of the scratch
+        buffer, above the live `gpu.local_alloc` buffers, for one use by `op`: the caller
+        writes, emits `self.target.barrier`, then reads. The barrier before the writes is
+        emitted here unless `tilec.lowering.scratch.ScratchPlan` finds it not needed."""
+        reserved = self.shared_reserved
+        offset, barrier = self.scratch_plan.place(op, reserved, nbytes, self.shared_bytes)
+        if barrier:
+            self.target.barrier(self.builder)
+        self.shared_bytes = max(self.shared_bytes, offset + aligned(nbytes))
+        base = self._global_smem()
+        self.scratch_plan.used(op, reserved, offset, nbytes)
+        if not offset:
+            return base
+        return self.builder.gep(base, [ir.Constant(I32, offset)], source_etype=I8)
+
     def shared_scratch(self, nbytes: int) -> ir.Value:
         """The base (`ptr addrspace(shared)`, 16-byte aligned) of the block's scratch buffer,
         at least `nbytes` long, above the live `gpu.local_alloc` buffers. Bracket every use
         with `self.target.barrier` (module doc)."""
+        self.scratch_plan.forget()
         reserved = self.shared_reserved
-        self.shared_bytes = max(self.shared_bytes, reserved + (nbytes + 15) // 16 * 16)
-        base = self.shared_base()
+        self.shared_bytes = max(self.shared_bytes, reserved + aligned(nbytes))
+        base = self._global_smem()
         if not reserved:
             return base
         return self.builder.gep(base, [ir.Constant(I32, reserved)], source_etype=I8)
 
     def shared_base(self, align: int = 16) -> ir.Value:
         """The start of the block's dynamic shared memory (`global_smem`), aligned to at least
-        `align` bytes (wgmma's swizzled tiles need 1024)."""
+        `align` bytes (wgmma's swizzled tiles need 1024). The caller accesses shared memory
+        outside `scratch`'s plan, which the next `scratch` use then barriers after."""
+        self.scratch_plan.forget()
+        return self._global_smem(align)
+
+    def _global_smem(self, align: int = 16) -> ir.Value:
         if self._shared is not None:
             self._shared.align = max(self._shared.align, align)
         if self._shared is None:

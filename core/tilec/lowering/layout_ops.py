@@ -32,6 +32,7 @@ from tilec.dialects.tile import (
     SplatOp,
     TransOp,
 )
+from tilec.ir.core import Operation
 from tilec.ir.types import IntegerType, TensorType
 from tilec.layout.mapping import thread_mapping
 from tilec.layout.mapping_types import ThreadMapping
@@ -130,7 +131,7 @@ def _rearrange(ctx: LoweringContext, op: Rearrangement) -> None:
     elif isinstance(op, ConvertLayoutOp) and _matrix_unit_conversion(ctx, op):
         return  # a backend's matrix-unit operands (tilec.lowering.matrix_units)
     else:
-        values = _through_shared(ctx, source, result_type, weights)
+        values = _through_shared(ctx, op, source, result_type, weights)
     ctx.set(op.result, LTensor(result_type, values))
 
 
@@ -230,13 +231,17 @@ def _first_register(linear: list[int]) -> dict[int, int]:
 
 
 def _through_shared(
-    ctx: LoweringContext, source: LTensor, result_type: TensorType, weights: tuple[int, ...]
+    ctx: LoweringContext,
+    op: Operation,
+    source: LTensor,
+    result_type: TensorType,
+    weights: tuple[int, ...],
 ) -> list[ir.Value]:
     b = ctx.builder
     scalar = result_type.element_type
     mem_type = memory_type(scalar, ctx.target)
     nbytes = byte_size(mem_type)
-    base = ctx.shared_scratch(source.type.numel * nbytes)
+    base = ctx.scratch(op, source.type.numel * nbytes)
     src_strides = _strides(source.type.shape)
     result_mapping = LTensor(result_type, []).mapping
     tile = None
@@ -267,7 +272,6 @@ def _through_shared(
         return [address(coords, factors) for coords in _group_starts(ctx, mapping, width)]
 
     is_bool = isinstance(scalar, IntegerType) and scalar.width == 1
-    ctx.target.barrier(b)
     if tile is None or not ctx.target.store_matrix_fragments(ctx, source, tile, base):
         width = scratch_vector_width(source.mapping, src_strides, nbytes)
         access = ir.VectorType(mem_type, width) if width > 1 else mem_type

@@ -70,6 +70,7 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
             llarg.name = arg.name_hint
         ctx.set(arg, llarg)
     ctx.added_args = {key: fn.args[len(args) + i] for i, (key, _) in enumerate(added)}
+    ctx.scratch_plan.start(func.entry_block)
     lower_block(ctx, func.entry_block)
     ir.IRBuilder(prologue).branch(body)
     num_threads = num_warps * threads_per_warp

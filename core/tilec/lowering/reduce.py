@@ -168,12 +168,15 @@ def reduced_index(
     return index
 
 
-def shared_slots(ctx: LoweringContext, types: Sequence[ir.Type], count: int) -> list[ir.Value]:
-    """Per type, the base of an array of `count` slots in the shared scratch buffer."""
+def shared_slots(
+    ctx: LoweringContext, op: Operation, types: Sequence[ir.Type], count: int
+) -> list[ir.Value]:
+    """Per type, the base of an array of `count` slots in the shared scratch buffer, for one
+    use by `op` (`LoweringContext.scratch`: the caller writes, barriers, reads)."""
     b = ctx.builder
     sizes = [element_bytes(t) for t in types]
     total = sum((count * s + 7) // 8 * 8 for s in sizes)
-    base = ctx.shared_scratch(total)
+    base = ctx.scratch(op, total)
     bases, at = [], 0
     for size in sizes:
         bases.append(b.gep(base, [I32(at)], source_etype=I8) if at else base)
@@ -287,8 +290,7 @@ def _across_warps(
     for i, size in enumerate(mapping.shape):
         reduced_numel *= 1 if i == axis else size
     types = [v.type for v in next(iter(partials.values()))[0]]
-    ctx.target.barrier(b)
-    bases = shared_slots(ctx, types, reduced_numel * reps * warps)
+    bases = shared_slots(ctx, op, types, reduced_numel * reps * warps)
     warp = warp_coord(ctx, spread.dim, warps)
     indices = {}
     for key, values in partials.items():

@@ -176,8 +176,7 @@ def _across_warps(
     for i, size in enumerate(mapping.shape):
         numel *= 1 if i == axis else size
     types = [v.type for v in next(iter(totals.values()))[0]]
-    ctx.target.barrier(b)
-    bases = shared_slots(ctx, types, numel * reps * warps)
+    bases = shared_slots(ctx, op, types, numel * reps * warps)
     coord = warp_coord(ctx, spread.dim, warps)
     place = b.sub(I32(warps - 1), coord) if reverse else coord
     firsts = {}
