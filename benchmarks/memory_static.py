@@ -42,8 +42,9 @@ def cases() -> dict[str, tuple]:
         ints = dict(in_stride=cols, out_stride=cols, n_cols=cols)
         out[f"softmax {dt} x{cols} w{w}"] = ("softmax", "sweep_softmax", sig, ints,
                                              dict(BLOCK=p2(cols)), w)  # fmt: skip
-    for dt, cols, w in [("bf16", 1024, 4), ("bf16", 4096, 4), ("bf16", 5120, 4), ("bf16", 5120, 8),
-                        ("bf16", 8192, 8), ("fp32", 4096, 16)]:  # fmt: skip
+    for dt, cols, w in [("bf16", 1024, 4), ("bf16", 2048, 4), ("bf16", 4096, 4), ("bf16", 4096, 8),
+                        ("bf16", 5120, 4), ("bf16", 5120, 8), ("bf16", 8192, 4), ("bf16", 8192, 8),
+                        ("fp32", 4096, 4), ("fp32", 4096, 8), ("fp32", 4096, 16)]:  # fmt: skip
         sig = dict(x_ptr=f"*{dt}", y_ptr=f"*{dt}", w_ptr=f"*{dt}", b_ptr=f"*{dt}",
                    mean_ptr="*fp32", rstd_ptr="*fp32", stride="i32", N="i32", eps="fp32")  # fmt: skip
         out[f"layernorm_fwd {dt} x{cols} w{w}"] = ("layernorm_fwd", "sweep_layer_norm_fwd", sig,
@@ -61,11 +62,16 @@ def cases() -> dict[str, tuple]:
         out[f"rmsnorm bf16 x{cols} w{w}"] = ("rmsnorm", "sweep_rms_norm", sig,
                                              dict(stride=cols, N=cols), dict(BLOCK=p2(cols)), w)  # fmt: skip
     sig = dict(x_ptr="*bf16", cos_ptr="*fp32", sin_ptr="*fp32", out_ptr="*bf16", S="i32", H="i32")
-    out["rotary bf16 d64 8 heads w4"] = ("rotary", "sweep_rotary", sig, dict(S=4096, H=32),
-                                         dict(HALF=32, BLOCK_H=8), 4)  # fmt: skip
+    for dim, seq, heads, block_h, w in [(64, 4096, 32, 8, 4), (64, 4096, 32, 16, 8),
+                                        (128, 4096, 32, 8, 4), (128, 4096, 32, 16, 8),
+                                        (128, 16384, 8, 8, 4)]:  # fmt: skip
+        out[f"rotary bf16 d{dim} S{seq} H{heads} {block_h} heads w{w}"] = (
+            "rotary", "sweep_rotary", sig, dict(S=seq, H=heads),
+            dict(HALF=dim // 2, BLOCK_H=block_h), w)  # fmt: skip
     sig = dict(gate_ptr="*bf16", up_ptr="*bf16", out_ptr="*bf16", n="i32")
-    out["swiglu bf16 2048 w8"] = ("swiglu", "sweep_swiglu", sig, dict(n=8192 * 14336),
-                                  dict(BLOCK=2048), 8)  # fmt: skip
+    for block, w in [(1024, 4), (2048, 8)]:
+        out[f"swiglu bf16 {block} w{w}"] = ("swiglu", "sweep_swiglu", sig, dict(n=2048 * 5504),
+                                            dict(BLOCK=block), w)  # fmt: skip
     return out
 
 

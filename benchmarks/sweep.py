@@ -22,7 +22,8 @@ BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 
 
 Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
 configs once on both sides (filling both disk caches) before the main process checks and times
-(nothing is timed while they run). The header line shows both timers on one torch matmul;
+(nothing is timed while they run). The header shows both timers on one torch matmul and on
+one memory-bound copy;
 `--timer triton` times both sides with Triton's do_bench. `--time-limit` lists the cases not begun in time as skipped,
 so that a run cut short still prints its tables; `--json` is rewritten after every case.
 `--interp-smoke` runs tiny shapes on tilec's interp backend with CPU tensors: correctness only,
@@ -234,12 +235,21 @@ def make_env(smoke: bool, seed: int):
     return Env("cuda", torch.Generator(device="cuda").manual_seed(seed), sms)
 
 
-def timer_check(quick: bool) -> str:
-    """Both do_bench timers on one torch fp16 4096^3 matmul: a difference here is the timers'."""
+def timer_check(quick: bool, copy: bool = False) -> str:
+    """Both do_bench timers on one torch fp16 4096^3 matmul, or (`copy`) on a copy of a bf16
+    8192x1024 tensor (a layer norm's 16 MiB in and out, memory-bound and 10-20 us, where the
+    timers' L2 flushes differ: a driver memset for tilec.testing, torch's `zero_` for Triton):
+    a difference here is the timers'."""
     import torch
 
-    x = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-    times = [bench(lambda: x @ x, quick, tilec_side, *FINAL[quick]) for tilec_side in (True, False)]
+    if copy:
+        x = torch.randn(8192, 1024, device="cuda", dtype=torch.bfloat16)
+        y = torch.empty_like(x)
+        run = lambda: y.copy_(x)  # noqa: E731
+    else:
+        x = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+        run = lambda: x @ x  # noqa: E731
+    times = [bench(run, quick, tilec_side, *FINAL[quick]) for tilec_side in (True, False)]
     return f"tilec.testing {times[0]:.1f} us, triton.testing {times[1]:.1f} us"
 
 
@@ -403,6 +413,7 @@ def main(argv=None) -> int:
     if not args.interp_smoke:
         info["timer"] = args.timer
         info["timers on a torch fp16 4096^3 matmul"] = timer_check(args.quick)
+        info["timers on a torch bf16 8192x1024 copy"] = timer_check(args.quick, copy=True)
     summary = summarize(rows)
     print_tables(info, rows, summary, not args.interp_smoke)
     if args.json:
