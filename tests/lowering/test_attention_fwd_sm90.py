@@ -68,10 +68,12 @@ def test_forward_loops_keep_the_softmax_rows_in_the_accumulator_layout(head_dim,
     for body in loops:
         converts = re.findall(r"gpu\.convert_layout %\S+ : tensor<[^,]+, #(\w+)>", body)
         assert all(c.startswith("dot_op") or c in mma_slices for c in converts), converts
-    # Q, stored into shared memory before the loops, published by one barrier that the ring's
-    # prologue copies follow (they had one more of their own right after it)
+    # Q, the kernel's first shared-memory access (no barrier before its stores), published by
+    # one barrier that the ring's prologue copies follow (they had one of their own after it):
+    # Triton's one barrier before the loop
     ptx = compiled.asm["ptx"]
     stored = ptx.index("fence.proxy.async")
+    assert "bar.sync" not in ptx[:stored]
     assert ptx[stored : ptx.index("cp.async.cg", stored)].count("bar.sync") == 1
     loops = _ptx_loops(ptx)
     # the diagonal loop runs BLOCK_M / BLOCK_N times: no loop left in the PTX where that is 1

@@ -40,6 +40,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.scf import ForOp, WhileOp
 from tilec.ir.types import TensorType, element_type
 from tilec.lowering.context import (
     F32,
@@ -108,15 +109,32 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     # read in a nested region (a loop): stored once, here, into shared memory of its own
     b = ctx.builder
     offset = _round_up(ctx.shared_reserved, NVMMA_ALIGNMENT)
+    untouched = _untouched(ctx, op, offset)
     ctx.shared_reserved = offset + _round_up(tile.nbytes, NVMMA_ALIGNMENT)
     ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
     at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
-    ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
+    if not untouched:
+        ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
     store_registers(ctx, pending.source, pending.tile, pending.element, at)
     ctx.target.fence_async_shared(b)
     ctx.target.barrier(b)
     ctx.set(op.result, SharedView(at, tile))
     return True
+
+
+def _untouched(ctx: LoweringContext, op: ConvertLayoutOp, offset: int) -> bool:
+    """Whether no thread has accessed the shared memory from `offset` up before `op`: nothing
+    lowered before it has used those bytes (the lowering follows the program's order, and
+    `ctx.shared_bytes` is the extent of every use so far) and no loop holds it (an earlier
+    iteration would have). Then nobody can still be reading the bytes it writes, and the barrier
+    before its stores goes (the attention forward's Q, the backward's K and V: Triton has none
+    either)."""
+    at = op.parent_op
+    while at is not None:
+        if isinstance(at, ForOp | WhileOp):
+            return False
+        at = at.parent_op
+    return offset >= ctx.shared_bytes
 
 
 def _round_up(value: int, multiple: int) -> int:
