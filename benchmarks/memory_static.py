@@ -12,7 +12,8 @@ interpreter with Triton when this one has none: the script runs itself there wit
 Both PTX are assembled by the `ptxas` on PATH and disassembled by `cuobjdump -sass` (`CUOBJDUMP`
 or PATH; Triton's wheel ships one). Per kernel and side: registers, SASS instructions up to the
 first EXIT (the path every program runs: slow-path subroutines after it are left out), barriers,
-shuffles, MUFU.RCP (one per division that is not shared) and the global loads by width.
+shuffles, MUFU.RCP (one per division that is not shared) and the global loads and stores by
+width.
 """
 
 from __future__ import annotations
@@ -126,11 +127,11 @@ def figures(ptx: str, folder: Path, name: str) -> dict:
         if opcode == "EXIT" and not text.startswith("@"):
             break
     loads = ", ".join(f"{k.replace('.E', '')}={v}" for k, v in sorted(counts.items())
-                      if k.startswith("LDG"))  # fmt: skip
+                      if k.startswith(("LDG", "STG")))  # fmt: skip
     return {"registers": int(re.search(r"Used (\d+) registers", done.stderr).group(1)),
             "main path": counts["main path"], "SHFL": counts["SHFL.BFLY"],
             "BAR": sum(v for k, v in counts.items() if k.startswith("BAR")),
-            "MUFU.RCP": counts["MUFU.RCP"], "loads": loads}  # fmt: skip
+            "MUFU.RCP": counts["MUFU.RCP"], "loads and stores": loads}  # fmt: skip
 
 
 def main() -> int:
@@ -156,7 +157,7 @@ def main() -> int:
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             ptx[side] = json.loads(done.stdout.splitlines()[-1])
     folder = Path(tempfile.mkdtemp(prefix="memory-static-"))
-    columns = ["registers", "main path", "BAR", "SHFL", "MUFU.RCP", "loads"]
+    columns = ["registers", "main path", "BAR", "SHFL", "MUFU.RCP", "loads and stores"]
     print("| kernel | side | " + " | ".join(columns) + " |")
     print("|---|---|" + "---:|" * (len(columns) - 1) + "---|")
     for name in names:
