@@ -38,7 +38,8 @@ class SmResources:
         """The blocks of `num_warps` warps and `shared_bytes` of shared memory each that the
         SM holds at once as far as shared memory and warps go (registers aside: ptxas decides
         them after the compile's layout passes): 0 where one does not fit."""
-        by_shared = self.shared_memory_bytes // (shared_bytes + self.reserved_shared_bytes)
+        need = shared_bytes + self.reserved_shared_bytes
+        by_shared = self.shared_memory_bytes // need if need else self.max_blocks
         return max(0, min(by_shared, self.max_warps // max(num_warps, 1), self.max_blocks))
 
 

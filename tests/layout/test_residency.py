@@ -48,6 +48,13 @@ def test_blocks_an_sm(num_warps, shared, blocks):
     assert HOPPER.blocks(num_warps, shared) == blocks
 
 
+def test_a_block_without_shared_memory_where_none_is_reserved():
+    """sm_75 reserves none: a kernel without shared memory is bounded by warps alone."""
+    turing = ARCHS.check("sm_75").sm
+    assert turing.blocks(4, 0) == 8  # 32 warps
+    assert turing.blocks(1, 0) == 16  # blocks
+
+
 def test_vector_rings_where_one_block_has_the_sm():
     limit = ARCHS.check("sm_90a").shared_memory_bytes
     assert vector_rings_pay(HOPPER, 4, limit, 163840, 163840 + 1536)  # d128: one block
