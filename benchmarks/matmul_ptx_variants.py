@@ -118,7 +118,7 @@ VARIANTS["loads-first+select-slot"] = both
 
 def stall_path(sass: str) -> tuple[int, int]:
     """(instructions, stall cycles) of the main loop from its cp.async wait (`DEPBAR.LE SB0`) to
-    its last LDGSTS, from `cuobjdump -sass` text."""
+    its last LDGSTS, from `cuobjdump -sass` text; the whole loop's where it has neither."""
     lines = sass.splitlines()
     code = []
     for i, line in enumerate(lines):
@@ -135,8 +135,11 @@ def stall_path(sass: str) -> tuple[int, int]:
             if address - start > loop[1] - loop[0]:
                 loop = (start, address)
     body = [c for c in code if loop[0] <= c[0] <= loop[1] and not c[1].startswith("NOP")]
-    first = next(i for i, c in enumerate(body) if c[1].startswith("DEPBAR.LE SB0"))
-    last = max(i for i, c in enumerate(body) if "LDGSTS" in c[1])
+    waits = [i for i, c in enumerate(body) if c[1].startswith("DEPBAR.LE SB0")]
+    copies = [i for i, c in enumerate(body) if "LDGSTS" in c[1]]
+    if not waits or not copies:  # no cp.async ring (synchronous copies)
+        return len(body), sum(stall for _, _, stall in body)
+    first, last = waits[0], copies[-1]
     if last < first:  # loads-first: from the wait back around to the next iteration's copies
         path = body[first:] + body[: last + 1]
     else:

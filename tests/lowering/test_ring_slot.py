@@ -1,11 +1,12 @@
 """The ring slot a pipelined loop's copies fill (`pipeline_loops._slot_ahead`, issue 23):
-`(slot + S - 1) mod S` as a compare and a select, not a remainder. As `arith.remui` LLVM divided
-by a multiply-high, a shift and a multiply-subtract (`mul.hi.u32`, `shr`, `mul.lo`, `sub`),
-which ptxas scheduled between the loop's last wgmma and its `wgmma.wait_group`: 23 more stall
-cycles on the path from a tile's arrival to the copies that refill the ring, in the sweep's
-128x128x64 matmul (benchmarks/matmul_ptx_variants.py, `select-slot`). The slot's values are
-checked for every stage count; the loops' results on the CPU emulators are test_lower_pipeline's
-and test_pipeline_loops' (unchanged)."""
+`(slot + S - 1) mod S` as a compare and a select where S is not a power of two (a remainder by
+a power of two stays: LLVM masks it). As `arith.remui` by 3 LLVM divided by a multiply-high, a
+shift and a multiply-subtract (`mul.hi.u32`, `shr`, `mul.lo`, `sub`), which ptxas scheduled
+between the loop's last wgmma and its `wgmma.wait_group`: 23 more stall cycles on the path from
+a tile's arrival to the copies that refill the ring, in the sweep's 128x128x64 matmul
+(benchmarks/matmul_ptx_variants.py, `select-slot`); with 4 stages the select cost the 64x128x32
+matmul 8 instructions and 5 registers. The slot's values are checked for every stage count; the
+loops' results on the CPU emulators are test_lower_pipeline's and test_lower_wgmma's."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from sweep_matmul_case import compile_case
 from test_attention_bwd_sm90 import _ptx_loops
 
-from tilec.dialects.arith import AddIOp, CmpIOp, ConstantOp, SelectOp
+from tilec.dialects.arith import AddIOp, CmpIOp, ConstantOp, RemUIOp, SelectOp
 from tilec.ir.core import Block
 from tilec.ir.types import i32
 from tilec.layout.pipeline_loops import _Emitter, _slot_ahead
@@ -37,6 +38,8 @@ def test_the_slot_ahead_wraps_as_the_remainder(stages):
         args = [value(operand, at) for operand in op.operands]
         if isinstance(op, AddIOp):
             return args[0] + args[1]
+        if isinstance(op, RemUIOp):
+            return args[0] % args[1]
         if isinstance(op, CmpIOp):
             assert op.attributes["predicate"].value == "uge"
             return args[0] >= args[1]
@@ -45,6 +48,8 @@ def test_the_slot_ahead_wraps_as_the_remainder(stages):
 
     for at in range(stages):
         assert value(result, at) == (at + stages - 1) % stages
+    power_of_two = stages in (2, 4)
+    assert isinstance(ops[result], RemUIOp if power_of_two else SelectOp)
 
 
 def test_the_matmul_loop_computes_the_slot_without_a_division():

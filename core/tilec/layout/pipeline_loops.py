@@ -761,10 +761,14 @@ def _pipeline(
 
 def _slot_ahead(at: _Emitter, slot: Value, ahead: int, stages: int) -> Value:
     """The slot `ahead` iterations after `slot` (below `stages`, 0 < `ahead` < `stages`), the
-    one the copies fill: `slot >= stages - ahead ? slot + ahead - stages : slot + ahead`. As
-    `(slot + ahead) mod stages` LLVM divides by a multiply-high, a shift and a multiply-subtract,
-    a chain the copies' addresses wait for between the loop's wgmmas and its copies (Triton
-    carries a second wrapped counter instead)."""
+    one the copies fill: `(slot + ahead) mod stages`, a mask where `stages` is a power of two,
+    else `slot >= stages - ahead ? slot + ahead - stages : slot + ahead`. As a remainder by 3
+    LLVM divides by a multiply-high, a shift and a multiply-subtract, a chain the copies'
+    addresses wait for between the loop's wgmmas and its copies (Triton carries a second
+    wrapped counter instead)."""
+    if stages & (stages - 1) == 0:
+        return at.binary(RemUIOp, at.binary(AddIOp, slot, at.const(ahead, i32)),
+                         at.const(stages, i32))  # fmt: skip
     wraps = at.add(CmpIOp(operands=[slot, at.const(stages - ahead, i32)], result_types=[i1],
                           attributes={"predicate": StringAttr("uge")}))  # fmt: skip
     wrapped = at.binary(AddIOp, slot, at.const(ahead - stages, i32))
