@@ -28,9 +28,9 @@ WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32}
 WGMMA_DTYPES = tuple(WGMMA_K)
 
 _IN_FLIGHT: weakref.WeakKeyDictionary[ir.Block, int] = weakref.WeakKeyDictionary()
-"""Per LLVM block: at most how many wgmma groups are in flight at its end, where a
-`wgmma_wait` earlier in the same block says so (the groups committed after it added); a block
-not listed knows nothing (its code may follow any other)."""
+"""Per LLVM block: at most how many wgmma groups are in flight at its end, where a `wgmma_wait`
+earlier in the same block says so and no group was committed since; a block not listed knows
+nothing (its code may follow any other)."""
 
 
 def registers_type(builder: ir.IRBuilder, element: ir.Type, count: int) -> ir.Type:
@@ -131,20 +131,21 @@ def wgmma_commit(target: TargetInfo, builder: ir.IRBuilder) -> None:
     """Close the wgmmas issued since the last commit into a group."""
     require(target.arch, "wgmma", "wgmma.commit_group")
     call_intrinsic(builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", VOID, [])
-    if builder.block in _IN_FLIGHT:
-        _IN_FLIGHT[builder.block] += 1
+    # A count of the groups committed since a wait would let the wait after this commit go
+    # too (the attention forward's after P @ V), but ptxas then allocated the backward's d64
+    # kernels worse (spills 24/20 -> 48/48 bytes): only waits with no commit since go.
+    _IN_FLIGHT.pop(builder.block, None)
 
 
 def wgmma_wait(
     target: TargetInfo, builder: ir.IRBuilder, acc: Sequence[ir.Value], pending: int
 ) -> list[ir.Value]:
     """Wait until at most `pending` wgmma groups are in flight; returns `acc`, threaded through
-    the wait so that no read of it moves above it. Where an earlier wait of the same LLVM block
-    already leaves at most `pending` groups in flight (the groups committed since counted: an
-    attention loop's wait for P @ V of the last iteration right after the one for Q K^T, or
-    the wait that leaves the P @ V just committed in flight), no `wgmma.wait_group` is emitted
-    (each is a warpgroup-wide synchronization; Triton's loop has one); `acc` is still threaded,
-    through an empty asm statement ordered after that earlier wait."""
+    the wait so that no read of it moves above it. Where an earlier wait of the same LLVM block,
+    with no commit since, already leaves at most `pending` groups in flight (an attention loop's
+    wait for P @ V of the last iteration right after the one for Q K^T), no `wgmma.wait_group`
+    is emitted (each is a warpgroup-wide synchronization); `acc` is still threaded, through an
+    empty asm statement ordered after that earlier wait."""
     require(target.arch, "wgmma", "wgmma.wait_group")
     block = builder.block
     redundant = _IN_FLIGHT.get(block, pending + 1) <= pending
