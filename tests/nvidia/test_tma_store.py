@@ -210,3 +210,14 @@ def test_the_masked_store_stands_where_tma_would_not_write_exactly(tma_stores_on
     assert len(BULK.findall(ptx)) == 1
     assert re.search(r"@%p\d+ st\.global", ptx)
     assert re.search(r"@%p\d+ bra", ptx)
+
+
+@pytest.mark.parametrize(("block", "claimed"), [((8, 64), True), ((4, 64), False), ((4, 32), True)])
+def test_a_block_of_several_boxes_is_claimed_only_where_each_box_is_swizzle_aligned(
+    tma_stores_on, block, claimed
+):
+    """fp32 rows of 64 are two 128-byte-swizzled boxes: of 8 rows each box is 1024 bytes (the
+    swizzle's pattern), of 4 the second would start 512 bytes in; one box of 4 rows starts at
+    the buffer's (1024-aligned) start."""
+    assert bool(_store_ptx("fp32", block).metadata.get("tensor_maps")) == claimed
+    assert tma_lowering.box_alignment(128) == 1024 and tma_lowering.box_alignment(0) == 128

@@ -86,17 +86,26 @@ def claims(arch: str, op: Any) -> bool:
     element = _element(op)
     if element not in tensor_map.DATA_TYPES:
         return False
-    block, _swizzle, box = layout(op)
+    block, swizzle, box = layout(op)
     size = _element_bytes(op)
     return (
         1 <= len(block) <= tensor_map.MAX_RANK
         and box[-1] * size % 16 == 0
+        and (block == box or math.prod(box) * size % box_alignment(swizzle) == 0)
         and math.prod(block) * size <= MAX_BLOCK_BYTES
         and (
             op.padding.value == "zero"
             or tensor_map.DATA_TYPES[element] in tensor_map.FLOAT_DATA_TYPES
         )
     )
+
+
+def box_alignment(swizzle: int) -> int:
+    """The alignment of a box's shared memory: 128 bytes, and the swizzle's whole pattern (8 rows
+    of `swizzle` bytes) where swizzled, whose phase TMA takes from the address: a block of several
+    boxes is claimed only where each box starts so aligned in the buffer (a box of fewer rows
+    would not; NVIDIA/Fuser#4096, tile-ai/tilelang#2379)."""
+    return max(128, 8 * swizzle)
 
 
 def map_key(op: Any) -> tuple:
