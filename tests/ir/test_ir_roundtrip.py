@@ -414,6 +414,24 @@ SAMPLES["gpu.warp_group_dot"] = (
 )
 for _name in ("warp_group_dot_wait", "fence_async_shared"):
     SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.warp_group_dot"]
+SAMPLES["gpu.init_barriers"] = (
+    "#shared = #gpu.nvmma_shared<{swizzle = 128, transposed = false}>\n"
+    + _func(
+        "  %buf = gpu.local_alloc : !gpu.memdesc<3x64x64xf16, #shared>\n"
+        "  %bars = gpu.init_barriers : !gpu.memdesc<3x1xi64>\n"
+        "  gpu.barrier_expect %bars, %s, %p {nbytes = 8192 : i32}\n"
+        "  gpu.async_bulk_copy_global_to_local %buf, %s, %bars, %p, %i, %j {base_param = 0, "
+        'shape_params = [1, 2], stride_params = [3, -1], padding = "zero"}\n'
+        "  gpu.wait_barrier %bars, %s, %phase\n"
+        "  gpu.inval_barriers %bars\n"
+        "  gpu.local_dealloc %buf\n"
+        "  tile.return",
+        "%s: i32, %p: i1, %i: i64, %j: i64, %phase: i32",
+    )
+)
+for _name in ("barrier_expect", "async_bulk_copy_global_to_local", "wait_barrier",
+              "inval_barriers"):  # fmt: skip
+    SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.init_barriers"]
 SAMPLES["scf.yield"] = SAMPLES["scf.for"]
 SAMPLES["scf.condition"] = SAMPLES["scf.while"]
 SAMPLES["tile.reduce.return"] = SAMPLES["tile.reduce"]
