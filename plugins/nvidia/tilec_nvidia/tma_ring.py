@@ -40,7 +40,7 @@ from tilec.dialects.gpu_bulk import (
 )
 from tilec.ir.types import element_type
 from tilec.lowering.context import I8, I32, LoweringContext, lowers
-from tilec_nvidia import tma, tma_lowering
+from tilec_nvidia import tensor_map, tma, tma_lowering
 from tilec_nvidia.tensor_core_layouts import NvmmaSharedEncodingAttr
 
 BARRIER_BYTES = BARRIER.width // 8
@@ -59,14 +59,27 @@ class RingCopies:
 
 def ring_encoding(arch: str, op: Any) -> NvmmaSharedEncodingAttr | None:
     """The `#gpu.nvmma_shared` layout TMA writes `op`'s block in (module doc), or None where TMA
-    does not take it: not claimed, not 2-D, or rows not a whole number of swizzle widths."""
+    does not take it (not claimed, or `ring_swizzle` has none)."""
     if not tma_lowering.claims(arch, op):
         return None
-    block, swizzle, box = tma_lowering.layout(op)
-    size = max(element_type(op.result.type).width // 8, 1)
-    if len(block) != 2 or not swizzle or block[1] * size % swizzle or box[1] * size != swizzle:
+    block = tuple(op.result.type.shape)
+    swizzle = ring_swizzle(block, max(element_type(op.result.type).width // 8, 1))
+    return None if swizzle is None else NvmmaSharedEncodingAttr(swizzle, False)
+
+
+def ring_swizzle(block: tuple[int, ...], size: int) -> int | None:
+    """The swizzle (bytes) of the TMA boxes of a `block` of `size`-byte elements where they land
+    in a slot exactly as `NvmmaTile` lays the block out, else None: a 2-D block whose rows are
+    whole swizzle widths, each box starting at a multiple of 1024 bytes where there are several
+    (TMA swizzles on the address, `NvmmaTile` on the row within its column block)."""
+    swizzle = tensor_map.swizzle_bytes(block[-1] * size)
+    if len(block) != 2 or not swizzle or block[1] * size % swizzle:
         return None
-    return NvmmaSharedEncodingAttr(swizzle, False)
+    box = tensor_map.box_shape(block, size, swizzle)
+    box_bytes = box[0] * box[1] * size
+    if box[1] * size != swizzle or (box_bytes % 1024 and box_bytes < block[0] * block[1] * size):
+        return None
+    return swizzle
 
 
 @attrs.frozen
@@ -156,4 +169,4 @@ def _inval(ctx: LoweringContext, op: InvalBarriersOp) -> None:
         ctx.shared_reserved = barriers.offset
 
 
-__all__ = ["BARRIER_BYTES", "Barriers", "RingCopies", "ring_encoding"]
+__all__ = ["BARRIER_BYTES", "Barriers", "RingCopies", "ring_encoding", "ring_swizzle"]
