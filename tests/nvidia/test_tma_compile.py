@@ -269,3 +269,31 @@ def test_tma_boxes_land_where_the_nvmma_tile_reads_them(rows, cols, size):
             within = ((r % box[0]) * box[1] + c % box[1]) * size
             misplaced += tile.offset(r, c) * size != swizzled(index * box_bytes + within, swizzle)
     assert (misplaced == 0) == (tma_ring.ring_swizzle((rows, cols), size) == swizzle)
+
+
+@tilec.jit
+def load_at(x_desc, y_ptr, N, C, BM: tl.constexpr, BN: tl.constexpr):
+    i, j = tl.program_id(0), tl.program_id(1)
+    block = x_desc.load([i * BM, C + j * BN])
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], block)
+
+
+def test_a_load_whose_innermost_offset_may_be_off_16_bytes_keeps_the_masked_load(tma_on):
+    """TMA's innermost coordinate must be a multiple of 16 bytes (an illegal instruction
+    otherwise: triton#7385): a column offset known only at run time gets both paths, chosen by
+    its low bits (`tma_lowering.innermost_aligned`); one known aligned (a launch's multiple of
+    16) only TMA."""
+    signature = {"x_desc": "tensordesc<fp16[64, 64]>", "y_ptr": "*fp16", "N": "i32", "C": "i32"}
+    compiled = tilec.compile(load_at, signature, constexprs={"BM": 64, "BN": 64},
+                             backend="nvidia", target="sm_90a")  # fmt: skip
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d") == 1 and "ld.global" in ptx
+    assert re.search(r"and\.b32\s+%r\d+, %r\d+, 7;", ptx)  # 8 halves a 16-byte chunk
+    aligned = tilec.compile(load_at, signature, constexprs={"BM": 64, "BN": 64},
+                            backend="nvidia", target="sm_90a", divisibility=["C"])  # fmt: skip
+    ptx = aligned.asm["ptx"]
+    assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"] and aligned.asm["cubin"]

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from test_tma_compile import load_at
 from tma_kernels import (
     NAME,
     PIPELINED,
@@ -314,3 +315,24 @@ def test_a_matmuls_epilogue_stored_through_tma_matches_torch(gpu, tma_stores_on,
     compiled = tilec.compile(matmul_descriptors, signature, backend="nvidia", num_stages=1,
                              constexprs={"BM": BM, "BN": BN, "BK": BK})  # fmt: skip
     assert len(compiled.metadata["tensor_maps"]) == 3  # a's, b's and c's
+
+
+def _load_at(wide, columns, column, block, backend):
+    rows = wide.shape[0]
+    grid = (tilec.cdiv(rows, block[0]), tilec.cdiv(columns, block[1]))
+    y = torch.full((grid[0] * block[0], grid[1] * block[1]), 7, dtype=wide.dtype,
+                   device=wide.device)  # fmt: skip
+    desc = TensorDescriptor(wide[:, :columns], [rows, columns], [wide.shape[1], 1], list(block))
+    load_at[grid](desc, y, y.shape[1], column, BM=block[0], BN=block[1], backend=backend)
+    return y.cpu()
+
+
+@pytest.mark.parametrize("column", [0, 4, 8, 36, 64])
+def test_descriptor_loads_at_any_column_match_interp(gpu, tma_on, column):
+    """fp16 blocks at a run-time column offset: on a 16-byte boundary (0, 8, 64) through TMA,
+    8 bytes into one (4, 36: TMA would raise an illegal instruction) the masked load."""
+    torch.manual_seed(3)
+    wide = (torch.randn((100, 208)) * 50).to(torch.float16)
+    got = _load_at(wide.cuda(), 200, column, (64, 64), "nvidia")
+    expected = _load_at(wide, 200, column, (64, 64), "interp")
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))

@@ -182,6 +182,13 @@ def _load(ctx: LoweringContext, op: LoadOp | DescriptorLoadOp) -> None:
     pointers, mask and padding)."""
     if isinstance(op, DescriptorLoadOp) and ctx.target.descriptor_load(ctx, op):
         return
+    masked_load(ctx, op)
+
+
+def masked_load(ctx: LoweringContext, op: LoadOp | DescriptorLoadOp) -> None:
+    """Every thread loads its registers of `op`'s result from its pointers where its mask
+    holds, `other` elsewhere (what a target's `descriptor_load` falls back to where its own
+    load cannot take the block: `tilec_nvidia.tma_lowering`)."""
     b = ctx.builder
     ptr, mask, other = op.ptr, op.mask, op.other
     result_type = op.result.type
@@ -306,6 +313,7 @@ def byte_size(t: ir.Type) -> int:
 __all__ = [
     "byte_size",
     "masked_global_load",
+    "masked_load",
     "masked_store",
     "pack_access",
     "unpack_access",

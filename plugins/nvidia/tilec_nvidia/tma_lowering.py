@@ -33,6 +33,7 @@ from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import TensorType, element_type, shape_of
 from tilec.lowering.context import I8, I32, I64, LoweringContext, LTensor, memory_type
+from tilec.lowering.memory import masked_load
 from tilec_nvidia import tensor_map, tma
 from tilec_nvidia.arch import ARCHS
 
@@ -211,11 +212,57 @@ def _prepare(arch: str, ctx: LoweringContext, op: Any) -> _Block:
 
 
 def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bool:
+    """A claimed load: through TMA where its innermost offset is a multiple of 16 bytes (TMA's
+    rule: known from the offset's divisibility, else one uniform test, `innermost_aligned`),
+    else the masked load it stands for."""
     if not claims(arch, op):
         return False
+    b = ctx.builder
+    place = _prepare(arch, ctx, op)
+    info = None if ctx.axis_info is None else ctx.axis_info.get(op.offsets[-1])
+    if info is not None and info.divisibility[0] * place.size % 16 == 0:  # known aligned
+        ctx.set(op.result, LTensor(op.result.type, _load_boxes(arch, ctx, op, place)))
+        return True
+    function = b.function
+    tma_block = function.append_basic_block("tma.load")
+    masked_block = function.append_basic_block("tma.load.masked")
+    done = function.append_basic_block("tma.load.done")
+    b.cbranch(innermost_aligned(b, place.offsets[-1], place.size), tma_block, masked_block)
+    b.position_at_end(tma_block)
+    through_tma = _load_boxes(arch, ctx, op, place)
+    tma_end = b.block
+    b.branch(done)
+    b.position_at_end(masked_block)
+    masked_load(ctx, op)
+    masked = ctx.get(op.result).values
+    masked_end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    values = []
+    for loaded, fallback in zip(through_tma, masked, strict=True):
+        phi = b.phi(loaded.type)
+        phi.add_incoming(loaded, tma_end)
+        phi.add_incoming(fallback, masked_end)
+        values.append(phi)
+    ctx.set(op.result, LTensor(op.result.type, values))
+    return True
+
+
+def innermost_aligned(b: ir.IRBuilder, inner: ir.Value, size: int) -> ir.Value:
+    """i1: whether the innermost coordinate `inner` (i32) of `size`-byte elements is a multiple
+    of 16 bytes, as a TMA access's must be (else an illegal instruction: triton#7385, Triton's
+    Gluon TMA tutorial)."""
+    per_chunk = max(16 // size, 1)
+    if per_chunk == 1:
+        return ir.Constant(ir.IntType(1), 1)
+    return b.icmp_unsigned("==", b.and_(inner, I32(per_chunk - 1)), I32(0))
+
+
+def _load_boxes(arch: str, ctx: LoweringContext, op: DescriptorLoadOp, place: _Block) -> list:
+    """The block through TMA: every box copied into the scratch buffer and waited for, then
+    each thread's registers read from it."""
     b, target = ctx.builder, ctx.target
     issuer, barrier, phase = _kernel_state(arch, ctx)
-    place = _prepare(arch, ctx, op)
     tma.fence_async_shared(arch, b)  # earlier generic accesses to the scratch, then
     target.barrier(b)  # every thread done with it
     tma.expect_bytes(arch, b, barrier, place.nbytes, issuer)
@@ -234,8 +281,7 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
         loaded = b.load(address, typ=access, align=vec * place.size)
         values += [b.extract_element(loaded, I32(k)) for k in range(vec)] if vec > 1 else [loaded]
     target.barrier(b)  # the scratch is free again
-    ctx.set(op.result, LTensor(result_type, values))
-    return True
+    return values
 
 
 def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:

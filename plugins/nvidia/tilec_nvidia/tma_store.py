@@ -40,10 +40,6 @@ from tilec.lowering.context import I32, LoweringContext, memory_type
 from tilec.lowering.memory import masked_store
 from tilec_nvidia import tma, tma_lowering
 
-CHUNK = 16
-"""The granularity, in bytes, of a TMA store's writes along a row and of its innermost
-coordinate's address."""
-
 
 def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:
     """Lower a claimed descriptor store (module doc); False where `op` is not claimed."""
@@ -76,14 +72,11 @@ def exact(b: ir.IRBuilder, offsets: Sequence[ir.Value], sizes: Sequence[ir.Value
     for offset in offsets:
         ok = b.and_(ok, b.icmp_signed(">=", offset, I32(0)))
     inner, extent = offsets[-1], sizes[-1]
-    per_chunk = max(CHUNK // size, 1)
-    if per_chunk > 1:
-        aligned = b.icmp_unsigned("==", b.and_(inner, I32(per_chunk - 1)), I32(0))
-        whole_rows = b.icmp_unsigned("==", b.and_(extent, I32(per_chunk - 1)), I32(0))
-        # the block's rows end inside the tensor (inner <= extent - block: no overflow)
-        inside = b.icmp_signed("<=", inner, b.sub(extent, I32(block[-1])))
-        ok = b.and_(ok, b.and_(aligned, b.or_(whole_rows, inside)))
-    return ok
+    aligned = tma_lowering.innermost_aligned(b, inner, size)
+    whole_rows = tma_lowering.innermost_aligned(b, extent, size)  # rows of whole chunks
+    # the block's rows end inside the tensor (inner <= extent - block: no overflow)
+    inside = b.icmp_signed("<=", inner, b.sub(extent, I32(block[-1])))
+    return b.and_(ok, b.and_(aligned, b.or_(whole_rows, inside)))
 
 
 def _store_boxes(arch: str, ctx: LoweringContext, op: DescriptorStoreOp, place: Any,
@@ -117,4 +110,4 @@ def _store_boxes(arch: str, ctx: LoweringContext, op: DescriptorStoreOp, place: 
     target.barrier(b)  # the scratch is free again
 
 
-__all__ = ["CHUNK", "descriptor_store", "exact"]
+__all__ = ["descriptor_store", "exact"]
