@@ -70,6 +70,15 @@ onto the register loads of the staged form.
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
 
+Loads first (`LOADS_FIRST`, the pass option `loads-first`; off by default): where the loop's
+asynchronous dots stay in flight (S >= 3, no bulk ring), each iteration first waits for the
+previous iteration's dots (`pendings = 0` on their iter-args), then a barrier, the copies of
+iteration i + S - 1 into the slot those dots read, `async_wait {S-1}` and a barrier, and then the
+body: tile i's arrival no longer gates the refill, and S tiles are in flight while the loop waits
+on memory (S - 1 in the default order, Triton's, where the copies follow the dots and a wait that
+leaves one group in flight); no group stays in flight across iterations, so where the tensor
+cores are the limit the next group waits for the barrier and the copies' issue.
+
 A `tile.descriptor_load` (a host descriptor's load on a target that reads them with TMA) is
 pipelined as the masked load it stands for (`LOADS`), through the ring's asynchronous copies,
 unless the target fills rings with bulk copies (`LayoutRules.bulk_copies`: NVIDIA's TMA,
@@ -150,6 +159,12 @@ class PipelineLoops(ModulePass):
             "stages (slots of the ring; 0: the compile's num_stages, 1: no pipelining)",
             minimum=0,
         )
+        loads_first: int = pass_option(
+            0,
+            "1: refill a ring slot before waiting for the iteration's tile (module doc; 0: "
+            "LOADS_FIRST)",
+            choices=(0, 1),
+        )
 
     def run(self, module: Operation, context: PassContext) -> bool:
         default = self.options.num_stages or getattr(context.target, "num_stages", 1)
@@ -163,7 +178,8 @@ class PipelineLoops(ModulePass):
             stages = loop_stages(loop, default)
             plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
             if plan is not None:
-                _pipeline(loop, plan, stages, registers, bulk)
+                first = bool(self.options.loads_first) or LOADS_FIRST
+                _pipeline(loop, plan, stages, registers, bulk, loads_first=first)
                 changed = True
         return changed
 
@@ -299,6 +315,12 @@ def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
 
 
 LOADS = (LoadOp, DescriptorLoadOp)
+
+LOADS_FIRST = False
+"""Whether a loop whose asynchronous dots stay in flight across iterations refills first
+(module doc, "Loads first"); off until timed on the GPU (benchmarks/matmul_launch_ab.py's
+`loads-first` variant is the same order made by hand). The pass option `loads-first` turns it on
+for one run."""
 """The loads pipelined: a `tile.descriptor_load` (a host descriptor's, which a target reads
 with TMA where it stands) as the masked load of its first three operands, through the ring's
 asynchronous copies (TMA into the ring: docs/tma.md, next steps)."""
@@ -604,6 +626,21 @@ def _computed_from(value: Value, arg: Value, block: Block, depth: int = 0) -> bo
     return any(_computed_from(v, arg, block, depth + 1) for v in producer.operands)
 
 
+def _wait_at_top(at: _Emitter, block: Block, dots: list[tuple[AsyncDotOp, int]]) -> None:
+    """Loads first: a wait for each asynchronous dot's iter-arg (`pendings = 0`: the previous
+    iteration's groups retired) at the top of the body, every use of the iter-arg reading the
+    wait's registers (the dot's accumulator too, where it is the iter-arg)."""
+    for dot, index in dots:
+        arg = block.args[1 + index]
+        wait = dot.wait_class(
+            operands=[arg], result_types=[arg.type], attributes={"pendings": IntegerAttr(0, i32)}
+        )
+        at.add(wait)
+        for user, position in list(arg.uses):
+            if user is not wait:
+                user.set_operand(position, wait.results[0])
+
+
 def _wait_for_carried(block: Block, dots: list[tuple[AsyncDotOp, int]]) -> None:
     """An asynchronous dot whose accumulator is computed from its iter-arg: the iter-arg's
     registers are final only after a wait (the dot's `wait_class`: `gpu.warp_group_dot_wait
@@ -644,7 +681,12 @@ def _invariant_shared(value: Value, block: Block) -> bool:
 
 
 def _pipeline(
-    loop: ForOp, plan: Plan, stages: int, registers: bool = False, bulk: Any = None
+    loop: ForOp,
+    plan: Plan,
+    stages: int,
+    registers: bool = False,
+    bulk: Any = None,
+    loads_first: bool = False,
 ) -> None:
     block = loop.regions[0].block
     shared = [_ring_encoding(converts, registers) for converts in plan.converts]
@@ -684,25 +726,32 @@ def _pipeline(
     slot = block.add_arg(i32, "slot")
     phase = block.add_arg(i32, "phase") if ring is not None else None
     inside = _Emitter(block, block.first_op)
-    if not registers and (ring is None or ring.mixed):
+    first = loads_first and bool(async_dots) and ring is None and not registers
+    if first:  # the previous iteration's dots retired in every warpgroup: their slot is free
+        _wait_at_top(inside, block, async_dots)
+        inside.add(BarrierOp())
+    elif not registers and (ring is None or ring.mixed):
         inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead - 1, i32)}))
     if ring is not None:
         inside.add(WaitBarrierOp(operands=[ring.barriers, slot, phase]))  # type: ignore[list-item]
-    if ring is None or ring.mixed or not async_dots:
+    if not first and (ring is None or ring.mixed or not async_dots):
         # Bulk copies alone, issued after the dots and their barrier (below), need none here:
         # the barrier's wait makes their bytes visible to every waiting thread.
         inside.add(BarrierOp())
     # An asynchronous dot still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
     # barrier (in every warpgroup).
-    issuer = _Emitter(block, block.last_op) if async_dots else inside
-    if async_dots:
+    issuer = _Emitter(block, block.last_op) if async_dots and not first else inside
+    if async_dots and not first:
         issuer.add(BarrierOp())
     at = issuer.binary(AddIOp, iv, issuer.const(ahead * plan.step, iv.type))
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
     target_slot = _slot_ahead(issuer, slot, ahead, stages)
     in_range = issuer.less_than(at, ub)
     tiles = issuer.issue(plan, buffers, target_slot, mapping, in_range, registers, ring)
+    if first:  # then iteration i's tile: S - 1 groups after it may stay in flight
+        inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead, i32)}))
+        inside.add(BarrierOp())
     if registers:  # stored after the body's math (before the yield): the loads' latency overlaps it
         _Emitter(block, block.last_op).store(tiles, buffers, target_slot)
     for load, converts, buffer in zip(plan.loads, plan.converts, buffers, strict=True):
@@ -732,7 +781,8 @@ def _pipeline(
         inits.append(outside.const(0, i32))
     for dot, _ in async_dots:
         dot.attributes["pendings"] = IntegerAttr(1, i32)
-    _wait_for_carried(block, async_dots)
+    if not first:
+        _wait_for_carried(block, async_dots)
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
     waits: list[Operation] = []
