@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import attention_static  # noqa: E402
-from matmul_launch_ab import CACHE, Driver  # noqa: E402
+from matmul_launch_ab import CACHE, Driver, open_driver, time_table  # noqa: E402
 
 CASES = ["1x16x16384x128:128x64:8:3", "8x16x2048x128:128x64:8:3", "4x16x4096x128:64x64:4:3"]
 """The sweep's slowest head-dim-128 rows (RESULTS.md, fifth session: 0.93-0.95)."""
@@ -113,26 +112,14 @@ def main() -> int:
     parser.add_argument("--cases", type=lambda s: s.split(","), default=CASES)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    import torch
     from triton.testing import do_bench
 
-    torch.cuda.init()
-    torch.empty(1, device="cuda")  # the primary context, current
-    driver = Driver()
-    print(torch.cuda.get_device_name(), flush=True)
+    driver = open_driver()
     with tempfile.TemporaryDirectory() as folder:
         for case in args.cases:
             launches, flops = variants(case, driver, Path(folder))
-            times: dict[str, list[float]] = {name: [] for name in launches}
-            for _ in range(args.rounds):
-                for name, launch in launches.items():
-                    times[name].append(do_bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)  # fmt: skip
-            base = statistics.median(times["triton own launch"])
-            print(f"\n{case}\n| variant | us (median of rounds) | TFLOP/s | Triton own launch / this |")  # fmt: skip
-            print("|---|---:|---:|---:|")
-            for name, values in times.items():
-                us = statistics.median(values)
-                print(f"| {name} | {us:.1f} | {flops / us / 1e6:.1f} | {base / us:.3f} |", flush=True)  # fmt: skip
+            timed = [(name, launch, do_bench) for name, launch in launches.items()]
+            time_table(case, timed, args.rounds, flops)
     return 0
 
 

@@ -168,36 +168,48 @@ def variants(case: str, driver: Driver) -> tuple[dict, object]:
     return launches, 2.0 * m * n * k
 
 
+def open_driver() -> Driver:
+    """The launcher, on torch's primary context (made current); prints the device."""
+    import torch
+
+    torch.cuda.init()
+    torch.empty(1, device="cuda")  # the primary context, current
+    print(torch.cuda.get_device_name(), flush=True)
+    return Driver()
+
+
+def time_table(title: str, timed: list, rounds: int, flops: float) -> None:
+    """Time each `(name, launch, bench)` of `timed` (`bench`: a do_bench), interleaved over
+    `rounds`, and print the medians as a table against "triton own launch"."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in timed}
+    for _ in range(rounds):
+        for name, launch, bench in timed:
+            times[name].append(bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)
+    base = statistics.median(times["triton own launch"])
+    print(f"\n{title}")
+    print("| variant | us (median of rounds) | TFLOP/s | Triton own launch / this |")
+    print("|---|---:|---:|---:|")
+    for name, values in times.items():
+        us = statistics.median(values)
+        print(f"| {name} | {us:.1f} | {flops / us / 1e6:.1f} | {base / us:.3f} |", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=lambda s: s.split(","), default=["longk1024", "longk", "skinny", "square3072", "square"])  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    import torch
     from triton.testing import do_bench
 
     from tilec.testing import do_bench as own_bench
 
-    torch.cuda.init()
-    torch.empty(1, device="cuda")  # the primary context, current
-    driver = Driver()
-    print(torch.cuda.get_device_name(), flush=True)
+    driver = open_driver()
     for case in args.cases:
         launches, flops = variants(case, driver)
         timed = [(name, launch, do_bench) for name, launch in launches.items()]
         timed.append(("tilec own launch, tilec.testing timer (the sweep's)",
                       launches["tilec own launch"], own_bench))  # fmt: skip
-        times: dict[str, list[float]] = {name: [] for name, _, _ in timed}
-        for _ in range(args.rounds):
-            for name, launch, bench in timed:
-                times[name].append(bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)
-        base = statistics.median(times["triton own launch"])
-        print(f"\n{case} {matmul_static.CASES[case][:5]}")
-        print("| variant | us (median of rounds) | TFLOP/s | Triton own launch / this |")
-        print("|---|---:|---:|---:|")
-        for name, values in times.items():
-            us = statistics.median(values)
-            print(f"| {name} | {us:.1f} | {flops / us / 1e6:.1f} | {base / us:.3f} |", flush=True)
+        time_table(f"{case} {matmul_static.CASES[case][:5]}", timed, args.rounds, flops)
     return 0
 
 
