@@ -2,7 +2,8 @@
 each iteration waits for the previous iteration's asynchronous dots, refills the slot they read,
 then waits for its own tile and issues its dots. Checked in the gir, in the sm_90a PTX of the
 sweep's matmul (the order benchmarks/matmul_ptx_variants.py's `loads-first` makes by hand, which
-ptxas assembles), and on the CPU wgmma emulator against NumPy at 3 and 4 stages. Compiles go to
+ptxas assembles), on the CPU wgmma emulator against NumPy at 3 and 4 stages, and on the GPU
+(`-m gpu`). Compiles go to
 a private cache (the flag is not part of the cache key) and the in-memory cache is cleared
 around each test."""
 
@@ -14,11 +15,14 @@ import numpy as np
 import pytest
 from sweep_matmul_case import compile_case
 from test_attention_bwd_sm90 import _ptx_loops
+from test_lower_mma import _bits, _floats, _nvidia_available
 from test_lower_pipeline import compiled, tutorial_kernel
 from test_lower_wgmma_emulated import _operands, run_emulated
 
 from tilec.layout import pipeline_loops
 from tilec.runtime import cache
+
+RNG = np.random.default_rng(23)
 
 
 @pytest.fixture
@@ -80,3 +84,26 @@ def test_loads_first_matmul_on_the_emulator(loads_first, dtype, stages, blocks, 
     grid = (-(-m // blocks[0]), -(-n // blocks[1]))
     run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c, m, n, k, k, 1, n, 1], grid)
     np.testing.assert_allclose(c.reshape(m, n), a64 @ b64, rtol=1e-5, atol=1e-4)
+
+
+gpu = pytest.mark.skipif(not _nvidia_available(), reason="needs an NVIDIA GPU")
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(("stages", "blocks", "warps"), [
+    (3, (64, 64, 32), 4), (4, (64, 64, 32), 4), (3, (128, 128, 64), 8),
+])  # fmt: skip
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_loads_first_matmul_on_the_gpu(loads_first, stages, blocks, warps, dtype):
+    """As test_lower_pipeline's GPU matmul, in the loads-first order (the sweep's long-K
+    config among them), K long enough for every slot to be refilled many times."""
+    m, n, k = 200, 136, 1064
+    a = _bits(RNG.standard_normal((m, k)), dtype)
+    b = _bits(RNG.standard_normal((k, n)), dtype)
+    c = np.full(m * n, np.nan, np.float32)
+    kernel = compiled(tutorial_kernel, stages, blocks, warps, target=None, dtype=dtype)
+    grid = (-(-m // blocks[0]), -(-n // blocks[1]))
+    kernel.run(grid, [a.reshape(-1), b.reshape(-1), c, m, n, k, k, 1, n, 1])
+    expected = _floats(a, dtype).astype(np.float64) @ _floats(b, dtype)
+    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-5, atol=1e-4)
