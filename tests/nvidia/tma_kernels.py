@@ -132,7 +132,14 @@ PIPELINED = [  # matmul_tiles' cases (test_tma_gpu, test_tma_compile)
     ("bf16", (300, 260, 16), (64, 64, 32), 3, 4, True),  # one iteration, the others never issued
     ("fp16", (128, 64, 4096), (64, 64, 64), 4, 4, False),  # a long K: the phases wrap often
     ("fp8e4nv", (256, 128, 304), (64, 64, 64), 3, 4, False),  # b K-major for wgmma: cp.async
-    ("fp8e4nv", (256, 256, 1000), (128, 128, 128), 3, 8, True),  # both through TMA
+    (
+        "fp8e4nv",
+        (256, 256, 1008),
+        (128, 128, 128),
+        3,
+        8,
+        True,
+    ),  # both through TMA (1008: 16-byte rows)
 ]
 
 
