@@ -295,7 +295,8 @@ class TargetInfo:
         `tilec.lowering.swizzle.SwizzledTile`) at shared pointer `base`, with the target's
         matrix stores where its layout fits them (a tensor-core accumulator's 8x8 fragments);
         whether it did. False (the default): the core stores each thread's registers itself.
-        The core brackets the stores with barriers."""
+        The core emits the barriers around the stores (the one before them where an earlier
+        access may still read those bytes: `tilec.lowering.scratch`)."""
         return False
 
     def async_copy(
