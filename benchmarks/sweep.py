@@ -15,7 +15,8 @@ Triton's `jit` and `tl`, so both compile one source; the cases are in sweep_case
 sweep_memory_cases.py. For each case and side, every candidate config is launched on fresh random
 inputs with poisoned outputs and checked against torch (relative error of the norm); the configs
 that pass are timed briefly (do_bench medians: tilec.testing's for tilec, Triton's for Triton),
-and the best of each side is timed again, longer. speed = Triton time / tilec time; per family
+and the best of each side is timed again, longer: in 4 rounds whose order alternates (tilec
+first, then Triton first, ...), each side's time the median of its rounds. speed = Triton time / tilec time; per family
 the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
 is reported with its error's first line; the sweep goes on. Configs are written short: the
 BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
@@ -36,6 +37,7 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -63,8 +65,12 @@ FAMILIES = (
 )
 SELECT = {True: (2, 10), False: (5, 25)}
 """do_bench warm-up and repetition milliseconds for choosing among configs (by --quick)."""
-FINAL = {True: (10, 40), False: (20, 100)}
-"""... and for timing each side's chosen config."""
+FINAL = {True: (10, 40), False: (20, 40)}
+"""... and for timing each side's chosen config, a round."""
+ROUNDS = {True: 1, False: 4}
+"""Rounds of the final timing (by --quick), the sides' order alternating: a side timed second
+after the other read its inputs ran 2-4% faster on the H200 (benchmarks/memory_timer_ab.py);
+each side's time is the median of its rounds."""
 OWN_TIMER = {"tilec": True, "triton": False}
 """Whether a side is timed with tilec.testing's do_bench (else Triton's); `--timer triton` times
 both with Triton's."""
@@ -163,19 +169,35 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
         launch = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
         if launch is not None:
             chosen[side] = launch
-    warmup, rep = FINAL[quick]
-    for side, launch in list(chosen.items()) if timing else ():
-        try:
-            row[side]["us"] = us = bench(launch, quick, OWN_TIMER[side], warmup, rep)
-            row[side]["rate"] = case.work / us / 1e6
-        except Exception as error:
-            row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
-            del chosen[side]
+    if timing:
+        time_rounds(case, chosen, row, quick)
     failed = [side for side in kernels if side not in chosen]
     row["status"] = "ok" if not failed else f"{' and '.join(failed)} failed"
     if timing and not failed and len(kernels) == 2:
         row["speed"] = row["triton"]["us"] / row["tilec"]["us"]
     return row
+
+
+def time_rounds(case, chosen: dict, row: dict, quick: bool) -> None:
+    """Each chosen side's time in `row`: the median of ROUNDS do_bench medians, the sides'
+    order alternating round by round (the first side first in even rounds). A side whose timing
+    fails is dropped from `chosen`, its failure in its row."""
+    warmup, rep = FINAL[quick]
+    rounds: dict[str, list[float]] = {side: [] for side in chosen}
+    for index in range(ROUNDS[quick]):
+        order = list(chosen) if index % 2 == 0 else list(chosen)[::-1]
+        for side in order:
+            if side not in chosen:
+                continue
+            try:
+                rounds[side].append(bench(chosen[side], quick, OWN_TIMER[side], warmup, rep))
+            except Exception as error:
+                row[side]["failures"].append(f"timing {row[side]['config']}: {first_line(error)}")
+                del chosen[side]
+    for side in chosen:
+        row[side]["us"] = us = statistics.median(rounds[side])
+        row[side]["rounds_us"] = rounds[side]
+        row[side]["rate"] = case.work / us / 1e6
 
 
 def choose(case, side, namespace, inputs, expected, sync, result, timing, quick):

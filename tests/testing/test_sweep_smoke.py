@@ -114,11 +114,15 @@ def test_wrong_or_unwritten_outputs_fail_the_check(sweep, monkeypatch):
 
 def test_timing_path_chooses_each_sides_fastest_config(sweep, monkeypatch, capsys):
     """The GPU path's logic with interp on both sides and a stand-in timer: the candidates are
-    timed, the fastest is timed again, speed = Triton time / tilec time."""
+    timed, the fastest is timed again in rounds of alternating order (each side's median),
+    speed = Triton time / tilec time."""
     from sweep_cases import matmul
     from sweep_report import print_tables, summarize
 
-    clock = {"tilec": [30.0, 10.0, 11.0], "triton": [5.0, 50.0, 6.0]}
+    clock = {
+        "tilec": [30.0, 10.0, 11.0, 13.0, 9.0, 12.0],
+        "triton": [5.0, 50.0, 6.0, 7.0, 5.0, 8.0],
+    }
     calls = []
 
     def bench(fn, quick, tilec_side, warmup, rep):
@@ -134,19 +138,21 @@ def test_timing_path_chooses_each_sides_fastest_config(sweep, monkeypatch, capsy
     row = sweep.run_case(case, smoke_env(sweep), kernels, timing=True, quick=False)
     assert row["tilec"]["config"] == "32x32x16 w1 s1"
     assert row["triton"]["config"] == "16x16x16 w1 s1"
-    assert (row["tilec"]["us"], row["triton"]["us"]) == (11.0, 6.0)
-    assert row["speed"] == pytest.approx(6.0 / 11.0)
-    assert row["tilec"]["rate"] == pytest.approx(2 * 32 * 32 * 48 / 11.0 / 1e6)
-    assert calls[-2:] == [("tilec", *sweep.FINAL[False]), ("triton", *sweep.FINAL[False])]
+    assert (row["tilec"]["us"], row["triton"]["us"]) == (11.5, 6.5)  # medians of 4 rounds
+    assert row["tilec"]["rounds_us"] == [11.0, 13.0, 9.0, 12.0]
+    assert row["speed"] == pytest.approx(6.5 / 11.5)
+    assert row["tilec"]["rate"] == pytest.approx(2 * 32 * 32 * 48 / 11.5 / 1e6)
+    final = ("tilec", "triton", "triton", "tilec", "tilec", "triton", "triton", "tilec")
+    assert calls[-8:] == [(side, *sweep.FINAL[False]) for side in final]
     assert calls[0] == ("tilec", *sweep.SELECT[False])
     summary = summarize([row, {**row, "case": "other", "speed": 2.0}])
     entry = summary["families"]["matmul"]
-    assert entry["geomean"] == pytest.approx((6.0 / 11.0 * 2.0) ** 0.5)
-    assert entry["worst"] == (pytest.approx(6.0 / 11.0), case.label)
+    assert entry["geomean"] == pytest.approx((6.5 / 11.5 * 2.0) ** 0.5)
+    assert entry["worst"] == (pytest.approx(6.5 / 11.5), case.label)
     assert entry["below_0.9"] == 1
     print_tables({"device": "test"}, [row], summary, timing=True)
     text = capsys.readouterr().out
-    assert "| matmul | 2 | 2 | 1.044 | 0.545 (float16 32x32x48) | 1 | 0 |" in text
+    assert "| matmul | 2 | 2 | 1.063 | 0.565 (float16 32x32x48) | 1 | 0 |" in text
 
 
 def test_a_timing_failure_drops_the_config_or_the_side(sweep, monkeypatch):
