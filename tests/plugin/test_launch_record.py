@@ -33,6 +33,7 @@ add[(1,)](x, x, out, 64, BLOCK=64)
 assert (out == 2 * x).all()
 from tilec.runtime import compiler
 loaded = sorted(m for m in sys.modules if m == "pluggy" or m.startswith("tilec.plugin.manager")
+                or m == "tilec.plugin.entry_point_index"
                 or m.endswith("plugin") and not m.startswith("tilec."))
 result = {"loaded": loaded, "used": sorted(compiler.used_backends)}
 if "--full" in sys.argv:  # what the launch record gave, then the same from every plugin loaded
@@ -116,3 +117,49 @@ def test_an_edited_or_broken_plugin_makes_the_launch_load_every_plugin(run, tmp_
         broken = run(TILEC_BACKEND="interp", PYTHONPATH=path)
         assert "tilec plugin 'lr (tilec-lr 0.1)'" in broken["stderr"], broken["stderr"]
         assert "ZeroDivisionError" in broken["stderr"]
+
+
+def test_entry_points_the_index_cannot_remember_are_scanned_again_by_a_launch(
+    monkeypatch, tmp_path
+):
+    """Where the entry-point index remembers no scan (a finder's own distributions: no
+    `entry_points.txt` to check), the record holds while a new scan finds the entry points it
+    recorded, and not once the scan finds others."""
+    from tilec.plugin import entry_point_index, launch_record, manager
+    from tilec.runtime import compiler
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    scan = entry_point_index._scan
+    monkeypatch.setattr(entry_point_index, "_scan", lambda group: (scan(group)[0], None))
+    manager.load_backends()  # a full load: writes the record
+    tilec_code = compiler.code_fingerprint("tilec")
+    record = json.loads(
+        (tmp_path / "cache" / "plugins" / f"{launch_record._name()}.json")
+        .read_text()
+        .split("\n", 1)[1]
+    )
+    assert record["entry_point_files"] is None
+    assert launch_record._read(tilec_code) is not None
+    found = entry_point_index.entry_points(launch_record.GROUP)
+    monkeypatch.setattr(entry_point_index, "_scan", lambda group: (found[:-1], None))
+    assert launch_record._read(tilec_code) is None
+
+
+def test_an_entry_point_added_in_place_makes_the_launch_load_every_plugin(
+    monkeypatch, tmp_path, make_distribution
+):
+    """The record holds while the `entry_points.txt` files that declared its entry points keep
+    their stamps: an entry point added to one in place (which changes no folder) is loaded."""
+    from tilec.plugin import launch_record, manager
+    from tilec.runtime import compiler
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    plugin = PASS_PLUGIN.format(body="")
+    root = make_distribution("tilec-ep", {"ep": "ep_plugin"}, {"ep_plugin": plugin})
+    manager.load_backends()
+    tilec_code = compiler.code_fingerprint("tilec")
+    assert launch_record._read(tilec_code) is not None
+    (root / "ep_more.py").write_text(textwrap.dedent(plugin))
+    entry_points = root / "tilec_ep-0.1.dist-info" / "entry_points.txt"
+    entry_points.write_text(entry_points.read_text() + "more = ep_more\n")
+    assert launch_record._read(tilec_code) is None

@@ -31,16 +31,23 @@ egg, or an `entry_points.txt` line is one the direct reading does not take, the 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.machinery
 import json
 import os
 import re
 import sys
-from pathlib import Path
 from typing import NamedTuple
 
 from tilec import cache_files, settings
+from tilec.plugin.installed import (
+    files_hold,
+    folders,
+    folders_hold,
+    index_dir,
+    load_value,
+    metadata_folders,
+    stamp,
+)
 
 FORMAT = 1
 """The index's layout; a change makes older indexes miss."""
@@ -55,33 +62,32 @@ class IndexedEntryPoint(NamedTuple):
 
     def load(self) -> object:
         """What the entry point names, as `importlib.metadata.EntryPoint.load` gives it."""
-        module_name, _, attribute = self.value.partition(":")
-        loaded: object = importlib.import_module(module_name.strip())
-        for part in filter(None, attribute.strip().split(".")):
-            loaded = getattr(loaded, part)
-        return loaded
-
-
-def index_dir() -> Path:
-    return settings.cache_dir() / "plugins"
+        return load_value(self.value)
 
 
 def entry_points(group: str) -> list[IndexedEntryPoint]:
     """The entry points of `group`, from the index where it still holds, else scanned."""
+    return checked_entry_points(group)[0]
+
+
+def checked_entry_points(group: str) -> Scan:
+    """`entry_points(group)`, and the `entry_points.txt` files that declared them with their
+    stamps: with the `sys.path` entries' metadata folders, what the answer holds by (None where
+    a distribution has no such file to check: every process scans then)."""
     name = _name(group)
     text = cache_files.read_entry(settings.cache_dir(), index_dir(), name, ".json")
     if text is not None:
         found = _valid(text)
         if found is not None:
             return found
-    folders = [[stamp(entry), metadata_folders(entry)] for entry in sys.path]
+    held = folders()
     found, stamps = _scan(group)
     if stamps is None:
-        return found
-    record = {"format": FORMAT, "entry_points": found, "folders": folders, "stamps": stamps}
+        return found, None
+    record = {"format": FORMAT, "entry_points": found, "folders": held, "stamps": stamps}
     body = json.dumps(record, sort_keys=True)
     cache_files.write_entry(settings.cache_dir(), index_dir(), name, ".json", body)
-    return found
+    return found, stamps
 
 
 def _name(group: str) -> str:
@@ -92,41 +98,14 @@ def _name(group: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
 
-def metadata_folders(entry: str) -> list[str]:
-    try:
-        listed = os.listdir(entry or ".")
-    except OSError:
-        return []
-    return sorted(n for n in listed if n.lower().endswith((".dist-info", ".egg-info")))
-
-
-def folders_hold(folders: list) -> bool:
-    """Whether each `sys.path` entry holds the metadata folders it held at the scan."""
-    if len(folders) != len(sys.path):
-        return False
-    for entry, (recorded, names) in zip(sys.path, folders, strict=True):
-        if stamp(entry) != recorded and metadata_folders(entry) != names:
-            return False
-    return True
-
-
-def stamp(path: str) -> str:
-    """`size:modification time` of `path` (`-` where it cannot be read)."""
-    try:
-        info = os.stat(path or ".")
-    except OSError:
-        return "-"
-    return f"{info.st_size}:{info.st_mtime_ns}"
-
-
-def _valid(text: str) -> list[IndexedEntryPoint] | None:
+def _valid(text: str) -> Scan | None:
     try:
         record = json.loads(text)
         if record["format"] != FORMAT or not folders_hold(record["folders"]):
             return None
-        if any(stamp(path) != recorded for path, recorded in record["stamps"].items()):
+        if not files_hold(record["stamps"]):
             return None
-        return [IndexedEntryPoint(*item) for item in record["entry_points"]]
+        return [IndexedEntryPoint(*item) for item in record["entry_points"]], record["stamps"]
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

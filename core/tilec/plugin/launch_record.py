@@ -15,9 +15,11 @@ The record (in `$TILEC_CACHE_DIR/plugins/`, authenticated like the entry-point i
 `sys.path` and interpreter) is used only while all of this still holds, else the manager loads
 (and reports a failing plugin as always):
 - the full load it was written after had no plugin failure and no `register_plugin`;
-- the `tilec` entry points are those loaded (`entry_point_index`), and each `sys.path` entry
-  holds the distributions it held (installing, upgrading or removing any distribution, such as
-  a plugin's dependency, makes the next launch load every plugin);
+- the `tilec` entry points are those loaded: the `entry_points.txt` files that declared them are
+  unchanged and each `sys.path` entry holds the distributions it held (installing, upgrading or
+  removing any distribution, such as a plugin's dependency, makes the next launch load every
+  plugin), as the entry-point index (`entry_point_index`) is checked; where the index is not
+  remembered (a finder's own distributions), the entry points are scanned again;
 - tilec's own code is unchanged (`code_fingerprint("tilec")`, given by the caller);
 - every `.py` file of each plugin's top-level package (path, size, modification time), and each
   other module file that loading the plugins imported or that defines a backend's class, is
@@ -37,9 +39,9 @@ from typing import Any
 
 from tilec import cache_files, remote_cache, settings
 from tilec.backend import Backend
-from tilec.plugin import entry_point_index
+from tilec.plugin import installed
 
-FORMAT = 1
+FORMAT = 2
 GROUP = "tilec"
 
 
@@ -65,7 +67,7 @@ def _package_stamp(folder: str) -> str:
     """A digest of the `.py` files below `folder` by path, size and modification time (for a
     top-level module, its file's stamp)."""
     if not os.path.isdir(folder):
-        return entry_point_index.stamp(folder)
+        return installed.stamp(folder)
     digest = hashlib.sha256()
     stack = [folder]
     while stack:
@@ -99,6 +101,11 @@ def _write(plugins, backends, files) -> None:
     compiler = sys.modules.get("tilec.runtime.compiler")  # not imported: no launch reads it
     if compiler is None:
         return
+    # deferred: the index and its scan load with the plugin manager, which writes the record;
+    # a launch reading the record imports neither
+    from tilec.plugin import entry_point_index
+
+    entry_points, entry_point_files = entry_point_index.checked_entry_points(GROUP)
     tilec_folder = os.path.dirname(sys.modules["tilec"].__file__ or "")
     packages = sorted({_top_folder(p["path"]) for p in plugins if p["path"]} - {tilec_folder})
     inside = [*packages, tilec_folder]
@@ -106,22 +113,19 @@ def _write(plugins, backends, files) -> None:
     record = {
         "format": FORMAT,
         "tilec": compiler.code_fingerprint("tilec"),
-        "entry_points": [list(e) for e in entry_point_index.entry_points(GROUP)],
-        "folders": [
-            [entry_point_index.stamp(e), entry_point_index.metadata_folders(e)] for e in sys.path
-        ],
+        "entry_points": [list(e) for e in entry_points],
+        "entry_point_files": entry_point_files,
+        "folders": installed.folders(),
         "plugins": plugins,
         "backends": [list(b) for b in backends],
         "packages": {folder: _package_stamp(folder) for folder in packages},
-        "files": {path: entry_point_index.stamp(path) for path in others},
+        "files": {path: installed.stamp(path) for path in others},
     }
     body = json.dumps(record, sort_keys=True)
-    folder = entry_point_index.index_dir()
+    folder = installed.index_dir()
     if cache_files.read_entry(settings.cache_dir(), folder, _name(), ".json") == body:
         return  # the record holds already: a compile process writes nothing
-    cache_files.write_entry(
-        settings.cache_dir(), entry_point_index.index_dir(), _name(), ".json", body
-    )
+    cache_files.write_entry(settings.cache_dir(), folder, _name(), ".json", body)
 
 
 def _top_folder(path: str) -> str:
@@ -175,8 +179,7 @@ class Record:
         plugin = self.plugins[plugin_name]
         if plugin["hook"] is None:
             return None
-        loaded = entry_point_index.IndexedEntryPoint(plugin_name, plugin["value"], None, None)
-        backends = getattr(loaded.load(), plugin["hook"])()
+        backends = getattr(installed.load_value(plugin["value"]), plugin["hook"])()
         for backend in backends:
             if isinstance(backend, Backend) and backend.name == name:
                 return backend if backend.priority == priority else None
@@ -200,18 +203,30 @@ def current(tilec_code: str) -> Record | None:
 def _read(tilec_code: str) -> Record | None:
     if settings.DISABLE_PLUGIN_AUTOLOAD.enabled():
         return None
-    folder = entry_point_index.index_dir()
+    folder = installed.index_dir()
     text = cache_files.read_entry(settings.cache_dir(), folder, _name(), ".json")
     if text is None:
         return None
     data = json.loads(text)
     if data["format"] != FORMAT or data["tilec"] != tilec_code:
         return None
-    found = [list(e) for e in entry_point_index.entry_points(GROUP)]
-    if found != data["entry_points"] or not entry_point_index.folders_hold(data["folders"]):
+    if not installed.folders_hold(data["folders"]) or not _entry_points_hold(data):
         return None
     if any(_package_stamp(folder) != stamp for folder, stamp in data["packages"].items()):
         return None
-    if any(entry_point_index.stamp(path) != stamp for path, stamp in data["files"].items()):
+    if not installed.files_hold(data["files"]):
         return None
     return Record(data)
+
+
+def _entry_points_hold(data: dict[str, Any]) -> bool:
+    """Whether the `tilec` entry points are those of the record: its `entry_points.txt` files
+    unchanged (with the `sys.path` folders, checked by the caller), or, where the entry-point
+    index could not remember them, scanned again."""
+    files = data["entry_point_files"]
+    if files is not None:
+        return installed.files_hold(files)
+    # deferred: a scan, only where distributions come from elsewhere than metadata folders
+    from tilec.plugin import entry_point_index
+
+    return [list(e) for e in entry_point_index.entry_points(GROUP)] == data["entry_points"]
