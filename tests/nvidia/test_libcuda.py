@@ -311,7 +311,7 @@ print(json.dumps(dict(
              or m in NOT_FOR_A_LAUNCH],
     attrs_classes=[m.__name__ + "." + name for m in imported for name, value in vars(m).items()
                    if isinstance(value, type) and value.__module__ == m.__name__
-                   and hasattr(value, "__attrs_attrs__")],
+                   and "__attrs_attrs__" in vars(value)],
 )))
 """
 
@@ -324,13 +324,14 @@ NOT_FOR_A_LAUNCH = (
     "tilec_nvidia.tensor_map",
     "pluggy",
     "tilec.plugin.manager",
+    "tilec.plugin.entry_point_index",
     "tilec_interp.plugin",
     "tilec_amd.plugin",
 )
 """What a launch of torch tensors does without: the NumPy copies, the DLPack capsule reader, the
 float8 formats (a float8 scalar's conversion), the TMA tensor maps (a kernel reading host
-descriptors through TMA), and the plugin manager, pluggy and the other backends' plugins (the
-plugins' launch record, `tilec.plugin.launch_record`)."""
+descriptors through TMA), and the plugin manager, pluggy, the entry-point index and the other
+backends' plugins (the plugins' launch record, `tilec.plugin.launch_record`)."""
 
 
 def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(tmp_path):
@@ -363,12 +364,8 @@ def test_a_launch_from_the_disk_cache_in_a_new_process_imports_no_cuda_bindings(
             break
     assert second["modules"] == []
     # attrs generates and compiles each class's methods (0.5-1 ms a class): of the modules the
-    # launch imports, only the backend's options (attrs by contract) and its arch table's
-    # entries (`tilec.arch.GpuArch`'s subclass) define attrs classes
-    assert second["attrs_classes"] == [
-        "tilec_nvidia.arch.CudaArch",
-        "tilec_nvidia.backend.NvidiaOptions",
-    ]
+    # launch imports, only the backend's options (attrs by contract) define one
+    assert second["attrs_classes"] == ["tilec_nvidia.backend.NvidiaOptions"]
     assert second["launches"] == [
         [FUNCTION, [4, 1, 1], [128, 1, 1], 0, 0x5000, [0x10000, 0x20000, 3, 4000]]
     ]

@@ -23,8 +23,6 @@ such intrinsic against these features before it is emitted.
 
 from __future__ import annotations
 
-import attrs
-
 from tilec.arch import ArchTable, GpuArch, SmResources
 
 FEATURE_SINCE = {
@@ -42,13 +40,18 @@ ARCH_SPECIFIC_FEATURES = {"wgmma": ("sm_90a",)}
 """Features only these architecture-specific (`a`) archs have."""
 
 
-@attrs.frozen
 class CudaArch(GpuArch):
-    """An `sm_XY` architecture; `lanes` is 32 on every one."""
+    """An `sm_XY` architecture; `lanes` is 32 on every one. Its own facts are properties, not
+    attrs fields: a launch from the disk cache imports this table, and an attrs subclass costs
+    0.5-1 ms to define (attrs generates and compiles its methods)."""
 
-    ptx_version: int = 0
-    """The oldest PTX ISA the arch accepts, as LLVM's NVPTX.td pairs them (78: PTX ISA 7.8): the
-    PTX then loads on the oldest driver that knows the arch."""
+    __slots__ = ()
+
+    @property
+    def ptx_version(self) -> int:
+        """The oldest PTX ISA the arch accepts, as LLVM's NVPTX.td pairs them (78: PTX ISA 7.8):
+        the PTX then loads on the oldest driver that knows the arch."""
+        return _PTX_VERSIONS[self.name]
 
     @property
     def llvm_features(self) -> str:
@@ -73,10 +76,15 @@ class CudaArch(GpuArch):
         return frozenset(portable | specific)
 
 
+_PTX_VERSIONS: dict[str, int] = {}
+"""`CudaArch.ptx_version` by arch name, from the table's rows (`_arch`)."""
+
+
 def _arch(name: str, shared_kib: int, ptx_version: int, sm: tuple[int, int, int, int]) -> CudaArch:
     sm_kib, reserved_kib, warps, blocks = sm
     resources = SmResources(sm_kib * 1024, reserved_kib * 1024, warps, blocks)
-    return CudaArch(name, 32, shared_kib * 1024, ptx_version, sm=resources)
+    _PTX_VERSIONS[name] = ptx_version
+    return CudaArch(name, 32, shared_kib * 1024, sm=resources)
 
 
 # What one SM holds: shared memory (KiB), reserved a block (KiB), warps, blocks.
