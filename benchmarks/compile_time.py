@@ -2,7 +2,7 @@
 
     python benchmarks/compile_time.py [--repeat 5] [--all] [--triton-python PYTHON]
         [--only import,add,matmul,attention,launch] [--json FILE] [--median] [--warm-tools]
-        [--profile-launch N]
+        [--profile-launch N] [--no-bytecode]
 
 Rows, each side measured in fresh processes (one a measurement, best of `--repeat`, or with
 `--median` their median; the compile rows run the sides in turn, so that both see the same load):
@@ -40,7 +40,14 @@ The kernels are `gpu_vs_triton.py`'s (`load_kernels`: one source exec'd under ea
 Triton's side runs where `--triton-python` (default: this interpreter) imports triton; without
 it the table has tilec's rows only. Every child runs with the bytecode cache on, in a
 folder of its own (`PYTHONPYCACHEPREFIX`; an untimed first run fills it), as an installed
-package has its `.pyc` files; `PYTHONDONTWRITEBYTECODE` is dropped for them.
+package has its `.pyc` files; `PYTHONDONTWRITEBYTECODE` is dropped for them. So the rows are
+those of a tree with bytecode, whatever the host's own setting (a line above the table says
+so). `--no-bytecode` measures tilec's packages without it, as an editable install under
+`PYTHONDONTWRITEBYTECODE=1` has them (every module a launch imports is compiled from source in
+each process): after the untimed first run, the `.pyc` files of tilec and of its plugins'
+top-level packages (its entry points') are removed from that folder and an empty file takes
+each package's place there, so that no child writes them again (Python skips a `.pyc` it cannot
+write); the standard library's and other packages' (Triton's too) stay.
 """
 
 from __future__ import annotations
@@ -291,7 +298,26 @@ def launch_fake() -> dict:
                 cuda_python=vendor)  # fmt: skip
 
 
+def tilec_packages() -> dict:
+    """The folders of tilec's package and of its plugins' top-level packages (those of the
+    `tilec` entry points), for `--no-bytecode`."""
+    import importlib.util
+
+    from tilec.plugin import entry_point_index
+
+    found = entry_point_index.entry_points("tilec")
+    names = {"tilec"} | {e.value.partition(":")[0].split(".")[0].strip() for e in found}
+    folders = []
+    for name in sorted(names):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            folders.append(os.path.dirname(spec.origin))
+    return dict(folders=folders)
+
+
 def worker(spec: dict) -> dict:
+    if spec["what"] == "tilec_packages":
+        return tilec_packages()
     if spec["what"] == "launch":
         return launch(spec["side"], spec.get("profile", 0))
     if spec["what"] == "launch_fake":
@@ -349,6 +375,19 @@ class Runner:
             return dict(error=(result.stderr.strip().splitlines() or ["failed"])[-1][:300])
         return json.loads(result.stdout.strip().splitlines()[-1])
 
+    def drop_tilec_bytecode(self) -> list[str]:
+        """`--no-bytecode`: remove the `.pyc` files of tilec's and its plugins' packages from
+        the children's bytecode folder, an empty file in each one's place so that no child
+        writes them again; the packages' folders."""
+        folders = self.run("tilec", dict(what="tilec_packages"))["folders"]
+        prefix = Path(self.env["PYTHONPYCACHEPREFIX"])
+        for folder in folders:
+            kept = prefix / Path(folder).relative_to(Path(folder).anchor)
+            shutil.rmtree(kept, ignore_errors=True)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(b"")  # not a folder: no .pyc is read or written below it
+        return folders
+
     def import_ms(self, side: str) -> float:
         package = PACKAGE[side]
         command = [self.pythons[side], "-X", "importtime", "-c", f"import {package}"]
@@ -383,6 +422,9 @@ def main() -> int:
                         help="tilec's fresh caches hold the ptxas an earlier process found")  # fmt: skip
     parser.add_argument("--median", action="store_true",
                         help="the median of the repeats, not the best")  # fmt: skip
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="tilec's packages without .pyc files (an editable install under "
+                        "PYTHONDONTWRITEBYTECODE=1); default: every package's bytecode")  # fmt: skip
     parser.add_argument("--profile-launch", type=int, default=0, metavar="N",
                         help="after the launch rows, a cProfile of tilec's first launch from the "
                         "disk cache (one more process): its N costliest functions")  # fmt: skip
@@ -410,6 +452,12 @@ def main() -> int:
             runner.remember_tools()
         for side in sides:  # fill the bytecode caches: not timed
             runner.import_ms(side)
+        if args.no_bytecode:
+            folders = runner.drop_tilec_bytecode()
+            results["bytecode"] = f"none for tilec's packages ({', '.join(folders)})"
+        else:
+            results["bytecode"] = "every package's .pyc files (an untimed run wrote them)"
+        print(f"bytecode: {results['bytecode']}")
         print("| row | " + " | ".join(sides) + (" | tilec/Triton |" if len(sides) == 2 else " |"))
         print("|---" * (len(sides) + 1 + (len(sides) == 2)) + "|")
         if "import" in only:
