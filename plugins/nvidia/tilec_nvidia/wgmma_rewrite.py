@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
 from tilec.dialects.scf import ForOp, WhileOp
-from tilec.dialects.tile import DotOp, LoadOp, TransOp
+from tilec.dialects.tile import DescriptorLoadOp, DotOp, LoadOp, TransOp
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Operation, Value
 from tilec.ir.types import TensorType, i32
@@ -136,7 +136,10 @@ def _computed_in_loop(op: DotOp, value: Value) -> bool:
     """Whether A is computed in registers in the loop body around `op` (not loaded there, which
     the pipeline would stage in shared memory, and not loop-invariant, which goes to shared
     memory once): wgmma then reads it from registers instead of a store to shared memory and
-    a barrier every iteration."""
+    a barrier every iteration. A descriptor's load (`tile.descriptor_load`, which TMA may bring
+    into the ring) is a load: its A went to registers through `ldmatrix`, and the wgmma left in
+    flight across iterations read registers that the next iteration's `ldmatrix` overwrote
+    (wrong results on the H200, issue 23)."""
     producer = getattr(value, "op", None)
     loop = op.parent_op
     if (
@@ -145,7 +148,7 @@ def _computed_in_loop(op: DotOp, value: Value) -> bool:
         or producer.parent is not op.parent
     ):
         return False
-    return not isinstance(producer, LoadOp | TransOp)
+    return not isinstance(producer, LoadOp | DescriptorLoadOp | TransOp)
 
 
 def _outside_loops(op: Operation, value: Value) -> Operation:
