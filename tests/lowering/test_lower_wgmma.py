@@ -227,6 +227,41 @@ def test_a_computed_in_the_loop_stays_in_registers(tmp_path):
     assert "0 bytes spill stores" in report
 
 
+@tilec.jit
+def scaled_a_kernel(a_ptr, b_ptr, c_ptr, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                    BLOCK_K: tl.constexpr):  # fmt: skip
+    """c = sum over K blocks of (2 A_k) B_k: A computed in the loop from its own load (wgmma's A
+    from registers), B from the ring."""
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :]) * 2
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * BLOCK_N + offs_n[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs_m[:, None] * BLOCK_N + offs_n[None, :], acc)
+
+
+def test_a_loaded_in_registers_in_the_loop_keeps_its_wgmma_synchronous():
+    """A wgmma left in flight into the next iteration still reads its A registers, which that
+    iteration writes again (Triton's `dotCanBeProperlyAsync` rule 1a; wrong results on the
+    H200, issue 23, where A came through `ldmatrix`): an A computed in the loop from a load
+    keeps the dot synchronous; one converted from another dot's result (attention's P,
+    `chained_kernel`) stays asynchronous, the next iteration's first dot retiring it."""
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+    gir = tilec.compile(
+        scaled_a_kernel, signature, dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64),
+        divisibility=("a_ptr", "b_ptr", "c_ptr", "K"), backend="nvidia", target="sm_90a",
+        num_warps=4, num_stages=3,
+    ).asm["gir"]  # fmt: skip
+    assert re.search(r"#gpu\.dot_op<\{opIdx = 0, parent = #mma", gir)
+    assert "gpu.async_copy_global_to_local" in gir  # B's ring
+    assert "pendings = 1" not in gir and "gpu.warp_group_dot_wait" not in gir
+    chained = _chained(3).asm["gir"]
+    assert re.search(r"gpu\.warp_group_dot [^\n]*\{pendings = 1 : i32\}", chained)
+
+
 @pytest.mark.parametrize("block_d", [64, 128])
 def test_a_from_registers_is_packed_before_the_fence_from_n_128(block_d, tmp_path):
     """From N = 128 (attention's head dim 128), all of A's registers are packed (cvt f16x2)

@@ -578,9 +578,9 @@ def _shared_encoding(converts: tuple[ConvertLayoutOp, ...]) -> SharedEncodingAtt
 
 def _async_dots(block: Block, plan: Plan) -> list[tuple[AsyncDotOp, int]]:
     """The asynchronous dots (`AsyncDotOp`: `gpu.warp_group_dot`) of the loop that may stay in
-    flight across iterations, with their iter-arg index: B (and A, unless A is in registers)
-    from the pipelined loads or converted to shared memory before the loop
-    (`_invariant_shared`), the result only yielded, and the accumulator that iter-arg, or
+    flight across iterations, with their iter-arg index: B (and A, unless A is in registers
+    that keep their value: `_registers_kept`) from the pipelined loads or converted to shared
+    memory before the loop (`_invariant_shared`), the result only yielded, and the accumulator that iter-arg, or
     computed from it in the body by pure ops (attention rescales it by `alpha`:
     `_wait_for_carried` then waits before that)."""
     from_rings = {convert.results[0] for group in plan.converts for convert in group}
@@ -597,6 +597,8 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[AsyncDotOp, int]]:
         if not isinstance(op, AsyncDotOp):
             continue
         a_in_registers = isinstance(op.a.type.encoding, OperandEncodingAttr)  # type: ignore[attr-defined]
+        if a_in_registers and not _registers_kept(op, block):
+            continue
         if not (a_in_registers or op.a in from_rings or _invariant_shared(op.a, block)):
             continue
         if not (op.b in from_rings or _invariant_shared(op.b, block)):
@@ -612,6 +614,29 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[AsyncDotOp, int]]:
             continue
         found.append((op, index))
     return found
+
+
+def _registers_kept(dot: AsyncDotOp, block: Block) -> bool:
+    """Whether the registers of `dot`'s A (a register operand) keep their value while the dot
+    stays in flight into the next iteration (Triton's `dotCanBeProperlyAsync`, rule 1a): A
+    defined outside the loop, or converted from a matrix unit's result (attention's P, from
+    the scores' dot, which the next iteration waits for before it recomputes P: that wait
+    retires this dot too). An A loaded or computed otherwise in the body is written again
+    by the next iteration while the dot may still read it (an `ldmatrix` of the next tile
+    under a `wgmma` in flight: wrong results on the H200, issue 23)."""
+    a = dot.a
+    producer = getattr(a, "op", None)
+    at: Operation | None = producer
+    if producer is None:  # a block argument: the loop's own (carried) or an outer one
+        at = a.owner.parent_op if a.owner is not block else block.first_op  # type: ignore[attr-defined]
+    while at is not None and at.parent is not block:
+        at = at.parent_op
+    if at is None:
+        return True  # defined outside the loop
+    if not isinstance(producer, ConvertLayoutOp) or producer.parent is not block:
+        return False
+    result_encoding = dot.result.type.encoding  # type: ignore[attr-defined]
+    return isinstance(producer.operands[0].type.encoding, type(result_encoding))  # type: ignore[attr-defined]
 
 
 def _computed_from(value: Value, arg: Value, block: Block, depth: int = 0) -> bool:
