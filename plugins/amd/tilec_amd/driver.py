@@ -105,19 +105,8 @@ class HipProperties(DeviceProperties):
 
     __slots__ = ("arch",)
 
-    def __init__(
-        self,
-        ordinal: int,
-        name: str,
-        max_grid: tuple[int, int, int],
-        max_threads_per_block: int,
-        max_shared_per_block: int,
-        warp_size: int,
-        arch: str,
-    ):
-        super().__init__(
-            ordinal, name, max_grid, max_threads_per_block, max_shared_per_block, warp_size
-        )
+    def __init__(self, *, arch: str, **common: Any):
+        super().__init__(**common)  # the base's fields, by keyword
         self.arch = arch
         """`gcnArchName` without its feature suffixes (`gfx942` of `gfx942:sramecc+:xnack-`)."""
 

@@ -141,20 +141,14 @@ class CudaProperties(DeviceProperties):
 
     def __init__(
         self,
-        ordinal: int,
-        name: str,
-        max_grid: tuple[int, int, int],
-        max_threads_per_block: int,
-        max_shared_per_block: int,
-        warp_size: int,
+        *,
         compute_capability: tuple[int, int],
         max_shared_per_block_optin: int,
         registers_per_block: int,
         sm_count: int,
+        **common: Any,
     ):
-        super().__init__(
-            ordinal, name, max_grid, max_threads_per_block, max_shared_per_block, warp_size
-        )
+        super().__init__(**common)  # the base's fields, by keyword
         self.compute_capability = compute_capability
         self.max_shared_per_block_optin = max_shared_per_block_optin
         self.registers_per_block = registers_per_block
