@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from tma_kernels import PIPELINED, matmul_tiles, swizzled
+from tma_kernels import LDMATRIX_RINGS, PIPELINED, matmul_tiles, swizzled
 
 import tilec
 import tilec.language as tl
@@ -244,6 +244,31 @@ def test_the_gpu_tests_pipelined_matmuls_fill_their_rings_through_tma(tma_on, el
     # A read by wgmma from its slot, as Triton: through ldmatrix into registers, the wgmma left
     # in flight across iterations read registers the next iteration's ldmatrix overwrote
     assert "#dot_op" not in gir and "ldmatrix" not in compiled.asm["ptx"]
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+@pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"), LDMATRIX_RINGS)
+def test_rings_tma_fills_for_mma_sync_are_read_by_ldmatrix(tma_on, element, shape, block, stages,
+                                                           warps, b_t):  # fmt: skip
+    """test_tma_gpu's mma.sync cases (BM = 32, which wgmma does not take): the rings TMA fills
+    are read into registers by ldmatrix (a dot of mma.sync retires in its iteration: no
+    register of it is in flight when the next iteration's ldmatrix writes), b^T (a `tile.trans`
+    before its conversion, not pipelined) one TMA load a step."""
+    BM, BN, BK = block
+    b_block = f"[{BN}, {BK}]" if b_t else f"[{BK}, {BN}]"
+    signature = {"a_desc": f"tensordesc<{element}[{BM}, {BK}]>",
+                 "b_desc": f"tensordesc<{element}{b_block}>", "c_ptr": "*fp32",
+                 "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(matmul_tiles, signature, backend="nvidia", target="sm_90a",
+                             constexprs={"BM": BM, "BN": BN, "BK": BK, "PROGRAMS": 3, "B_T": b_t},
+                             num_stages=stages, num_warps=warps)  # fmt: skip
+    gir, ptx = compiled.asm["gir"], compiled.asm["ptx"]
+    assert "version = 2" in gir and "gpu.warp_group_dot" not in gir
+    rings = 1 if b_t else 2
+    assert gir.count("gpu.async_bulk_copy_global_to_local") == rings * stages
+    assert "gpu.async_copy_global_to_local" not in gir
+    assert gir.count("gpu.local_load") == rings and "ldmatrix" in ptx
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from test_tma_compile import load_at
 from tma_kernels import (
+    LDMATRIX_RINGS,
     NAME,
     PIPELINED,
     THREADS,
@@ -189,7 +190,8 @@ TORCH_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16,
                 "fp8e4nv": getattr(torch, "float8_e4m3fn", None)}  # fmt: skip
 
 
-@pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"), PIPELINED)
+@pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"),
+                         PIPELINED + LDMATRIX_RINGS)  # fmt: skip
 @pytest.mark.parametrize("programs", ["a tile each", "3 programs"])
 def test_a_pipelined_matmul_through_tma_matches_torch(gpu, tma_on, element, shape, block, stages,
                                                       warps, b_t, programs):  # fmt: skip

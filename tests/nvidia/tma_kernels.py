@@ -146,6 +146,13 @@ PIPELINED = [  # matmul_tiles' cases (test_tma_gpu, test_tma_compile)
     ("fp16", (2048, 2048, 520), (128, 128, 64), 4, 8, True),  # the benchmark's, many waves
 ]
 
+LDMATRIX_RINGS = [  # matmul_tiles' cases on mma.sync (BM = 32: no wgmma), rings TMA fills read
+    # into registers by ldmatrix through NvmmaTile's offsets (test_tma_gpu, test_tma_compile)
+    ("bf16", (160, 192, 520), (32, 64, 64), 3, 8, False),  # both rings, 8 warps, ragged M
+    ("fp16", (1024, 1024, 520), (32, 128, 64), 4, 8, False),  # 256 programs: waves
+    ("fp16", (96, 192, 520), (32, 64, 64), 3, 4, True),  # a's ring; b^T one TMA load a step
+]
+
 
 @tilec.jit  # pipelined descriptor loads filling the K loop's ring through TMA (test_tma_gpu)
 def matmul_tiles(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
