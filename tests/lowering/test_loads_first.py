@@ -1,4 +1,5 @@
-"""pipeline-loops' loads-first order (`pipeline_loops.LOADS_FIRST`, off by default; issue 23):
+"""pipeline-loops' loads-first order (`pipeline_loops.LOADS_FIRST`; by default in matmul loops of
+kernels of three or more blocks an SM, issue 23):
 each iteration waits for the previous iteration's asynchronous dots, refills the slot they read,
 then waits for its own tile and issues its dots. Checked in the gir, in the sm_90a PTX of the
 sweep's matmul (the order benchmarks/matmul_ptx_variants.py's `loads-first` makes by hand, which
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from sweep_matmul_case import compile_case
 from test_attention_bwd_sm90 import _ptx_loops
+from test_attention_fwd_sm90 import compile_fwd
 from test_lower_mma import _bits, _floats, _nvidia_available
 from test_lower_pipeline import compiled, tutorial_kernel
 from test_lower_wgmma_emulated import _operands, run_emulated
@@ -50,13 +52,59 @@ def test_the_gir_loop_refills_before_it_waits_for_its_tile(loads_first):
     assert _order(body, marks) == ["dot wait", "copies", "tile wait", "dot"]
 
 
-def test_off_by_default_the_copies_follow_the_dots():
-    assert pipeline_loops.LOADS_FIRST is False
-    kernel = compiled(tutorial_kernel, 3, (64, 64, 32), 4, target="sm_90a")
-    body = kernel.asm["gir"].split("scf.for", 1)[1]
-    marks = {"tile wait": r"gpu\.async_wait \{num = 1", "dot": r"= gpu\.warp_group_dot ",
-             "copies": r"gpu\.async_copy_global_to_local"}  # fmt: skip
-    assert _order(body, marks) == ["tile wait", "dot", "copies"]
+DEFAULT_ORDER = {"tile wait": r"gpu\.async_wait \{num = \d", "dot": r"= gpu\.warp_group_dot ",
+                 "copies": r"gpu\.async_copy_global_to_local"}  # fmt: skip
+
+
+def _gir_loop(kernel) -> str:
+    return kernel.asm["gir"].split("scf.for", 1)[1]
+
+
+@pytest.mark.parametrize(("blocks", "warps", "stages", "first"), [
+    ((64, 128, 32), 4, 4, True),  # 48 KB of rings: four blocks an SM
+    ((64, 64, 32), 4, 3, True),
+    ((128, 128, 64), 8, 3, False),  # 96 KB: two blocks
+    ((128, 256, 64), 8, 3, False),  # one block: the tensor cores are the limit
+])  # fmt: skip
+def test_by_default_a_matmul_refills_first_from_three_blocks_an_sm(blocks, warps, stages, first):
+    assert pipeline_loops.LOADS_FIRST is None and pipeline_loops.LOADS_FIRST_BLOCKS == 3
+    kernel = compile_case((4096, 4096, 4096), "fp16", "fp16", blocks, warps, stages, False,
+                          target="sm_90a")  # fmt: skip
+    body = _gir_loop(kernel)
+    if first:
+        marks = {"dot wait": r"gpu\.warp_group_dot_wait %acc\w* \{pendings = 0",
+                 **DEFAULT_ORDER}  # fmt: skip
+        assert _order(body, marks) == ["dot wait", "copies", "tile wait", "dot"]
+    else:
+        assert _order(body, DEFAULT_ORDER) == ["tile wait", "dot", "copies"]
+
+
+def test_by_default_a_loop_of_two_dots_keeps_its_order(monkeypatch, tmp_path):
+    """The attention forward (Q K^T and P V in one loop, several blocks an SM at d64) compiles
+    as with `LOADS_FIRST` False (the rule was measured on matmuls alone); its P V alone could
+    refill first (it did, with a wait more an iteration, before the rule counted dots)."""
+    ptx = {}
+    for setting in (None, False):
+        monkeypatch.setattr(pipeline_loops, "LOADS_FIRST", setting)
+        monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / str(setting)))
+        cache.clear_memory()
+        try:
+            ptx[setting] = compile_fwd(64, False, (64, 64, 4, 3)).asm["ptx"]
+        finally:
+            cache.clear_memory()
+    assert ptx[None] == ptx[False]
+
+
+def test_loads_first_false_keeps_the_default_order_everywhere(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(pipeline_loops, "LOADS_FIRST", False)
+    cache.clear_memory()
+    try:
+        kernel = compile_case((4096, 4096, 4096), "fp16", "fp16", (64, 128, 32), 4, 4, False,
+                              target="sm_90a")  # fmt: skip
+    finally:
+        cache.clear_memory()
+    assert _order(_gir_loop(kernel), DEFAULT_ORDER) == ["tile wait", "dot", "copies"]
 
 
 def test_the_sweep_matmul_ptx_in_loads_first_order(loads_first):

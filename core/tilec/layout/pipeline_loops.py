@@ -70,14 +70,16 @@ onto the register loads of the staged form.
 `num_stages` 1 (or 0 here: the compile's `num_stages`) leaves every loop alone, as does anything
 outside the pattern (the loads then run synchronously, as before).
 
-Loads first (`LOADS_FIRST`, the pass option `loads-first`; off by default): where the loop's
+Loads first (`LOADS_FIRST`, the pass option `loads-first`; by default where the kernel runs at
+least `LOADS_FIRST_BLOCKS` blocks an SM and the loop has one dot): where the loop's
 asynchronous dots stay in flight (S >= 3, no bulk ring), each iteration first waits for the
 previous iteration's dots (`pendings = 0` on their iter-args), then a barrier, the copies of
 iteration i + S - 1 into the slot those dots read, `async_wait {S-1}` and a barrier, and then the
 body: tile i's arrival no longer gates the refill, and S tiles are in flight while the loop waits
 on memory (S - 1 in the default order, Triton's, where the copies follow the dots and a wait that
 leaves one group in flight); no group stays in flight across iterations, so where the tensor
-cores are the limit the next group waits for the barrier and the copies' issue.
+cores are the limit the next group waits for the barrier and the copies' issue: with three
+or more blocks an SM the others keep the tensor cores busy meanwhile.
 
 A `tile.descriptor_load` (a host descriptor's load on a target that reads them with TMA) is
 pipelined as the masked load it stands for (`LOADS`), through the ring's asynchronous copies,
@@ -161,9 +163,9 @@ class PipelineLoops(ModulePass):
         )
         loads_first: int = pass_option(
             0,
-            "1: refill a ring slot before waiting for the iteration's tile (module doc; 0: "
-            "LOADS_FIRST)",
-            choices=(0, 1),
+            "1: refill a ring slot before waiting for the iteration's tile (module doc), 2: "
+            "after its dots; 0: LOADS_FIRST",
+            choices=(0, 1, 2),
         )
 
     def run(self, module: Operation, context: PassContext) -> bool:
@@ -173,39 +175,49 @@ class PipelineLoops(ModulePass):
         bulk = None if registers else getattr(rules, "bulk_copies", None)
         changed = False
         loops = [op for op in module.walk() if isinstance(op, ForOp)]
-        vectors = not registers and _vector_rings(module, loops, default, context.target)
+        sm = getattr(rules, "sm", None)
+        sizes = _kernel_shared(module, loops, default) if sm is not None else None
+        vectors = not registers and _vector_rings(sizes, context.target)
+        first = {1: True, 2: False}.get(self.options.loads_first, LOADS_FIRST)
+        if first is None:  # by the blocks an SM: None where they are unknown
+            many = sm is not None and sizes is not None
+            blocks = sm.blocks(context.target.num_warps, sizes[vectors]) if many else 0
+            first = None if blocks >= LOADS_FIRST_BLOCKS else False
         for loop in loops:
             stages = loop_stages(loop, default)
             plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
             if plan is not None:
-                first = bool(self.options.loads_first) or LOADS_FIRST
                 _pipeline(loop, plan, stages, registers, bulk, loads_first=first)
                 changed = True
         return changed
 
 
-def _vector_rings(module: Operation, loops: list[ForOp], default: int, target: Any) -> bool:
-    """Whether the kernel's vector loads used in registers get rings (module doc): where it
-    runs one block an SM, by the shared memory of its rings with and without them
-    (`tilec.layout.residency.vector_rings_pay`)."""
-    rules = getattr(target, "rules", None)
-    sm = getattr(rules, "sm", None)
-    if sm is None:
-        return True
-    without: dict[Operation, int] = {}
-    with_vectors: dict[Operation, int] = {}
+def _kernel_shared(module: Operation, loops: list[ForOp], default: int) -> dict[bool, int]:
+    """The kernel's shared memory as the lowering will place it (`tilec.layout.residency`),
+    with its loops' rings without (False) and with (True) the vector loads' rings."""
+    rings: dict[bool, dict[Operation, int]] = {False: {}, True: {}}
     replaced: set[Operation] = set()
     for loop in loops:
         stages = loop_stages(loop, default)
-        for vectors, rings in ((False, without), (True, with_vectors)):
+        for vectors in (False, True):
             plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
             if plan is not None:
-                rings[loop] = ring_bytes((load.result.type for load in plan.loads), stages)
+                types = (load.result.type for load in plan.loads)
+                rings[vectors][loop] = ring_bytes(types, stages)
                 replaced.update(convert for group in plan.converts for convert in group)
     held = frozenset(replaced)
-    return vector_rings_pay(sm, target.num_warps, rules.shared_memory_bytes,  # type: ignore[union-attr]
-                            shared_bytes(module, without, held),
-                            shared_bytes(module, with_vectors, held))  # fmt: skip
+    return {vectors: shared_bytes(module, rings[vectors], held) for vectors in (False, True)}
+
+
+def _vector_rings(sizes: dict[bool, int] | None, target: Any) -> bool:
+    """Whether the kernel's vector loads used in registers get rings (module doc): where it
+    runs one block an SM, by its shared memory `sizes` without and with them (None: the SM is
+    unknown; `tilec.layout.residency.vector_rings_pay`)."""
+    if sizes is None:
+        return True
+    rules = target.rules
+    return vector_rings_pay(rules.sm, target.num_warps, rules.shared_memory_bytes,
+                            sizes[False], sizes[True])  # fmt: skip
 
 
 def loop_stages(loop: ForOp, default: int) -> int:
@@ -316,11 +328,19 @@ def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
 
 LOADS = (LoadOp, DescriptorLoadOp)
 
-LOADS_FIRST = False
+LOADS_FIRST: bool | None = None
 """Whether a loop whose asynchronous dots stay in flight across iterations refills first
-(module doc, "Loads first"); off until timed on the GPU (benchmarks/matmul_launch_ab.py's
-`loads-first` variant is the same order made by hand). The pass option `loads-first` turns it on
-for one run."""
+(module doc, "Loads first"): True or False for every such loop; None (the default) where the
+kernel runs at least `LOADS_FIRST_BLOCKS` blocks an SM and the loop has one dot (a matmul's
+K loop; attention's have two). The pass option `loads-first` (1 on, 2 off) decides it for one run."""
+
+LOADS_FIRST_BLOCKS = 3
+"""The blocks an SM from which a matmul loop refills first (`LOADS_FIRST` None). Measured on the
+H200 (benchmarks/RESULTS.md, sixth session, the sweep's matmuls with the order forced on): the
+64x128x32 w4 s4 kernel (four blocks an SM) 1.025x its time in the default order over 46 shapes
+(1.13-1.16x where the grid leaves SMs with one block: skinny M, long K), 64x128x64 w4 s4 (fp8,
+four) 1.013x; 128x128x64 w8 s3 (two) 0.988x; the one-block kernels 0.85-0.87x, where the
+tensor cores are the limit and the order leaves no group in flight across iterations."""
 """The loads pipelined: a `tile.descriptor_load` (a host descriptor's, which a target reads
 with TMA where it stands) as the masked load of its first three operands, through the ring's
 asynchronous copies (TMA into the ring: docs/tma.md, next steps)."""
@@ -711,8 +731,10 @@ def _pipeline(
     stages: int,
     registers: bool = False,
     bulk: Any = None,
-    loads_first: bool = False,
+    loads_first: bool | None = False,
 ) -> None:
+    """Pipeline `loop` by `plan` (module doc); `loads_first` None: refill first where the loop
+    has one dot, a matmul's K loop (`LOADS_FIRST`; attention's loops have two)."""
     block = loop.regions[0].block
     shared = [_ring_encoding(converts, registers) for converts in plan.converts]
     ring = _bulk_ring(plan, shared, bulk)
@@ -751,7 +773,9 @@ def _pipeline(
     slot = block.add_arg(i32, "slot")
     phase = block.add_arg(i32, "phase") if ring is not None else None
     inside = _Emitter(block, block.first_op)
-    first = loads_first and bool(async_dots) and ring is None and not registers
+    dots = sum(isinstance(op, AsyncDotOp) for op in block.ops)
+    wanted = dots == 1 if loads_first is None else loads_first
+    first = wanted and bool(async_dots) and ring is None and not registers
     if first:  # the previous iteration's dots retired in every warpgroup: their slot is free
         _wait_at_top(inside, block, async_dots)
         inside.add(BarrierOp())
