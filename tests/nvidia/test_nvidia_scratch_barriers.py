@@ -14,11 +14,9 @@ import tilec.language as tl
 
 
 @tilec.jit
-def row_statistics(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
-    """out[row] = (sum, max, sum of squares around the mean, min) of row `row`."""
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    inside = cols < N
+def _store_statistics(x_ptr, out_ptr, row, N, cols, inside):
+    """out[row] = (sum, max, sum of squares around the mean, min) of row `row`: four
+    reductions across the warps one after the other."""
     x = tl.load(x_ptr + row * N + cols, mask=inside, other=0.0)
     total = tl.sum(x, axis=0)
     top = tl.max(tl.where(inside, x, -float("inf")), axis=0)
@@ -32,21 +30,19 @@ def row_statistics(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
 
 
 @tilec.jit
+def row_statistics(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    """The statistics of row `program_id`, straight-line."""
+    cols = tl.arange(0, BLOCK)
+    _store_statistics(x_ptr, out_ptr, tl.program_id(0), N, cols, cols < N)
+
+
+@tilec.jit
 def row_statistics_looped(x_ptr, out_ptr, rows, N, BLOCK: tl.constexpr):
     """The same for rows pid, pid + programs, ... in a loop."""
     cols = tl.arange(0, BLOCK)
     inside = cols < N
     for row in range(tl.program_id(0), rows, tl.num_programs(0)):
-        x = tl.load(x_ptr + row * N + cols, mask=inside, other=0.0)
-        total = tl.sum(x, axis=0)
-        top = tl.max(tl.where(inside, x, -float("inf")), axis=0)
-        centred = tl.where(inside, x - total / N, 0.0)
-        spread = tl.sum(centred * centred, axis=0)
-        bottom = tl.min(tl.where(inside, x, float("inf")), axis=0)
-        tl.store(out_ptr + 4 * row, total)
-        tl.store(out_ptr + 4 * row + 1, top)
-        tl.store(out_ptr + 4 * row + 2, spread)
-        tl.store(out_ptr + 4 * row + 3, bottom)
+        _store_statistics(x_ptr, out_ptr, row, N, cols, inside)
 
 
 def _expected(x: np.ndarray) -> np.ndarray:

@@ -219,20 +219,25 @@ def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on, monkeypatch, tmp
         assert compiled.asm["cubin"]
 
 
+def _compile_tiles(element, block, stages, warps, b_t):
+    """tma_kernels.matmul_tiles as test_tma_gpu launches it (3 programs), for sm_90a."""
+    BM, BN, BK = block
+    b_block = f"[{BN}, {BK}]" if b_t else f"[{BK}, {BN}]"
+    signature = {"a_desc": f"tensordesc<{element}[{BM}, {BK}]>",
+                 "b_desc": f"tensordesc<{element}{b_block}>", "c_ptr": "*fp32",
+                 "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
+    return tilec.compile(matmul_tiles, signature, backend="nvidia", target="sm_90a",
+                         constexprs={"BM": BM, "BN": BN, "BK": BK, "PROGRAMS": 3, "B_T": b_t},
+                         num_stages=stages, num_warps=warps)  # fmt: skip
+
+
 @pytest.mark.parametrize(("element", "shape", "block", "stages", "warps", "b_t"), PIPELINED)
 def test_the_gpu_tests_pipelined_matmuls_fill_their_rings_through_tma(tma_on, element, shape,
                                                                       block, stages, warps, b_t):  # fmt: skip
     """test_tma_gpu's pipelined matmuls, compiled here: TMA in the ring (an fp8 b, which wgmma
     reads K-major, `transposed` in shared memory, keeps cp.async: TMA copies rows as they lie),
     inside the tile loop (barriers initialized and invalidated each time), ptxas assembles."""
-    BM, BN, BK = block
-    b_block = f"[{BN}, {BK}]" if b_t else f"[{BK}, {BN}]"
-    signature = {"a_desc": f"tensordesc<{element}[{BM}, {BK}]>",
-                 "b_desc": f"tensordesc<{element}{b_block}>", "c_ptr": "*fp32",
-                 "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
-    compiled = tilec.compile(matmul_tiles, signature, backend="nvidia", target="sm_90a",
-                             constexprs={"BM": BM, "BN": BN, "BK": BK, "PROGRAMS": 3, "B_T": b_t},
-                             num_stages=stages, num_warps=warps)  # fmt: skip
+    compiled = _compile_tiles(element, block, stages, warps, b_t)
     b_through_tma = element != "fp8e4nv" or b_t
     assert len(compiled.metadata["tensor_maps"]) == 1 + b_through_tma
     gir = compiled.asm["gir"]
@@ -255,20 +260,19 @@ def test_rings_tma_fills_for_mma_sync_are_read_by_ldmatrix(tma_on, element, shap
     are read into registers by ldmatrix (a dot of mma.sync retires in its iteration: no
     register of it is in flight when the next iteration's ldmatrix writes), b^T (a `tile.trans`
     before its conversion, not pipelined) one TMA load a step."""
-    BM, BN, BK = block
-    b_block = f"[{BN}, {BK}]" if b_t else f"[{BK}, {BN}]"
-    signature = {"a_desc": f"tensordesc<{element}[{BM}, {BK}]>",
-                 "b_desc": f"tensordesc<{element}{b_block}>", "c_ptr": "*fp32",
-                 "M": "i32", "N": "i32", "K": "i32"}  # fmt: skip
-    compiled = tilec.compile(matmul_tiles, signature, backend="nvidia", target="sm_90a",
-                             constexprs={"BM": BM, "BN": BN, "BK": BK, "PROGRAMS": 3, "B_T": b_t},
-                             num_stages=stages, num_warps=warps)  # fmt: skip
+    compiled = _compile_tiles(element, block, stages, warps, b_t)
     gir, ptx = compiled.asm["gir"], compiled.asm["ptx"]
     assert "version = 2" in gir and "gpu.warp_group_dot" not in gir
     rings = 1 if b_t else 2
     assert gir.count("gpu.async_bulk_copy_global_to_local") == rings * stages
     assert "gpu.async_copy_global_to_local" not in gir
     assert gir.count("gpu.local_load") == rings and "ldmatrix" in ptx
+    # every place in shared memory at a constant offset (the rings, their mbarriers, the scratch
+    # of b^T's load and of its conversion, which ldmatrix reads) is 16-byte aligned: b^T's
+    # scratch once started right above a's 3 mbarriers (24 bytes), and the conversion's
+    # ldmatrix.trans raised "misaligned address" on the H200
+    offsets = [int(n) for n in re.findall(r'@"global_smem", i32 (\d+)', compiled.asm["llir"])]
+    assert offsets and all(offset % 16 == 0 for offset in offsets), offsets
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
 
