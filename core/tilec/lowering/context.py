@@ -279,7 +279,9 @@ class LoweringContext:
         buffer, above the live `gpu.local_alloc` buffers, for one use by `op`: the caller
         writes, emits `self.target.barrier`, then reads. The barrier before the writes is
         emitted here unless `tilec.lowering.scratch.ScratchPlan` finds it not needed."""
-        reserved = self.shared_reserved
+        # above the live buffers, rounded up to 16 bytes: an extent may end at 8 (a TMA ring's
+        # mbarriers); ldmatrix and vector accesses need 16 (an H200's misaligned address)
+        reserved = aligned(self.shared_reserved)
         offset, barrier = self.scratch_plan.place(op, reserved, nbytes, self.shared_bytes)
         if barrier:
             self.target.barrier(self.builder)
@@ -295,7 +297,7 @@ class LoweringContext:
         at least `nbytes` long, above the live `gpu.local_alloc` buffers. Bracket every use
         with `self.target.barrier` (module doc)."""
         self.scratch_plan.forget()
-        reserved = self.shared_reserved
+        reserved = aligned(self.shared_reserved)  # as `scratch`'s
         self.shared_bytes = max(self.shared_bytes, reserved + aligned(nbytes))
         base = self._global_smem()
         if not reserved:
