@@ -139,9 +139,9 @@ def _tma_steps(ptx: str) -> list[str]:
     return steps
 
 
-def test_without_the_setting_and_on_sm_80_the_load_is_as_before(monkeypatch, tmp_path):
+def test_with_the_setting_off_and_on_sm_80_the_load_is_as_before(monkeypatch, tmp_path):
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TILEC_NVIDIA_TMA", raising=False)
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "0")
     cache.clear_memory()
     before = compile_copy("sm_90a")
     assert "tensor_maps" not in before.metadata and "cp.async.bulk" not in before.asm["ptx"]
@@ -150,19 +150,21 @@ def test_without_the_setting_and_on_sm_80_the_load_is_as_before(monkeypatch, tmp
     old_arch = compile_copy("sm_80")
     assert "tensor_maps" not in old_arch.metadata
     assert "tile.descriptor_load" not in old_arch.asm["tir"]
-    monkeypatch.delenv("TILEC_NVIDIA_TMA")
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "0")
     cache.clear_memory()
     assert compile_copy("sm_80").asm["ptx"] == old_arch.asm["ptx"]
 
 
-def test_the_setting_is_in_the_cache_key(monkeypatch):
+def test_the_setting_is_on_by_default_and_in_the_cache_key(monkeypatch):
     backend = NvidiaBackend()
     options = backend.parse_options(target="sm_90a")
-    monkeypatch.delenv("TILEC_NVIDIA_TMA", raising=False)
+    monkeypatch.setenv("TILEC_NVIDIA_TMA", "0")
     off = backend.hash(options)
     assert backend.frontend_features(options) == frozenset()
     monkeypatch.setenv("TILEC_NVIDIA_TMA", "1")
     assert backend.hash(options) != off
+    assert backend.frontend_features(options) == {"tensor_map_loads"}
+    monkeypatch.delenv("TILEC_NVIDIA_TMA")
     assert backend.frontend_features(options) == {"tensor_map_loads"}
     assert backend.frontend_features(backend.parse_options(target="sm_80")) == frozenset()
 

@@ -28,15 +28,23 @@ PTXAS = Setting(
 
 TMA = Setting(
     "TILEC_NVIDIA_TMA",
-    "off",
-    "On sm_90 and later, host-side TensorDescriptors are read and written with TMA "
-    "(`cp.async.bulk.tensor`; docs/tma.md): a load outside a pipelined loop is one copy and "
-    "wait, a load that `num_stages` pipelines fills the loop's ring through TMA (an mbarrier a "
-    "stage), a store is one "
-    "TMA store a box. `1` turns it on; read at each compile (in the cache key).",
+    "on",
+    "On sm_90 and later, host-side TensorDescriptors are read with TMA (`cp.async.bulk.tensor`; "
+    "docs/tma.md): a load outside a pipelined loop is one copy and wait, a load that "
+    "`num_stages` pipelines fills the loop's ring through TMA (an mbarrier a stage); stores are "
+    "the masked stores they stand for (`tilec_nvidia.tma_lowering.STORES`). `0` reads every "
+    "descriptor with masked loads; read at each compile (in the cache key).",
 )
-"""Off by default until the GPU tests of its pipelined form (TMA into the loop's shared-memory
-ring, `tilec_nvidia.tma_ring`) pass (tests/nvidia/test_tma_gpu.py)."""
+"""On by default since the GPU tests passed with it on, on the H200 (2026-11-27, sixth session:
+`TILEC_NVIDIA_TMA=1 pytest -m gpu tests/nvidia tests/compat`, 409 passed, the pipelined form's
+matmuls among them); `0` is the way back to the masked loads."""
+
+
+def tma_enabled() -> bool:
+    """`TILEC_NVIDIA_TMA` as a flag that is on unless set to `0`, `false`, `no` (unset: on)."""
+    return TMA.get() is None or TMA.enabled()
+
+
 TENSOR_MAP_LOADS = "tensor_map_loads"
 """`tilec.frontend.descriptors.TENSOR_MAP_LOADS` (the core's name, not imported: a compile's)."""
 
@@ -100,14 +108,14 @@ class NvidiaBackend(GpuBackend):
 
     def frontend_features(self, options: Any) -> frozenset[str]:
         """`tensor_map_loads` where `TILEC_NVIDIA_TMA` is on and the target has TMA."""
-        if not TMA.enabled() or "tma" not in ARCHS.check(self.resolve_target(options)).features:
+        if not tma_enabled() or "tma" not in ARCHS.check(self.resolve_target(options)).features:
             return frozenset()
         return frozenset({TENSOR_MAP_LOADS})
 
     def hash(self, options: Any = None) -> str:
         """As `GpuBackend.hash`, with `TILEC_NVIDIA_TMA` where it is on (it changes the code)."""
         digest = super().hash(options)
-        return f"{digest}|tma" if TMA.enabled() else digest
+        return f"{digest}|tma" if tma_enabled() else digest
 
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo
