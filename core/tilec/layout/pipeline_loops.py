@@ -179,9 +179,8 @@ class PipelineLoops(ModulePass):
         sizes = _kernel_shared(module, loops, default) if sm is not None else None
         vectors = not registers and _vector_rings(sizes, context.target)
         first = {1: True, 2: False}.get(self.options.loads_first, LOADS_FIRST)
-        if first is None:  # by the blocks an SM: None where they are unknown
-            many = sm is not None and sizes is not None
-            blocks = sm.blocks(context.target.num_warps, sizes[vectors]) if many else 0
+        if first is None:  # by the blocks an SM; where the SM is unknown, the default order
+            blocks = 0 if sizes is None else sm.blocks(context.target.num_warps, sizes[vectors])
             first = None if blocks >= LOADS_FIRST_BLOCKS else False
         for loop in loops:
             stages = loop_stages(loop, default)
