@@ -128,7 +128,7 @@ def _async_copy(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> None:
     slot = buffer.slot(b, ctx.get(op.slot))
     mapping = ptrs.mapping
     vec = _copy_vector(ctx, op)
-    asynchronous = not _copies_synchronously(ctx, op)
+    asynchronous = not _copies_synchronously(ctx, op, vec)
     nbytes = vec * buffer.tile.element_bytes
     hints = hints_of(op, store=False)
     if hints is not None:
@@ -158,9 +158,13 @@ def _copy_vector(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> int:
     return vector_width(ctx, op.ptr, op.mask, buffer.tile.element_bytes)
 
 
-def _copies_synchronously(ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp) -> bool:
-    """Whether `op`'s copies are loads and stores (no asynchronous copy of their size)."""
-    nbytes = _copy_vector(ctx, op) * ctx.get(op.buffer).tile.element_bytes
+def _copies_synchronously(
+    ctx: LoweringContext, op: AsyncCopyGlobalToLocalOp, vec: int | None = None
+) -> bool:
+    """Whether `op`'s copies are loads and stores (no asynchronous copy of their size), `vec`
+    the elements of one (`_copy_vector`, computed where not given)."""
+    vec = _copy_vector(ctx, op) if vec is None else vec
+    nbytes = vec * ctx.get(op.buffer).tile.element_bytes
     return not (has_async_copies(ctx.target) and nbytes in ASYNC_COPY_BYTES)
 
 
