@@ -257,8 +257,8 @@ SAMPLES: dict[str, str] = {
         "%s: !tile.ptr<f32>, %p: tensor<4x!tile.ptr<f32>>, %m: tensor<4xi1>, %o: tensor<4xf32>",
     ),
     "tile.descriptor_load": _func(
-        '  %a = tile.descriptor_load %p, %m, %o, %i, %j {base_param = 0, padding = "zero", '
-        "shape_params = [1, 1], stride_params = [2, -1]} : tensor<4x8xf16>\n"
+        "  %a = tile.descriptor_load %p, %m, %o, %i, %j {base_param = 0, in_kernel = unit, "
+        'padding = "zero", shape_params = [1, -8], stride_params = [2, -1]} : tensor<4x8xf16>\n'
         "  tile.return",
         "%x: !tile.ptr<f16>, %n: i32, %s: i64, %p: tensor<4x8x!tile.ptr<f16>>, "
         "%m: tensor<4x8xi1>, %o: tensor<4x8xf16>, %i: i64, %j: i64",

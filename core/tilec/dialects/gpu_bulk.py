@@ -24,7 +24,7 @@ ring (`LayoutRules.bulk_copies`; NVIDIA's TMA, docs/tma.md), and which that targ
 from __future__ import annotations
 
 from tilec.dialects.gpu_shared import MEMDESC
-from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import (
     Operation,
     Value,
@@ -117,6 +117,7 @@ class AsyncBulkCopyGlobalToLocalOp(Operation):
     shape_params = attr_def(ArrayAttr)
     stride_params = attr_def(ArrayAttr)
     padding = attr_def(StringAttr)
+    in_kernel = attr_def(UnitAttr, optional=True)
     traits = (MemoryRead(),)
 
     @property

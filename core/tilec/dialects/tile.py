@@ -409,13 +409,14 @@ class LoadOp(Operation):
 @register_op
 class DescriptorLoadOp(Operation):
     """`%v = tile.descriptor_load %ptrs, %mask, %other, %offsets... {base_param, shape_params,
-    stride_params, padding}`: a `desc.load` of a host-side tensor descriptor, for a target that
+    stride_params, padding}`: a `desc.load` of a tensor descriptor, for a target that
     claims them (`Backend.frontend_features`: `tensor_map_loads`; docs/tma.md). The operands are
     those of the `tile.load` it stands for (the block's pointers, in-bounds mask, the padding),
     laid out and lowered as that load wherever the target does not take it, then the block's
     offsets (scalars, outermost first). The attributes name the kernel parameters the
-    descriptor's base, sizes and strides are (indices; -1: the constant last stride 1), from
-    which the launch encodes the tensor map."""
+    descriptor's base, sizes and strides are (indices; -c: the constant c, as the last stride
+    1), from which the launch encodes the tensor map; `in_kernel`: `tl.make_tensor_descriptor`
+    made it (constants allowed, its alignments not checked by a host `TensorDescriptor`)."""
 
     name = "tile.descriptor_load"
     parts = operand_def(variadic=True)
@@ -423,6 +424,7 @@ class DescriptorLoadOp(Operation):
     shape_params = attr_def(ArrayAttr)
     stride_params = attr_def(ArrayAttr)
     padding = attr_def(StringAttr)
+    in_kernel = attr_def(UnitAttr, optional=True)
     result = result_def()
     traits = (ReadOnly(), MemoryRead())
 
@@ -464,6 +466,7 @@ class DescriptorStoreOp(Operation):
     shape_params = attr_def(ArrayAttr)
     stride_params = attr_def(ArrayAttr)
     padding = attr_def(StringAttr)
+    in_kernel = attr_def(UnitAttr, optional=True)
     traits = (MemoryWrite(),)
 
     @property

@@ -3,8 +3,12 @@
 has: a descriptor is a value of the frontend (a base pointer, the global shape and strides, the
 block shape), and a block access is a masked `tl.load` / `tl.store` of the block's pointers,
 elements outside the global shape read as the padding (0, or NaN with `padding_option="nan"`)
-and never written, as TMA does. tilec needs no scratch memory for them, so an allocator given
-to `tilec.set_allocator` is never called."""
+and never written, as TMA does. A target that reads descriptors itself (`TENSOR_MAP_LOADS`: TMA
+on NVIDIA's sm_90) gets `tile.descriptor_load` / `tile.descriptor_store` where every part of the
+descriptor is a kernel parameter or a constant (`claimed_load`), host-side or made in the
+kernel: the launch encodes its tensor map from the parameters' values (docs/tma.md). tilec
+needs no scratch memory for them, so an allocator given to `tilec.set_allocator` is never
+called."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from tilec.dialects.func import FuncOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
 from tilec.frontend.expressions import TensorMethod
-from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr
+from tilec.ir.attributes import ArrayAttr, IntegerAttr, StringAttr, UnitAttr
 from tilec.ir.core import BlockArgument
 from tilec.ir.types import PointerType, TensorType, i1, i64, is_power_of_two
 from tilec.language import block_type, dtype_of
@@ -164,14 +168,15 @@ def _int_list(value: Any, what: str) -> list:
 
 
 TENSOR_MAP_LOADS = "tensor_map_loads"
-"""The frontend feature (`Backend.frontend_features`) of a target that lowers loads of host
+"""The frontend feature (`Backend.frontend_features`) of a target that lowers loads of
 descriptors itself (`tile.descriptor_load`: TMA on NVIDIA's sm_90, docs/tma.md)."""
 
 
 def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> TensorValue | None:
-    """The `tile.descriptor_load` of a host descriptor's block where the target claims them
+    """The `tile.descriptor_load` of a descriptor's block where the target claims them
     (`TENSOR_MAP_LOADS`) and every part of the descriptor is a kernel parameter (the last
-    stride the constant 1); None elsewhere (the caller emits the masked `tile.load`).
+    stride the constant 1; a constant too in a descriptor made in the kernel: `_claim`); None
+    elsewhere (the caller emits the masked `tile.load`).
     `operands` are that load's: pointers, mask, padding."""
     attributes = _claim(desc)
     if attributes is None:
@@ -185,7 +190,7 @@ def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> Tens
 
 def claimed_store(builtins: Any, desc: Any, offsets: Any, pointers: TensorValue, block: Any,
                   mask: TensorValue) -> bool:  # fmt: skip
-    """Emit the `tile.descriptor_store` of `block` where the target claims host descriptors'
+    """Emit the `tile.descriptor_store` of `block` where the target claims descriptors'
     accesses (as `claimed_load`); whether it did (else the caller emits the masked store)."""
     attributes = _claim(desc)
     if attributes is None:
@@ -199,20 +204,38 @@ def claimed_store(builtins: Any, desc: Any, offsets: Any, pointers: TensorValue,
 
 
 def _claim(desc: Any) -> dict[str, Any] | None:
-    """The attributes of a claimed access of `desc` (module of `claimed_load`), else None."""
-    if not (getattr(desc, "host", False) and TENSOR_MAP_LOADS in compile_features()):
+    """The attributes of a claimed access of `desc` (module of `claimed_load`), else None: a
+    host descriptor whose parts are kernel parameters, or one made in the kernel whose parts
+    are kernel parameters or positive constants (`-c` for the constant `c`), marked
+    `in_kernel` (the target proves its alignments from the parameters' specialization)."""
+    if TENSOR_MAP_LOADS not in compile_features():
         return None
+    host = getattr(desc, "host", False)
     base = _parameter(desc.base)
-    shape = [_parameter(size) for size in desc.shape]
-    strides = [_parameter(stride) for stride in desc.strides[:-1]]
+    shape = [_part(size, host) for size in desc.shape]
+    strides = [_part(stride, host) for stride in desc.strides[:-1]]
     if base is None or None in shape or None in strides or desc.strides[-1] != 1:
         return None
-    return {
+    attributes = {
         "base_param": IntegerAttr(base, i64),
         "shape_params": ArrayAttr([IntegerAttr(i, i64) for i in shape]),
         "stride_params": ArrayAttr([IntegerAttr(i, i64) for i in [*strides, -1]]),
         "padding": StringAttr(desc.padding),
     }
+    if not host:
+        attributes["in_kernel"] = UnitAttr()
+    return attributes
+
+
+def _part(value: Any, host: bool) -> int | None:
+    """A size or stride of a claimed descriptor: its parameter index, `-c` for a positive
+    constant `c` of an in-kernel descriptor, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if host or not 0 < value < 2**40 else -value
+    index = _parameter(value)
+    if index is not None and not host and getattr(value.type, "width", 0) not in (32, 64):
+        return None  # an i8 or i16 size: the masked access
+    return index
 
 
 def _offsets(sem: Any, offsets: Any) -> list[TensorValue]:

@@ -522,14 +522,15 @@ class _BulkRing:
         at.add(expect)
         for load, buffer in copies:
             offsets = [mapping.get(v, v) for v in _offsets(load)]
-            attributes = {k: load.attributes[k] for k in _DESCRIPTOR_ATTRIBUTES}
+            attributes = {k: load.attributes[k] for k in _DESCRIPTOR_ATTRIBUTES
+                          if k in load.attributes}  # fmt: skip
             operands = [buffer, slot, self.barriers, in_range, *offsets]
             copy = AsyncBulkCopyGlobalToLocalOp(operands=operands, attributes=attributes)  # type: ignore[arg-type]
             copy.location = load.location
             at.add(copy)
 
 
-_DESCRIPTOR_ATTRIBUTES = ("base_param", "shape_params", "stride_params", "padding")
+_DESCRIPTOR_ATTRIBUTES = ("base_param", "shape_params", "stride_params", "padding", "in_kernel")
 
 
 def _block_bytes(load: Operation) -> int:

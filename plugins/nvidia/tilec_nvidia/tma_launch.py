@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from tilec.errors import TensorDescriptorError
 from tilec_nvidia import tensor_map
 from tilec_nvidia.driver import Packer
 
@@ -40,9 +41,15 @@ class TensorMapParameter:
     block: tuple[int, ...]
     padding: str
     swizzle: int
+    in_kernel: bool = False
+    """A descriptor `tl.make_tensor_descriptor` made (its alignments proven at compile time,
+    `tma_lowering.proven_aligned`): a run-time size or stride TMA cannot take is an error
+    saying so."""
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self)
+        if not self.in_kernel:  # as `tma_lowering.added_metadata` writes it
+            del data["in_kernel"]
         return {k: [list(v) for v in data[k]] if k in ("shape", "strides") else
                 list(v) if isinstance(v, tuple) else v for k, v in data.items()}  # fmt: skip
 
@@ -55,6 +62,7 @@ class TensorMapParameter:
             element=data["element"], base=int(data["base"]), shape=pairs(data["shape"]),
             strides=pairs(data["strides"]), block=tuple(int(b) for b in data["block"]),
             padding=data["padding"], swizzle=int(data["swizzle"]),
+            in_kernel=bool(data.get("in_kernel", False)),
         )  # fmt: skip
 
     def request(self, values: Sequence[Any]) -> tensor_map.TensorMapRequest:
@@ -64,10 +72,20 @@ class TensorMapParameter:
             kind, value = pair
             return int(values[value]) if kind == PARAMETER else value
 
-        return tensor_map.request(
-            self.element, int(values[self.base]), [read(p) for p in self.shape],
-            [read(p) for p in self.strides], self.block, self.padding, self.swizzle,
-        )  # fmt: skip
+        shape, strides = [read(p) for p in self.shape], [read(p) for p in self.strides]
+        try:
+            return tensor_map.request(
+                self.element, int(values[self.base]), shape, strides, self.block,
+                self.padding, self.swizzle,
+            )  # fmt: skip
+        except TensorDescriptorError as error:
+            if not self.in_kernel:
+                raise
+            raise TensorDescriptorError(
+                f"the kernel reads a tl.make_tensor_descriptor (shape {shape}, strides "
+                f"{strides}) through TMA, which cannot take it: {error}; or set "
+                "TILEC_NVIDIA_TMA=0 to read it with masked loads"
+            ) from None
 
 
 class TmaPacker(Packer):

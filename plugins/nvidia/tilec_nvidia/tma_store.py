@@ -47,7 +47,7 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> 
         return False
     b = ctx.builder
     place = tma_lowering._prepare(arch, ctx, op)
-    sizes = [ctx.fn.args[index] for index in op.shape_params.ints()]
+    sizes = [_size(b, ctx.fn.args, index) for index in op.shape_params.ints()]
     through_tma = exact(b, place.offsets, sizes, place.block, place.size)
     function = b.function
     tma_block = function.append_basic_block("tma.store")
@@ -62,6 +62,18 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> 
     b.branch(done)
     b.position_at_end(done)
     return True
+
+
+def _size(b: ir.IRBuilder, args: Any, index: int) -> ir.Value:
+    """A size of the descriptor (i32): its parameter (an i64 one clamped to 2**31 - 1, past
+    every i32 offset), or the constant `-index`."""
+    if index < 0:
+        return I32(min(-index, 2**31 - 1))
+    arg = args[index]
+    if arg.type.width <= 32:
+        return arg
+    limit = ir.Constant(arg.type, 2**31 - 1)
+    return b.trunc(b.select(b.icmp_signed(">", arg, limit), limit, arg), I32)
 
 
 def exact(b: ir.IRBuilder, offsets: Sequence[ir.Value], sizes: Sequence[ir.Value],
