@@ -60,3 +60,19 @@ def test_2d_row_sums_need_no_shared_memory_but_columns_do():
     ptx = ptx_of("reduce-2d.gir")
     assert ", 16, 31, -1;" in ptx  # the lane bit along axis 0
     assert "bar.sync" in ptx
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_across_16_warps_by_lane_butterflies_match_the_interpreter(kind: str):
+    """16 warps' partials read one a lane and combined by butterflies (reduce-across-warps.gir):
+    a ^ (3 * b) and the argmax keep the interpreter's order exactly, the sum its value."""
+    x = RNG.standard_normal(4096).astype(np.float32)
+    x[700] = x[3000] = x.max() + 1  # a tie across warps: the lower index wins
+    k = RNG.integers(-1000, 1000, 4096).astype(np.int32)
+    outs = [np.zeros(1, np.float32), np.zeros(1, np.int32), k, np.zeros(1, np.int32)]
+    run = runner(kind)
+    got = compare_with_interp("reduce-across-warps.gir", [x, *outs], rtol=1e-5, run=run)
+    assert got[2][0] == 700
+    np.testing.assert_allclose(got[1][0], x.astype(np.float64).sum(), rtol=1e-4)
+    x[RNG.integers(0, 4096, 9)] = np.nan
+    compare_with_interp("reduce-across-warps.gir", [x, *outs], rtol=1e-5, run=run)

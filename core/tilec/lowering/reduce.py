@@ -141,6 +141,32 @@ def tree(ctx: LoweringContext, op: Operation, items: Sequence[Values]) -> Values
     return level[0]
 
 
+def _powers_below(n: int) -> list[int]:
+    return [1 << i for i in range(max(0, (n - 1).bit_length()))]
+
+
+def butterfly(
+    ctx: LoweringContext, op: Operation, mine: Values, masks: Sequence[int], commutative: bool
+) -> Values:
+    """`mine` combined across the lanes that differ in the bits of `masks` (`shuffle_xor`, in
+    the order given), every such lane getting the result. An order-sensitive combiner takes the
+    lower lane's value as its left operand, so masks 1, 2, 4, ... over lanes that hold items
+    0, 1, 2, ... give `tree`'s order."""
+    b = ctx.builder
+    for mask in masks:
+        other = [
+            shuffle_value(ctx, v, lambda x, m=mask: ctx.target.shuffle_xor(b, x, m)) for v in mine
+        ]
+        if commutative:
+            mine = combine(ctx, op, mine, other)
+            continue
+        upper = b.icmp_unsigned("!=", b.and_(ctx.lane_id(), I32(mask)), I32(0))
+        lhs = select_values(ctx, upper, other, mine)
+        rhs = select_values(ctx, upper, mine, other)
+        mine = combine(ctx, op, lhs, rhs)
+    return mine
+
+
 def is_commutative(op: Operation) -> bool:
     """Whether the combiner is a single commutative `arith` binary op of its two arguments
     (all of them are associative too: add, mul, and, or, xor, min and max)."""
@@ -218,7 +244,6 @@ def _reduce(ctx: LoweringContext, op: ReduceOp) -> None:
 
 
 def _lower_reduce(ctx: LoweringContext, op: ReduceOp) -> None:
-    b = ctx.builder
     axis = op.axis_int
     sources = [ctx.get(v) for v in op.operands]
     mapping = sources[0].mapping
@@ -246,30 +271,13 @@ def _lower_reduce(ctx: LoweringContext, op: ReduceOp) -> None:
         partials[key] = [tree(ctx, op, chunk) for chunk in chunks]
 
     # Across lanes: butterflies over the lane bits that span distinct elements.
-    step = 1
-    while step < spread.lanes:
-        mask = step * d.lane_div
-        upper = None
-        if not commutative:
-            bit = b.and_(ctx.lane_id(), I32(mask))
-            upper = b.icmp_unsigned("!=", bit, I32(0))
-        for reps in partials.values():
-            for r, mine in enumerate(reps):
-                other = [
-                    shuffle_value(ctx, v, lambda x, m=mask: ctx.target.shuffle_xor(b, x, m))
-                    for v in mine
-                ]
-                if upper is None:
-                    reps[r] = combine(ctx, op, mine, other)
-                else:
-                    lhs = select_values(ctx, upper, other, mine)
-                    rhs = select_values(ctx, upper, mine, other)
-                    reps[r] = combine(ctx, op, lhs, rhs)
-        step *= 2
+    masks = [step * d.lane_div for step in _powers_below(spread.lanes)]
+    for reps in partials.values():
+        reps[:] = [butterfly(ctx, op, mine, masks, commutative) for mine in reps]
 
     # Across warps: one partial per warp through shared memory, then the final combine.
     if spread.warps > 1:
-        partials = _across_warps(ctx, op, mapping, axis, spread, partials)
+        partials = _across_warps(ctx, op, mapping, axis, spread, partials, commutative)
 
     results = {key: tree(ctx, op, reps) for key, reps in partials.items()}
     _bind_results(ctx, op, results)
@@ -282,7 +290,14 @@ def _across_warps(
     axis: int,
     spread: AxisSpread,
     partials: dict[tuple[int, ...], list[Values]],
+    commutative: bool,
 ) -> dict[tuple[int, ...], list[Values]]:
+    """Each warp's partials to its slots, a barrier, then per group and repetition the `warps`
+    partials read back: by every thread, where each type's partials fit one 16-byte load, else
+    one per lane (lane `l` reads warp `l % warps`'s) and combined by a butterfly over the low
+    lane bits (Triton's inter-warp step, without its second round through shared memory): a
+    thread then holds one partial rather than `warps` (at 16 warps, 16 registers a reduction
+    live beside the row, which cost a block an SM in the layer norm)."""
     b = ctx.builder
     warps = spread.warps
     reps = len(next(iter(partials.values())))
@@ -301,10 +316,18 @@ def _across_warps(
             for base, value in zip(bases, partial, strict=True):
                 store_slot(ctx, base, slot, value)
     ctx.target.barrier(b)
+    by_lane = warps <= ctx.threads_per_warp and any(warps * element_bytes(t) > 16 for t in types)
+    lane_warp = b.urem(ctx.lane_id(), I32(warps)) if by_lane else None
     merged: dict[tuple[int, ...], list[Values]] = {}
     for key, first in indices.items():
         merged[key] = []
         for r in range(reps):
+            if lane_warp is not None:
+                slot = b.add(first, b.add(I32(r * warps), lane_warp))
+                mine = [load_slot(ctx, base, slot, t) for base, t in zip(bases, types, strict=True)]
+                masks = _powers_below(warps)
+                merged[key].append(butterfly(ctx, op, mine, masks, commutative))
+                continue
             items = []
             for w in range(warps):
                 slot = b.add(first, I32(r * warps + w))
