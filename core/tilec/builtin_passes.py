@@ -26,6 +26,7 @@ def tilec_passes() -> list[type[Pass]]:
     from tilec.layout.pipeline_loops import PipelineLoops
     from tilec.layout.print_axis_info import PrintAxisInfo
     from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
+    from tilec.layout.warp_specialize import WarpSpecialize
     from tilec.passes.canonicalize import Canonicalize
     from tilec.passes.combine_dot_add import CombineDotAdd
     from tilec.passes.common_subexpression_elimination import CommonSubexpressionElimination
@@ -45,5 +46,6 @@ def tilec_passes() -> list[type[Pass]]:
         AccelerateMatmul,
         RemoveLayoutConversions,
         PipelineLoops,
+        WarpSpecialize,
         PrintAxisInfo,
     ]

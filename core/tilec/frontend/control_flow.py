@@ -43,7 +43,6 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
 
 RANGE_HINTS: dict[str, str] = {
     "flatten": "tilec does not flatten loop nests (Triton tries to, for pipelining)",
-    "warp_specialize": "tilec does not warp-specialize loops",
 }
 """`tl.range`'s scheduling hints that have no effect in tilec, and why: each asks the compiler
 to try a transformation that leaves the results unchanged, which Triton too skips where it
@@ -52,6 +51,9 @@ honoured: `num_stages` becomes the loop's `num_stages` attribute, which `pipelin
 instead of the launch's `num_stages` (the interpreter pipelines nothing, as for the launch
 option); `loop_unroll_factor=k` (k > 1) unrolls the loop k times (`emit_unrolled_for`);
 `disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone;
+`warp_specialize=True` marks the loop `warp_specialize`, which `warp-specialize` gives a producer
+warpgroup where it applies (`tilec.layout.warp_specialize`, docs/tma.md step 5; elsewhere, as in
+Triton, the loop is compiled as without it);
 `disallow_acc_multi_buffer` holds either way (tilec never multi-buffers an accumulator)."""
 
 BOOL_HINTS = ("flatten", "warp_specialize", "disable_licm", "disallow_acc_multi_buffer")
@@ -59,6 +61,9 @@ INT_HINTS = ("num_stages", "loop_unroll_factor")
 
 DISABLE_LICM_ATTR = "disable_licm"
 """The `scf.for`/`scf.while` flag of `tl.range(disable_licm=True)` / `tl.condition(...)`."""
+
+WARP_SPECIALIZE_ATTR = "warp_specialize"
+"""The `scf.for` flag of `tl.range(warp_specialize=True)`."""
 
 NUM_STAGES_ATTR = "num_stages"
 """The `scf.for` attribute holding `tl.range(num_stages=...)`."""
@@ -164,7 +169,8 @@ class ControlFlowMixin:
         if unroll > 1:
             self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm, reverse)
             return
-        self.emit_for(node, bounds, stages, disable_licm, reverse=reverse)
+        specialize = unwrap(kwargs.get(WARP_SPECIALIZE_ATTR)) is True
+        self.emit_for(node, bounds, stages, disable_licm, reverse=reverse, specialize=specialize)
 
     def loop_values(self, bounds: list[Any]) -> list[TensorValue]:
         """The bounds as integer scalars of one type (i64 if one is, else i32)."""
@@ -211,8 +217,9 @@ class ControlFlowMixin:
         disable_licm: bool = False,
         copies: tuple[int, TensorValue] | None = None,
         reverse: list[TensorValue] | None = None,
+        specialize: bool = False,
     ) -> None:
-        """The `scf.for` of `node`; with `copies` (k, step), its body is `node`'s body k times,
+        """The `scf.for` of `node` (`specialize`: marked `warp_specialize`); with `copies` (k, step), its body is `node`'s body k times,
         for the counter and the k - 1 values after it; with `reverse` (lb, ub), the loop variable
         is `ub + lb - counter` (a negative constant step, counted up as Triton does)."""
         values = self.loop_values(bounds)
@@ -235,6 +242,8 @@ class ControlFlowMixin:
             op.attributes[NUM_STAGES_ATTR] = IntegerAttr(stages, i32)
         if disable_licm:
             op.attributes[DISABLE_LICM_ATTR] = UnitAttr()
+        if specialize:
+            op.attributes[WARP_SPECIALIZE_ATTR] = UnitAttr()
         outer = self.scope
         self.scope = self.bind_carried(outer, carried, body.args[1:])
         self.scope[node.target.id] = TensorValue(body.args[0])  # type: ignore[attr-defined]

@@ -911,6 +911,10 @@ def _guard(loop: ForOp, waits: list[Operation]) -> None:
             user.set_operand(at, guard.results[i])
 
 
+WARP_SPECIALIZE = "warp_specialize"
+"""The flag of `tl.range(warp_specialize=True)` on a loop, which the pipelined loop keeps."""
+
+
 def _erase_dead(block: Block) -> None:
     for op in reversed(list(block.ops)):
         dead = op.results and not any(r.has_uses() for r in op.results)
@@ -923,6 +927,8 @@ def _rebuild(loop: ForOp, inits: list[Value]) -> ForOp:
     old_block = loop.regions[0].block
     new_loop = ForOp(loop.lower_bound, loop.upper_bound, loop.step, inits)
     new_loop.location = loop.location
+    if WARP_SPECIALIZE in loop.attributes:  # for `warp-specialize`, which runs next
+        new_loop.attributes[WARP_SPECIALIZE] = loop.attributes[WARP_SPECIALIZE]
     new_block = new_loop.regions[0].block
     for old, new in zip(old_block.args, new_block.args, strict=True):
         new.name_hint = old.name_hint

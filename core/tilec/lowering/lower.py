@@ -23,6 +23,7 @@ from tilec.ir.core import Block, Operation, Value
 from tilec.ir.traits import MemoryRead, MemoryWrite
 from tilec.ir.types import PointerType, Type, element_type
 from tilec.layout.axis_info import analyze_axis_info
+from tilec.lowering import warp_specialize
 from tilec.lowering.context import LoweringContext, LoweringError, llvm_type
 from tilec.lowering.target import TargetInfo
 
@@ -71,14 +72,22 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
         ctx.set(arg, llarg)
     ctx.added_args = {key: fn.args[len(args) + i] for i, (key, _) in enumerate(added)}
     ctx.scratch_plan.start(func.entry_block)
-    lower_block(ctx, func.entry_block)
-    ir.IRBuilder(prologue).branch(body)
-    num_threads = num_warps * threads_per_warp
+    producers = warp_specialize.producer_warps(func)
+    specialized = warp_specialize.begin(ctx, producers) if producers else None
+    try:
+        lower_block(ctx, func.entry_block)
+    finally:
+        target_info.barrier_threads = None
+    if specialized is None:
+        ir.IRBuilder(prologue).branch(body)
+    else:  # the producer warps' blocks (docs/tma.md step 5)
+        warp_specialize.finish(ctx, specialized, prologue, body)
+    num_threads = (num_warps + producers) * threads_per_warp
     target_info.finalize_kernel(llmodule, fn, num_threads, ctx.shared_bytes)
     return LoweredKernel(
         llvm_ir=str(llmodule),
         name=kernel_name,
-        num_warps=num_warps,
+        num_warps=num_warps + producers,
         threads_per_warp=threads_per_warp,
         shared_bytes=ctx.shared_bytes,
         params=[signature_type(a.type) for a in args],

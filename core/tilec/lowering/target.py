@@ -114,8 +114,29 @@ class TargetInfo:
     # Synchronization and cross-lane exchange ---------------------------------------------------
 
     def barrier(self, builder: ir.IRBuilder) -> None:
-        """Block-wide barrier that also orders shared-memory accesses."""
+        """Block-wide barrier that also orders shared-memory accesses (of the `barrier_threads`
+        first threads where that is set)."""
         raise self.missing("barrier")
+
+    barrier_threads: int | None = None
+    """While a warp-specialized kernel (`gpu.producer_warps`) is lowered: its consumers' threads,
+    the block's first, which `barrier` waits for (the producer warps never meet them there)."""
+
+    def named_barrier(self, builder: ir.IRBuilder, index: int, threads: int, arrive: bool) -> None:
+        """Barrier `index` (not 0, `barrier`'s) for `threads` threads: wait there, or only
+        arrive (`arrive`, ordering this thread's earlier memory accesses before the waiters'
+        later ones). Warp-specialized kernels only (`tilec.lowering.warp_specialize`)."""
+        raise self.missing("named_barrier")
+
+    def specialized_registers(self, consumers: int, producers: int) -> tuple[int, int] | None:
+        """The registers a thread a warp-specialized kernel's producer and consumer warps take
+        (`set_registers`) where the block has `consumers` + `producers` threads, or None to let
+        them keep the kernel's allocation."""
+        return None
+
+    def set_registers(self, builder: ir.IRBuilder, count: int, increase: bool) -> None:
+        """This warp group's threads have `count` registers from here on (`specialized_registers`)."""
+        raise self.missing("set_registers")
 
     def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
         """The `value` (an i32 or f32) of lane `lane ^ lane_mask` in the same warp."""

@@ -47,7 +47,17 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from tilec import settings
-from tilec.dialects import arith, func, gpu, gpu_bulk, gpu_shared, inline_asm, scf, tile
+from tilec.dialects import (
+    arith,
+    func,
+    gpu,
+    gpu_bulk,
+    gpu_shared,
+    gpu_warp_specialize,
+    inline_asm,
+    scf,
+    tile,
+)
 from tilec.errors import GridTypeError, GridValueError, LaunchArgumentError
 from tilec.ir.attributes import DenseAttr
 from tilec.ir.core import Block, Operation
@@ -566,6 +576,9 @@ NOT_INTERPRETED: dict[type[Operation], str] = {
     gpu_bulk.AsyncBulkCopyGlobalToLocalOp: _GIR_SHARED,
     gpu_bulk.WaitBarrierOp: _GIR_SHARED,
     gpu_bulk.InvalBarriersOp: _GIR_SHARED,
+    gpu_warp_specialize.ArriveBarrierOp: _GIR_SHARED,
+    gpu_warp_specialize.WarpSpecializeOp: _GIR_SHARED,
+    gpu_warp_specialize.WarpReturnOp: _GIR_SHARED,
     func.FuncOp: "structure: `execute` and `tile.call` run a function's entry block",
     ModuleOp: "structure: `execute` and `tile.call` look functions up in it",
 }

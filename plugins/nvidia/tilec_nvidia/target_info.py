@@ -44,6 +44,11 @@ from tilec_nvidia import (
 from tilec_nvidia import wgmma as warpgroup  # the class below defines methods named wgmma
 from tilec_nvidia.arch import ARCHS
 
+REGISTER_FILE = 65536
+"""32-bit registers an SM gives one block (sm_90)."""
+PRODUCER_REGISTERS = 40
+"""A warp-specialized kernel's producer threads' registers (Triton 3.6's on Hopper)."""
+
 TENSOR_CORE_LOWERINGS = (dot_operand, mma_sync, nvmma_tile, wgmma_lowering)
 """The modules whose tensor-core lowerings register themselves with the core
 (`tilec.lowering.matrix_units`, `tilec.lowering.context.lowers`): imported with the target, so
@@ -103,6 +108,9 @@ class NvidiaTargetInfo(TargetInfo):
     ):
         super().__init__(arch, threads_per_warp)
         self.maxnreg = maxnreg
+        self.kernel_maxnreg: int | None = None
+        """`.maxnreg` of a warp-specialized kernel whose warps set their registers
+        (`specialized_registers`), where the options give none."""
         self.reflect_ftz = reflect_ftz  # Triton's enable_reflect_ftz: tl.exp2 flushes subnormals
 
     @property
@@ -139,8 +147,9 @@ class NvidiaTargetInfo(TargetInfo):
     ) -> None:
         annotations = module.add_named_metadata("nvvm.annotations")
         facts = [("reqntidx", num_threads)]
-        if self.maxnreg is not None:
-            facts.append(("maxnreg", self.maxnreg))
+        maxnreg = self.maxnreg if self.maxnreg is not None else self.kernel_maxnreg
+        if maxnreg is not None:
+            facts.append(("maxnreg", maxnreg))
         if fn.calling_convention != "ptx_kernel":
             facts.append(("kernel", 1))
         for key, value in facts:
@@ -161,10 +170,41 @@ class NvidiaTargetInfo(TargetInfo):
     # Synchronization and cross-lane exchange ---------------------------------------------------
 
     def barrier(self, builder: ir.IRBuilder) -> None:
+        if self.barrier_threads is not None:  # a warp-specialized kernel's consumers
+            self.named_barrier(builder, 0, self.barrier_threads, arrive=False)
+            return
         if _llvm_major() < 21:  # older LLVMs (llvmlite < 0.50) know only `barrier0`
             call_intrinsic(builder, "llvm.nvvm.barrier0", ir.VoidType(), [])
             return
         call_intrinsic(builder, "llvm.nvvm.barrier.cta.sync.aligned.all", ir.VoidType(), [I32(0)])
+
+    def named_barrier(self, builder: ir.IRBuilder, index: int, threads: int, arrive: bool) -> None:
+        """`bar.sync index, threads` or `bar.arrive index, threads` (inline PTX, a memory
+        clobber: LLVM moves no memory access across it)."""
+        text = f"{'bar.arrive' if arrive else 'bar.sync'} {index}, {threads};"
+        fn_type = ir.FunctionType(ir.VoidType(), [])
+        builder.call(ir.InlineAsm(fn_type, text, "~{memory}", side_effect=True), [])
+
+    def specialized_registers(self, consumers: int, producers: int) -> tuple[int, int] | None:
+        """Triton's registers for a warp-specialized block of more than 256 threads (docs/tma.md
+        step 5): the producer 40, the consumers what the rest of the 64K leaves them (a multiple
+        of 8, at most 256), the kernel's `.maxnreg` 65536 / threads; none where the options set
+        `maxnreg` or every thread may have 255 anyway."""
+        threads = consumers + producers
+        if self.maxnreg is not None or threads <= 256 or not capabilities.has(self.arch, "wgmma"):
+            return None
+        consumer = min((REGISTER_FILE - producers * PRODUCER_REGISTERS) // consumers // 8 * 8, 256)
+        self.kernel_maxnreg = REGISTER_FILE // threads // 8 * 8
+        return PRODUCER_REGISTERS, consumer
+
+    def set_registers(self, builder: ir.IRBuilder, count: int, increase: bool) -> None:
+        """`setmaxnreg.inc` / `.dec` (sm_90a, as wgmma; PTX 8.0): every warp of the warp group
+        runs it."""
+        capabilities.require(self.arch, "wgmma", "setmaxnreg")
+        cache_hints.require_ptx_version(builder.module, 80)
+        text = f"setmaxnreg.{'inc' if increase else 'dec'}.sync.aligned.u32 {count};"
+        fn_type = ir.FunctionType(ir.VoidType(), [])
+        builder.call(ir.InlineAsm(fn_type, text, "~{memory}", side_effect=True), [])
 
     def _shuffle(
         self, builder: ir.IRBuilder, kind: str, value: ir.Value, lane: ir.Value, clamp: int

@@ -39,6 +39,7 @@ INSTRUCTIONS = {
     "fence_init": "fence.proxy.async.shared::cta",
     "prefetch": "prefetch.tensormap",
     "expect": "mbarrier.arrive.expect_tx.shared::cta.b64",
+    "arrive": "mbarrier.arrive.shared::cta.b64",
     "copy": "cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes",
     "wait": "mbarrier.try_wait.parity.shared::cta.b64",
     "store": "cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group",
@@ -97,14 +98,22 @@ def prefetch(arch: str, builder: ir.IRBuilder, tensor_map: ir.Value) -> None:
     _asm(builder, f"{_check(arch, builder, 'prefetch')} [$0];", "l", [tensor_map])
 
 
-def init(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) -> None:
+def init(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value,
+         threads: int | None = None) -> None:  # fmt: skip
     """Initialize the 8-byte shared mbarrier `barrier` for one arrival (the issuing thread's),
     by the thread where `issuer` (i1) holds, then make it visible to the async proxy and to the
-    block (fence, bar.sync): before any copy completes on it."""
+    block (fence, bar.sync; of the first `threads` threads where given: a warp-specialized
+    kernel's consumers): before any copy completes on it."""
     text = f"@$1 {_check(arch, builder, 'init')} [$0], 1;"
     _asm(builder, text, "l,b", [barrier, issuer])
     _asm(builder, f"{_check(arch, builder, 'fence_init')};", "", [])
-    _asm(builder, "bar.sync 0;", "", [])
+    _asm(builder, "bar.sync 0;" if threads is None else f"bar.sync 0, {threads};", "", [])
+
+
+def arrive(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) -> None:
+    """The thread where `issuer` holds arrives on `barrier` (a warp-specialized kernel's
+    consumers releasing a ring slot: docs/tma.md step 5)."""
+    _asm(builder, f"@$1 {_check(arch, builder, 'arrive')} _, [$0];", "l,b", [barrier, issuer])
 
 
 def inval(arch: str, builder: ir.IRBuilder, barrier: ir.Value, issuer: ir.Value) -> None:

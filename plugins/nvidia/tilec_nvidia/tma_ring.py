@@ -19,6 +19,8 @@ in place, and `ldmatrix` reads a `#gpu.dot_op` operand from it through `NvmmaTil
   predicate holds, on the descriptor's tensor-map parameter (`tma_lowering`'s, shared with its
   other claimed accesses);
 - `gpu.wait_barrier`: every thread spins on `mbarrier.try_wait.parity`;
+- `gpu.arrive_barrier` (a warp-specialized loop's release of a slot): `mbarrier.arrive` by
+  thread 0 where the predicate holds;
 - `gpu.inval_barriers`: `bar.sync` (every thread past its last wait), `mbarrier.inval` by
   thread 0, and the stack's bytes given back.
 """
@@ -38,6 +40,7 @@ from tilec.dialects.gpu_bulk import (
     InvalBarriersOp,
     WaitBarrierOp,
 )
+from tilec.dialects.gpu_warp_specialize import ArriveBarrierOp
 from tilec.ir.types import element_type
 from tilec.lowering.context import I8, I32, LoweringContext, lowers
 from tilec_nvidia import tensor_map, tma, tma_lowering
@@ -49,9 +52,12 @@ BARRIER_BYTES = BARRIER.width // 8
 @attrs.frozen
 class RingCopies:
     """`LayoutRules.bulk_copies` of an arch with TMA: the encoding in which TMA brings a
-    pipelined descriptor load's block into its ring slot, or None (it keeps cp.async)."""
+    pipelined descriptor load's block into its ring slot, or None (it keeps cp.async);
+    `producer_warps`: the warps `warp-specialize` gives a loop's producer (a warpgroup, which
+    `setmaxnreg` takes as a whole: docs/tma.md step 5)."""
 
     arch: str
+    producer_warps: int = 4
 
     def __call__(self, op: Any) -> NvmmaSharedEncodingAttr | None:
         return ring_encoding(self.arch, op)
@@ -105,7 +111,10 @@ def _slot(ctx: LoweringContext, value: Any) -> ir.Value:
 
 
 def _predicate(ctx: LoweringContext, value: Any) -> ir.Value:
-    """`value` (i1) and this thread being the issuing thread 0."""
+    """`value` (i1) and this thread being the issuing thread 0 (any thread in a producer's
+    region, which one thread runs: `tilec.lowering.warp_specialize`)."""
+    if getattr(ctx, "single_thread", False):
+        return ctx.get(value)
     return ctx.builder.and_(ctx.get(value), tma_lowering._issuer(ctx))
 
 
@@ -120,8 +129,15 @@ def _init(ctx: LoweringContext, op: InitBarriersOp) -> None:
     barriers = Barriers(base, offset, count)
     issuer = tma_lowering._issuer(ctx)
     for slot in range(count):
-        tma.init(arch, b, barriers.at(b, I32(slot)), issuer)
+        tma.init(arch, b, barriers.at(b, I32(slot)), issuer, ctx.target.barrier_threads)
     ctx.set(op.result, barriers)
+
+
+@lowers(ArriveBarrierOp)
+def _arrive(ctx: LoweringContext, op: ArriveBarrierOp) -> None:
+    b = ctx.builder
+    barrier = ctx.get(op.barriers).at(b, _slot(ctx, op.slot))
+    tma.arrive(_arch(ctx), b, barrier, _predicate(ctx, op.pred))
 
 
 @lowers(BarrierExpectOp)
