@@ -39,9 +39,8 @@ def tma_on(monkeypatch, tmp_path):
 
 @pytest.fixture
 def tma_stores_on(tma_on, monkeypatch):
-    """`tma_on`, and descriptor stores claimed for TMA (`tma_lowering.STORES`, off by default
-    until test_tma_gpu.py's store tests pass with it on): the stores' code is tested whatever
-    the default."""
+    """`tma_on`, and descriptor stores claimed for TMA (`tma_lowering.STORES`, on by default):
+    the stores' code is tested whatever the default."""
     from tilec_nvidia import tma_lowering
 
     monkeypatch.setattr(tma_lowering, "STORES", True)

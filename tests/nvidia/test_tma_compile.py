@@ -189,8 +189,12 @@ def store_block(x_ptr, y_desc, N, BM: tl.constexpr, BN: tl.constexpr):
     y_desc.store([i * BM, j * BN], block * 2)
 
 
-def test_a_host_descriptor_store_is_the_masked_store_while_tma_stores_are_off(tma_on):
-    """tma_lowering.STORES is off (the device found them wrong): the store is st.global."""
+def test_a_host_descriptor_store_is_the_masked_store_with_tma_stores_off(
+    tma_on, monkeypatch, tmp_path
+):
+    """With tma_lowering.STORES off the store is st.global, TMA loads or not."""
+    monkeypatch.setattr(tma_lowering, "STORES", False)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))  # not the cached TMA store
     signature = {"x_ptr": "*fp32", "y_desc": "tensordesc<fp32[32, 64]>", "N": "i32"}
     compiled = tilec.compile(store_block, signature, constexprs={"BM": 32, "BN": 64},
                              backend="nvidia", target="sm_90a")  # fmt: skip
@@ -200,7 +204,7 @@ def test_a_host_descriptor_store_is_the_masked_store_while_tma_stores_are_off(tm
 
 
 def test_a_host_descriptor_store_is_one_tma_store_a_box(tma_on, monkeypatch, tmp_path):
-    """The TMA store's code (off by default, tma_lowering.STORES) as it stands."""
+    """The TMA store's code (tma_lowering.STORES, on by default) as it stands."""
     monkeypatch.setattr(tma_lowering, "STORES", True)
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))  # not the cached masked store
     signature = {"x_ptr": "*fp32", "y_desc": "tensordesc<fp32[32, 64]>", "N": "i32"}

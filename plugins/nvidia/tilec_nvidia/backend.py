@@ -31,9 +31,10 @@ TMA = Setting(
     "on",
     "On sm_90 and later, host-side TensorDescriptors are read with TMA (`cp.async.bulk.tensor`; "
     "docs/tma.md): a load outside a pipelined loop is one copy and wait, a load that "
-    "`num_stages` pipelines fills the loop's ring through TMA (an mbarrier a stage); stores are "
-    "the masked stores they stand for (`tilec_nvidia.tma_lowering.STORES`). `0` reads every "
-    "descriptor with masked loads; read at each compile (in the cache key).",
+    "`num_stages` pipelines fills the loop's ring through TMA (an mbarrier a stage); a store "
+    "goes through TMA where TMA writes exactly the masked elements, else it is the masked "
+    "store (`tilec_nvidia.tma_lowering.STORES`). `0` reads and writes every descriptor with "
+    "masked loads and stores; read at each compile (in the cache key).",
 )
 """On by default since the GPU tests passed with it on, on the H200 (2026-11-27, sixth session:
 `TILEC_NVIDIA_TMA=1 pytest -m gpu tests/nvidia tests/compat`, 409 passed, the pipelined form's
