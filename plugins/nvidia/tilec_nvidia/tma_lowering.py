@@ -28,8 +28,10 @@ from typing import Any
 import attrs
 from llvmlite import ir
 
+from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu_bulk import AsyncBulkCopyGlobalToLocalOp
 from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
+from tilec.ir.attributes import IntegerAttr
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import TensorType, element_type, shape_of
 from tilec.lowering.context import I8, I32, I64, LoweringContext, LTensor, memory_type
@@ -99,7 +101,35 @@ def claims(arch: str, op: Any) -> bool:
             op.padding.value == "zero"
             or tensor_map.DATA_TYPES[element] in tensor_map.FLOAT_DATA_TYPES
         )
+        and ("in_kernel" not in op.attributes or proven_aligned(op))
     )
+
+
+def proven_aligned(op: Any) -> bool:
+    """Whether the specialization proves TMA's alignments for a descriptor made in the kernel
+    (`in_kernel`: no host `TensorDescriptor` checked them): its base a parameter known 16-byte
+    aligned, each outer stride a parameter whose divisibility (16, or 1) or a constant whose
+    value makes it a multiple of 16 bytes below 2**40, each constant size 1 to 2**32. A stride
+    or size whose run-time value breaks a rule (not positive) is the launch's error
+    (`tma_launch`)."""
+    func = op.parent_op
+    while func is not None and not isinstance(func, FuncOp):
+        func = func.parent_op
+    if func is None:
+        return False
+    size = _element_bytes(op)
+
+    def divisibility(index: int) -> int:
+        found = func.argument_attributes(index).get("tile.divisibility")
+        return found.value if isinstance(found, IntegerAttr) else 1
+
+    if divisibility(op.base_param.value) % 16:
+        return False
+    for stride in op.stride_params.ints()[:-1]:
+        known = -stride if stride < 0 else divisibility(stride)
+        if known * size % 16 or (stride < 0 and known * size >= tensor_map.MAX_STRIDE):
+            return False
+    return all(p >= 0 or -p <= tensor_map.MAX_GLOBAL_DIM for p in op.shape_params.ints())
 
 
 def box_alignment(swizzle: int) -> int:
@@ -115,8 +145,13 @@ def map_key(op: Any) -> tuple:
     block, swizzle, _box = layout(op)
     return (
         op.base_param.value, tuple(op.shape_params.ints()), tuple(op.stride_params.ints()),
-        op.padding.value, _element(op), block, swizzle,
+        op.padding.value, _element(op), block, swizzle, "in_kernel" in op.attributes,
     )  # fmt: skip
+
+
+def _part(index: int) -> list:
+    """A size's or stride's metadata: `["param", index]`, or `["const", c]` for `-c`."""
+    return ["param", index] if index >= 0 else ["const", -index]
 
 
 def added_parameters(arch: str, func: Any) -> list[tuple[Any, ir.Type]]:
@@ -129,11 +164,11 @@ def added_parameters(arch: str, func: Any) -> list[tuple[Any, ir.Type]]:
 
 def added_metadata(keys: list[tuple]) -> dict[str, Any]:
     maps = []
-    for base, shape, strides, padding, element, block, swizzle in keys:
+    for base, shape, strides, padding, element, block, swizzle, in_kernel in keys:
         maps.append({
-            "element": element, "base": base, "shape": [["param", i] for i in shape],
-            "strides": [["param", i] if i >= 0 else ["const", 1] for i in strides],
-            "block": list(block), "padding": padding, "swizzle": swizzle,
+            "element": element, "base": base, "shape": [_part(i) for i in shape],
+            "strides": [_part(i) for i in strides], "block": list(block),
+            "padding": padding, "swizzle": swizzle, **({"in_kernel": True} if in_kernel else {}),
         })  # fmt: skip
     return {"tensor_maps": maps}
 
