@@ -55,9 +55,10 @@ _allocator = None
 @_entry.user_entry
 def set_allocator(allocator) -> None:
     """Triton's `triton.set_allocator(fn)`: the function that gives a kernel scratch memory,
-    `fn(size, alignment, stream)`. tilec's tensor descriptors (`tl.make_tensor_descriptor`) are
-    masked loads and stores that need no scratch memory, so no tilec kernel calls it; it is
-    kept (None: none) for code that reads it back. Anything else than a function or None is an
+    `fn(size, alignment, stream)`. tilec's tensor descriptors (`tl.make_tensor_descriptor`) need
+    no scratch memory (masked loads and stores, or TMA on a tensor map the launch encodes from
+    the kernel's parameters: docs/tma.md), so no tilec kernel calls it; it is kept (None: none)
+    for code that reads it back. Anything else than a function or None is an
     `OptionTypeError` (a `TypeError`)."""
     global _allocator
     if allocator is not None and not callable(allocator):

@@ -1,11 +1,11 @@
-"""Launching a kernel that reads host descriptors through TMA (docs/tma.md): its tensor maps.
+"""Launching a kernel that reads descriptors through TMA (docs/tma.md): its tensor maps.
 
 Such a kernel has, after the parameters of its signature (`metadata["params"]`, which the launch
 paths fill from the arguments as for any kernel), one 128-byte tensor-map parameter a descriptor
 (`tilec_nvidia.tma.tensor_map_parameter`), listed in `metadata["tensor_maps"]`: for each, where
 the descriptor's base, sizes and strides are among the parameters (or the constants the kernel
-was compiled with: the last stride, 1) and what the kernel copies (element, block, swizzle,
-padding). `TmaPacker` packs the parameters as `Packer` does, then encodes each map from the
+was compiled with: the last stride, 1, and those of a descriptor made in the kernel) and what
+the kernel copies (element, block, swizzle, padding). `TmaPacker` packs the parameters as `Packer` does, then encodes each map from the
 packed values (`tilec_nvidia.tensor_map`, cached) and puts its 128 bytes in the kernel's own
 64-byte-aligned slot, which the kernelParams array points at: the launch paths that call
 `pack` launch such a kernel unchanged (the native launch, which packs in C, is not offered).
