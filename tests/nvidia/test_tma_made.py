@@ -15,7 +15,14 @@ import pytest
 from fake_libcuda import FakeLibCuda, encoded_map
 from test_tma_compile import _tma_steps
 from tma_kernels import matmul_tiles
-from tma_made_kernels import MATMULS, copy_made, copy_made_constant, matmul_made, store_made
+from tma_made_kernels import (
+    MATMULS,
+    copy_made,
+    copy_made_constant,
+    dot_shifted,
+    matmul_made,
+    store_made,
+)
 
 import tilec
 from tilec.errors import TensorDescriptorError
@@ -209,3 +216,23 @@ def test_a_run_time_size_tma_cannot_take_is_an_error_naming_the_made_descriptor(
         _launch(made.metadata, values)
     assert "tl.make_tensor_descriptor" in str(raised.value)
     assert "TILEC_NVIDIA_TMA=0" in str(raised.value)
+
+
+@pytest.mark.parametrize(("shift", "copies"), [(0, 2), (4, 1), (8, 2)])
+def test_a_ring_takes_a_load_only_where_its_innermost_offset_is_known_aligned(tma_on, shift,
+                                                                            copies):  # fmt: skip
+    """TMA's innermost coordinate must be a multiple of 16 bytes (an illegal instruction
+    otherwise: triton#7385): a pipelined load at a column offset not known so (4 halves: 8
+    bytes) fills its ring with cp.async; b's (and a's at 8 halves) with TMA."""
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                 "K": "i32"}  # fmt: skip
+    compiled = tilec.compile(dot_shifted, signature, backend="nvidia", target="sm_90a",
+                             constexprs={"SHIFT": shift, "BM": 64, "BN": 64, "BK": 32},
+                             divisibility=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"),
+                             num_stages=3)  # fmt: skip
+    ptx = compiled.asm["ptx"]
+    steps = _tma_steps(ptx)
+    assert steps.count("copy") == 3 * copies  # the prologue's 2 stages and the loop's
+    assert ("cp.async.cg" in ptx or "cp.async.ca" in ptx) == (copies == 1)
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]

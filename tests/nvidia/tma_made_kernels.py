@@ -83,3 +83,20 @@ MATMULS = [  # matmul_made's cases: element, (M, N, K), (BM, BN, BK), stages, wa
 ]
 """N and K (the row strides) multiples of 16, so that the launch's specialization proves the
 alignments; the tiles ragged where the sizes are not multiples of the blocks."""
+
+
+@tilec.jit
+def dot_shifted(a_ptr, b_ptr, c_ptr, M, N, K, SHIFT: tl.constexpr, BM: tl.constexpr,
+                BN: tl.constexpr, BK: tl.constexpr):  # fmt: skip
+    """c (fp32, M x N) = a[:, SHIFT:] @ b[: K - SHIFT]: a's blocks start `SHIFT` columns past
+    each multiple of BK, off a 16-byte boundary where SHIFT elements are not 16 bytes."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    i, j = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K - SHIFT, BK)):
+        acc = tl.dot(a_desc.load([i * BM, k * BK + SHIFT]), b_desc.load([k * BK, j * BN]), acc)
+    rows = i * BM + tl.arange(0, BM)
+    cols = j * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc,
+             mask=(rows[:, None] < M) & (cols[None, :] < N))  # fmt: skip

@@ -105,6 +105,14 @@ def claims(arch: str, op: Any) -> bool:
     )
 
 
+def enclosing_function(op: Any) -> FuncOp | None:
+    """The `func.func` around `op`, None where it has none."""
+    func = op.parent_op
+    while func is not None and not isinstance(func, FuncOp):
+        func = func.parent_op
+    return func
+
+
 def proven_aligned(op: Any) -> bool:
     """Whether the specialization proves TMA's alignments for a descriptor made in the kernel
     (`in_kernel`: no host `TensorDescriptor` checked them): its base a parameter known 16-byte
@@ -112,9 +120,7 @@ def proven_aligned(op: Any) -> bool:
     value makes it a multiple of 16 bytes below 2**40, each constant size 1 to 2**32. A stride
     or size whose run-time value breaks a rule (not positive) is the launch's error
     (`tma_launch`)."""
-    func = op.parent_op
-    while func is not None and not isinstance(func, FuncOp):
-        func = func.parent_op
+    func = enclosing_function(op)
     if func is None:
         return False
     size = _element_bytes(op)

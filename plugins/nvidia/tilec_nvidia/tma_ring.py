@@ -42,6 +42,7 @@ from tilec.dialects.gpu_bulk import (
 )
 from tilec.dialects.gpu_warp_specialize import ArriveBarrierOp
 from tilec.ir.types import element_type
+from tilec.layout.axis_info import analyze_axis_info
 from tilec.lowering.context import I8, I32, LoweringContext, lowers
 from tilec_nvidia import tensor_map, tma, tma_lowering
 from tilec_nvidia.tensor_core_layouts import NvmmaSharedEncodingAttr
@@ -65,12 +66,25 @@ class RingCopies:
 
 def ring_encoding(arch: str, op: Any) -> NvmmaSharedEncodingAttr | None:
     """The `#gpu.nvmma_shared` layout TMA writes `op`'s block in (module doc), or None where TMA
-    does not take it (not claimed, or `ring_swizzle` has none)."""
-    if not tma_lowering.claims(arch, op):
+    does not take it (not claimed, an innermost offset not known to be a multiple of 16 bytes:
+    `innermost_known_aligned`, or `ring_swizzle` has none)."""
+    if not tma_lowering.claims(arch, op) or not innermost_known_aligned(op):
         return None
     block = tuple(op.result.type.shape)
     swizzle = ring_swizzle(block, max(element_type(op.result.type).width // 8, 1))
     return None if swizzle is None else NvmmaSharedEncodingAttr(swizzle, False)
+
+
+def innermost_known_aligned(op: Any) -> bool:
+    """Whether `op`'s innermost offset is known (axis info of its function) to be a multiple of
+    16 bytes, as TMA's innermost coordinate must be (an illegal instruction otherwise:
+    triton#7385). The one-stage load tests it at run time (`tma_lowering.innermost_aligned`);
+    a ring's copies, issued ahead, keep cp.async where it is not known."""
+    func = tma_lowering.enclosing_function(op)
+    if func is None:
+        return False
+    size = max(element_type(op.result.type).width // 8, 1)
+    return analyze_axis_info(func).get(op.offsets[-1]).divisibility[0] * size % 16 == 0
 
 
 def ring_swizzle(block: tuple[int, ...], size: int) -> int | None:
