@@ -236,3 +236,22 @@ def test_a_ring_takes_a_load_only_where_its_innermost_offset_is_known_aligned(tm
     assert ("cp.async.cg" in ptx or "cp.async.ca" in ptx) == (copies == 1)
     if find_ptxas() is not None:
         assert compiled.asm["cubin"]
+
+
+def test_the_maps_fields_are_those_triton_writes_in_the_kernel(tma_on):
+    """Triton 3.6 builds tutorial 09's maps in the kernel (`tensormap.replace` on a zeroed
+    template; its PTX for 128x128x64 fp16, 8 warps, 4 stages): a, b: box_dim 64, 128 (innermost
+    first), element_stride 1, 1, elemtype 6 (fp16), interleave_layout 0, swizzle_mode 3 (128B),
+    fill_mode 0, global_stride the row's bytes; c's box the same. The launch encodes the same
+    fields (and L2 promotion 128B where Triton's template leaves 0, as Triton's launcher
+    encodes a host descriptor)."""
+    made = _matmul(matmul_made, "fp16", (128, 128, 64), 4, 8, True)
+    specs = [tma_launch.TensorMapParameter.from_json(m) for m in made.metadata["tensor_maps"]]
+    assert len(specs) == 2 + int(tma_lowering.STORES)  # a, b (c where TMA stores are on)
+    values = [BASE, BASE + 2**24, BASE + 2**25, 512, 384, 1024]  # a, b, c, M, N, K
+    for spec, dims, stride in zip(specs, [(1024, 512), (1024, 384), (384, 512)], [2048, 2048, 768],
+                                  strict=False):  # fmt: skip
+        req = spec.request(values)
+        assert (req.box, req.element_strides, req.data_type, req.interleave, req.swizzle,
+                req.oob_fill) == ((64, 128), (1, 1), 6, 0, 3, 0)  # fmt: skip
+        assert (req.global_dims, req.global_strides) == (dims, (stride,))
