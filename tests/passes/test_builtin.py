@@ -26,6 +26,7 @@ def test_default_pipeline_order_comes_from_declared_relations():
         "accelerate-matmul",
         "remove-layout-conversions",
         "pipeline-loops",
+        "warp-specialize",
     ]
     assert [cls.name for cls in manager.pipeline(["dce", "cse", "canonicalize"])] == [
         "canonicalize",
