@@ -8,26 +8,17 @@ loop's ring filled through TMA, against torch. Needs an sm_90 device:
 from __future__ import annotations
 
 import pytest
+from test_tma_gpu import gpu  # noqa: F401  (the fixture: an sm_90 device)
 from tma_made_kernels import MATMULS, copy_made, dot_shifted, matmul_made
 
 import tilec
-from tilec_nvidia import driver as cuda
 from tilec_nvidia import tma_lowering
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu")]
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "i8": torch.int8,
           "fp8e4nv": getattr(torch, "float8_e4m3fn", None)}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    cuda.reset_driver(None)
-    driver = cuda.get_driver()
-    if driver.properties.compute_capability < (9, 0):
-        pytest.skip("TMA needs an sm_90 device")
-    return driver
 
 
 COPIES = [
@@ -55,7 +46,7 @@ def _copy(x, ld, block, padding, shift, column_shift, backend, device):
 
 @pytest.mark.parametrize(("element", "shape", "ld", "block", "padding", "shift", "column_shift",
                           "tma"), COPIES)  # fmt: skip
-def test_made_descriptor_loads_match_interp(gpu, tma_on, element, shape, ld, block, padding,
+def test_made_descriptor_loads_match_interp(tma_on, element, shape, ld, block, padding,
                                             shift, column_shift, tma):  # fmt: skip
     torch.manual_seed(0)
     dtype = DTYPES[element]
@@ -86,7 +77,7 @@ def test_made_descriptor_loads_match_interp(gpu, tma_on, element, shape, ld, blo
     ("fp16", (384, 200, 520), (128, 128, 64), 4, 8, True),  # none known aligned: masked
 ])  # fmt: skip
 @pytest.mark.parametrize("programs", ["a tile each", "3 programs"])
-def test_a_made_descriptor_matmul_matches_torch(gpu, tma_on, element, shape, block, stages, warps,
+def test_a_made_descriptor_matmul_matches_torch(tma_on, element, shape, block, stages, warps,
                                                b_t, programs):  # fmt: skip
     """Tutorial 09's device-descriptor persistent matmul: a and b through TMA (the ring where
     pipelined), c through its made descriptor's store; with 3 programs each loops over
@@ -120,7 +111,7 @@ def test_a_made_descriptor_matmul_matches_torch(gpu, tma_on, element, shape, blo
 
 
 @pytest.mark.parametrize("shift", [0, 4, 8, 12])
-def test_a_pipelined_load_off_16_bytes_matches_torch(gpu, tma_on, shift):
+def test_a_pipelined_load_off_16_bytes_matches_torch(tma_on, shift):
     """a's blocks start `shift` columns past each multiple of BK: off a 16-byte boundary (4 and
     12 halves) its ring keeps cp.async (TMA would raise an illegal instruction), else TMA."""
     torch.manual_seed(4)

@@ -164,15 +164,24 @@ def matmul_tiles(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.conste
     for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS):
         i = tile // tiles_n
         j = tile % tiles_n
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = a_desc.load([i * BM, k * BK])
-            if B_T:
-                b = b_desc.load([j * BN, k * BK]).T
-            else:
-                b = b_desc.load([k * BK, j * BN])
-            acc = tl.dot(a, b, acc)
+        acc = tile_dot(a_desc, b_desc, i, j, K, BM, BN, BK, B_T)
         rows = i * BM + tl.arange(0, BM)
         cols = j * BN + tl.arange(0, BN)
         mask = (rows[:, None] < M) & (cols[None, :] < N)
         tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=mask)
+
+
+@tilec.jit
+def tile_dot(a_desc, b_desc, i, j, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+             B_T: tl.constexpr):  # fmt: skip
+    """Tile (i, j) of a @ b (f32), the K loop reading a's and b's blocks (b^T's rows with
+    `B_T`) through their descriptors (matmul_tiles, tma_made_kernels.matmul_made)."""
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([i * BM, k * BK])
+        if B_T:
+            b = b_desc.load([j * BN, k * BK]).T
+        else:
+            b = b_desc.load([k * BK, j * BN])
+        acc = tl.dot(a, b, acc)
+    return acc

@@ -4,6 +4,8 @@ compiled by test_tma_made.py, run against interp and torch by test_tma_made_gpu.
 
 from __future__ import annotations
 
+from tma_kernels import tile_dot
+
 import tilec
 import tilec.language as tl
 
@@ -61,14 +63,7 @@ def matmul_made(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr
     for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS):
         i = tile // tiles_n
         j = tile % tiles_n
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = a_desc.load([i * BM, k * BK])
-            if B_T:
-                b = b_desc.load([j * BN, k * BK]).T
-            else:
-                b = b_desc.load([k * BK, j * BN])
-            acc = tl.dot(a, b, acc)
+        acc = tile_dot(a_desc, b_desc, i, j, K, BM, BN, BK, B_T)
         c_desc.store([i * BM, j * BN], acc.to(c_desc.dtype))
 
 
