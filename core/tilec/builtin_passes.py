@@ -23,6 +23,7 @@ def tilec_passes() -> list[type[Pass]]:
     from tilec.layout.accelerate_matmul import AccelerateMatmul
     from tilec.layout.assign_layouts import AssignLayouts
     from tilec.layout.axis_info import AxisInfoAnalysis
+    from tilec.layout.fuse_nested_loops import FuseNestedLoops
     from tilec.layout.pipeline_loops import PipelineLoops
     from tilec.layout.print_axis_info import PrintAxisInfo
     from tilec.layout.remove_layout_conversions import RemoveLayoutConversions
@@ -39,6 +40,7 @@ def tilec_passes() -> list[type[Pass]]:
         CombineDotAdd,
         CommonSubexpressionElimination,
         DeadCodeElimination,
+        FuseNestedLoops,
         LoopInvariantCodeMotion,
         Inline,
         AxisInfoAnalysis,

@@ -25,6 +25,7 @@ def test_default_pipeline_order_comes_from_declared_relations():
         "assign-layouts",
         "accelerate-matmul",
         "remove-layout-conversions",
+        "fuse-nested-loops",
         "pipeline-loops",
         "warp-specialize",
     ]

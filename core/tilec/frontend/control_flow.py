@@ -41,16 +41,15 @@ def assigned_names(statements: list[ast.stmt]) -> list[str]:
     return names
 
 
-RANGE_HINTS: dict[str, str] = {
-    "flatten": "tilec does not flatten loop nests (Triton tries to, for pipelining)",
-}
+RANGE_HINTS: dict[str, str] = {}
 """`tl.range`'s scheduling hints that have no effect in tilec, and why: each asks the compiler
 to try a transformation that leaves the results unchanged, which Triton too skips where it
 cannot apply it. They are checked for type and logged (`TILEC_LOG=info`). The other hints are
 honoured: `num_stages` becomes the loop's `num_stages` attribute, which `pipeline-loops` takes
 instead of the launch's `num_stages` (the interpreter pipelines nothing, as for the launch
 option); `loop_unroll_factor=k` (k > 1) unrolls the loop k times (`emit_unrolled_for`);
-`disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone;
+`disable_licm=True` marks the loop `disable_licm`, which `licm` leaves alone; `flatten=True` marks
+it `flatten`, which `fuse-nested-loops` fuses with its inner loop where Triton does;
 `warp_specialize=True` marks the loop `warp_specialize`, which `warp-specialize` gives a producer
 warpgroup where it applies (`tilec.layout.warp_specialize`, docs/tma.md step 5; elsewhere, as in
 Triton, the loop is compiled as without it);
@@ -67,6 +66,9 @@ WARP_SPECIALIZE_ATTR = "warp_specialize"
 
 NUM_STAGES_ATTR = "num_stages"
 """The `scf.for` attribute holding `tl.range(num_stages=...)`."""
+
+FLATTEN_ATTR = "flatten"
+"""The `scf.for` flag of `tl.range(flatten=True)` (`tilec.layout.fuse_nested_loops`)."""
 
 
 def unwrap(value: Any) -> Any:
@@ -170,7 +172,9 @@ class ControlFlowMixin:
             self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm, reverse)
             return
         specialize = unwrap(kwargs.get(WARP_SPECIALIZE_ATTR)) is True
-        self.emit_for(node, bounds, stages, disable_licm, reverse=reverse, specialize=specialize)
+        flatten = unwrap(kwargs.get(FLATTEN_ATTR)) is True  # not on unrolled loops: Triton's
+        self.emit_for(node, bounds, stages, disable_licm, reverse=reverse, specialize=specialize,
+                      flatten=flatten)  # fmt: skip
 
     def loop_values(self, bounds: list[Any]) -> list[TensorValue]:
         """The bounds as integer scalars of one type (i64 if one is, else i32)."""
@@ -218,6 +222,7 @@ class ControlFlowMixin:
         copies: tuple[int, TensorValue] | None = None,
         reverse: list[TensorValue] | None = None,
         specialize: bool = False,
+        flatten: bool = False,
     ) -> None:
         """The `scf.for` of `node` (`specialize`: marked `warp_specialize`); with `copies` (k, step), its body is `node`'s body k times,
         for the counter and the k - 1 values after it; with `reverse` (lb, ub), the loop variable
@@ -242,6 +247,8 @@ class ControlFlowMixin:
             op.attributes[NUM_STAGES_ATTR] = IntegerAttr(stages, i32)
         if disable_licm:
             op.attributes[DISABLE_LICM_ATTR] = UnitAttr()
+        if flatten:
+            op.attributes[FLATTEN_ATTR] = UnitAttr()
         if specialize:
             op.attributes[WARP_SPECIALIZE_ATTR] = UnitAttr()
         outer = self.scope

@@ -141,6 +141,7 @@ from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
+from tilec.layout.pipeline_branches import carried_index, operands, pure, wait_in_branches
 from tilec.layout.residency import ring_bytes, shared_bytes, vector_rings_pay
 from tilec.passes.base import ModulePass, PassContext
 from tilec.passes.options import pass_option
@@ -322,7 +323,7 @@ def _is_arg(value: Value, block: Block, iv: Value) -> bool:
 
 
 def _block_args(op: Operation, block: Block) -> list[BlockArgument]:
-    return [v for v in op.operands if isinstance(v, BlockArgument) and v.owner is block]
+    return [v for v in operands(op) if isinstance(v, BlockArgument) and v.owner is block]
 
 
 LOADS = (LoadOp, DescriptorLoadOp)
@@ -417,10 +418,10 @@ def _slice(roots: list[Value], block: Block) -> set[Operation] | None:
         op = getattr(pending.pop(), "op", None)
         if op is None or op.parent is not block or op in found:
             continue
-        if not op.has_trait(Pure) or op.regions:
+        if not pure(op):  # an scf.if of pure ops too (`tilec.layout.pipeline_branches`)
             return None
         found.add(op)
-        pending.extend(op.operands)
+        pending.extend(operands(op))
     return found
 
 
@@ -623,10 +624,9 @@ def _async_dots(block: Block, plan: Plan) -> list[tuple[AsyncDotOp, int]]:
             continue
         if not (op.b in from_rings or _invariant_shared(op.b, block)):
             continue
-        uses = [(u, i) for u, i in op.result.uses]
-        if len(uses) != 1 or uses[0][0] is not terminator:
+        index = carried_index(op, terminator)  # yielded, or through an epilogue's scf.if
+        if index is None:
             continue
-        index = uses[0][1]
         arg = block.args[1 + index]
         if arg is iv or not _computed_from(op.acc, arg, block):
             continue
@@ -830,6 +830,7 @@ def _pipeline(
         inits.append(outside.const(0, i32))
     for dot, _ in async_dots:
         dot.attributes["pendings"] = IntegerAttr(1, i32)
+        wait_in_branches(dot)
     if not first:
         _wait_for_carried(block, async_dots)
     new_loop = _rebuild(loop, inits)

@@ -1,0 +1,121 @@
+"""What `pipeline-loops` needs to pipeline a fused loop nest (`tilec.passes.fuse_nested_loops`):
+its loads' addresses come from a prologue under `scf.if`, and its dot's result goes to an
+epilogue under `scf.if`.
+
+- An `scf.if` whose nested ops are all pure (no loads, stores or other effects) computes
+  addresses like any pure op: `pipeline-loops` clones it for the iteration it issues copies
+  for (`pure`, with the values its regions read from the loop body: `operands`), as Triton's
+  pipeliner schedules the fused loop's prologue into the loads' stage.
+- An asynchronous dot whose result goes on to the next iteration through an `scf.if` (the
+  epilogue: its then-region reads the result, stores the tile and yields the accumulator's
+  reset; its else-region yields the result) stays in flight across iterations as one whose
+  result is yielded directly (`carried_index`); the then-region first waits for it
+  (`wait_in_branches`: the dot's `wait_class`, `pendings = 0`), as Triton's WGMMAPipeline puts
+  a `warp_group_dot_wait` in the fused loop's epilogue.
+"""
+
+from __future__ import annotations
+
+from tilec.dialects.scf import IfOp, YieldOp
+from tilec.ir.attributes import IntegerAttr
+from tilec.ir.core import Block, Operation, Value
+from tilec.ir.traits import Pure
+from tilec.ir.types import i32
+
+
+def pure(op: Operation) -> bool:
+    """Whether `op` is pure and region-free, or an `scf.if` of such ops (nested ifs too)."""
+    if not op.regions:
+        return op.has_trait(Pure)
+    if not isinstance(op, IfOp):
+        return False
+    return all(pure(inner) for region in op.regions for b in region.blocks for inner in b.ops)
+
+
+def operands(op: Operation) -> list[Value]:
+    """`op`'s operands and the values its regions' ops read from outside `op`."""
+    found = list(op.operands)
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for value in inner.operands:
+            owner = getattr(value, "op", None) or value.owner.parent_op  # type: ignore[attr-defined]
+            if owner is None or not op.is_ancestor_of(owner):
+                found.append(value)
+    return found
+
+
+def carried_index(dot: Operation, terminator: Operation) -> int | None:
+    """The position at which `terminator` (the loop's yield) carries `dot`'s result on: the
+    result itself, or an epilogue `scf.if` of the body (module doc) that yields it from its
+    else-region; None otherwise."""
+    uses = list(dot.result.uses)
+    if len(uses) == 1 and uses[0][0] is terminator:
+        return uses[0][1]
+    branch = _epilogue(dot)
+    if branch is None:
+        return None
+    position = branch[1]
+    carried = [(u, i) for u, i in branch[0].results[position].uses]
+    if len(carried) != 1 or carried[0][0] is not terminator:
+        return None
+    return carried[0][1]
+
+
+def _epilogue(dot: Operation) -> tuple[IfOp, int] | None:
+    """The `scf.if` after `dot` in its block whose regions hold every use of `dot`'s result,
+    the else-region yielding it at one position, and that position."""
+    block: Block = dot.parent  # type: ignore[assignment]
+    users = {u for u, _ in dot.result.uses}
+    tops = {_top(u, block) for u in users}
+    if len(tops) != 1:
+        return None
+    branch = tops.pop()
+    if not isinstance(branch, IfOp) or len(branch.regions[1].blocks) != 1:
+        return None
+    otherwise = branch.regions[1].block
+    if any(u.parent is otherwise and not isinstance(u, YieldOp) for u in users):
+        return None
+    positions = [i for u, i in dot.result.uses if u is otherwise.last_op]
+    if len(positions) != 1:
+        return None
+    return branch, positions[0]
+
+
+def _top(op: Operation, block: Block) -> Operation | None:
+    at: Operation | None = op
+    while at is not None and at.parent is not block:
+        at = at.parent_op
+    return at
+
+
+def wait_in_branches(dot: Operation) -> None:
+    """Where `dot`'s result goes on through an epilogue `scf.if` (`carried_index`), a wait for
+    it (`pendings = 0`) first in the then-region, whose uses read the wait's registers."""
+    branch = _epilogue(dot)
+    if branch is None:
+        return
+    then = branch[0].regions[0].block
+    result = dot.result
+    wait = dot.wait_class(  # type: ignore[attr-defined]
+        operands=[result], result_types=[result.type], attributes={"pendings": IntegerAttr(0, i32)}
+    )
+    if then.first_op is None:
+        then.append(wait)
+    else:
+        then.insert_before(wait, then.first_op)
+    for user, index in list(result.uses):
+        if user is not wait and _within(user, then):
+            user.set_operand(index, wait.results[0])
+
+
+def _within(op: Operation, block: Block) -> bool:
+    at: Operation | None = op
+    while at is not None:
+        if at.parent is block:
+            return True
+        at = at.parent_op
+    return False
+
+
+__all__ = ["carried_index", "operands", "pure", "wait_in_branches"]

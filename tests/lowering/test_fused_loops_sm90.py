@@ -1,0 +1,165 @@
+"""A persistent matmul (`tl.range(..., flatten=True)`, Triton 3.6 tutorial 09's pattern) for
+sm_90a: `fuse-nested-loops` makes its tile loop and K loop one loop, which `pipeline-loops`
+pipelines across tile boundaries (the prologue's `scf.if` cloned for the iteration the copies
+are for, `tilec.layout.pipeline_branches`) with the wgmma left in flight (`pendings = 1`) and
+waited for in the epilogue's `scf.if`. Checked in the gir, by ptxas (no serialized wgmma), on
+the CPU wgmma emulator against NumPy (K of 0, 1 and several tiles, more tiles than programs),
+and on the GPU against the interpreter (`-m gpu`)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from gir_check import needs_ptxas
+from test_lower_mma import _nvidia_available
+from test_lower_wgmma import _ptxas_report
+from test_lower_wgmma_emulated import _operands, run_emulated
+
+import tilec
+import tilec.language as tl
+from tilec.dialects.scf import ForOp
+from tilec.ir.parser import parse_module
+from tilec.runtime import check
+
+
+@tilec.jit
+def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr, NUM_SMS: tl.constexpr, FLAT: tl.constexpr):  # fmt: skip
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    for tile in tl.range(tl.program_id(0), num_m * num_n, NUM_SMS, flatten=FLAT):
+        pid_m = tile // num_n
+        pid_n = tile % num_n
+        rm = (pid_m * BM + tl.arange(0, BM)) % M
+        rn = (pid_n * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
+                        mask=(k * BK + rk)[None, :] < K, other=0.0)  # fmt: skip
+            b = tl.load(b_ptr + (k * BK + rk)[:, None] * N + rn[None, :],
+                        mask=(k * BK + rk)[:, None] < K, other=0.0)  # fmt: skip
+            acc = tl.dot(a, b, acc)
+        cm = pid_m * BM + tl.arange(0, BM)
+        cn = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(c_ptr.dtype.element_ty),
+                 mask=(cm[:, None] < M) & (cn[None, :] < N))  # fmt: skip
+
+
+SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
+             "K": "i32"}  # fmt: skip
+PROGRAMS = 3
+
+
+def compiled(flat: bool = True, stages: int = 3, blocks=(64, 64, 32), warps: int = 4,
+             target: str | None = "sm_90a", backend: str = "nvidia", out: str = "fp32"):  # fmt: skip
+    bm, bn, bk = blocks
+    options = {} if backend == "interp" else {"target": target}
+    return tilec.compile(
+        persistent_matmul, {**SIGNATURE, "c_ptr": f"*{out}"},
+        dict(BM=bm, BN=bn, BK=bk, NUM_SMS=PROGRAMS, FLAT=flat),
+        divisibility=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"), backend=backend,
+        num_warps=warps, num_stages=stages, **options,
+    )  # fmt: skip
+
+
+def _nested(gir: str) -> bool:
+    """Whether `gir` has a loop inside a loop."""
+    loops = [op for op in parse_module(gir, "k.gir").walk() if isinstance(op, ForOp)]
+    return any(
+        other is not loop and loop.is_ancestor_of(other) for loop in loops for other in loops
+    )
+
+
+def _fused_loop(gir: str) -> str:
+    """The text of the gir's pipelined fused loop (the one holding the async copies)."""
+    loops = [part for part in gir.split("scf.for")[1:] if "gpu.async_copy_global_to_local" in part]
+    assert loops, "no pipelined loop"
+    return loops[-1]
+
+
+def test_the_fused_loop_is_pipelined_across_tiles():
+    gir = compiled().asm["gir"]
+    loop = _fused_loop(gir)
+    assert gir.count("scf.for") == 2  # the versioned copy without the K loop, the fused loop
+    assert re.search(r"gpu\.warp_group_dot .*\{pendings = 1 : i32\}", loop)
+    # the epilogue's scf.if waits for the dot in flight before it stores the tile
+    epilogue = loop.split("gpu.warp_group_dot ", 1)[1]
+    assert re.search(r"scf\.if .*\{\n\s+%\S+ = gpu\.warp_group_dot_wait %acc\S* \{pendings = 0",
+                     epilogue), epilogue[:600]  # fmt: skip
+    assert "tile.store" in epilogue
+    # after the dot and the epilogue, the copies of iteration i + 2 read the prologue's scf.if
+    # (tile // num_n, ...) cloned for that iteration
+    issue = epilogue.split("tile.store", 1)[1].split("gpu.async_copy_global_to_local", 1)[0]
+    assert re.search(r"scf\.if .*\{\n\s+%\S+ = arith\.addi .*\n\s+%\S+ = arith\.divsi", issue)
+
+
+def test_without_flatten_the_k_loop_is_pipelined_alone():
+    gir = compiled(flat=False).asm["gir"]
+    assert "flatten" not in gir and gir.count("scf.for") == 2
+    tile_loop = gir.split("scf.for", 1)[1]
+    assert "gpu.async_copy_global_to_local" in tile_loop.split("scf.for", 1)[0]  # its prologue
+
+
+@pytest.mark.parametrize(("blocks", "warps", "out"), [((128, 128, 64), 8, "fp32"),
+                                                     ((128, 256, 64), 8, "fp16")])  # fmt: skip
+def test_ptxas_keeps_the_wgmmas_asynchronous(blocks, warps, out, tmp_path):
+    """The benchmark's configs (benchmarks/persistent_vs_triton.py): fused, the wgmma in flight
+    across iterations, no spills, nothing serialized."""
+    needs_ptxas()
+    kernel = compiled(blocks=blocks, warps=warps, out=out)
+    assert not _nested(kernel.asm["gir"])
+    ptx = kernel.asm["ptx"]
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx  # in flight across iterations
+    registers, report = _ptxas_report(ptx, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in report and registers <= 255
+    assert "serialized" not in report  # ptxas would say so if it serialized the wgmmas
+
+
+def test_a_nest_whose_epilogue_scratch_would_not_fit_stays_a_nest():
+    """128x256x64, 3 stages, an f32 tile stored: rings of 147456 bytes and a 131072-byte
+    conversion in the epilogue do not fit the 232448 an sm_90 block has; unfused, the
+    conversion comes after the K loop's rings are freed, and the kernel compiles as before."""
+    kernel = compiled(blocks=(128, 256, 64), warps=8, out="fp32")
+    assert _nested(kernel.asm["gir"])
+    assert "flatten" in kernel.asm["gir"]  # the mark stays on the nest left alone
+    assert kernel.metadata["shared_bytes"] <= 232448
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k"), [(128, 192, 96), (64, 128, 32), (96, 64, 0), (128, 128, 200)]
+)
+def test_fused_persistent_matmul_on_the_emulator(m, n, k):
+    """More tiles than programs, K of 0, 1 and several tiles (ragged too)."""
+    kernel = compiled()
+    assert not _nested(kernel.asm["gir"])
+    a, b, a64, b64 = _operands("fp16", m, n, max(k, 1))
+    a, b = a[:, :k].copy(), b[:k].copy()
+    c = np.full(m * n, np.nan, np.float32)
+    run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c, m, n, k], (PROGRAMS,))
+    np.testing.assert_allclose(c.reshape(m, n), a64[:, :k] @ b64[:k], rtol=1e-5, atol=1e-4)
+
+
+gpu = pytest.mark.skipif(not _nvidia_available(), reason="needs an NVIDIA GPU")
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize(("blocks", "warps", "stages"), [((64, 64, 32), 4, 3),
+                                                         ((128, 256, 64), 8, 3),
+                                                         ((128, 128, 64), 8, 4)])  # fmt: skip
+@pytest.mark.parametrize(("m", "n", "k"), [(512, 768, 640), (200, 136, 1064), (256, 256, 0)])
+def test_fused_persistent_matmul_on_the_gpu(blocks, warps, stages, m, n, k):
+    """The fused, pipelined kernel on the GPU against the interpreter (which runs the fused
+    loop unpipelined) and NumPy."""
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    kernel = compiled(blocks=blocks, warps=warps, stages=stages, target=None, out="fp16")
+    c = np.full(m * n, np.nan, np.float16)
+    check.run_checked(kernel, (PROGRAMS,), [a.reshape(-1), b.reshape(-1), c, m, n, k],
+                      lambda: compiled(blocks=blocks, backend="interp", out="fp16"))  # fmt: skip
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-2, atol=5e-2)
