@@ -126,9 +126,36 @@ _CONTRACTIBLE = (arith.AddFOp, arith.SubFOp, arith.MulFOp)
 of its result may become one FMA)."""
 
 
+def _constant_addend(value: ir.Value) -> tuple[ir.Value, ir.Constant] | None:
+    """(z, c) where `value` is an integer `add z, c` of a constant c this lowering emitted."""
+    if not isinstance(value, ir.Instruction) or value.opname != "add" or value.flags:
+        return None
+    z, c = value.operands
+    return (z, c) if isinstance(c, ir.Constant) and not isinstance(z, ir.Constant) else None
+
+
+def add_constant_last(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """`x + y`, with a constant addend of either operand added last: `x + (z + c)` becomes
+    `(x + z) + c` (integer addition wraps, so the two are equal). A register's index is
+    the thread's first element plus a constant (`make_range`: `element_coords` + start), so
+    `offs = start_m + arange` keeps its constant outermost, where LLVM moves it through a later
+    shift or multiply by a constant (`(x + 8) << 7` -> `(x << 7) | 1024`) and NVPTX's
+    SeparateConstOffsetFromGEP out of the 64-bit index into the load's immediate offset, as it
+    does for Triton's indices (`emitIndices` adds each register's constant to the thread's
+    base). Nested inside, it stays under the shift and the sign extension: one 64-bit address
+    computation a register."""
+    for p, q in ((x, y), (y, x)):
+        inner = None if isinstance(p, ir.Constant) else _constant_addend(q)
+        if inner is not None:
+            return b.add(b.add(p, inner[0]), inner[1])
+    return b.add(x, y)
+
+
 @lowers(*_SIMPLE)
 def _simple(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     method = getattr(ctx.builder, _SIMPLE[type(op)])
+    if isinstance(op, arith.AddIOp):
+        method = functools.partial(add_constant_last, ctx.builder)
     if ctx.target.fp_fusion and type(op) in _CONTRACTIBLE and op.nocontract is None:
 
         def method(x: ir.Value, y: ir.Value, emit: Any = method) -> ir.Value:
