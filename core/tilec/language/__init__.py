@@ -23,9 +23,10 @@ never dropped):
   and arch (Triton refuses `float8e4nv` below sm_89); `tl.dot` of float8 inputs computes in f16
   with f32 accumulation, but on sm_90a, where e4m3/e5m2 inputs multiply on wgmma as Triton's do,
   with Hopper's reduced-precision float8 accumulation (`max_num_imprecise_acc` as Triton has it).
-- `tl.range` takes every hint of Triton 3.6: `num_stages`, `loop_unroll_factor` and
-  `disable_licm` are honoured, `disallow_acc_multi_buffer` holds either way, and `flatten` and
-  `warp_specialize` (scheduling hints that leave results unchanged) have no effect.
+- `tl.range` takes every hint of Triton 3.6: `num_stages`, `loop_unroll_factor`,
+  `disable_licm` and `flatten` (GPU backends fuse the nest where Triton does) are honoured,
+  `disallow_acc_multi_buffer` holds either way, and `warp_specialize` (a scheduling hint that
+  leaves results unchanged) has no effect.
 """
 
 from __future__ import annotations

@@ -250,7 +250,9 @@ disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_l
 
 A `for` loop iterator, like Python's `range`. `num_stages` pipelines the loop on GPU backends
 (overriding the launch's), `loop_unroll_factor=k` unrolls it k times, `disable_licm` keeps licm
-out; `flatten` and `warp_specialize` have no effect (results are the same).""",
+out; `flatten=True` fuses the loop with its one inner loop into one loop where Triton does
+(outer-invariant inner bounds), so that GPU backends pipeline across its iterations;
+`warp_specialize` has no effect (results are the same).""",
     "static_assert": """static_assert(cond, msg="")
 
 Fail compilation with `msg` unless the compile-time constant `cond` is true.""",
