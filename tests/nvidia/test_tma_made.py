@@ -9,7 +9,9 @@ test_tma_made_gpu.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+from pathlib import Path
 
 import pytest
 from fake_libcuda import FakeLibCuda, encoded_map
@@ -19,6 +21,7 @@ from tma_made_kernels import (
     MATMULS,
     copy_made,
     copy_made_constant,
+    copy_rows_of_heads,
     dot_shifted,
     matmul_made,
     store_made,
@@ -255,3 +258,48 @@ def test_the_maps_fields_are_those_triton_writes_in_the_kernel(tma_on):
         assert (req.box, req.element_strides, req.data_type, req.interleave, req.swizzle,
                 req.oob_fill) == ((64, 128), (1, 1), 6, 0, 3, 0)  # fmt: skip
         assert (req.global_dims, req.global_strides) == (dims, (stride,))
+
+
+def test_a_size_made_as_a_product_of_parameters_is_evaluated_at_launch(tma_on):
+    """The fused-attention tutorial's `y_dim = Z * H * N_CTX`: the map's size is the product of
+    the parameters' values, wrapped to i32 as the kernel's multiplication wraps it."""
+    signature = {"x_ptr": "*fp16", "y_ptr": "*fp16", "Z": "i32", "H": "i32", "N": "i32"}
+    compiled = tilec.compile(copy_rows_of_heads, signature, backend="nvidia", target="sm_90a",
+                             constexprs={"D": 64, "BM": 64},
+                             divisibility=("x_ptr", "y_ptr"))  # fmt: skip
+    (spec,) = compiled.metadata["tensor_maps"]
+    assert spec["shape"] == [["mul", 32, [["param", 2], ["param", 3], ["param", 4]]],
+                             ["const", 64]]  # fmt: skip
+    assert "cp.async.bulk.tensor.2d" in compiled.asm["ptx"]
+    parameter = tma_launch.TensorMapParameter.from_json(spec)
+    assert parameter.to_json() == spec
+    assert parameter.request([BASE, BASE, 2, 3, 100]).global_dims == (64, 600)
+    with pytest.raises(TensorDescriptorError, match="shape \\[-1294967296, 64\\]"):
+        parameter.request([BASE, BASE, 1000, 1000, 3000])  # 3 * 10**9 wraps in i32
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+def test_the_fused_attention_tutorials_made_descriptors_go_through_tma(tma_on):
+    """tests/compat/tutorials/fused_attention.py's forward as it runs on Hopper with
+    warp_specialize (descriptors made in the kernel, y_dim = Z * H * N_CTX): q's load, k's and
+    v's in the pipelined loop and o's store all read or write through tensor maps."""
+    pytest.importorskip("torch", reason="the tutorial imports torch")
+    path = Path(__file__).parents[1] / "compat" / "tutorials" / "fused_attention.py"
+    spec = importlib.util.spec_from_file_location("tma_made_fused_attention", path)
+    fused_attention = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fused_attention)
+    kernel = fused_attention._attn_fwd.fn
+    signature = {"sm_scale": "fp32", "M": "*fp32", "Z": "i32", "H": "i32", "desc_q": "*fp16",
+                 "desc_k": "*fp16", "desc_v": "*fp16", "desc_o": "*fp16", "N_CTX": "i32"}  # fmt: skip
+    compiled = tilec.compile(kernel, signature, backend="nvidia", target="sm_90a",
+                             constexprs={"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64,
+                                         "FP8_OUTPUT": False, "STAGE": 1,
+                                         "warp_specialize": True},
+                             divisibility=("M", "desc_q", "desc_k", "desc_v", "desc_o", "N_CTX"),
+                             num_warps=8, num_stages=3)  # fmt: skip
+    maps = compiled.metadata["tensor_maps"]
+    assert sorted(m["base"] for m in maps) == [4, 5, 6, 7][: len(maps)] and len(maps) >= 3
+    assert all(m["shape"][0][0] == "mul" for m in maps)
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]

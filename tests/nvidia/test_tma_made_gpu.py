@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from test_tma_gpu import gpu  # noqa: F401  (the fixture: an sm_90 device)
-from tma_made_kernels import MATMULS, copy_made, dot_shifted, matmul_made
+from tma_made_kernels import MATMULS, copy_made, copy_rows_of_heads, dot_shifted, matmul_made
 
 import tilec
 from tilec_nvidia import tma_lowering
@@ -125,3 +125,16 @@ def test_a_pipelined_load_off_16_bytes_matches_torch(tma_on, shift):
     torch.cuda.synchronize()
     expected = a[:, shift:].float() @ b[: K - shift].float()
     torch.testing.assert_close(c, expected, atol=1e-2 * K**0.5, rtol=1e-2)
+
+
+@pytest.mark.parametrize(("Z", "H", "N"), [(2, 3, 100), (1, 4, 64)])
+def test_a_size_made_as_a_product_matches_torch(tma_on, Z, H, N):
+    """Rows Z * H * N of a (Z, H, N, 64) tensor (the fused-attention tutorial's y_dim) through
+    a made descriptor, the last block partly past the product: its rows filled with zeros."""
+    torch.manual_seed(5)
+    x = torch.randn((Z, H, N, 64), device="cuda").half()
+    y = torch.full_like(x, 7.0)
+    rows = Z * H * N
+    copy_rows_of_heads[(tilec.cdiv(rows, 64),)](x, y, Z, H, N, D=64, BM=64, backend="nvidia")
+    torch.cuda.synchronize()
+    assert torch.equal(y, x)

@@ -95,3 +95,16 @@ def dot_shifted(a_ptr, b_ptr, c_ptr, M, N, K, SHIFT: tl.constexpr, BM: tl.conste
     cols = j * BN + tl.arange(0, BN)
     tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc,
              mask=(rows[:, None] < M) & (cols[None, :] < N))  # fmt: skip
+
+
+@tilec.jit
+def copy_rows_of_heads(x_ptr, y_ptr, Z, H, N, D: tl.constexpr, BM: tl.constexpr):
+    """y = x, a (Z, H, N, D) tensor read as Z * H * N rows of D through a made descriptor whose
+    row count is that product (the fused-attention tutorial's `y_dim`), block by block."""
+    rows = Z * H * N
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[rows, D], strides=[D, 1], block_shape=[BM, D])
+    i = tl.program_id(0)
+    block = desc.load([i * BM, 0])
+    offs = i * BM + tl.arange(0, BM)
+    tl.store(y_ptr + offs[:, None] * D + tl.arange(0, D)[None, :], block,
+             mask=offs[:, None] < rows)  # fmt: skip

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilec.dialects import tile
+from tilec.dialects import arith, tile
 from tilec.dialects.func import FuncOp
 from tilec.frontend.context import TensorValue
 from tilec.frontend.errors import UserError
@@ -212,13 +212,13 @@ def _claim(desc: Any) -> dict[str, Any] | None:
         return None
     host = getattr(desc, "host", False)
     base = _parameter(desc.base)
-    shape = [_part(size, host) for size in desc.shape]
+    shape = [_size(size, host) for size in desc.shape]
     strides = [_part(stride, host) for stride in desc.strides[:-1]]
     if base is None or None in shape or None in strides or desc.strides[-1] != 1:
         return None
     attributes = {
         "base_param": IntegerAttr(base, i64),
-        "shape_params": ArrayAttr([IntegerAttr(i, i64) for i in shape]),
+        "shape_params": ArrayAttr(shape),
         "stride_params": ArrayAttr([IntegerAttr(i, i64) for i in [*strides, -1]]),
         "padding": StringAttr(desc.padding),
     }
@@ -236,6 +236,36 @@ def _part(value: Any, host: bool) -> int | None:
     if index is not None and not host and getattr(value.type, "width", 0) not in (32, 64):
         return None  # an i8 or i16 size: the masked access
     return index
+
+
+def _size(value: Any, host: bool) -> IntegerAttr | ArrayAttr | None:
+    """A size of a claimed descriptor: `_part`'s, or in a descriptor made in the kernel a
+    product of parameters and positive constants (the fused-attention tutorial's
+    `Z * H * N_CTX`): their `_part`s, each typed as the product (whose width the launch
+    wraps it to, as the kernel's multiplication does)."""
+    part = _part(value, host)
+    if part is not None:
+        return IntegerAttr(part, i64)
+    factors = None if host else _factors(getattr(value, "value", None))
+    if factors is None or len(factors) < 2:
+        return None
+    return ArrayAttr([IntegerAttr(f, value.type) for f in factors])
+
+
+def _factors(value: Any) -> list[int] | None:
+    """The `_part`s whose product `value` (an i32 or i64 scalar) is: kernel parameters and
+    positive constants of its type multiplied together, else None."""
+    if value is None or getattr(value.type, "width", 0) not in (32, 64):
+        return None
+    if isinstance(value, BlockArgument) and isinstance(value.block.parent_op, FuncOp):
+        return [value.index]
+    op = getattr(value, "op", None)
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return [-op.value.value] if 0 < op.value.value < 2 ** (value.type.width - 1) else None
+    if isinstance(op, arith.MulIOp) and op.lhs.type == op.rhs.type == value.type:
+        lhs, rhs = _factors(op.lhs), _factors(op.rhs)
+        return None if lhs is None or rhs is None else lhs + rhs
+    return None
 
 
 def _offsets(sem: Any, offsets: Any) -> list[TensorValue]:

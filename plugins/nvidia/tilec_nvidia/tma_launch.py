@@ -14,6 +14,7 @@ packed values (`tilec_nvidia.tensor_map`, cached) and puts its 128 bytes in the 
 from __future__ import annotations
 
 import ctypes
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,19 +26,27 @@ from tilec_nvidia.driver import Packer
 
 PARAMETER = "param"
 CONSTANT = "const"
+PRODUCT = "mul"
+
+
+def _listed(item: Any) -> Any:
+    return [_listed(i) for i in item] if isinstance(item, tuple) else item
 
 
 @attrs.frozen
 class TensorMapParameter:
     """One tensor-map parameter. `base` is the index of the descriptor's base pointer among the
     signature's parameters; each of `shape` and `strides` (elements, outermost first) a
-    `(PARAMETER, index)` or `(CONSTANT, value)` pair; `block` the block the kernel loads,
+    `(PARAMETER, index)` or `(CONSTANT, value)` pair, or a size of a made descriptor
+    `(PRODUCT, width, pairs)`: their product wrapped to `width` signed bits, as the kernel
+    multiplied them (the fused-attention tutorial's `Z * H * N_CTX`); `block` the block the
+    kernel loads,
     `swizzle` the width in bytes of its shared buffer's swizzle (0, 32, 64, 128)."""
 
     element: str
     base: int
-    shape: tuple[tuple[str, int], ...]
-    strides: tuple[tuple[str, int], ...]
+    shape: tuple[tuple, ...]
+    strides: tuple[tuple, ...]
     block: tuple[int, ...]
     padding: str
     swizzle: int
@@ -50,13 +59,17 @@ class TensorMapParameter:
         data = attrs.asdict(self)
         if not self.in_kernel:  # as `tma_lowering.added_metadata` writes it
             del data["in_kernel"]
-        return {k: [list(v) for v in data[k]] if k in ("shape", "strides") else
+        return {k: [_listed(v) for v in data[k]] if k in ("shape", "strides") else
                 list(v) if isinstance(v, tuple) else v for k, v in data.items()}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TensorMapParameter:
-        def pairs(items: Sequence[Any]) -> tuple[tuple[str, int], ...]:
-            return tuple((str(kind), int(value)) for kind, value in items)
+        def pairs(items: Sequence[Any]) -> tuple[tuple, ...]:
+            return tuple(
+                (PRODUCT, int(item[1]), pairs(item[2])) if item[0] == PRODUCT
+                else (str(item[0]), int(item[1]))
+                for item in items
+            )  # fmt: skip
 
         return cls(
             element=data["element"], base=int(data["base"]), shape=pairs(data["shape"]),
@@ -68,7 +81,11 @@ class TensorMapParameter:
     def request(self, values: Sequence[Any]) -> tensor_map.TensorMapRequest:
         """The encoding of this map for a launch with the parameter `values`."""
 
-        def read(pair: tuple[str, int]) -> int:
+        def read(pair: tuple) -> int:
+            if pair[0] == PRODUCT:
+                _kind, width, factors = pair
+                product = math.prod(read(f) for f in factors) % (1 << width)
+                return product - (1 << width) if product >> (width - 1) else product
             kind, value = pair
             return int(values[value]) if kind == PARAMETER else value
 

@@ -31,7 +31,7 @@ from llvmlite import ir
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu_bulk import AsyncBulkCopyGlobalToLocalOp
 from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
-from tilec.ir.attributes import IntegerAttr
+from tilec.ir.attributes import ArrayAttr, IntegerAttr
 from tilec.ir.type_names import BY_IR_TYPE
 from tilec.ir.types import TensorType, element_type, shape_of
 from tilec.lowering.context import I8, I32, I64, LoweringContext, LTensor, memory_type
@@ -135,7 +135,8 @@ def proven_aligned(op: Any) -> bool:
         known = -stride if stride < 0 else divisibility(stride)
         if known * size % 16 or (stride < 0 and known * size >= tensor_map.MAX_STRIDE):
             return False
-    return all(p >= 0 or -p <= tensor_map.MAX_GLOBAL_DIM for p in op.shape_params.ints())
+    return all(not isinstance(p, int) or p >= 0 or -p <= tensor_map.MAX_GLOBAL_DIM
+               for p in parts(op.shape_params))  # fmt: skip
 
 
 def box_alignment(swizzle: int) -> int:
@@ -150,13 +151,32 @@ def map_key(op: Any) -> tuple:
     """What one tensor-map parameter stands for: loads with equal keys share it."""
     block, swizzle, _box = layout(op)
     return (
-        op.base_param.value, tuple(op.shape_params.ints()), tuple(op.stride_params.ints()),
+        op.base_param.value, parts(op.shape_params), parts(op.stride_params),
         op.padding.value, _element(op), block, swizzle, "in_kernel" in op.attributes,
     )  # fmt: skip
 
 
-def _part(index: int) -> list:
-    """A size's or stride's metadata: `["param", index]`, or `["const", c]` for `-c`."""
+PRODUCT = "mul"
+"""A size made in the kernel as a product (`tilec.frontend.descriptors._size`)."""
+
+
+def parts(attr: Any) -> tuple:
+    """A descriptor op's `shape_params` or `stride_params`, hashable: each a parameter index
+    (-c: the constant c), or `(PRODUCT, width, factors)` for a product of such, wrapping at
+    `width` bits."""
+    return tuple(
+        (PRODUCT, e.elements[0].type.width, tuple(f.value for f in e.elements))
+        if isinstance(e, ArrayAttr) else e.value
+        for e in attr.elements
+    )  # fmt: skip
+
+
+def _part(index: Any) -> list:
+    """A size's or stride's metadata: `["param", index]`, `["const", c]` for `-c`, or
+    `["mul", width, [factors...]]`."""
+    if not isinstance(index, int):
+        _kind, width, factors = index
+        return [PRODUCT, width, [_part(f) for f in factors]]
     return ["param", index] if index >= 0 else ["const", -index]
 
 

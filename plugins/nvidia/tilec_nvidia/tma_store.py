@@ -47,7 +47,7 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> 
         return False
     b = ctx.builder
     place = tma_lowering._prepare(arch, ctx, op)
-    sizes = [_size(b, ctx.fn.args, index) for index in op.shape_params.ints()]
+    sizes = [_size(b, ctx.fn.args, part) for part in tma_lowering.parts(op.shape_params)]
     through_tma = exact(b, place.offsets, sizes, place.block, place.size)
     function = b.function
     tma_block = function.append_basic_block("tma.store")
@@ -64,12 +64,20 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> 
     return True
 
 
-def _size(b: ir.IRBuilder, args: Any, index: int) -> ir.Value:
-    """A size of the descriptor (i32): its parameter (an i64 one clamped to 2**31 - 1, past
-    every i32 offset), or the constant `-index`."""
-    if index < 0:
-        return I32(min(-index, 2**31 - 1))
-    arg = args[index]
+def _size(b: ir.IRBuilder, args: Any, part: Any) -> ir.Value:
+    """A size of the descriptor (i32; `tma_lowering.parts`): its parameter (an i64 one clamped
+    to 2**31 - 1, past every i32 offset), the constant `-part`, or the product of such, in
+    the product's width, as the kernel computed it."""
+    if isinstance(part, int) and part < 0:
+        return I32(min(-part, 2**31 - 1))
+    if isinstance(part, int):
+        arg = args[part]
+    else:
+        _kind, width, factors = part
+        kind = ir.IntType(width)
+        arg = ir.Constant(kind, 1)
+        for factor in factors:
+            arg = b.mul(arg, ir.Constant(kind, -factor) if factor < 0 else args[factor])
     if arg.type.width <= 32:
         return arg
     limit = ir.Constant(arg.type, 2**31 - 1)
