@@ -172,7 +172,7 @@ class ControlFlowMixin:
             self.emit_unrolled_for(node, bounds, unroll, stages, disable_licm, reverse)
             return
         specialize = unwrap(kwargs.get(WARP_SPECIALIZE_ATTR)) is True
-        flatten = unwrap(kwargs.get(FLATTEN_ATTR)) is True  # not on unrolled loops: Triton's
+        flatten = unwrap(kwargs.get(FLATTEN_ATTR)) is True  # an unrolled loop holds k inner loops
         self.emit_for(node, bounds, stages, disable_licm, reverse=reverse, specialize=specialize,
                       flatten=flatten)  # fmt: skip
 

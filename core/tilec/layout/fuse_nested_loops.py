@@ -141,7 +141,6 @@ class FuseNestedLoops(ModulePass):
         for outer in marked:
             if FLATTEN_ATTR not in outer.attributes:
                 continue
-            _hoist_inits(outer)
             inner, why = fusable(outer)
             if inner is not None and not _fits(module, outer, inner, context):
                 inner, why = (
@@ -211,7 +210,8 @@ def _scratch_bytes(convert: ConvertLayoutOp) -> int:
 
 
 def fusable(outer: ForOp) -> tuple[ForOp | None, str]:
-    """The inner loop of `outer`'s nest where the pass fuses it (module doc), else None and why."""
+    """The inner loop of `outer`'s nest where the pass fuses it (module doc), else None and why.
+    Where the nest's shape qualifies, the invariant ops of its inits leave it first (`_hoist_inits`)."""
     if isinstance(outer.parent_op, ForOp):
         return None, "the loop is nested in another loop (only a nest's outermost loop is fused)"
     block = outer.regions[0].block
@@ -225,6 +225,7 @@ def fusable(outer: ForOp) -> tuple[ForOp | None, str]:
         return None, "the inner loop's bounds vary with the outer loop"
     if _constant_trips(inner) == 0:
         return None, "the inner loop never runs"
+    _hoist_inits(outer)
     for value in _prologue_outputs(outer, inner):
         if _zero_type(value.type) is None:
             return None, f"the code before the inner loop passes on a {value.type}"
