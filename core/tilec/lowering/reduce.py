@@ -1,7 +1,9 @@
 """`tile.reduce` -> LLVM IR, as Triton lowers it: within each thread's registers along the axis,
 then across the lanes that span the axis (`shuffle_xor` butterflies), then across the warps that
-span it (one partial per warp through shared memory), result in the slice layout (every thread
-along the axis gets the value; a rank-1 source gives a scalar that every thread holds).
+span it (one partial per warp through shared memory, read back whole where a group's partials
+fit one 16-byte load, else one a lane and combined by a butterfly over the low lane bits), result
+in the slice layout (every thread along the axis gets the value; a rank-1 source gives a scalar
+that every thread holds).
 
 Order. Along the axis, an element's index is, from its lowest bits up: its place among the
 thread's contiguous registers, the lane coordinate, the warp coordinate, the repetition of the
