@@ -118,4 +118,18 @@ def _within(op: Operation, block: Block) -> bool:
     return False
 
 
-__all__ = ["carried_index", "operands", "pure", "wait_in_branches"]
+def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
+    """Where a loop whose asynchronous `dots` stay in flight issues the copies of a later
+    iteration: before the yield, or before the epilogue `scf.if` a dot's result goes through
+    (module doc), as Triton's fused loops issue them: at a tile's last iteration the copies
+    then do not wait for the epilogue's wait, conversion and stores (they overwrite the slot
+    the previous iteration's dots read, which the dots' wait and the barrier before the copies
+    have retired; the epilogue's scratch lies above the rings)."""
+    branches = [branch[0] for dot in dots if (branch := _epilogue(dot)) is not None]
+    if not branches:
+        return block.last_op  # type: ignore[return-value]
+    order = block.index_map()
+    return min(branches, key=order.__getitem__)
+
+
+__all__ = ["carried_index", "issue_anchor", "operands", "pure", "wait_in_branches"]

@@ -141,7 +141,13 @@ from tilec.ir.attributes import DenseAttr, FloatAttr, IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
-from tilec.layout.pipeline_branches import carried_index, operands, pure, wait_in_branches
+from tilec.layout.pipeline_branches import (
+    carried_index,
+    issue_anchor,
+    operands,
+    pure,
+    wait_in_branches,
+)
 from tilec.layout.residency import ring_bytes, shared_bytes, vector_rings_pay
 from tilec.passes.base import ModulePass, PassContext
 from tilec.passes.options import pass_option
@@ -790,7 +796,9 @@ def _pipeline(
     # An asynchronous dot still reads the previous iteration's slot after its op: the copies
     # that overwrite that slot come after the dot (which retires it in its warpgroup) and a
     # barrier (in every warpgroup).
-    issuer = _Emitter(block, block.last_op) if async_dots and not first else inside
+    # (Before a fused loop's epilogue: `pipeline_branches.issue_anchor`.)
+    anchor = issue_anchor(block, [dot for dot, _ in async_dots])
+    issuer = _Emitter(block, anchor) if async_dots and not first else inside
     if async_dots and not first:
         issuer.add(BarrierOp())
     at = issuer.binary(AddIOp, iv, issuer.const(ahead * plan.step, iv.type))
