@@ -53,7 +53,8 @@ epilogue uses move after the inner loop, and cheap pure ops (shape ops, pointer 
 adds and multiplies: what `licm` hoisted out of the inner loop) that only the inner loop uses
 move into its body, so that a broadcast tensor of pointers is not carried from tile to tile.
 The fused loop takes the larger of the two loops' `num_stages`, and `disable_licm` where
-either has it. Counts are 64-bit, so no product of 32-bit trip counts overflows.
+either has it; not `warp_specialize` (as Triton's, whose Hopper tutorial turns `flatten` off
+where it asks for warp specialization: "Hopper warpspec doesn't work with flatten"). Counts are 64-bit, so no product of 32-bit trip counts overflows.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ FLATTEN_ATTR = "flatten"
 
 NUM_STAGES_ATTR = "num_stages"
 DISABLE_LICM_ATTR = "disable_licm"
+WARP_SPECIALIZE_ATTR = "warp_specialize"
 
 CHEAP = (
     AddIOp,
@@ -150,6 +152,9 @@ class FuseNestedLoops(ModulePass):
             if inner is None:
                 log.info("tl.range(flatten=True) at %s has no effect: %s", outer.location, why)
                 continue
+            if WARP_SPECIALIZE_ATTR in outer.attributes:  # Triton's fused loop drops it too
+                log.info("tl.range(warp_specialize=True) at %s has no effect: the nest is "
+                         "fused (flatten=True)", outer.location)  # fmt: skip
             fuse(outer, inner)
             changed = True
         return changed
