@@ -33,7 +33,6 @@ from tilec.dialects.gpu_bulk import (
 from tilec.dialects.gpu_warp_specialize import ArriveBarrierOp, WarpSpecializeOp
 from tilec.dialects.scf import ForOp, YieldOp
 from tilec.ir import parse_module
-from tilec.layout import warp_specialize
 from tilec_nvidia.codegen import find_ptxas
 
 PREDICATES.setdefault("sgt", lambda x, y: x > y)
@@ -41,8 +40,8 @@ PREDICATES.setdefault("sgt", lambda x, y: x > y)
 
 @pytest.fixture
 def ws_on(tma_on, monkeypatch):
-    """TMA on, a fresh cache, and `warp-specialize` applying (`ENABLED`, off by default)."""
-    monkeypatch.setattr(warp_specialize, "ENABLED", True)
+    """TMA on, a fresh cache, and `TILEC_NVIDIA_WARP_SPECIALIZE` on (off by default)."""
+    monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "1")
 
 
 @tilec.jit
@@ -231,8 +230,9 @@ def test_the_model_catches_an_early_release(ws_on):
 # The compiled kernel ---------------------------------------------------------------------------
 
 
-def test_off_by_default_nothing_changes(tma_on):
-    """Without `ENABLED` the hint changes nothing in the PTX."""
+def test_off_by_default_nothing_changes(tma_on, monkeypatch):
+    """Without `TILEC_NVIDIA_WARP_SPECIALIZE` the hint changes nothing in the PTX."""
+    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE", raising=False)
     assert compile_ws(True).asm["ptx"] == compile_ws(False).asm["ptx"]
 
 
@@ -301,3 +301,16 @@ def test_the_evaluated_ops_cover_the_loops():
 
 
 _ = AsyncBulkCopyGlobalToLocalOp  # the copies are counted through their barrier_expect
+
+
+def test_the_setting_gives_the_producer_warps_and_enters_the_cache_key(monkeypatch):
+    from tilec_nvidia.backend import NvidiaBackend
+
+    backend = NvidiaBackend()
+    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE", raising=False)
+    off = backend.hash()
+    assert backend.bulk_copies("sm_90a").producer_warps == 0
+    monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "1")
+    assert backend.bulk_copies("sm_90a").producer_warps == 4
+    assert backend.hash() != off
+    assert backend.bulk_copies("sm_80") is None  # no TMA: no ring, nothing to specialize

@@ -1,5 +1,5 @@
 """Warp-specialized TMA matmuls on the GPU (docs/tma.md step 5): `tl.range(...,
-warp_specialize=True)` with `warp_specialize.ENABLED` forced on, against the same kernel without
+warp_specialize=True)` with `TILEC_NVIDIA_WARP_SPECIALIZE=1`, against the same kernel without
 the hint (the consumers run the same wgmmas in the same order: equal bit for bit) and against
 torch; several stage counts, warps, ragged and empty K, waves of blocks, and a persistent tile
 loop (not specialized, still right). Needs an sm_90 device:
@@ -12,7 +12,6 @@ from test_warp_specialize import ws_matmul, ws_persistent
 
 import tilec
 from tilec import TensorDescriptor
-from tilec.layout import warp_specialize
 from tilec_nvidia import driver as cuda
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
@@ -30,7 +29,7 @@ def gpu():
 
 @pytest.fixture
 def ws_on(tma_on, monkeypatch):
-    monkeypatch.setattr(warp_specialize, "ENABLED", True)
+    monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "1")
 
 
 CASES = [

@@ -66,9 +66,10 @@ def test_every_setting_has_a_default_and_a_doc():
 def test_backends_declare_the_settings_they_define():
     """A vendor tool's variable is its plugin's (`Backend.settings`), listed with the core's."""
     from tilec_amd.backend import LLD, AmdBackend
-    from tilec_nvidia.backend import LIBCUDA, PTXAS, TMA, NvidiaBackend
+    from tilec_nvidia.backend import LIBCUDA, PTXAS, TMA, WARP_SPECIALIZE, NvidiaBackend
 
-    assert NvidiaBackend.settings == (PTXAS, LIBCUDA, TMA) and AmdBackend.settings == (LLD,)
+    assert NvidiaBackend.settings == (PTXAS, LIBCUDA, TMA, WARP_SPECIALIZE)
+    assert AmdBackend.settings == (LLD,)
     names = [s.name for s in plugin_settings.all_settings()]
     assert names == sorted(names) and {"TILEC_PTXAS", "TILEC_LLD"} <= set(names)
     assert not {"TILEC_PTXAS", "TILEC_LLD"} & {s.name for s in settings.SETTINGS}

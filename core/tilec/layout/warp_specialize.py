@@ -16,8 +16,8 @@ and issues its copies at offsets cloned from the loop's with the producer's indu
 After the loop `%empty` is invalidated with `%full`. The function gets `gpu.producer_warps`.
 
 It applies where the target's `bulk_copies` has `producer_warps` (NVIDIA: 4, a warpgroup, on
-archs with TMA), `ENABLED` holds (off until the GPU tests pass: docs/tma.md), the kernel's warps
-are whole warpgroups, the loop (or its zero-trip guard) is in the kernel's top-level block, every
+archs with TMA where `TILEC_NVIDIA_WARP_SPECIALIZE` is on: off until the GPU tests pass,
+docs/tma.md), the kernel's warps are whole warpgroups, the loop (or its zero-trip guard) is in the kernel's top-level block, every
 load of the loop is in the bulk ring (no cp.async, no register staging), the offsets depend on
 the loop only through the iteration they are issued for, and the bounds and the offsets'
 invariant parts are pure scalar ops of the top-level block (which the producer, starting at the
@@ -63,9 +63,6 @@ log = logging.getLogger(__name__)
 WARP_SPECIALIZE = "warp_specialize"
 """The loop's flag (`tilec.frontend.control_flow.WARP_SPECIALIZE_ATTR`)."""
 
-ENABLED = False
-"""Whether the pass specializes loops (module doc); the tests turn it on."""
-
 _STAGING = (AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, LocalStoreOp)
 
 
@@ -101,7 +98,7 @@ class WarpSpecialize(ModulePass):
 
 def _refusal(func: FuncOp, loop: ForOp, producer: int) -> str | None:
     """Why `loop` is not specialized (module doc), or None."""
-    if not ENABLED or producer <= 0:
+    if producer <= 0:
         return "the target has no producer warps for it"
     warps = func.attributes.get("gpu.num_warps")
     if warps is None or warps.value % 4:  # type: ignore[attr-defined]
@@ -336,4 +333,4 @@ def _erase_dead(block: Block) -> None:
                 again = True
 
 
-__all__ = ["ENABLED", "WarpSpecialize"]
+__all__ = ["WarpSpecialize"]

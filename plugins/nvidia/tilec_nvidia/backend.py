@@ -41,6 +41,23 @@ TMA = Setting(
 matmuls among them); `0` is the way back to the masked loads."""
 
 
+WARP_SPECIALIZE = Setting(
+    "TILEC_NVIDIA_WARP_SPECIALIZE",
+    "off",
+    "On sm_90a, a loop marked `tl.range(..., warp_specialize=True)` whose ring TMA fills gets a "
+    "producer warpgroup issuing the copies while the kernel's warps run the wgmmas (docs/tma.md "
+    "step 5); elsewhere the hint has no effect, as in Triton. Off until the GPU tests pass; read "
+    "at each compile (in the cache key).",
+)
+"""`tilec.layout.warp_specialize` applies where `RingCopies.producer_warps` is positive: 4 with
+the setting on, 0 without."""
+
+
+def warp_specialize_enabled() -> bool:
+    """`TILEC_NVIDIA_WARP_SPECIALIZE` as a flag (unset: off)."""
+    return WARP_SPECIALIZE.enabled()
+
+
 def tma_enabled() -> bool:
     """`TILEC_NVIDIA_TMA` as a flag that is on unless set to `0`, `false`, `no` (unset: on)."""
     return TMA.get() is None or TMA.enabled()
@@ -83,7 +100,7 @@ class NvidiaBackend(GpuBackend):
     }
     archs = ARCHS
     driver_class = "tilec_nvidia.launcher:NvidiaDriver"
-    settings = (PTXAS, LIBCUDA, TMA)
+    settings = (PTXAS, LIBCUDA, TMA, WARP_SPECIALIZE)
 
     def tool_path(self, name: str) -> str | None:
         if name != "ptxas":
@@ -105,7 +122,7 @@ class NvidiaBackend(GpuBackend):
             return None
         from tilec_nvidia.tma_ring import RingCopies  # deferred: imports the lowering (llvmlite)
 
-        return RingCopies(target)
+        return RingCopies(target, producer_warps=4 if warp_specialize_enabled() else 0)
 
     def frontend_features(self, options: Any) -> frozenset[str]:
         """`tensor_map_loads` where `TILEC_NVIDIA_TMA` is on and the target has TMA."""
@@ -114,9 +131,11 @@ class NvidiaBackend(GpuBackend):
         return frozenset({TENSOR_MAP_LOADS})
 
     def hash(self, options: Any = None) -> str:
-        """As `GpuBackend.hash`, with `TILEC_NVIDIA_TMA` where it is on (it changes the code)."""
+        """As `GpuBackend.hash`, with `TILEC_NVIDIA_TMA` and `TILEC_NVIDIA_WARP_SPECIALIZE`
+        where they are on (they change the code)."""
         digest = super().hash(options)
-        return f"{digest}|tma" if tma_enabled() else digest
+        digest = f"{digest}|tma" if tma_enabled() else digest
+        return f"{digest}|ws" if warp_specialize_enabled() else digest
 
     def target_info(self, target: str, options: Any) -> Any:
         from tilec_nvidia.target_info import NvidiaTargetInfo

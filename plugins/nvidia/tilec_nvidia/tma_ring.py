@@ -55,10 +55,11 @@ class RingCopies:
     """`LayoutRules.bulk_copies` of an arch with TMA: the encoding in which TMA brings a
     pipelined descriptor load's block into its ring slot, or None (it keeps cp.async);
     `producer_warps`: the warps `warp-specialize` gives a loop's producer (a warpgroup, which
-    `setmaxnreg` takes as a whole: docs/tma.md step 5)."""
+    `setmaxnreg` takes as a whole: docs/tma.md step 5), 0 for none (`TILEC_NVIDIA_WARP_SPECIALIZE`
+    off)."""
 
     arch: str
-    producer_warps: int = 4
+    producer_warps: int = 0
 
     def __call__(self, op: Any) -> NvmmaSharedEncodingAttr | None:
         return ring_encoding(self.arch, op)
