@@ -58,7 +58,7 @@ def _nested(gir: str) -> bool:
     )
 
 
-def _emulate(kernel, args: list, grid: tuple[int, ...]) -> None:
+def emulate(kernel, args: list, grid: tuple[int, ...]) -> None:
     module = parse_module(kernel.asm["gir"], "k.gir")
     lowered = lower_module(module, WgmmaHostTargetInfo(), kernel.metadata["kernel"])
     launch(compile_kernel(lowered.llvm_ir, lowered.name), lowered.params, args, grid,
@@ -98,7 +98,7 @@ def test_flattened_persistent_loop_matches_the_nest(tiles, k, bias):
         if side == "interp":
             persistent[(nprog,)](*args, **constants, backend="interp")
         else:
-            _emulate(kernel, args, (nprog,))
+            emulate(kernel, args, (nprog,))
         np.testing.assert_array_equal(count[:tiles], 1)
         results[side] = out
     np.testing.assert_allclose(results["interp"], _reference(x, b, tiles, k, block, nprog),
@@ -126,7 +126,7 @@ def test_constant_inner_bounds_and_steps(lb, ub, step):
     if len(range(lb, ub, step)) > 1:  # one trip: canonicalize made it straight-line code
         assert "num_stages = 3" in kernel.asm["gir"]  # the larger of the two loops'
     out = np.zeros(tiles, np.int32)
-    _emulate(kernel, [x, out, tiles], (1,))
+    emulate(kernel, [x, out, tiles], (1,))
     expected = np.zeros(tiles, np.int32)
     for t in range(3, tiles, 2):
         acc = 0
@@ -149,5 +149,5 @@ def test_inner_bounds_varying_with_the_outer_loop_are_left_alone():
     kernel = _compile(triangle, {"out_ptr": "*i32", "T": "i32"}, {})
     assert _nested(kernel.asm["gir"])
     out = np.zeros(6, np.int32)
-    _emulate(kernel, [out, 6], (1,))
+    emulate(kernel, [out, 6], (1,))
     np.testing.assert_array_equal(out, [sum(range(t)) for t in range(6)])

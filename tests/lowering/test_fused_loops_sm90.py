@@ -3,7 +3,8 @@ sm_90a: `fuse-nested-loops` makes its tile loop and K loop one loop, which `pipe
 pipelines across tile boundaries (the prologue's `scf.if` cloned for the iteration the copies
 are for, `tilec.layout.pipeline_branches`) with the wgmma left in flight (`pendings = 1`) and
 waited for in the epilogue's `scf.if`. Checked in the gir, by ptxas (no serialized wgmma), on
-the CPU wgmma emulator against NumPy (K of 0, 1 and several tiles, more tiles than programs),
+the CPU emulators against NumPy (K of 0, 1 and several tiles, more tiles than programs; sm_80's
+mma.sync too),
 and on the GPU against the interpreter (`-m gpu`)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import numpy as np
 import pytest
 from gir_check import needs_ptxas
+from test_fused_loops_emulated import emulate
 from test_lower_mma import _nvidia_available
 from test_lower_wgmma import _ptxas_report
 from test_lower_wgmma_emulated import _operands, run_emulated
@@ -142,17 +144,23 @@ def test_a_nest_whose_epilogue_scratch_would_not_fit_stays_a_nest():
     assert kernel.metadata["shared_bytes"] <= 232448
 
 
-@pytest.mark.parametrize(
-    ("m", "n", "k"), [(128, 192, 96), (64, 128, 32), (96, 64, 0), (128, 128, 200)]
-)
-def test_fused_persistent_matmul_on_the_emulator(m, n, k):
-    """More tiles than programs, K of 0, 1 and several tiles (ragged too)."""
-    kernel = compiled()
+@pytest.mark.parametrize(("m", "n", "k", "target"), [
+    (128, 192, 96, "sm_90a"), (64, 128, 32, "sm_90a"), (96, 64, 0, "sm_90a"),
+    (128, 128, 200, "sm_90a"), (128, 128, 64, "sm_80"), (96, 64, 0, "sm_80"),
+])  # fmt: skip
+def test_fused_persistent_matmul_on_the_emulator(m, n, k, target):
+    """More tiles than programs, K of 0, 1 and several tiles (ragged too); wgmma in flight on
+    sm_90a, mma.sync from ldmatrix on sm_80."""
+    kernel = compiled(target=target)
     assert not _nested(kernel.asm["gir"])
     a, b, a64, b64 = _operands("fp16", m, n, max(k, 1))
     a, b = a[:, :k].copy(), b[:k].copy()
     c = np.full(m * n, np.nan, np.float32)
-    run_emulated(kernel, [a.reshape(-1), b.reshape(-1), c, m, n, k], (PROGRAMS,))
+    args = [a.reshape(-1), b.reshape(-1), c, m, n, k]
+    if target == "sm_90a":
+        run_emulated(kernel, args, (PROGRAMS,))
+    else:
+        emulate(kernel, args, (PROGRAMS,))
     np.testing.assert_allclose(c.reshape(m, n), a64[:, :k] @ b64[:k], rtol=1e-5, atol=1e-4)
 
 
