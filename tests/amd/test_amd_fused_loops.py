@@ -15,7 +15,8 @@ from amd_mma_emulator import AmdMmaHostTargetInfo
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
 from cpu_emulator import compile_kernel, launch
-from test_fused_loops_sm90 import PROGRAMS, SIGNATURE, _nested, persistent_matmul
+from test_fused_loops_emulated import nested
+from test_fused_loops_sm90 import PROGRAMS, SIGNATURE, persistent_matmul
 from test_lower_wgmma_emulated import _operands
 
 import tilec
@@ -31,7 +32,7 @@ def test_fused_persistent_matmul_on_the_emulator(arch, lanes, m, n, k):
         backend="amd", target=arch, num_warps=4, num_stages=2, divisibility=list(SIGNATURE),
     )  # fmt: skip
     gir = kernel.asm["gir"]
-    assert not _nested(gir) and "gpu.local_store" in gir  # fused, its ring staged
+    assert not nested(gir) and "gpu.local_store" in gir  # fused, its ring staged
     module = parse_module(gir, "k.gir")
     lowered = lower_module(module, AmdMmaHostTargetInfo(lanes), kernel.metadata["kernel"])
     a, b, a64, b64 = _operands("fp16", m, n, max(k, 1))

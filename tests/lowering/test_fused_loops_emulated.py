@@ -50,7 +50,7 @@ def _compile(kernel, signature, constants, backend="nvidia"):
     return tilec.compile(kernel, signature, constants, backend=backend, **options)
 
 
-def _nested(gir: str) -> bool:
+def nested(gir: str) -> bool:
     """Whether `gir` has a loop inside a loop."""
     loops = [op for op in parse_module(gir, "k.gir").walk() if isinstance(op, ForOp)]
     return any(
@@ -89,7 +89,7 @@ def test_flattened_persistent_loop_matches_the_nest(tiles, k, bias):
     b = rng.random(tiles * block + 1, dtype=np.float32) * bias
     constants = dict(BLOCK=block, NPROG=nprog, FLAT=True, BIAS=bias)
     kernel = _compile(persistent, PERSISTENT, constants)
-    assert not _nested(kernel.asm["gir"])
+    assert not nested(kernel.asm["gir"])
     results = {}
     for side in ("interp", "nvidia"):
         out = np.zeros((tiles + nprog) * block, np.float32)
@@ -122,7 +122,7 @@ def test_constant_inner_bounds_and_steps(lb, ub, step):
     x = np.arange(tiles * 100, dtype=np.int32) % 7
     signature = {"x_ptr": "*i32", "out_ptr": "*i32", "T": "i32"}
     kernel = _compile(fixed_inner, signature, dict(LB=lb, UB=ub, STEP=step))
-    assert not _nested(kernel.asm["gir"])
+    assert not nested(kernel.asm["gir"])
     if len(range(lb, ub, step)) > 1:  # one trip: canonicalize made it straight-line code
         assert "num_stages = 3" in kernel.asm["gir"]  # the larger of the two loops'
     out = np.zeros(tiles, np.int32)
@@ -147,7 +147,7 @@ def triangle(out_ptr, T):
 
 def test_inner_bounds_varying_with_the_outer_loop_are_left_alone():
     kernel = _compile(triangle, {"out_ptr": "*i32", "T": "i32"}, {})
-    assert _nested(kernel.asm["gir"])
+    assert nested(kernel.asm["gir"])
     out = np.zeros(6, np.int32)
     emulate(kernel, [out, 6], (1,))
     np.testing.assert_array_equal(out, [sum(range(t)) for t in range(6)])

@@ -14,15 +14,13 @@ import re
 import numpy as np
 import pytest
 from gir_check import needs_ptxas
-from test_fused_loops_emulated import emulate
+from test_fused_loops_emulated import emulate, nested
 from test_lower_mma import _nvidia_available
 from test_lower_wgmma import _ptxas_report
 from test_lower_wgmma_emulated import _operands, run_emulated
 
 import tilec
 import tilec.language as tl
-from tilec.dialects.scf import ForOp
-from tilec.ir.parser import parse_module
 from tilec.runtime import check
 
 
@@ -65,14 +63,6 @@ def compiled(flat: bool = True, stages: int = 3, blocks=(64, 64, 32), warps: int
         divisibility=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"), backend=backend,
         num_warps=warps, num_stages=stages, **options,
     )  # fmt: skip
-
-
-def _nested(gir: str) -> bool:
-    """Whether `gir` has a loop inside a loop."""
-    loops = [op for op in parse_module(gir, "k.gir").walk() if isinstance(op, ForOp)]
-    return any(
-        other is not loop and loop.is_ancestor_of(other) for loop in loops for other in loops
-    )
 
 
 def _fused_loop(gir: str) -> str:
@@ -126,7 +116,7 @@ def test_ptxas_keeps_the_wgmmas_asynchronous(blocks, warps, out, tmp_path):
     across iterations, no spills, nothing serialized."""
     needs_ptxas()
     kernel = compiled(blocks=blocks, warps=warps, out=out)
-    assert not _nested(kernel.asm["gir"])
+    assert not nested(kernel.asm["gir"])
     ptx = kernel.asm["ptx"]
     assert "wgmma.wait_group.sync.aligned 1;" in ptx  # in flight across iterations
     registers, report = _ptxas_report(ptx, tmp_path)
@@ -139,7 +129,7 @@ def test_a_nest_whose_epilogue_scratch_would_not_fit_stays_a_nest():
     conversion in the epilogue do not fit the 232448 an sm_90 block has; unfused, the
     conversion comes after the K loop's rings are freed, and the kernel compiles as before."""
     kernel = compiled(blocks=(128, 256, 64), warps=8, out="fp32")
-    assert _nested(kernel.asm["gir"])
+    assert nested(kernel.asm["gir"])
     assert "flatten" in kernel.asm["gir"]  # the mark stays on the nest left alone
     assert kernel.metadata["shared_bytes"] <= 232448
 
@@ -152,7 +142,7 @@ def test_fused_persistent_matmul_on_the_emulator(m, n, k, target):
     """More tiles than programs, K of 0, 1 and several tiles (ragged too); wgmma in flight on
     sm_90a, mma.sync from ldmatrix on sm_80."""
     kernel = compiled(target=target)
-    assert not _nested(kernel.asm["gir"])
+    assert not nested(kernel.asm["gir"])
     a, b, a64, b64 = _operands("fp16", m, n, max(k, 1))
     a, b = a[:, :k].copy(), b[:k].copy()
     c = np.full(m * n, np.nan, np.float32)

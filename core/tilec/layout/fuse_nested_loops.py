@@ -98,6 +98,7 @@ from tilec.ir.attributes import (
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type, i1, i64
+from tilec.layout.pipeline_branches import top_op
 from tilec.layout.pipeline_loops import plan_loop
 from tilec.layout.residency import ring_bytes, shared_bytes, tile_bytes
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
@@ -267,14 +268,6 @@ def _hoisted_bounds(outer: ForOp, inner: ForOp) -> list[Operation] | None:
     return sorted(found, key=order.__getitem__)
 
 
-def _top(op: Operation, block: Block) -> Operation | None:
-    """The op of `block` that is or holds `op`, or None."""
-    at: Operation | None = op
-    while at is not None and at.parent is not block:
-        at = at.parent_op
-    return at
-
-
 def _prologue_outputs(outer: ForOp, inner: ForOp) -> list[Value]:
     """The values the ops before `inner` define and ops after them use (prologue outputs)."""
     block = outer.regions[0].block
@@ -283,7 +276,7 @@ def _prologue_outputs(outer: ForOp, inner: ForOp) -> list[Value]:
     outputs = []
     for op in prologue:
         for result in op.results:
-            if any(_top(user, block) not in members for user in result.users):
+            if any(top_op(user, block) not in members for user in result.users):
                 outputs.append(result)
     return outputs
 
@@ -411,7 +404,7 @@ def fuse(outer: ForOp, inner: ForOp) -> None:
         outer.parent.insert_before(op, outer)  # type: ignore[union-attr]
     inner_block = inner.regions[0].block
     order = block.index_map()
-    after_inner = lambda user: order.get(_top(user, block), -1) > order[inner]  # noqa: E731
+    after_inner = lambda user: order.get(top_op(user, block), -1) > order[inner]  # noqa: E731
     _sink(_ops_before(block, inner), block, inner.next_op, after_inner)
     in_inner = lambda user: user is not inner and inner.is_ancestor_of(user)  # noqa: E731
     _sink(_ops_before(block, inner), inner_block, inner_block.first_op, in_inner)

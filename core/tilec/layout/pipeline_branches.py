@@ -67,7 +67,7 @@ def _epilogue(dot: Operation) -> tuple[IfOp, int] | None:
     the else-region yielding it at one position, and that position."""
     block: Block = dot.parent  # type: ignore[assignment]
     users = {u for u, _ in dot.result.uses}
-    tops = {_top(u, block) for u in users}
+    tops = {top_op(u, block) for u in users}
     if len(tops) != 1:
         return None
     branch = tops.pop()
@@ -82,7 +82,8 @@ def _epilogue(dot: Operation) -> tuple[IfOp, int] | None:
     return branch, positions[0]
 
 
-def _top(op: Operation, block: Block) -> Operation | None:
+def top_op(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is or holds `op`, or None."""
     at: Operation | None = op
     while at is not None and at.parent is not block:
         at = at.parent_op
@@ -132,4 +133,4 @@ def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
     return min(branches, key=order.__getitem__)
 
 
-__all__ = ["carried_index", "issue_anchor", "operands", "pure", "wait_in_branches"]
+__all__ = ["carried_index", "issue_anchor", "operands", "pure", "top_op", "wait_in_branches"]
