@@ -44,7 +44,8 @@ def cases() -> dict[str, tuple]:
         out[f"softmax {dt} x{cols} w{w}"] = ("softmax", "sweep_softmax", sig, ints,
                                              dict(BLOCK=p2(cols)), w)  # fmt: skip
     for dt, cols, w in [("bf16", 1024, 4), ("bf16", 2048, 4), ("bf16", 4096, 4), ("bf16", 4096, 8),
-                        ("bf16", 5120, 4), ("bf16", 5120, 8), ("bf16", 8192, 4), ("bf16", 8192, 8),
+                        ("bf16", 4096, 16), ("bf16", 5120, 4), ("bf16", 5120, 8), ("bf16", 5120, 16),
+                        ("bf16", 8192, 4), ("bf16", 8192, 8), ("bf16", 8192, 16),
                         ("fp32", 4096, 4), ("fp32", 4096, 8), ("fp32", 4096, 16)]:  # fmt: skip
         sig = dict(x_ptr=f"*{dt}", y_ptr=f"*{dt}", w_ptr=f"*{dt}", b_ptr=f"*{dt}",
                    mean_ptr="*fp32", rstd_ptr="*fp32", stride="i32", N="i32", eps="fp32")  # fmt: skip
