@@ -55,11 +55,12 @@ _allocator = None
 @_entry.user_entry
 def set_allocator(allocator) -> None:
     """Triton's `triton.set_allocator(fn)`: the function that gives a kernel scratch memory,
-    `fn(size, alignment, stream)`. tilec's tensor descriptors (`tl.make_tensor_descriptor`) need
-    no scratch memory (masked loads and stores, or TMA on a tensor map the launch encodes from
-    the kernel's parameters: docs/tma.md), so no tilec kernel calls it; it is kept (None: none)
-    for code that reads it back. Anything else than a function or None is an
-    `OptionTypeError` (a `TypeError`)."""
+    `fn(size, alignment, stream)` returning an address or an object with `data_ptr()`. A kernel
+    that builds tensor maps itself (a `tl.make_tensor_descriptor` of values the kernel computes,
+    through TMA on sm_90a: docs/tma.md) asks it at each launch for 128 bytes a map and program,
+    as Triton's launcher does; without one (None) such a kernel uses memory of its own, where
+    Triton raises. Anything else than a function or None is an `OptionTypeError` (a
+    `TypeError`)."""
     global _allocator
     if allocator is not None and not callable(allocator):
         raise OptionTypeError(

@@ -24,13 +24,13 @@ def test_features_by_arch():
     assert features("sm_90") == {
         "ldmatrix", "mma_v2", "mma_fp8", "cp_async", "stmatrix", "fp8_cvt", "tma"
     }  # fmt: skip
-    assert features("sm_90a") == features("sm_90") | {"wgmma"}
-    assert "wgmma" not in features("sm_100a")
+    assert features("sm_90a") == features("sm_90") | {"wgmma", "tensormap"}
+    assert "wgmma" not in features("sm_100a") and "tensormap" not in features("sm_100a")
     assert all(features(arch.name) == arch.features for arch in ARCHS)
 
 
 def test_features_come_from_the_arch_table():
-    assert ARCHS.check("sm_90a").features == ARCHS.check("sm_90").features | {"wgmma"}
+    assert ARCHS.check("sm_90a").features == ARCHS.check("sm_90").features | {"wgmma", "tensormap"}
     with pytest.raises(ValueError, match="unsupported NVIDIA target 'sm_91'"):
         features("sm_91")
 

@@ -1,6 +1,7 @@
 """`triton.runtime._allocation` under the alias: `set_allocator` is `tilec.set_allocator`, and
 `NullAllocator` is Triton's allocator of no memory (what `set_allocator` resets to), which
-raises when called. tilec's kernels ask no allocator for scratch memory (see
+raises when called. tilec's kernels that build tensor maps ask the allocator given to
+`set_allocator` for their global scratch, and without one use memory of their own (see
 `tilec.set_allocator`)."""
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from tilec.ir.traits import (
 from tilec.ir.types import (
     Float8Type,
     IntegerType,
+    PointerType,
     TensorType,
     Type,
     element_type,
@@ -416,15 +417,19 @@ class DescriptorLoadOp(Operation):
     offsets (scalars, outermost first). The attributes name the kernel parameters the
     descriptor's base, sizes and strides are (indices; -c: the constant c, as the last stride
     1), from which the launch encodes the tensor map; `in_kernel`: `tl.make_tensor_descriptor`
-    made it (constants allowed, its alignments not checked by a host `TensorDescriptor`)."""
+    made it (constants allowed, its alignments not checked by a host `TensorDescriptor`).
+    `made` instead of the three: a descriptor made in the kernel whose parts it computes; the
+    operands after the offsets are its base (a pointer), sizes and outer strides (i64), from
+    which the target builds the tensor map in the kernel (`made_parts`)."""
 
     name = "tile.descriptor_load"
     parts = operand_def(variadic=True)
-    base_param = attr_def(IntegerAttr)
-    shape_params = attr_def(ArrayAttr)
-    stride_params = attr_def(ArrayAttr)
+    base_param = attr_def(IntegerAttr, optional=True)
+    shape_params = attr_def(ArrayAttr, optional=True)
+    stride_params = attr_def(ArrayAttr, optional=True)
     padding = attr_def(StringAttr)
     in_kernel = attr_def(UnitAttr, optional=True)
+    made = attr_def(UnitAttr, optional=True)
     result = result_def()
     traits = (ReadOnly(), MemoryRead())
 
@@ -442,7 +447,12 @@ class DescriptorLoadOp(Operation):
 
     @property
     def offsets(self) -> list[Value]:
-        return list(self.operands[3:])
+        return list(self.operands[3 : 3 + len(shape_of(self.result.type))])
+
+    @property
+    def made_parts(self) -> list[Value]:
+        """A `made` descriptor's base, sizes and outer strides (none elsewhere)."""
+        return list(self.operands[3 + len(shape_of(self.result.type)) :])
 
     def verify_(self) -> None:
         if len(self.operands) < 4:
@@ -462,11 +472,12 @@ class DescriptorStoreOp(Operation):
 
     name = "tile.descriptor_store"
     parts = operand_def(variadic=True)
-    base_param = attr_def(IntegerAttr)
-    shape_params = attr_def(ArrayAttr)
-    stride_params = attr_def(ArrayAttr)
+    base_param = attr_def(IntegerAttr, optional=True)
+    shape_params = attr_def(ArrayAttr, optional=True)
+    stride_params = attr_def(ArrayAttr, optional=True)
     padding = attr_def(StringAttr)
     in_kernel = attr_def(UnitAttr, optional=True)
+    made = attr_def(UnitAttr, optional=True)
     traits = (MemoryWrite(),)
 
     @property
@@ -483,7 +494,12 @@ class DescriptorStoreOp(Operation):
 
     @property
     def offsets(self) -> list[Value]:
-        return list(self.operands[3:])
+        return list(self.operands[3 : 3 + len(shape_of(self.value.type))])
+
+    @property
+    def made_parts(self) -> list[Value]:
+        """As `DescriptorLoadOp.made_parts`."""
+        return list(self.operands[3 + len(shape_of(self.value.type)) :])
 
     def verify_(self) -> None:
         if len(self.operands) < 4:
@@ -495,8 +511,21 @@ class DescriptorStoreOp(Operation):
 def _check_descriptor_parts(op: Operation, shape: tuple[int, ...]) -> None:
     rank = len(shape)
     attrs = op.attributes
-    sizes = [len(attrs["shape_params"].elements), len(attrs["stride_params"].elements)]  # type: ignore[attr-defined]
-    offsets = op.operands[3:]
+    offsets = op.operands[3 : 3 + rank]
+    if "made" in attrs:  # base, sizes, outer strides: operands
+        made = op.operands[3 + rank :]
+        if len(made) != 2 * rank or not isinstance(made[0].type, PointerType):
+            raise VerifyError(
+                f"a made descriptor of rank {rank} needs its base pointer, {rank} sizes and "
+                f"{rank - 1} strides after the offsets; got {len(made)} operands",
+                op,
+            )
+        sizes = [rank, rank]
+    else:
+        if any(k not in attrs for k in ("base_param", "shape_params", "stride_params")):
+            raise VerifyError("expected base_param, shape_params and stride_params, or made", op)
+        sizes = [len(attrs["shape_params"].elements), len(attrs["stride_params"].elements)]  # type: ignore[attr-defined]
+        offsets = op.operands[3:]
     if len(offsets) != rank or sizes != [rank, rank]:
         raise VerifyError(
             f"a block of rank {rank} needs {rank} offsets, sizes and strides; got "

@@ -6,9 +6,10 @@ elements outside the global shape read as the padding (0, or NaN with `padding_o
 and never written, as TMA does. A target that reads descriptors itself (`TENSOR_MAP_LOADS`: TMA
 on NVIDIA's sm_90) gets `tile.descriptor_load` / `tile.descriptor_store` where every part of the
 descriptor is a kernel parameter or a constant (`claimed_load`), host-side or made in the
-kernel: the launch encodes its tensor map from the parameters' values (docs/tma.md). tilec
-needs no scratch memory for them, so an allocator given to `tilec.set_allocator` is never
-called."""
+kernel: the launch encodes its tensor map from the parameters' values (docs/tma.md). A
+descriptor made in the kernel from values it computes gets them too, marked `made` (`_made`):
+the target builds its tensor map in the kernel, in global scratch memory from the allocator
+given to `tilec.set_allocator`."""
 
 from __future__ import annotations
 
@@ -178,36 +179,40 @@ def claimed_load(builtins: Any, desc: Any, offsets: Any, operands: list) -> Tens
     stride the constant 1; a constant too in a descriptor made in the kernel: `_claim`); None
     elsewhere (the caller emits the masked `tile.load`).
     `operands` are that load's: pointers, mask, padding."""
-    attributes = _claim(desc)
-    if attributes is None:
+    claim = _claim(desc) or _made(builtins.sem, desc)
+    if claim is None:
         return None
+    attributes, made = claim
     values = [TensorValue(v) for v in operands]
     pointers = values[0]
     result = TensorType(pointers.shape, pointers.dtype.pointee)  # type: ignore[attr-defined]
     coords = _offsets(builtins.sem, offsets)
-    return builtins.sem.create(tile.DescriptorLoadOp, [*values, *coords], result, **attributes)
+    return builtins.sem.create(tile.DescriptorLoadOp, [*values, *coords, *made], result,
+                               **attributes)  # fmt: skip
 
 
 def claimed_store(builtins: Any, desc: Any, offsets: Any, pointers: TensorValue, block: Any,
                   mask: TensorValue) -> bool:  # fmt: skip
     """Emit the `tile.descriptor_store` of `block` where the target claims descriptors'
     accesses (as `claimed_load`); whether it did (else the caller emits the masked store)."""
-    attributes = _claim(desc)
-    if attributes is None:
-        return False
     sem = builtins.sem
+    claim = _claim(desc) or _made(sem, desc)
+    if claim is None:
+        return False
+    attributes, made = claim
     pointee = sem.pointee(pointers)
     stored = sem.broadcast_to(sem.cast(sem.to_value(block, pointee), pointee), pointers.shape)
-    operands = [pointers, stored, mask, *_offsets(sem, offsets)]
+    operands = [pointers, stored, mask, *_offsets(sem, offsets), *made]
     sem.create_op(tile.DescriptorStoreOp, operands, **attributes)
     return True
 
 
-def _claim(desc: Any) -> dict[str, Any] | None:
-    """The attributes of a claimed access of `desc` (module of `claimed_load`), else None: a
-    host descriptor whose parts are kernel parameters, or one made in the kernel whose parts
-    are kernel parameters or positive constants (`-c` for the constant `c`), marked
-    `in_kernel` (the target proves its alignments from the parameters' specialization)."""
+def _claim(desc: Any) -> tuple[dict[str, Any], list] | None:
+    """The attributes of a claimed access of `desc` (module of `claimed_load`) and no extra
+    operands, else None: a host descriptor whose parts are kernel parameters, or one made in
+    the kernel whose parts are kernel parameters or positive constants (`-c` for the constant
+    `c`), marked `in_kernel` (the target proves its alignments from the parameters'
+    specialization)."""
     if TENSOR_MAP_LOADS not in compile_features():
         return None
     host = getattr(desc, "host", False)
@@ -224,7 +229,21 @@ def _claim(desc: Any) -> dict[str, Any] | None:
     }
     if not host:
         attributes["in_kernel"] = UnitAttr()
-    return attributes
+    return attributes, []
+
+
+def _made(sem: Any, desc: Any) -> tuple[dict[str, Any], list] | None:
+    """A descriptor made in the kernel whose parts the kernel computes (a base offset by the
+    program id, a size minus a parameter, a descriptor made in a loop), where the target
+    claims descriptors: marked `made`, with its base, sizes and outer strides (i64) as the
+    operands after the offsets, from which the target builds its tensor map in the kernel
+    (TMA where the values allow it at run time, else the masked access: docs/tma.md)."""
+    if TENSOR_MAP_LOADS not in compile_features() or getattr(desc, "host", False):
+        return None
+    if desc.strides[-1] != 1:
+        return None
+    parts = [sem.cast(_scalar(sem, v), i64) for v in (*desc.shape, *desc.strides[:-1])]
+    return {"padding": StringAttr(desc.padding), "made": UnitAttr()}, [desc.base, *parts]
 
 
 def _part(value: Any, host: bool) -> int | None:

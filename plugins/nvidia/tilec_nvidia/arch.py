@@ -16,9 +16,11 @@ such intrinsic against these features before it is emitted.
 | `fp8_cvt`   | `cvt.rn[.satfinite]` between `{e4m3,e5m2}x2` and f32/f16x2 | sm_90 and later (1) |
 | `tma`       | `cp.async.bulk.tensor`, `mbarrier` tx counts (PTX 8.0)   | sm_90 and later    |
 | `wgmma`     | `wgmma.mma_async`                                        | sm_90a only        |
+| `tensormap` | `tensormap.replace`, `tensormap.cp_fenceproxy` (PTX 8.3) | sm_90a only (3)    |
 
 (1) sm_89 has them from PTX ISA 8.1 on; tilec emits PTX 7.8 for sm_89, for which LLVM aborts.
 (2) PTX ISA 8.4: a kernel using them asks for it (`tilec_nvidia.tensor_cores.mma`).
+(3) PTX ISA 8.3 (`tilec_nvidia.tma_made`); sm_100a has them from PTX 8.6 on, not taken yet.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ FEATURE_SINCE = {
 }
 """The first compute capability with each portable feature."""
 
-ARCH_SPECIFIC_FEATURES = {"wgmma": ("sm_90a",)}
+ARCH_SPECIFIC_FEATURES = {"wgmma": ("sm_90a",), "tensormap": ("sm_90a",)}
 """Features only these architecture-specific (`a`) archs have."""
 
 

@@ -439,7 +439,10 @@ class CudaDriver:
         if hstream is None:
             hstream = self.stream(stream)
         with packer.lock:  # the parameter buffer is the kernel's: one launch at a time
-            params = packer.pack(args)
+            if getattr(packer, "scratch_size", 0):  # tensor maps built in the kernel
+                params = packer.pack(args, x * y * z, stream)
+            else:
+                params = packer.pack(args)
             if MULTI_DEVICE[0]:
                 with self.active():
                     result = self.cu.cuLaunchKernel(

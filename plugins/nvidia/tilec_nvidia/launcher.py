@@ -44,7 +44,7 @@ class NvidiaDriver(GpuDriver):
             num_warps=md["num_warps"],
             threads_per_warp=md["threads_per_warp"],
         )
-        if not md.get("tensor_maps"):
+        if not md.get("tensor_maps") and not md.get("global_scratch_size"):
             return kernel
         # deferred: the tensor maps' packer and encoder (4-5 ms to import) wait for a kernel
         # that reads host descriptors through TMA; a plain kernel's first launch loads neither
@@ -120,8 +120,8 @@ class NvidiaDriver(GpuDriver):
                 namespace,
                 functools.partial(_launch_body, loaded, default),
                 max_grid=(max_x, max_y, max_z),
-                native=None  # the native launch packs in C: no tensor maps
-                if md.get("tensor_maps")
+                native=None  # the native launch packs in C: no tensor maps, no scratch
+                if md.get("tensor_maps") or md.get("global_scratch_size")
                 else _native(driver, loaded, threads, current, (max_x, max_y, max_z)),
             )
         return run
@@ -169,7 +169,9 @@ def _launch_body(loaded: Any, default: str, values: str, result: str) -> str:
     """The statements of a launch, for `run_values` and for inlining into the launcher's fast path
     (`InlineLaunch`): `values` is the expression of the packed values (device addresses for
     pointers), `result` what a `return` inside gives; they read `grid` and `stream`."""
-    if not loaded.packer.direct:  # bf16 or float8 scalars: converted by `pack`
+    if getattr(loaded.packer, "scratch_size", 0):  # global scratch for the programs
+        pack = f"pack({values}, x * y * z, handle)"
+    elif not loaded.packer.direct:  # bf16 or float8 scalars: converted by `pack`
         pack = f"pack({values})"
     else:
         spread = values[1:-1] if values.startswith("(") else f"*{values}"

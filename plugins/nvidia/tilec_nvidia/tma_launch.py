@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from tilec.errors import TensorDescriptorError
+from tilec.interop.device import stream_handle
 from tilec_nvidia import tensor_map
 from tilec_nvidia.driver import Packer
 
@@ -107,15 +108,22 @@ class TensorMapParameter:
 
 class TmaPacker(Packer):
     """A `Packer` whose kernelParams array ends with one entry a tensor map, each pointing at a
-    128-byte, 64-byte-aligned slot of its own that `pack` fills (module docstring)."""
+    128-byte, 64-byte-aligned slot of its own that `pack` fills (module docstring), then,
+    where the kernel builds maps itself (`scratch_size` bytes a program: `tma_made`), one
+    entry for the address of its global scratch, which `pack(values, programs, stream)` gets
+    for the launch's `programs` (`GlobalScratch`)."""
 
     def __init__(self, driver: Any, signature: Sequence[str], names: Sequence[str] | None,
                  maps: Sequence[TensorMapParameter],
-                 cache: tensor_map.TensorMapCache | None = None):  # fmt: skip
+                 cache: tensor_map.TensorMapCache | None = None,
+                 scratch: GlobalScratch | None = None):  # fmt: skip
         super().__init__(signature, names)
         self.driver = driver
         self.maps = tuple(maps)
         self.cache = cache if cache is not None else CACHE
+        self.scratch = scratch
+        self.scratch_size = scratch.size if scratch is not None else 0
+        self._scratch_address = ctypes.c_uint64(0)
         self._map_buffer = ctypes.create_string_buffer(
             tensor_map.MAP_BYTES * len(self.maps) + tensor_map.MAP_ALIGN
         )
@@ -124,20 +132,66 @@ class TmaPacker(Packer):
         self.map_slots = tuple(start + tensor_map.MAP_BYTES * i for i in range(len(self.maps)))
         count = len(self.signature)
         entries = [self._pointers[i] for i in range(count)] + list(self.map_slots)
+        if scratch is not None:
+            entries.append(ctypes.addressof(self._scratch_address))
         self._pointers = (ctypes.c_void_p * len(entries))(*entries)
         self.address = ctypes.addressof(self._pointers)
         self.direct = False  # the fast paths call `pack`, which fills the maps
 
-    def pack(self, values: Sequence[Any]) -> int:
+    def pack(self, values: Sequence[Any], programs: int | None = None,
+             stream: Any = None) -> int:  # fmt: skip
         address = super().pack(values)
         for spec, slot in zip(self.maps, self.map_slots, strict=True):
             source = self.cache.get(self.driver, spec.request(values))
             ctypes.memmove(slot, source, tensor_map.MAP_BYTES)
+        if self.scratch is not None:
+            if programs is None:
+                raise TypeError("a kernel that builds tensor maps is packed with its programs")
+            self._scratch_address.value = self.scratch.address(self.driver, programs, stream)
         return address
 
     def map_bytes(self, index: int) -> bytes:
         """The 128 bytes the next launch passes for map `index` (tests)."""
         return ctypes.string_at(self.map_slots[index], tensor_map.MAP_BYTES)
+
+
+class GlobalScratch:
+    """The global scratch of a kernel that builds tensor maps (`tma_made`): `size` bytes a
+    program, `align`-aligned. `address(driver, programs, stream)` asks the allocator given to
+    `tilec.set_allocator` for `programs * size` bytes on `stream`, as Triton's launcher does
+    (`fn(size, alignment, stream)`, an int or an object with `data_ptr()`), keeping what it
+    gave until the next launch; without one, memory of the kernel's own, one allocation a
+    stream, grown as needed (a launch on a stream finds the stream's earlier launches done
+    with it)."""
+
+    def __init__(self, size: int, align: int):
+        self.size, self.align = size, align
+        self._given: Any = None
+        self._own: dict[int, tuple[int, int]] = {}
+
+    def address(self, driver: Any, programs: int, stream: Any = None) -> int:
+        import tilec
+
+        nbytes = programs * self.size
+        handle = stream_handle(stream)
+        if tilec._allocator is not None:
+            given = tilec._allocator(nbytes, self.align, handle)
+            self._given = given  # alive until the next launch (Triton drops it at once)
+            address = int(given) if isinstance(given, int) else int(given.data_ptr())
+            if address % self.align:
+                raise TensorDescriptorError(
+                    f"tilec.set_allocator's allocator gave {nbytes} bytes at {address:#x}, not "
+                    f"{self.align}-byte aligned as asked"
+                )
+            return address
+        address, held = self._own.get(handle, (0, 0))
+        if held < nbytes:
+            if held:
+                driver.mem_free(address)  # synchronizes: no launch still writes it
+            size = max(nbytes, 2 * held)
+            address = driver.mem_alloc(size + self.align)
+            self._own[handle] = (address, size)
+        return address + (-address % self.align)
 
 
 CACHE = tensor_map.TensorMapCache()
@@ -148,11 +202,13 @@ dropped from the cache never leaves a launch without its map)."""
 def install(driver: Any, kernel: Any, metadata: dict[str, Any],
             names: Sequence[str] | None = None) -> Any:  # fmt: skip
     """Give `kernel` (loaded) a `TmaPacker` where its `metadata` lists tensor maps."""
-    maps = metadata.get("tensor_maps")
-    if maps:
+    maps = metadata.get("tensor_maps") or []
+    size = metadata.get("global_scratch_size", 0)
+    if maps or size:
         specs = [TensorMapParameter.from_json(m) for m in maps]
-        kernel.packer = TmaPacker(driver, metadata["params"], names, specs)
+        scratch = GlobalScratch(size, metadata["global_scratch_align"]) if size else None
+        kernel.packer = TmaPacker(driver, metadata["params"], names, specs, scratch=scratch)
     return kernel
 
 
-__all__ = ["CACHE", "TensorMapParameter", "TmaPacker", "install"]
+__all__ = ["CACHE", "GlobalScratch", "TensorMapParameter", "TmaPacker", "install"]

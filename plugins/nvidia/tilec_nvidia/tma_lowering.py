@@ -82,7 +82,16 @@ def layout(op: Any) -> tuple[tuple[int, ...], int, tuple[int, ...]]:
 
 
 def claims(arch: str, op: Any) -> bool:
-    """Whether the descriptor load `op` is read through TMA on `arch`."""
+    """Whether the descriptor load `op` is read through TMA on `arch` on a map the launch
+    encodes (a descriptor `made` from computed values: `tma_made.claims`)."""
+    if "made" in op.attributes:
+        return False
+    return block_claims(arch, op) and ("in_kernel" not in op.attributes or proven_aligned(op))
+
+
+def block_claims(arch: str, op: Any) -> bool:
+    """Whether TMA copies the block of the descriptor access `op` on `arch`: an element type
+    and block it copies, stores where `STORES`."""
     if not isinstance(op, CLAIMED) or "tma" not in ARCHS.check(arch).features:
         return False
     if isinstance(op, DescriptorStoreOp) and not STORES:
@@ -101,7 +110,6 @@ def claims(arch: str, op: Any) -> bool:
             op.padding.value == "zero"
             or tensor_map.DATA_TYPES[element] in tensor_map.FLOAT_DATA_TYPES
         )
-        and ("in_kernel" not in op.attributes or proven_aligned(op))
     )
 
 
@@ -181,22 +189,34 @@ def _part(index: Any) -> list:
 
 
 def added_parameters(arch: str, func: Any) -> list[tuple[Any, ir.Type]]:
+    """A tensor map a distinct claimed descriptor, then the global scratch of the maps the
+    kernel builds (`tma_made.scratch_key`), if it builds any."""
+    from tilec_nvidia import tma_made  # it builds on this module
+
     keys: list[tuple] = []
     for op in func.walk():
         if claims(arch, op) and map_key(op) not in keys:
             keys.append(map_key(op))
-    return [(key, ir.PointerType()) for key in keys]
+    scratch = tma_made.scratch_key(arch, func)
+    return [(key, ir.PointerType()) for key in keys + ([scratch] if scratch else [])]
 
 
 def added_metadata(keys: list[tuple]) -> dict[str, Any]:
-    maps = []
-    for base, shape, strides, padding, element, block, swizzle, in_kernel in keys:
+    from tilec_nvidia import tma_made
+
+    maps: list[dict[str, Any]] = []
+    metadata: dict[str, Any] = {}
+    for key in keys:
+        if key[0] == tma_made.SCRATCH:  # the maps built in the kernel
+            metadata.update(tma_made.scratch_metadata(key))
+            continue
+        base, shape, strides, padding, element, block, swizzle, in_kernel = key
         maps.append({
             "element": element, "base": base, "shape": [_part(i) for i in shape],
             "strides": [_part(i) for i in strides], "block": list(block),
             "padding": padding, "swizzle": swizzle, **({"in_kernel": True} if in_kernel else {}),
         })  # fmt: skip
-    return {"tensor_maps": maps}
+    return {"tensor_maps": maps, **metadata} if maps else metadata
 
 
 @attrs.frozen
@@ -259,11 +279,12 @@ def tensor_map_argument(arch: str, ctx: LoweringContext, op: Any) -> ir.Argument
     return argument
 
 
-def _prepare(arch: str, ctx: LoweringContext, op: Any) -> _Block:
-    """The tensor map's parameter, the 1024-aligned scratch buffer and the offsets of a
-    claimed access."""
+def _prepare(arch: str, ctx: LoweringContext, op: Any, argument: Any = None) -> _Block:
+    """The tensor map's parameter (or `argument`: the address of a map the kernel builds), the
+    1024-aligned scratch buffer and the offsets of a claimed access."""
     b = ctx.builder
-    argument = tensor_map_argument(arch, ctx, op)
+    if argument is None:
+        argument = tensor_map_argument(arch, ctx, op)
     block, swizzle, box = layout(op)
     size = _element_bytes(op)
     start = ctx.shared_scratch(math.prod(block) * size + ALIGN)
@@ -277,6 +298,10 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
     """A claimed load: through TMA where its innermost offset is a multiple of 16 bytes (TMA's
     rule: known from the offset's divisibility, else one uniform test, `innermost_aligned`),
     else the masked load it stands for."""
+    if "made" in op.attributes:
+        from tilec_nvidia import tma_made
+
+        return tma_made.descriptor_load(arch, ctx, op)
     if not claims(arch, op):
         return False
     b = ctx.builder
@@ -285,12 +310,23 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
     if info is not None and info.divisibility[0] * place.size % 16 == 0:  # known aligned
         ctx.set(op.result, LTensor(op.result.type, _load_boxes(arch, ctx, op, place)))
         return True
+    load_where(arch, ctx, op, place, innermost_aligned(b, place.offsets[-1], place.size))
+    return True
+
+
+def load_where(arch: str, ctx: LoweringContext, op: DescriptorLoadOp, place: _Block,
+               condition: ir.Value, before: Any = None) -> None:  # fmt: skip
+    """The load through TMA where `condition` (i1, the same in every thread) holds, after
+    `before(ctx)` (a made descriptor's map), else the masked load it stands for."""
+    b = ctx.builder
     function = b.function
     tma_block = function.append_basic_block("tma.load")
     masked_block = function.append_basic_block("tma.load.masked")
     done = function.append_basic_block("tma.load.done")
-    b.cbranch(innermost_aligned(b, place.offsets[-1], place.size), tma_block, masked_block)
+    b.cbranch(condition, tma_block, masked_block)
     b.position_at_end(tma_block)
+    if before is not None:
+        before(ctx)
     through_tma = _load_boxes(arch, ctx, op, place)
     tma_end = b.block
     b.branch(done)
@@ -307,7 +343,6 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
         phi.add_incoming(fallback, masked_end)
         values.append(phi)
     ctx.set(op.result, LTensor(op.result.type, values))
-    return True
 
 
 def innermost_aligned(b: ir.IRBuilder, inner: ir.Value, size: int) -> ir.Value:

@@ -43,25 +43,40 @@ from tilec_nvidia import tma, tma_lowering
 
 def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:
     """Lower a claimed descriptor store (module doc); False where `op` is not claimed."""
+    if "made" in op.attributes:
+        from tilec_nvidia import tma_made
+
+        return tma_made.descriptor_store(arch, ctx, op)
     if not tma_lowering.claims(arch, op):
         return False
     b = ctx.builder
     place = tma_lowering._prepare(arch, ctx, op)
     sizes = [_size(b, ctx.fn.args, part) for part in tma_lowering.parts(op.shape_params)]
-    through_tma = exact(b, place.offsets, sizes, place.block, place.size)
+    store_where(arch, ctx, op, place, sizes, exact(b, place.offsets, sizes, place.block,
+                                                   place.size))  # fmt: skip
+    return True
+
+
+def store_where(arch: str, ctx: LoweringContext, op: DescriptorStoreOp, place: Any,
+                sizes: Sequence[ir.Value], through_tma: ir.Value,
+                before: Any = None) -> None:  # fmt: skip
+    """The store through TMA where `through_tma` (i1, the same in every thread) holds, after
+    `before(ctx)` (a made descriptor's map), else the masked store it stands for."""
+    b = ctx.builder
     function = b.function
     tma_block = function.append_basic_block("tma.store")
     masked_block = function.append_basic_block("tma.store.masked")
     done = function.append_basic_block("tma.store.done")
     b.cbranch(through_tma, tma_block, masked_block)
     b.position_at_end(tma_block)
+    if before is not None:
+        before(ctx)
     _store_boxes(arch, ctx, op, place, sizes)
     b.branch(done)
     b.position_at_end(masked_block)
     masked_store(ctx, op)
     b.branch(done)
     b.position_at_end(done)
-    return True
 
 
 def _size(b: ir.IRBuilder, args: Any, part: Any) -> ir.Value:
@@ -130,4 +145,4 @@ def _store_boxes(arch: str, ctx: LoweringContext, op: DescriptorStoreOp, place: 
     target.barrier(b)  # the scratch is free again
 
 
-__all__ = ["descriptor_store", "exact"]
+__all__ = ["descriptor_store", "exact", "store_where"]

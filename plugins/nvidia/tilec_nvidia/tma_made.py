@@ -1,0 +1,282 @@
+"""Descriptors made in the kernel from values it computes, through TMA (docs/tma.md, step 4).
+
+A `tl.make_tensor_descriptor` whose base, sizes or strides the kernel computes (a base offset by
+the program id, a size minus a parameter, a descriptor made in a loop) reaches the backend as a
+`tile.descriptor_load` / `tile.descriptor_store` marked `made`, its parts operands
+(`tilec.frontend.descriptors._made`). Where the block is one TMA copies
+(`tma_lowering.block_claims`) on an arch with `tensormap.replace` (sm_90a), each access builds
+the descriptor's 128-byte `CUtensorMap` in the kernel, as Triton 3.6 does
+(TMAToLLVM.cpp's tensormap create):
+
+    bar.sync                          the shared scratch's earlier readers are done
+    st.shared.b32 0                   warp 0 zeroes the 128-byte template, bar.warp.sync
+    tensormap.replace.tile.<field>    thread 0, one a field (`fields`)
+    tensormap.cp_fenceproxy ...       warp 0 copies it into the program's global slot
+    fence.proxy.tensormap::generic.acquire.gpu   warp 0, then bar.sync
+
+then reads or writes the block exactly as a host descriptor's access does
+(`tma_lowering.load_where`, `tma_store.store_where`) on that map. The slots are global scratch:
+`SCRATCH_BYTES` a made access and program, one allocation a launch of `grid` times the kernel's
+`global_scratch_size` (`metadata`, Triton's names) from `tilec.set_allocator`'s allocator
+(`tma_launch`), passed as the last parameter; program (x, y, z) uses the slots at its linear
+index `x + nx * (y + ny * z)`.
+
+TMA's rules that a host `TensorDescriptor` checks at construction are tested at run time,
+once for the block (every value is the program's own, the same in every thread: the branch is
+uniform), and where one fails the access is the masked one it stands for, which honours every
+case: the base 16-byte aligned, each size 1 to 2**31 - 1, each outer stride positive, of a
+multiple of 16 bytes below 2**40, each offset an i32, and for a load the innermost offset a
+multiple of 16 bytes (`usable`; stores add `tma_store.exact`). So results never differ from
+the masked path's. A map's fields are written from the same values the masked access reads
+(`fields`, modelled in test_tma_made_maps.py against `tensor_map.request`); L2 promotion stays
+the template's none, as Triton's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from llvmlite import ir
+
+from tilec.lowering.context import I8, I32, I64, LoweringContext
+from tilec_nvidia import tensor_map, tma_lowering
+from tilec_nvidia.arch import ARCHS
+from tilec_nvidia.cache_hints import require_ptx_version
+from tilec_nvidia.capabilities import has, require
+
+SCRATCH = "tma.global_scratch"
+"""The first item of the global scratch parameter's key (`tma_lowering.added_parameters`)."""
+SCRATCH_BYTES = tensor_map.MAP_BYTES
+"""A map's slot in global scratch (128 bytes, 128-byte aligned: the allocation is)."""
+SCRATCH_ALIGN = 128
+TENSORMAP_PTX_VERSION = 83
+"""tensormap.replace, tensormap.cp_fenceproxy, fence.proxy.tensormap: PTX ISA 8.3."""
+STRIDE_WORKAROUND_PTX = 85
+"""Up to this PTX version ptxas takes `global_stride` in units of 16 bytes (Triton's
+TMAToLLVM.cpp: "Workaround for a ptxas bug", the stride shifted right by 4)."""
+
+INSTRUCTIONS = {
+    "replace": "tensormap.replace.tile.{field}.shared::cta.b1024.{type}",
+    "copy": "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu"
+    ".sync.aligned",
+    "acquire": "fence.proxy.tensormap::generic.acquire.gpu",
+}
+"""The PTX of building a map; each needs the `tensormap` feature and PTX 8.3."""
+
+MAX_SIZE = 2**31 - 1
+"""The largest size taken (`global_dim` is a b32 field; a larger one is the masked access)."""
+
+
+def claims(arch: str, op: Any) -> bool:
+    """Whether the `made` descriptor access `op` may go through a map the kernel builds."""
+    return (
+        "made" in op.attributes and has(arch, "tensormap") and tma_lowering.block_claims(arch, op)
+    )
+
+
+def slots(arch: str, func: Any) -> list[Any]:
+    """The claimed made accesses of `func`, in order: access i uses map slot i."""
+    return [op for op in func.walk() if "made" in op.attributes and claims(arch, op)]
+
+
+def scratch_key(arch: str, func: Any) -> tuple | None:
+    """The global scratch parameter's key, `(SCRATCH, bytes a program)`, or None."""
+    count = len(slots(arch, func))
+    return (SCRATCH, count * SCRATCH_BYTES) if count else None
+
+
+def scratch_metadata(key: tuple) -> dict[str, int]:
+    """The launch metadata of the global scratch (Triton's names)."""
+    return {"global_scratch_size": key[1], "global_scratch_align": SCRATCH_ALIGN}
+
+
+# The map's fields --------------------------------------------------------------------------
+
+
+def fields(element: str, block: Sequence[int], swizzle: int, padding: str) -> list[tuple]:
+    """The `tensormap.replace` sequence of a map (Triton's order): `(field, ordinal or None,
+    source)`, the source `("const", c)`, `("base",)`, `("size", i)` or `("stride", i)` (the
+    descriptor's size or outer stride i, outermost first); ordinals count dimensions innermost
+    first, as the map's fields (and `tensor_map.request`) do."""
+    rank = len(block)
+    size = tensor_map._element_bytes(element)
+    box = tensor_map.box_shape(block, size, swizzle)
+    out: list[tuple] = [("global_address", None, ("base",)), ("rank", None, ("const", rank - 1))]
+    out += [("box_dim", d, ("const", box[rank - 1 - d])) for d in range(rank)]
+    out += [("global_dim", d, ("size", rank - 1 - d)) for d in range(rank)]
+    out += [("global_stride", d, ("stride", rank - 2 - d)) for d in range(rank - 1)]
+    out += [("element_stride", d, ("const", 1)) for d in range(rank)]
+    out += [
+        ("elemtype", None, ("const", tensor_map.DATA_TYPES[element])),
+        ("interleave_layout", None, ("const", tensor_map.INTERLEAVE_NONE)),
+        ("swizzle_mode", None, ("const", tensor_map.SWIZZLES[swizzle])),
+        ("fill_mode", None, ("const", tensor_map.OOB_FILLS[padding])),
+    ]
+    return out
+
+
+def stride_shift(arch: str) -> int:
+    """How far `global_stride`'s bytes are shifted right (`STRIDE_WORKAROUND_PTX`)."""
+    version = max(ARCHS.check(arch).ptx_version, TENSORMAP_PTX_VERSION)
+    return 4 if version <= STRIDE_WORKAROUND_PTX else 0
+
+
+# Run-time rules ----------------------------------------------------------------------------
+
+
+def usable(b: ir.IRBuilder, base: ir.Value, sizes: Sequence[ir.Value],
+           strides: Sequence[ir.Value], offsets: Sequence[ir.Value],
+           size: int) -> ir.Value:  # fmt: skip
+    """i1: whether TMA takes the descriptor of `base`, `sizes` and outer `strides` (i64,
+    elements) of `size`-byte elements at block `offsets` (i64) (module doc)."""
+    ok = b.icmp_unsigned("==", b.and_(b.ptrtoint(base, I64), I64(15)), I64(0))
+
+    def within(value: ir.Value, low: int, high: int) -> None:
+        nonlocal ok
+        ok = b.and_(ok, b.icmp_signed(">=", value, I64(low)))
+        ok = b.and_(ok, b.icmp_signed("<=", value, I64(high)))
+
+    for extent in sizes:
+        within(extent, 1, MAX_SIZE)
+    chunk = 16 // math.gcd(size, 16)  # elements a stride is a multiple of
+    for stride in strides:
+        within(stride, 1, (tensor_map.MAX_STRIDE - 1) // size)
+        if chunk > 1:
+            ok = b.and_(ok, b.icmp_unsigned("==", b.and_(stride, I64(chunk - 1)), I64(0)))
+    for offset in offsets:
+        within(offset, -(2**31), 2**31 - 1)
+    return ok
+
+
+# The map's construction --------------------------------------------------------------------
+
+
+def _check(arch: str, builder: ir.IRBuilder, step: str) -> str:
+    require(arch, "tensormap", INSTRUCTIONS[step].format(field="<field>", type="b32"))
+    require_ptx_version(builder.module, TENSORMAP_PTX_VERSION)
+    return INSTRUCTIONS[step]
+
+
+def _asm(b: ir.IRBuilder, text: str, constraints: str, operands: Sequence[ir.Value]) -> None:
+    fn_type = ir.FunctionType(ir.VoidType(), [o.type for o in operands])
+    b.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), operands)
+
+
+def _slot(arch: str, ctx: LoweringContext, op: Any) -> ir.Value:
+    """The address of `op`'s map slot in this program's part of the global scratch."""
+    func = tma_lowering.enclosing_function(op)
+    index = next(i for i, o in enumerate(slots(arch, func)) if o is op)
+    key = next(k for k in ctx.added_args if isinstance(k, tuple) and k and k[0] == SCRATCH)
+    scratch = ctx.added_args[key]
+
+    def program_base(p: ir.IRBuilder) -> ir.Value:
+        target = ctx.target
+        x, y, z = (p.zext(target.block_id(p, axis), I64) for axis in range(3))
+        nx, ny = (p.zext(target.num_blocks(p, axis), I64) for axis in range(2))
+        linear = p.add(x, p.mul(nx, p.add(y, p.mul(ny, z))))
+        return p.gep(scratch, [p.mul(linear, I64(key[1]))], source_etype=I8)
+
+    base = ctx._entry(("tma.made.program", key), program_base)
+    return ctx.builder.gep(base, [I64(index * SCRATCH_BYTES)], source_etype=I8)
+
+
+def build_map(arch: str, ctx: LoweringContext, op: Any, smem: ir.Value, slot: ir.Value,
+              base: ir.Value, sizes: Sequence[ir.Value],
+              strides: Sequence[ir.Value]) -> None:  # fmt: skip
+    """Write the map of `op`'s descriptor into `slot` (global), built in `smem` (shared,
+    128-byte aligned, 128 bytes free), visible to every thread's TMA accesses (module doc)."""
+    b, target = ctx.builder, ctx.target
+    replace = _check(arch, b, "replace")
+    copy, acquire = _check(arch, b, "copy"), _check(arch, b, "acquire")
+    issuer = tma_lowering._issuer(ctx)
+    tid = ctx.thread_id()
+    first_warp = ctx._entry("tma.made.warp0", lambda p: p.icmp_unsigned("<", tid, I32(32)))
+    target.barrier(b)  # the scratch's earlier readers are done with it
+    word = b.gep(smem, [b.mul(b.and_(tid, I32(31)), I32(4))], source_etype=I8)
+    _asm(b, "@$1 st.shared.b32 [$0], 0;", "l,b", [word, first_warp])
+    _asm(b, "bar.warp.sync -1;", "", [])
+    size = tma_lowering._element_bytes(op)
+    shift = stride_shift(arch)
+    block, swizzle, _box = tma_lowering.layout(op)
+    element = tma_lowering._element(op)
+    for field, ordinal, source in fields(element, block, swizzle, op.padding.value):
+        at = "" if ordinal is None else f"{ordinal}, "
+        kind = source[0]
+        if kind == "const":
+            text = replace.format(field=field, type="b32")
+            _asm(b, f"@$1 {text} [$0], {at}{source[1]};", "l,b", [smem, issuer])
+            continue
+        if kind == "base":
+            value, width = base, 64
+        elif kind == "size":
+            value, width = b.trunc(sizes[source[1]], I32), 32
+        else:
+            value = b.mul(strides[source[1]], I64(size))
+            value, width = (b.ashr(value, I64(shift)) if shift else value), 64
+        text = replace.format(field=field, type=f"b{width}")
+        constraint = "l" if width == 64 else "r"
+        _asm(b, f"@$2 {text} [$0], {at}$1;", f"l,{constraint},b", [smem, value, issuer])
+    _asm(b, f"@$2 {copy} [$0], [$1], {SCRATCH_BYTES};", "l,l,b", [slot, smem, first_warp])
+    _asm(b, f"@$1 {acquire} [$0], {SCRATCH_BYTES};", "l,b", [slot, first_warp])
+    target.barrier(b)  # the map is in place for every thread
+
+
+class _Access:
+    """A claimed made access: its block in the scratch buffer (room for the map's 128 bytes
+    too) on the map in its slot, the descriptor's values, `usable` of them, and `build`, which
+    writes the map."""
+
+    def __init__(self, arch: str, ctx: LoweringContext, op: Any):
+        b = ctx.builder
+        block, _swizzle, _box = tma_lowering.layout(op)
+        nbytes = math.prod(block) * tma_lowering._element_bytes(op)
+        ctx.shared_scratch(max(nbytes, SCRATCH_BYTES) + tma_lowering.ALIGN)
+        self.arch, self.op, self.slot = arch, op, _slot(arch, ctx, op)
+        self.place = tma_lowering._prepare(arch, ctx, op, argument=self.slot)
+        rank = len(op.offsets)
+        self.base, *rest = (ctx.get(v) for v in op.made_parts)
+        self.sizes, self.strides = rest[:rank], rest[rank:]
+        offsets = [ctx.get(v) for v in op.offsets]
+        size = self.place.size
+        self.usable = usable(b, self.base, self.sizes, self.strides, offsets, size)
+
+    def build(self, ctx: LoweringContext) -> None:
+        build_map(self.arch, ctx, self.op, self.place.buffer, self.slot, self.base, self.sizes,
+                  self.strides)  # fmt: skip
+
+
+def descriptor_load(arch: str, ctx: LoweringContext, op: Any) -> bool:
+    """A made descriptor's load: through TMA on the map it builds where `usable` and the
+    innermost offset allow, else the masked load; False where `op` is not claimed."""
+    if not claims(arch, op):
+        return False
+    b = ctx.builder
+    access = _Access(arch, ctx, op)
+    place = access.place
+    aligned = tma_lowering.innermost_aligned(b, place.offsets[-1], place.size)
+    tma_lowering.load_where(arch, ctx, op, place, b.and_(access.usable, aligned), access.build)
+    return True
+
+
+def descriptor_store(arch: str, ctx: LoweringContext, op: Any) -> bool:
+    """A made descriptor's store: through TMA on the map it builds where `usable` and
+    `tma_store.exact` allow, else the masked store; False where `op` is not claimed."""
+    from tilec_nvidia import tma_store
+
+    if not claims(arch, op):
+        return False
+    b = ctx.builder
+    access = _Access(arch, ctx, op)
+    place = access.place
+    limit = I64(MAX_SIZE)
+    sizes = [b.trunc(b.select(b.icmp_signed(">", s, limit), limit, s), I32) for s in access.sizes]
+    exact = tma_store.exact(b, place.offsets, sizes, place.block, place.size)
+    tma_store.store_where(arch, ctx, op, place, sizes, b.and_(access.usable, exact), access.build)
+    return True
+
+
+__all__ = ["INSTRUCTIONS", "SCRATCH", "build_map", "claims", "descriptor_load",
+           "descriptor_store", "fields", "scratch_key", "scratch_metadata", "slots",
+           "stride_shift", "usable"]  # fmt: skip
