@@ -123,12 +123,22 @@ def _written(element, block, swizzle, padding, address, shape, strides, shift):
     return out
 
 
+PTX_ELEMTYPES = {"u8": 0, "u16": 1, "u32": 2, "s32": 3, "u64": 4, "s64": 5, "f16": 6, "f32": 7,
+                 "f32.ftz": 8, "f64": 9, "bf16": 10}  # fmt: skip
+"""The PTX ISA's `tensormap.replace` elemtype encoding (Triton 3.6's PTX: bf16 0xa, fp64 0x9)."""
+CU_DATA_TYPES = {"u8": 0, "u16": 1, "u32": 2, "s32": 3, "u64": 4, "s64": 5, "f16": 6, "f32": 7,
+                 "f64": 8, "bf16": 9}  # fmt: skip
+"""cuda.h's `CUtensorMapDataType` (what `cuTensorMapEncodeTiled` and `tensor_map.request`
+take)."""
+PTX_TO_CU = {PTX_ELEMTYPES[name]: code for name, code in CU_DATA_TYPES.items()}
+
+
 def _read_back(written, shift):
     """The map those fields make (tensormap.replace's semantics; ptxas up to PTX 8.5 takes
     the stride in 16-byte units), in `TensorMapRequest`'s terms."""
     rank = written[("rank", None)] + 1
     return {
-        "data_type": written[("elemtype", None)],
+        "data_type": PTX_TO_CU[written[("elemtype", None)]],
         "address": written[("global_address", None)],
         "global_dims": tuple(written[("global_dim", d)] for d in range(rank)),
         "global_strides": tuple(written[("global_stride", d)] << shift for d in range(rank - 1)),
@@ -140,8 +150,22 @@ def _read_back(written, shift):
     }
 
 
+@pytest.mark.parametrize(("element", "elemtype"), [
+    ("fp16", 6), ("bf16", 10), ("fp32", 7), ("i8", 0), ("fp8e4nv", 0),
+])  # fmt: skip
+def test_the_element_type_is_written_as_triton_writes_it(tma_on, element, elemtype):
+    """Triton 3.6's PTX for descriptors of these elements (tensormap.replace's encoding, not
+    cuda.h's: bf16 is 9 there)."""
+    written = _replaces(_offset_copy(element, (16, 64)).asm["ptx"])
+    assert [v for f, _o, v in written if f == "elemtype"] == [str(elemtype)]
+
+
 @pytest.mark.parametrize(("element", "shape", "strides", "block", "padding"), [
     ("fp16", [100, 72], [80, 1], [64, 64], "zero"),
+    ("fp64", [30, 10], [12, 1], [8, 16], "nan"),
+    ("i16", [30, 10], [16, 1], [8, 16], "zero"),
+    ("u32", [30, 10], [12, 1], [8, 16], "zero"),
+    ("i64", [30, 10], [12, 1], [8, 16], "zero"),
     ("fp32", [70, 90], [96, 1], [32, 64], "nan"),
     ("i8", [33, 300], [304, 1], [16, 128], "zero"),
     ("bf16", [5, 7, 48], [7 * 64, 64, 1], [2, 4, 32], "nan"),

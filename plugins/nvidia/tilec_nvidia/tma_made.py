@@ -65,6 +65,10 @@ INSTRUCTIONS = {
 }
 """The PTX of building a map; each needs the `tensormap` feature and PTX 8.3."""
 
+PTX_ELEMTYPES = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 9, 9: 10}
+"""`tensormap.replace`'s `elemtype` by `CUtensorMapDataType` (`tensor_map.DATA_TYPES`): the PTX
+ISA's encoding has `.f32.ftz` at 8, so f64 is 9 and bf16 10 (Triton 3.6 writes 0xa for bf16)."""
+
 MAX_SIZE = 2**31 - 1
 """The largest size taken (`global_dim` is a b32 field; a larger one is the masked access)."""
 
@@ -109,7 +113,7 @@ def fields(element: str, block: Sequence[int], swizzle: int, padding: str) -> li
     out += [("global_stride", d, ("stride", rank - 2 - d)) for d in range(rank - 1)]
     out += [("element_stride", d, ("const", 1)) for d in range(rank)]
     out += [
-        ("elemtype", None, ("const", tensor_map.DATA_TYPES[element])),
+        ("elemtype", None, ("const", PTX_ELEMTYPES[tensor_map.DATA_TYPES[element]])),
         ("interleave_layout", None, ("const", tensor_map.INTERLEAVE_NONE)),
         ("swizzle_mode", None, ("const", tensor_map.SWIZZLES[swizzle])),
         ("fill_mode", None, ("const", tensor_map.OOB_FILLS[padding])),
