@@ -81,6 +81,8 @@ CASES = [  # (M, N, K), (BM, BN, BK), warps, stages, programs
 @pytest.mark.parametrize(("shape", "block", "warps", "stages", "programs"), CASES)
 def test_fused_persistent_matmul_matches_torch(kernel, shape, block, warps, stages, programs):
     (M, N, K), (BM, BN, BK) = shape, block
+    if K == 0 and kernel is made:
+        pytest.skip("a tensor map takes no dimension of size 0")
     torch.manual_seed(23)
     a = torch.randn((M, K), device="cuda").half()
     b = torch.randn((N, K), device="cuda").half()  # N x K, as the benchmark's
