@@ -150,14 +150,22 @@ def _read_back(written, shift):
     }
 
 
-@pytest.mark.parametrize(("element", "elemtype"), [
-    ("fp16", 6), ("bf16", 10), ("fp32", 7), ("i8", 0), ("fp8e4nv", 0),
+@pytest.mark.parametrize(("element", "block", "padding", "written"), [
+    ("fp16", (64, 64), "zero", (6, 3, 0)), ("fp32", (32, 64), "nan", (7, 3, 1)),
+    ("i8", (16, 128), "zero", (0, 3, 0)), ("bf16", (32, 16), "nan", (10, 1, 1)),
+    ("fp32", (16, 8), "zero", (7, 1, 0)), ("fp16", (256, 32), "zero", (6, 2, 0)),
+    ("fp8e4nv", (16, 64), "zero", (0, 2, 0)),
 ])  # fmt: skip
-def test_the_element_type_is_written_as_triton_writes_it(tma_on, element, elemtype):
-    """Triton 3.6's PTX for descriptors of these elements (tensormap.replace's encoding, not
-    cuda.h's: bf16 is 9 there)."""
-    written = _replaces(_offset_copy(element, (16, 64)).asm["ptx"])
-    assert [v for f, _o, v in written if f == "elemtype"] == [str(elemtype)]
+def test_the_constant_fields_are_those_triton_writes(tma_on, element, block, padding, written):
+    """elemtype, swizzle_mode and fill_mode as Triton 3.6's PTX writes them for a descriptor of
+    a program-offset base and a computed size (sm_90a; rank 1 and interleave_layout 0 too):
+    tensormap.replace's encoding, not cuda.h's (bf16 is 9 there)."""
+    fields = dict((f, v) for f, o, v in _replaces(_offset_copy(element, block, padding)
+                                                 .asm["ptx"]) if o is None)  # fmt: skip
+    elemtype, swizzle, fill = written
+    assert fields == {"global_address": fields["global_address"], "rank": "1",
+                      "elemtype": str(elemtype), "interleave_layout": "0",
+                      "swizzle_mode": str(swizzle), "fill_mode": str(fill)}  # fmt: skip
 
 
 @pytest.mark.parametrize(("element", "shape", "strides", "block", "padding"), [
