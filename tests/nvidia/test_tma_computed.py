@@ -16,6 +16,9 @@ import pytest
 from fake_libcuda import FakeLibCuda
 from llvmlite import binding as llvm
 from llvmlite import ir
+from test_nvidia_hot_path import Tensor
+from test_nvidia_hot_path import general as general_launches  # noqa: F401  (the fixtures)
+from test_nvidia_hot_path import torch_stream as fake_torch  # noqa: F401
 from tma_computed_kernels import (
     copy_computed_stride,
     copy_offset_base,
@@ -356,3 +359,19 @@ def test_the_fast_launch_packs_with_the_programs_and_the_stream():
     assert "pack(values, x * y * z, handle)" in body
     with pytest.raises(TypeError, match="programs"):
         Loaded.packer.pack([BASE, 3])
+
+
+@pytest.mark.usefixtures("fake_torch", "tma_on")
+def test_the_runner_and_the_fast_path_pass_scratch_for_the_grid(fake_gpu, allocator, request):
+    """`kernel[grid](...)` with torch tensors (fake): the runner's launch, then the fast path,
+    each asks the allocator for the launch's programs on torch's current stream and passes
+    the memory as the last parameter."""
+    general = request.getfixturevalue("general_launches")
+    x, y = Tensor(0x10000, "torch.float16"), Tensor(0x20000, "torch.float16")
+    meta = dict(CUT=0, SHIFT=0, BM=64, BN=64, PADDING="zero", backend="nvidia")
+    for grid, address in (((2, 3), 0x5001_0000), ((4, 1), 0x5002_0000)):
+        copy_offset_base[grid](x, y, 100, 72, 80, **meta)
+        pointers = (ctypes.c_void_p * 6).from_address(fake_gpu.launches[-1][5])
+        assert ctypes.c_uint64.from_address(pointers[5]).value == address
+    assert allocator == [(6 * 128, 128, 0x900), (4 * 128, 128, 0x900)]
+    assert len(general) == 1  # the second launch took the fast path
