@@ -5,7 +5,8 @@
   `gpu.warp_group_dot` reading it stores into the shared scratch buffer (both operands at once,
   1024-byte aligned), then `fence.proxy.async` and a barrier. A conversion read inside a loop
   (a loop-invariant operand that `accelerate-matmul` converts before the loop) stores at once,
-  into shared memory of its own that stays reserved for the rest of the kernel. An operand that is a
+  into shared memory of its own that stays reserved for the rest of the kernel; such conversions
+  one right after the other are published together (one fence and one barrier after them all). An operand that is a
   `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
 - `tile.trans` of a tensor in shared memory is the same bytes seen transposed (no code).
 - A may also be in registers (`#gpu.dot_op` of the version 3 layout, mma.sync's A fragment per
@@ -102,24 +103,53 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
     result_type = op.result.type
     assert isinstance(result_type, TensorType)
     tile, element = nvmma_tile(ctx, result_type)
-    pending = PendingTile(ctx.get(op.source), tile, element, tile)
-    if all(user.parent is op.parent for user in op.result.users):
-        ctx.set(op.result, pending)
+    if op.result in ctx.values:
+        return True  # stored with the conversion before it (`_stored_together`)
+    if not _stored_once(op):
+        ctx.set(op.result, PendingTile(ctx.get(op.source), tile, element, tile))
         return True
-    # read in a nested region (a loop): stored once, here, into shared memory of its own
+    # read in a nested region (a loop): stored once, here, into shared memory of its own, with
+    # the conversions of the same kind right after it
     b = ctx.builder
-    offset = _round_up(ctx.shared_reserved, NVMMA_ALIGNMENT)
-    untouched = _untouched(ctx, op, offset)
-    ctx.shared_reserved = offset + _round_up(tile.nbytes, NVMMA_ALIGNMENT)
+    batch = _stored_together(op)
+    places = []
+    for conversion in batch:
+        tile, element = nvmma_tile(ctx, conversion.result.type)  # type: ignore[arg-type]
+        offset = _round_up(ctx.shared_reserved, NVMMA_ALIGNMENT)
+        places.append((conversion, tile, element, offset, _untouched(ctx, conversion, offset)))
+        ctx.shared_reserved = offset + _round_up(tile.nbytes, NVMMA_ALIGNMENT)
     ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
-    at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
-    if not untouched:
+    if not all(untouched for *_, untouched in places):
         ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
-    store_registers(ctx, pending.source, pending.tile, pending.element, at)
+    for conversion, tile, element, offset, _ in places:
+        at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
+        store_registers(ctx, ctx.get(conversion.source), tile, element, at)
+        ctx.set(conversion.result, SharedView(at, tile))
     ctx.target.fence_async_shared(b)
     ctx.target.barrier(b)
-    ctx.set(op.result, SharedView(at, tile))
     return True
+
+
+def _stored_once(op: ConvertLayoutOp) -> bool:
+    """Whether `op`, a conversion to `#gpu.nvmma_shared`, is read in a nested region (a loop),
+    so stored where it stands (module doc) rather than by its reader."""
+    if not isinstance(getattr(op.result.type, "encoding", None), NvmmaSharedEncodingAttr):
+        return False
+    return not all(user.parent is op.parent for user in op.result.users)
+
+
+def _stored_together(op: ConvertLayoutOp) -> list[ConvertLayoutOp]:
+    """`op` and the conversions stored once that follow it with nothing between (the attention
+    backward's K and V, then Q and dO): their stores share one barrier before them (where any
+    needs one), one `fence.proxy.async` and one barrier after them, as Triton publishes its
+    operands, instead of a fence and a barrier each (and a second barrier before the next's
+    stores, right after the first's)."""
+    batch = [op]
+    later = op.next_op
+    while isinstance(later, ConvertLayoutOp) and _stored_once(later):
+        batch.append(later)
+        later = later.next_op
+    return batch
 
 
 def _untouched(ctx: LoweringContext, op: ConvertLayoutOp, offset: int) -> bool:
