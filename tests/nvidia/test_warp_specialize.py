@@ -24,6 +24,7 @@ from test_tma_ring_phases import EVALUATED, PREDICATES, _evaluate
 
 import tilec
 import tilec.language as tl
+from tilec.dialects import arith
 from tilec.dialects.gpu_bulk import (
     AsyncBulkCopyGlobalToLocalOp,
     BarrierExpectOp,
@@ -31,7 +32,8 @@ from tilec.dialects.gpu_bulk import (
     WaitBarrierOp,
 )
 from tilec.dialects.gpu_warp_specialize import ArriveBarrierOp, WarpSpecializeOp
-from tilec.dialects.scf import ForOp, YieldOp
+from tilec.dialects.scf import ForOp, IfOp, YieldOp
+from tilec.dialects.tile import ProgramIdOp
 from tilec.ir import parse_module
 from tilec_nvidia.codegen import find_ptxas
 
@@ -64,7 +66,7 @@ def ws_matmul(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr
 def ws_persistent(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                   BK: tl.constexpr, PROGRAMS: tl.constexpr):  # fmt: skip
     """Programs looping over tiles, the tile loop marked (as Triton's persistent tutorial):
-    the K loop inside is the pipelined one, so nothing is specialized."""
+    the K loop inside is the pipelined one, specialized in its tile-loop form."""
     tiles_n = tl.cdiv(N, BN)
     for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS,
                          warp_specialize=True):  # fmt: skip
@@ -104,6 +106,7 @@ class Model:
         self.block: list[int | None] = [None] * stages
         self.reading: list[int | None] = [None] * stages
         self.copies = 0
+        self.reads = 0
 
     def passes(self, kind: str, slot: int, parity: int) -> bool:
         return self.phases[kind][slot] % 2 != parity
@@ -129,60 +132,77 @@ class Model:
         self.phases["empty"][slot] += 1
 
 
-def _loop_run(loop: ForOp, env: dict, trips_env: dict, model: Model, names: dict, role: str):
-    """A generator running `loop`'s iterations: yields (kind, slot, parity) at each wait."""
-    body = loop.regions[0].block
-    iv, *args = body.args
-    values = [env.get(v) for v in loop.init_args]
-    lb, ub = env[loop.lower_bound], env[loop.upper_bound]
-    for i in range(lb, ub):
-        env_i = dict(env)
-        env_i.update({iv: i, **{a: v for a, v in zip(args, values, strict=True) if v is not None}})
-        for op in body.ops:
-            _evaluate(op, env_i)
-            if isinstance(op, WaitBarrierOp):
-                kind = names[op.barriers]
-                yield kind, env_i[op.slot], env_i[op.phase]
-                if role == "consumer":
-                    model.read(env_i[op.slot], i - lb)
-            elif isinstance(op, BarrierExpectOp):
-                assert env_i[op.pred] and role == "producer"
-                model.fill(env_i[op.slot])
-            elif isinstance(op, ArriveBarrierOp) and env_i[op.pred]:
-                model.release(env_i[op.slot])
-            elif isinstance(op, YieldOp):
-                values = [env_i.get(v) for v in op.operands]
+SCALARS = {
+    **EVALUATED,
+    arith.SubIOp: lambda x, y: x - y,
+    arith.DivSIOp: lambda x, y: int(x / y),
+    arith.RemSIOp: lambda x, y: x - int(x / y) * y,
+}
 
 
-def run_protocol(gir: str, trips: int, seed: int) -> Model:
-    """Run the producer and the consumers' K loop for `trips` iterations, interleaved at random
-    (`seed`) at their waits; a deadlock or a misuse of a slot raises."""
+def _scalar(op, env) -> None:
+    if type(op) in SCALARS and op.results and all(v in env for v in op.operands):
+        env[op.results[0]] = SCALARS[type(op)](*[env[v] for v in op.operands])
+    else:
+        _evaluate(op, env)
+
+
+def _execute(block, env: dict, model: Model, names: dict, role: str, pid: int):
+    """A generator running `block` (scf.for and scf.if by their scalar operands, the barrier ops
+    on `model`); yields (kind, slot, parity) at each wait; returns its yield's values."""
+    for op in block.ops:
+        if isinstance(op, WarpSpecializeOp):  # the consumers pass over it
+            continue
+        if isinstance(op, ProgramIdOp):
+            env[op.results[0]] = pid
+        elif isinstance(op, ForOp):
+            body = op.regions[0].block
+            values = [env.get(v) for v in op.init_args]
+            lb, ub, step = (env[v] for v in (op.lower_bound, op.upper_bound, op.step))
+            for i in range(lb, ub, step):
+                inner = {**env, body.args[0]: i, **dict(zip(body.args[1:], values, strict=True))}
+                values = yield from _execute(body, inner, model, names, role, pid)
+            env.update(zip(op.results, values, strict=True))
+        elif isinstance(op, IfOp):
+            taken = op.regions[0 if env[op.condition] else 1].block
+            values = yield from _execute(taken, dict(env), model, names, role, pid)
+            env.update(zip(op.results, values, strict=True))
+        elif isinstance(op, YieldOp):
+            return [env.get(v) for v in op.operands]
+        elif isinstance(op, WaitBarrierOp):
+            yield names[op.barriers], env[op.slot], env[op.phase]
+            if role == "consumer":
+                model.read(env[op.slot], model.reads)
+                model.reads += 1
+        elif isinstance(op, BarrierExpectOp):
+            assert env[op.pred] and role == "producer", "the consumers issue a copy"
+            model.fill(env[op.slot])
+        elif isinstance(op, ArriveBarrierOp):
+            assert role == "consumer", "the producer releases a slot"
+            if env[op.pred]:
+                model.release(env[op.slot])
+        else:
+            _scalar(op, env)
+    return []
+
+
+def run_protocol(gir: str, trips: int, seed: int, tiles: int = 1, programs: int = 1) -> Model:
+    """Run the producer and the consumers of program 0 (`tiles` tiles of `trips` K iterations,
+    in the persistent kernel `programs` programs) interleaved at random (`seed`) at their
+    waits; a deadlock or a misuse of a slot raises."""
     func = next(iter(parse_module(gir).regions[0].block.ops))
     entry = func.regions[0].block
-    inits = [op for op in entry.ops if isinstance(op, InitBarriersOp)]
-    full, empty = (op.result for op in inits)
+    full, empty = (op.result for op in entry.ops if isinstance(op, InitBarriersOp))
     names = {full: "full", empty: "empty"}
     specialize = next(op for op in entry.ops if isinstance(op, WarpSpecializeOp))
-    producer_loop = next(op for op in specialize.body.ops if isinstance(op, ForOp))
-    consumer_loop = next(
-        op
-        for op in func.walk()
-        if isinstance(op, ForOp) and op is not producer_loop and not specialize.is_ancestor_of(op)
-    )
-    env: dict = {}
-    for op in specialize.body.ops:  # the producer's bounds: K's trips are `trips`
-        _evaluate(op, env)
-    env[producer_loop.upper_bound] = trips
-    cenv: dict = {consumer_loop.upper_bound: trips}
-    for op in entry.ops:
-        if op is specialize:
-            continue
-        _evaluate(op, cenv)
+    params = {a.name_hint: a for a in entry.args}
+    values = {"M": 64 * tiles * programs, "N": 64, "K": 64 * trips}
+    env = {params[name]: value for name, value in values.items()}
     model = Model(full.type.slots)
     rng = random.Random(seed)
     runners = {
-        "producer": _loop_run(producer_loop, env, env, model, names, "producer"),
-        "consumer": _loop_run(consumer_loop, cenv, cenv, model, names, "consumer"),
+        "producer": _execute(specialize.body, dict(env), model, names, "producer", 0),
+        "consumer": _execute(entry, dict(env), model, names, "consumer", 0),
     }
     pending = {role: next(runner, None) for role, runner in runners.items()}
     while any(w is not None for w in pending.values()):
@@ -190,6 +210,7 @@ def run_protocol(gir: str, trips: int, seed: int) -> Model:
         assert ready, f"deadlock at {pending}, phases {model.phases}"
         role = rng.choice(ready)
         pending[role] = next(runners[role], None)
+    assert model.reads == model.copies == trips * tiles
     return model
 
 
@@ -278,14 +299,39 @@ def test_the_ptx_without_the_hint_is_unchanged_when_enabled(ws_on):
     assert "gpu.warp_specialize" not in compiled.asm["gir"]
 
 
-def test_a_persistent_tile_loop_is_not_specialized(ws_on, caplog):
-    """The hint on the loop over tiles (the K loop inside is the pipelined one), as Triton's
-    persistent tutorial writes it: the plain pipelined kernel, and the reason logged."""
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_a_persistent_kernels_producer_runs_ahead_across_tiles(ws_on, stages):
+    """The hint on the loop over tiles (Triton's persistent tutorial): the rings and barriers
+    live across it, the slot and phase go on from tile to tile, the last slot of a tile is
+    released after its K loop; the model runs 1-3 tiles of 0-7 K iterations."""
+    compiled = compile_ws(True, stages=stages, kernel=ws_persistent)
+    gir = compiled.asm["gir"]
+    assert "gpu.warp_specialize" in gir and compiled.metadata["num_warps"] == 8
+    for tiles in (1, 2, 3):
+        for trips in range(8):
+            for seed in range(4):
+                run_protocol(gir, trips, seed, tiles=tiles, programs=8)
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
+
+
+def test_the_model_catches_a_tile_without_its_last_release(ws_on):
+    gir = compile_ws(True, stages=3, kernel=ws_persistent).asm["gir"]
+    broken = re.sub(r"gpu\.arrive_barrier [^\n]*, %\d+\n(?=\s*scf\.yield %\d+, %\d+, %\d+\n\s*\} \{)",
+                    "", gir)  # fmt: skip
+    assert broken != gir
+    run_protocol(broken, 3, 0, tiles=1, programs=8)
+    with pytest.raises(AssertionError, match="deadlock"):
+        run_protocol(broken, 3, 0, tiles=2, programs=8)
+
+
+def test_a_persistent_kernel_over_the_shared_memory_is_not_specialized(ws_on, caplog):
+    """With the rings beside the epilogue the 128x256x64 three-stage kernel needs more than the
+    SM's shared memory: left alone, the reason logged."""
     with caplog.at_level("INFO", logger="tilec.layout.warp_specialize"):
-        compiled = compile_ws(True, kernel=ws_persistent)
-    assert "gpu.warp_specialize" not in compiled.asm["gir"]
-    assert compiled.metadata["num_warps"] == 4
-    assert "not specialized: the loop was not pipelined through a bulk ring" in caplog.text
+        compiled = compile_ws(True, (128, 256, 64), 8, 3, kernel=ws_persistent)
+    assert compiled.metadata["num_warps"] == 8
+    assert "over the target's" in caplog.text
 
 
 def test_mma_sync_and_odd_warps_are_not_specialized(ws_on, caplog):

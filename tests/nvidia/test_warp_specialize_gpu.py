@@ -1,8 +1,8 @@
 """Warp-specialized TMA matmuls on the GPU (docs/tma.md step 5): `tl.range(...,
 warp_specialize=True)` with `TILEC_NVIDIA_WARP_SPECIALIZE=1`, against the same kernel without
 the hint (the consumers run the same wgmmas in the same order: equal bit for bit) and against
-torch; several stage counts, warps, ragged and empty K, waves of blocks, and a persistent tile
-loop (not specialized, still right). Needs an sm_90 device:
+torch; several stage counts, warps, ragged and empty K, waves of blocks, and persistent kernels
+(the hint on the tile loop: the tile-loop form) against torch. Needs an sm_90 device:
 `pytest -m gpu tests/nvidia/test_warp_specialize_gpu.py`."""
 
 from __future__ import annotations
@@ -93,17 +93,33 @@ def test_the_compiled_kernel_is_specialized(gpu, ws_on):
     assert "setmaxnreg" in compiled.asm["ptx"]
 
 
-@pytest.mark.parametrize("programs", [3, 132])
-def test_a_persistent_tile_loop_marked_runs_unspecialized(gpu, ws_on, programs):
-    M, N, K = 640, 384, 520
+PERSISTENT = [
+    # (M, N, K), (BM, BN, BK), num_warps, num_stages, programs
+    ((640, 384, 520), (128, 128, 64), 8, 3, 3),  # several tiles a program, setmaxnreg
+    ((640, 384, 520), (128, 128, 64), 8, 4, 132),  # a tile a program, some none
+    ((1000, 700, 1000), (64, 64, 64), 4, 2, 7),  # the K loop synchronous: no guard
+    ((1000, 700, 1000), (64, 64, 64), 4, 4, 16),  # the phases wrap across tiles
+    ((256, 256, 16), (64, 64, 64), 4, 3, 5),  # one K iteration a tile
+    ((256, 256, 0), (64, 64, 64), 4, 3, 5),  # none: the last slot is never released
+]
+
+
+@pytest.mark.parametrize(("shape", "block", "warps", "stages", "programs"), PERSISTENT)
+def test_a_persistent_warp_specialized_matmul_matches_torch(gpu, ws_on, shape, block, warps,
+                                                           stages, programs):  # fmt: skip
+    """The hint on the tile loop (Triton's persistent tutorial): the producer runs ahead across
+    tiles while the consumers store the previous tile."""
+    (M, N, K), (BM, BN, BK) = shape, block
     torch.manual_seed(4)
-    a = torch.randn((M, K), device="cuda").half()
-    b = torch.randn((N, K), device="cuda").half()
+    columns = max(K, 64)
+    a = torch.randn((M, columns), device="cuda").half()
+    b = torch.randn((N, columns), device="cuda").half()
     c = torch.full((M, N), -1.0, device="cuda")
     ws_persistent[(programs,)](
-        TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(b, [128, 64]),
-        c, M, N, K, BM=128, BN=128, BK=64, PROGRAMS=programs, backend="nvidia", num_warps=8,
-        num_stages=3,
+        TensorDescriptor.from_tensor(a, [BM, BK]), TensorDescriptor.from_tensor(b, [BN, BK]),
+        c, M, N, K, BM=BM, BN=BN, BK=BK, PROGRAMS=programs, backend="nvidia", num_warps=warps,
+        num_stages=stages,
     )  # fmt: skip
     torch.cuda.synchronize()
-    torch.testing.assert_close(c, a.float() @ b.float().T, atol=1e-2 * K**0.5, rtol=1e-2)
+    expected = a[:, :K].float() @ b[:, :K].float().T
+    torch.testing.assert_close(c, expected, atol=1e-2 * max(K, 1) ** 0.5, rtol=1e-2)

@@ -30,20 +30,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tilec.dialects.arith import AddIOp, CmpIOp, ConstantOp, ExtUIOp, RemUIOp, XOrIOp
 from tilec.dialects.func import FuncOp
 from tilec.dialects.gpu_bulk import (
     AsyncBulkCopyGlobalToLocalOp,
     BarrierExpectOp,
     InitBarriersOp,
     InvalBarriersOp,
-    WaitBarrierOp,
-)
-from tilec.dialects.gpu_shared import (
-    AsyncCommitGroupOp,
-    AsyncCopyGlobalToLocalOp,
-    AsyncWaitOp,
-    LocalStoreOp,
 )
 from tilec.dialects.gpu_warp_specialize import (
     PRODUCER_WARPS_ATTR,
@@ -51,19 +43,26 @@ from tilec.dialects.gpu_warp_specialize import (
     WarpReturnOp,
     WarpSpecializeOp,
 )
-from tilec.dialects.scf import ForOp, IfOp, YieldOp
-from tilec.ir.attributes import IntegerAttr, StringAttr
-from tilec.ir.core import Block, BlockArgument, Operation, Value
-from tilec.ir.traits import Pure
-from tilec.ir.types import IntegerType, i1, i32
+from tilec.dialects.scf import ForOp, IfOp
+from tilec.ir.attributes import IntegerAttr
+from tilec.ir.core import Block, Operation, Value
+from tilec.ir.types import i32
+from tilec.layout import warp_specialize_tiles as tiles
+from tilec.layout.warp_specialize_ring import (
+    At,
+    erase_dead,
+    inner_slice,
+    k_loop,
+    ring,
+    scalar_slice,
+)
 from tilec.passes.base import ModulePass, PassContext
 
 log = logging.getLogger(__name__)
 
+
 WARP_SPECIALIZE = "warp_specialize"
 """The loop's flag (`tilec.frontend.control_flow.WARP_SPECIALIZE_ATTR`)."""
-
-_STAGING = (AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, LocalStoreOp)
 
 
 class WarpSpecialize(ModulePass):
@@ -83,20 +82,39 @@ class WarpSpecialize(ModulePass):
                 if isinstance(op, ForOp) and WARP_SPECIALIZE in op.attributes
             ]
             done = False
+            limit = getattr(rules, "shared_memory_bytes", None)
             for loop in loops:
+                k = _pipelined(loop)
                 reason = "one loop a kernel is specialized" if done else None
+                if reason is None and k is None:
+                    reason = (
+                        "the loop was not pipelined through a bulk ring, nor holds one that was"
+                    )
                 if reason is None:
-                    reason = _refusal(func, loop, producer)
+                    reason = _refusal(func, k, producer, limit)  # type: ignore[arg-type]
                 if reason is not None:
                     log.info("tl.range(warp_specialize=True) at %s: not specialized: %s",
                              loop.location, reason)  # fmt: skip
                     continue
-                _specialize(func, loop, producer)
+                if _top_level(func, k) is not None:  # type: ignore[arg-type]
+                    _specialize(func, k, producer)  # type: ignore[arg-type]
+                else:
+                    tiles.specialize(func, k, producer)  # type: ignore[arg-type]
                 done = changed = True
         return changed
 
 
-def _refusal(func: FuncOp, loop: ForOp, producer: int) -> str | None:
+def _pipelined(loop: ForOp) -> ForOp | None:
+    """The loop the hint on `loop` asks for: `loop`, where `pipeline-loops` filled its ring with
+    bulk copies, else the one such loop `loop` holds (a persistent kernel's tile loop)."""
+    if not isinstance(ring(loop), str):
+        return loop
+    inner = [op for op in loop.walk() if op is not loop and isinstance(op, ForOp)]
+    found = [op for op in inner if not isinstance(ring(op), str)]
+    return found[0] if len(found) == 1 else None
+
+
+def _refusal(func: FuncOp, loop: ForOp, producer: int, limit: int | None) -> str | None:
     """Why `loop` is not specialized (module doc), or None."""
     if producer <= 0:
         return "the target has no producer warps for it"
@@ -104,12 +122,12 @@ def _refusal(func: FuncOp, loop: ForOp, producer: int) -> str | None:
     if warps is None or warps.value % 4:  # type: ignore[attr-defined]
         return "num_warps is not a multiple of 4"
     if _top_level(func, loop) is None:
-        return "the loop is not in the kernel's top-level block"
-    found = _ring(loop)
+        return tiles.refusal(func, loop, limit)
+    found = ring(loop)
     if isinstance(found, str):
         return found
     _, _, copies, at = found
-    inner = _inner_slice([o for c in copies for o in c.offsets], loop, at)
+    inner = inner_slice([o for c in copies for o in c.offsets], loop, at)
     if inner is None:
         return "the copies' offsets depend on the loop's carried values"
     _, outer = inner
@@ -129,125 +147,20 @@ def _top_level(func: FuncOp, loop: ForOp) -> Operation | None:
     return None
 
 
-def _ring(loop: ForOp) -> tuple[Value, BarrierExpectOp, list[Any], Value] | str:
-    """The loop's barriers, its in-loop expect and copies, and the iteration they issue for."""
-    body = loop.regions[0].block
-    waits = [op for op in body.ops if isinstance(op, WaitBarrierOp)]
-    if len(waits) != 1 or not isinstance(waits[0].barriers.op, InitBarriersOp):  # type: ignore[attr-defined]
-        return "the loop was not pipelined through a bulk ring"
-    full = waits[0].barriers
-    for op in loop.walk():
-        if isinstance(op, _STAGING):
-            return "some of the loop's loads are not in the bulk ring"
-    expects = [op for op in body.ops if isinstance(op, BarrierExpectOp)]
-    copies = [op for op in body.ops if isinstance(op, AsyncBulkCopyGlobalToLocalOp)]
-    if len(expects) != 1 or expects[0].barriers is not full or not copies:
-        return "the loop's issue is not one stage of bulk copies"
-    in_range = getattr(expects[0].pred, "op", None)
-    if not isinstance(in_range, CmpIOp) or in_range.operands[1] is not loop.upper_bound:
-        return "the loop's issue is not predicated on its iteration"
-    if any(c.barriers is not full or c.pred is not expects[0].pred for c in copies):
-        return "the loop's copies are not one stage"
-    return full, expects[0], copies, in_range.operands[0]
-
-
-def _inner_slice(
-    roots: list[Value], loop: ForOp, at: Value
-) -> tuple[list[Operation], set[Value]] | None:
-    """The body ops the copies' offsets need (body order), stopping at `at` (the iteration they
-    issue for), and the values from outside the loop they read; None where they read another
-    value of the loop (an iter-arg, a non-pure op)."""
-    body = loop.regions[0].block
-    found: set[Operation] = set()
-    outer: set[Value] = set()
-    pending = list(roots)
-    while pending:
-        value = pending.pop()
-        if value is at:
-            continue
-        if isinstance(value, BlockArgument) and value.block is body:
-            return None
-        op = getattr(value, "op", None)
-        if op is None or op.parent is not body:
-            if _encloses(loop, value):
-                return None
-            outer.add(value)
-            continue
-        if op in found:
-            continue
-        if not op.has_trait(Pure) or op.regions:
-            return None
-        found.add(op)
-        pending.extend(op.operands)
-    order = body.index_map()
-    return sorted(found, key=order.__getitem__), outer
-
-
-def _encloses(loop: ForOp, value: Value) -> bool:
-    block = value.parent_block
-    owner = block.parent_op if block is not None else None
-    while owner is not None:
-        if owner is loop:
-            return True
-        owner = owner.parent_op
-    return False
-
-
 def _outer_slice(roots: list[Value], func: FuncOp) -> list[Operation] | None:
     """The top-level ops (in order) computing `roots` from the kernel's parameters: pure scalar
     ops without regions; None where one is not."""
     entry = func.regions[0].block
-    found: set[Operation] = set()
-    pending = list(roots)
-    while pending:
-        value = pending.pop()
-        if isinstance(value, BlockArgument) and value.block is entry:
-            continue
-        op = getattr(value, "op", None)
-        if op is None or op.parent is not entry:
-            return None
-        if op in found:
-            continue
-        scalar = all(isinstance(r.type, IntegerType) for r in op.results)
-        if not op.has_trait(Pure) or op.regions or not scalar:
-            return None
-        found.add(op)
-        pending.extend(op.operands)
-    order = entry.index_map()
-    return sorted(found, key=order.__getitem__)
-
-
-class _At:
-    """Appends ops to `block` (before `anchor` where given)."""
-
-    def __init__(self, block: Block, anchor: Operation | None = None):
-        self.block, self.anchor = block, anchor
-
-    def add(self, op: Operation) -> Value | None:
-        if self.anchor is None:
-            self.block.append(op)
-        else:
-            self.block.insert_before(op, self.anchor)
-        return op.results[0] if op.results else None
-
-    def const(self, value: int, type_: Any) -> Value:
-        return self.add(ConstantOp(IntegerAttr(value, type_), type_))  # type: ignore[return-value]
-
-    def compare(self, predicate: str, lhs: Value, rhs: Value) -> Value:
-        op = CmpIOp(operands=[lhs, rhs], result_types=[i1],
-                    attributes={"predicate": StringAttr(predicate)})  # fmt: skip
-        return self.add(op)  # type: ignore[return-value]
-
-    def binary(self, cls: type[Operation], lhs: Value, rhs: Value) -> Value:
-        return self.add(cls(lhs, rhs))  # type: ignore[call-arg, return-value]
+    found = scalar_slice(roots, entry, set(entry.args))
+    return None if found is None or found[1] else found[0]
 
 
 def _specialize(func: FuncOp, loop: ForOp, producer: int) -> None:
     """Give `loop` its producer (module doc); `_refusal` said it applies."""
     entry = func.regions[0].block
-    full, expect, copies, at = _ring(loop)  # type: ignore[misc]
+    full, expect, copies, at = ring(loop)  # type: ignore[misc]
     body = loop.regions[0].block
-    inner_ops, outer = _inner_slice([o for c in copies for o in c.offsets], loop, at)  # type: ignore[misc]
+    inner_ops, outer = inner_slice([o for c in copies for o in c.offsets], loop, at)  # type: ignore[misc]
     bounds = [loop.lower_bound, loop.upper_bound, loop.step]
     outer_ops = _outer_slice([*outer, *bounds], func) or []
     stages = full.type.slots  # type: ignore[attr-defined]
@@ -262,7 +175,7 @@ def _specialize(func: FuncOp, loop: ForOp, producer: int) -> None:
     for op in list(entry.ops):
         if isinstance(op, BarrierExpectOp | AsyncBulkCopyGlobalToLocalOp) and op.barriers is full:
             op.erase()
-    here = _At(body, expect)
+    here = At(body, expect)
     later = here.compare("sgt", body.args[0], loop.lower_bound)
     here.add(ArriveBarrierOp(operands=[empty, expect.slot, later]))
     for op in [*copies, expect]:
@@ -271,8 +184,8 @@ def _specialize(func: FuncOp, loop: ForOp, producer: int) -> None:
         if isinstance(op, InvalBarriersOp) and op.barriers is full:
             entry.insert_before(InvalBarriersOp(operands=[empty]), op)
             break
-    _erase_dead(body)
-    _erase_dead(entry)
+    erase_dead(body)
+    erase_dead(entry)
     func.attributes[PRODUCER_WARPS_ATTR] = IntegerAttr(producer, i32)
 
 
@@ -288,49 +201,14 @@ def _producer(
     empty: Value,
 ) -> None:
     """The producer's region (module doc) into `block`."""
-    top = _At(block)
+    top = At(block)
     mapping: dict[Value, Value] = {}
     for op in outer_ops:
         top.add(op.clone(mapping))
-    lb, ub, step = (mapping.get(v, v) for v in bounds)
     zero = top.const(0, i32)
-    loop = ForOp(lb, ub, step, [zero, zero])
-    top.add(loop)
+    k_loop(top, [mapping.get(v, v) for v in bounds], mapping, inner_ops, at, expect, copies,
+           (full, empty), (zero, zero))  # fmt: skip
     top.add(WarpReturnOp())
-    inside = loop.regions[0].block
-    iv, slot, phase = inside.args
-    iv.name_hint, slot.name_hint, phase.name_hint = "k", "slot", "phase"
-    at_ = _At(inside)
-    one = at_.const(1, i32)
-    at_.add(WaitBarrierOp(operands=[empty, slot, at_.binary(XOrIOp, phase, one)]))
-    issue = at_.const(1, i1)
-    at_.add(BarrierExpectOp(operands=[full, slot, issue],
-                            attributes={"nbytes": expect.nbytes}))  # fmt: skip
-    mapping[at] = iv
-    for op in inner_ops:
-        at_.add(op.clone(mapping))
-    for copy in copies:
-        offsets = [mapping.get(o, o) for o in copy.offsets]
-        new = AsyncBulkCopyGlobalToLocalOp(
-            operands=[copy.buffer, slot, full, issue, *offsets], attributes=dict(copy.attributes)
-        )
-        new.location = copy.location
-        at_.add(new)
-    stages = full.type.slots  # type: ignore[attr-defined]
-    next_slot = at_.binary(RemUIOp, at_.binary(AddIOp, slot, one), at_.const(stages, i32))
-    wraps = at_.add(ExtUIOp(at_.compare("eq", next_slot, at_.const(0, i32)), i32))  # type: ignore[arg-type]
-    at_.add(YieldOp(operands=[next_slot, at_.binary(XOrIOp, phase, wraps)]))  # type: ignore[arg-type]
-
-
-def _erase_dead(block: Block) -> None:
-    again = True
-    while again:
-        again = False
-        for op in reversed(list(block.ops)):
-            dead = op.results and not any(r.has_uses() for r in op.results)
-            if dead and op.has_trait(Pure) and not op.regions:
-                op.erase()
-                again = True
 
 
 __all__ = ["WarpSpecialize"]
