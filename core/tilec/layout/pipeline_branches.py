@@ -82,6 +82,14 @@ def _epilogue(dot: Operation) -> tuple[IfOp, int] | None:
     return branch, positions[0]
 
 
+def updates_left(updates: tuple[Operation, ...], cloned: tuple[Operation, ...]) -> list[Operation]:
+    """The update ops `pipeline-loops` still clones after an iteration's issue cloned the
+    address ops `cloned`: all but an `scf.if` among those (the prologue's: its clone's results,
+    in the issue's mapping, serve the updates too; pure region-free ops cloned twice are
+    merged by LLVM, an `scf.if` is not)."""
+    return [op for op in updates if not (op.regions and op in cloned)]
+
+
 def top_op(op: Operation, block: Block) -> Operation | None:
     """The op of `block` that is or holds `op`, or None."""
     at: Operation | None = op
@@ -133,4 +141,12 @@ def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
     return min(branches, key=order.__getitem__)
 
 
-__all__ = ["carried_index", "issue_anchor", "operands", "pure", "top_op", "wait_in_branches"]
+__all__ = [
+    "carried_index",
+    "issue_anchor",
+    "operands",
+    "pure",
+    "top_op",
+    "updates_left",
+    "wait_in_branches",
+]

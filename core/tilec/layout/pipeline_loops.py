@@ -146,6 +146,7 @@ from tilec.layout.pipeline_branches import (
     issue_anchor,
     operands,
     pure,
+    updates_left,
     wait_in_branches,
 )
 from tilec.layout.residency import ring_bytes, shared_bytes, vector_rings_pay
@@ -771,7 +772,7 @@ def _pipeline(
         tiles = outside.issue(plan, buffers, slot_t, mapping, in_range, registers, ring)
         if registers:
             outside.store(tiles, buffers, slot_t)
-        outside.clone(plan.update_ops, mapping)
+        outside.clone(updates_left(plan.update_ops, plan.address_ops), mapping)
         yields = block.last_op.operands  # type: ignore[union-attr]
         carried = {args[j]: mapping.get(yields[j], yields[j]) for j in plan.carried}
 
@@ -825,7 +826,7 @@ def _pipeline(
         load.erase()
     terminator = block.last_op
     at_end = _Emitter(block, terminator)
-    at_end.clone(plan.update_ops, mapping)
+    at_end.clone(updates_left(plan.update_ops, plan.address_ops), mapping)
     yields = terminator.operands  # type: ignore[union-attr]
     next_ahead = [mapping.get(yields[j], yields[j]) for j in plan.carried]
     one = at_end.const(1, i32)
