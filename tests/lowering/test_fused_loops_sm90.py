@@ -80,6 +80,9 @@ def test_the_fused_loop_is_pipelined_across_tiles():
     loop = _fused_loop(gir)
     assert gir.count("scf.for") == 2  # the versioned copy without the K loop, the fused loop
     assert re.search(r"gpu\.warp_group_dot .*\{pendings = 1 : i32\}", loop)
+    # the prologue for this iteration, its clone for iteration i + 2 (which the updates of the
+    # carried values reuse: `pipeline_branches.updates_left`), the epilogue
+    assert loop.count("scf.if") == 3
     after = loop.split("gpu.warp_group_dot ", 1)[1]
     marks = [r"tile\.barrier", r"scf\.if .*\{\n\s+%\S+ = arith\.addi .*\n\s+%\S+ = arith\.divsi",
              r"gpu\.async_copy_global_to_local", r"gpu\.async_commit_group",
