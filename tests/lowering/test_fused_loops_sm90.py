@@ -178,3 +178,31 @@ def test_fused_persistent_matmul_on_the_gpu(blocks, warps, stages, m, n, k):
                       lambda: compiled(blocks=blocks, backend="interp", out="fp16"))  # fmt: skip
     expected = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-2, atol=5e-2)
+
+
+@tilec.jit
+def branchy(a_ptr, b_ptr, c_ptr, K):
+    """A K loop whose column offset comes from an `if` on a run-time value (an scf.if)."""
+    offs = tl.arange(0, 64)
+    rk = tl.arange(0, 32)
+    acc = tl.zeros((64, 64), dtype=tl.float32)
+    for k in range(0, K // 32):
+        if k % 2 == 0:
+            col = k * 32
+        else:
+            col = (k - 1) * 32 + 32
+        a = tl.load(a_ptr + offs[:, None] * K + (col + rk)[None, :])
+        b = tl.load(b_ptr + (col + rk)[:, None] * 64 + offs[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + offs[:, None] * 64 + offs[None, :], acc)
+
+
+def test_a_loop_of_no_flattened_nest_keeps_its_scf_if_unpipelined():
+    """pipeline-loops takes an scf.if into an address slice only in a fused loop: elsewhere
+    (no flatten) such a loop is left as before, unpipelined."""
+    kernel = tilec.compile(branchy, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32",
+                                     "K": "i32"}, divisibility=("a_ptr", "b_ptr", "c_ptr", "K"),
+                           backend="nvidia", target="sm_90a", num_warps=4, num_stages=3)  # fmt: skip
+    gir = kernel.asm["gir"]
+    assert "scf.if" in gir.split("scf.for", 1)[1]
+    assert "gpu.async_copy_global_to_local" not in gir and "fused_nest" not in gir

@@ -98,7 +98,7 @@ from tilec.ir.attributes import (
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import FloatType, IntegerType, PointerType, TensorType, Type, i1, i64
-from tilec.layout.pipeline_branches import top_op
+from tilec.layout.pipeline_branches import FUSED_ATTR, top_op
 from tilec.layout.pipeline_loops import plan_loop
 from tilec.layout.residency import ring_bytes, shared_bytes, tile_bytes
 from tilec.passes.base import ALL_ANALYSES, ModulePass, PassContext
@@ -471,6 +471,7 @@ def _fused_loop(outer: ForOp, inner: ForOp, at: _At, len_inner: Value) -> ForOp:
         fused.attributes[NUM_STAGES_ATTR] = IntegerAttr(max(stages), IntegerType(32))
     if any(DISABLE_LICM_ATTR in loop.attributes for loop in (outer, inner)):
         fused.attributes[DISABLE_LICM_ATTR] = UnitAttr()
+    fused.attributes[FUSED_ATTR] = UnitAttr()  # for pipeline-loops (`pipeline_branches`)
     body = fused.regions[0].block
     args = body.args
     t_prev, i_prev = args[1], args[2]

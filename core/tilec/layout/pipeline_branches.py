@@ -22,14 +22,31 @@ from tilec.ir.core import Block, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import i32
 
+FUSED_ATTR = "fused_nest"
+"""The mark `fuse-nested-loops` leaves on the loops it builds: only there does `pipeline-loops`
+take an `scf.if` into an address slice or a dot's epilogue (loops of no flattened nest are
+pipelined as before)."""
+
 
 def pure(op: Operation) -> bool:
-    """Whether `op` is pure and region-free, or an `scf.if` of such ops (nested ifs too)."""
+    """Whether `op` is pure and region-free, or, in a fused loop (`FUSED_ATTR`), an `scf.if`
+    of such ops (nested ifs too)."""
+    if not op.regions:
+        return op.has_trait(Pure)
+    return _in_fused_loop(op) and _pure_if(op)
+
+
+def _pure_if(op: Operation) -> bool:
     if not op.regions:
         return op.has_trait(Pure)
     if not isinstance(op, IfOp):
         return False
-    return all(pure(inner) for region in op.regions for b in region.blocks for inner in b.ops)
+    return all(_pure_if(inner) for region in op.regions for b in region.blocks for inner in b.ops)
+
+
+def _in_fused_loop(op: Operation) -> bool:
+    loop = op.parent_op
+    return loop is not None and FUSED_ATTR in loop.attributes
 
 
 def operands(op: Operation) -> list[Value]:
@@ -66,6 +83,8 @@ def _epilogue(dot: Operation) -> tuple[IfOp, int] | None:
     """The `scf.if` after `dot` in its block whose regions hold every use of `dot`'s result,
     the else-region yielding it at one position, and that position."""
     block: Block = dot.parent  # type: ignore[assignment]
+    if not _in_fused_loop(dot):
+        return None
     users = {u for u, _ in dot.result.uses}
     tops = {top_op(u, block) for u in users}
     if len(tops) != 1:
