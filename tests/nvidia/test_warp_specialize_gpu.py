@@ -8,23 +8,14 @@ torch; several stage counts, warps, ragged and empty K, waves of blocks, and per
 from __future__ import annotations
 
 import pytest
+from test_tma_gpu import gpu  # noqa: F401  (the sm_90 device fixture)
 from test_warp_specialize import ws_matmul, ws_persistent
 
 import tilec
 from tilec import TensorDescriptor
-from tilec_nvidia import driver as cuda
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    cuda.reset_driver(None)
-    driver = cuda.get_driver()
-    if driver.properties.compute_capability < (9, 0):
-        pytest.skip("TMA and wgmma need an sm_90 device")
-    return driver
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu")]
 
 
 @pytest.fixture
@@ -62,7 +53,7 @@ def _run(a, b, block, warps, stages, ws, K=None):
 
 
 @pytest.mark.parametrize(("shape", "block", "warps", "stages", "dtype"), CASES)
-def test_a_warp_specialized_matmul_equals_the_pipelined_one(gpu, ws_on, shape, block, warps,
+def test_a_warp_specialized_matmul_equals_the_pipelined_one(ws_on, shape, block, warps,
                                                             stages, dtype):  # fmt: skip
     M, N, K = shape
     torch.manual_seed(3)
@@ -76,7 +67,7 @@ def test_a_warp_specialized_matmul_equals_the_pipelined_one(gpu, ws_on, shape, b
     torch.testing.assert_close(specialized, expected, atol=1e-2 * max(K, 1) ** 0.5, rtol=1e-2)
 
 
-def test_the_compiled_kernel_is_specialized(gpu, ws_on):
+def test_the_compiled_kernel_is_specialized(ws_on):
     """The cases above run the specialized form (the PTX test's facts, on the device's arch)."""
     a = torch.randn((128, 128), device="cuda").half()
     b = torch.randn((128, 128), device="cuda").half()
@@ -105,7 +96,7 @@ PERSISTENT = [
 
 
 @pytest.mark.parametrize(("shape", "block", "warps", "stages", "programs"), PERSISTENT)
-def test_a_persistent_warp_specialized_matmul_matches_torch(gpu, ws_on, shape, block, warps,
+def test_a_persistent_warp_specialized_matmul_matches_torch(ws_on, shape, block, warps,
                                                            stages, programs):  # fmt: skip
     """The hint on the tile loop (Triton's persistent tutorial): the producer runs ahead across
     tiles while the consumers store the previous tile."""

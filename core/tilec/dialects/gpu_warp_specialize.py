@@ -108,6 +108,12 @@ def _readable(value: Value, op: WarpSpecializeOp) -> bool:
     block = value.parent_block
     if isinstance(value, BlockArgument) and isinstance(getattr(block, "parent_op", None), FuncOp):
         return True
+    return defined_inside(value, op)
+
+
+def defined_inside(value: Value, op: Operation) -> bool:
+    """Whether `value` is defined in a region of `op` (at any depth)."""
+    block = value.parent_block
     owner = block.parent_op if block is not None else None
     while owner is not None:
         if owner is op:
@@ -116,4 +122,10 @@ def _readable(value: Value, op: WarpSpecializeOp) -> bool:
     return False
 
 
-__all__ = ["PRODUCER_WARPS_ATTR", "ArriveBarrierOp", "WarpReturnOp", "WarpSpecializeOp"]
+__all__ = [
+    "PRODUCER_WARPS_ATTR",
+    "ArriveBarrierOp",
+    "WarpReturnOp",
+    "WarpSpecializeOp",
+    "defined_inside",
+]

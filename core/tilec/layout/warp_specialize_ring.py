@@ -57,40 +57,7 @@ def inner_slice(
     """The body ops the copies' offsets need (body order), stopping at `at` (the iteration they
     issue for), and the values from outside the loop they read; None where they read another
     value of the loop (an iter-arg, a non-pure op)."""
-    body = loop.regions[0].block
-    found: set[Operation] = set()
-    outer: set[Value] = set()
-    pending = list(roots)
-    while pending:
-        value = pending.pop()
-        if value is at:
-            continue
-        if isinstance(value, BlockArgument) and value.block is body:
-            return None
-        op = getattr(value, "op", None)
-        if op is None or op.parent is not body:
-            if _encloses(loop, value):
-                return None
-            outer.add(value)
-            continue
-        if op in found:
-            continue
-        if not op.has_trait(Pure) or op.regions:
-            return None
-        found.add(op)
-        pending.extend(op.operands)
-    order = body.index_map()
-    return sorted(found, key=order.__getitem__), outer
-
-
-def _encloses(loop: ForOp, value: Value) -> bool:
-    block = value.parent_block
-    owner = block.parent_op if block is not None else None
-    while owner is not None:
-        if owner is loop:
-            return True
-        owner = owner.parent_op
-    return False
+    return scalar_slice(roots, loop.regions[0].block, {at})
 
 
 def scalar_slice(

@@ -20,7 +20,12 @@ from typing import Any
 import attrs
 from llvmlite import ir
 
-from tilec.dialects.gpu_warp_specialize import PRODUCER_WARPS_ATTR, WarpReturnOp, WarpSpecializeOp
+from tilec.dialects.gpu_warp_specialize import (
+    PRODUCER_WARPS_ATTR,
+    WarpReturnOp,
+    WarpSpecializeOp,
+    defined_inside,
+)
 from tilec.ir.core import Operation
 from tilec.ir.types import MemDescType
 from tilec.lowering.context import I8, I32, LoweringContext, LoweringError, lowers
@@ -97,7 +102,7 @@ def _lower_region(ctx: LoweringContext, op: WarpSpecializeOp) -> None:
             if (
                 isinstance(value.type, MemDescType)
                 and value not in outside
-                and not _inside(value, op)
+                and not defined_inside(value, op)
             ):
                 outside[value] = ctx.get(value)
     b = ctx.builder
@@ -112,16 +117,6 @@ def _lower_region(ctx: LoweringContext, op: WarpSpecializeOp) -> None:
         ctx.single_thread = False  # type: ignore[attr-defined]
         for value, lowered in outside.items():
             ctx.set(value, lowered)
-
-
-def _inside(value: Any, op: Operation) -> bool:
-    block = value.parent_block
-    owner = block.parent_op if block is not None else None
-    while owner is not None:
-        if owner is op:
-            return True
-        owner = owner.parent_op
-    return False
 
 
 @lowers(WarpSpecializeOp)
