@@ -96,6 +96,13 @@ carries: 0 in the first round of the ring, flipped each time the slot wraps arou
 n-th completion of a barrier has parity n % 2, and iteration i is the (i / S)-th of slot
 i mod S). After the loop `gpu.inval_barriers` (every copy issued was waited for). Loads of the
 loop that the target does not take keep the asynchronous copies and their groups.
+
+A loop `fuse-nested-loops` built from a `tl.range(..., flatten=True)` nest (marked `fused_nest`)
+is pipelined the same way across its former outer iterations (`tilec.layout.pipeline_branches`):
+its prologue's `scf.if` of pure ops is part of the address slice, cloned for the iteration the
+copies are for (the updates reuse that clone); an asynchronous dot whose result goes on through
+the epilogue's `scf.if` stays in flight, the then-region waiting for it first, and the copies go
+before that `scf.if`.
 """
 
 from __future__ import annotations
