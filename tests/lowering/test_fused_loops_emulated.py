@@ -151,3 +151,42 @@ def test_inner_bounds_varying_with_the_outer_loop_are_left_alone():
     out = np.zeros(6, np.int32)
     emulate(kernel, [out, 6], (1,))
     np.testing.assert_array_equal(out, [sum(range(t)) for t in range(6)])
+
+
+@tilec.jit
+def running_base(x_ptr, out_ptr, T, K, NPROG: tl.constexpr):
+    base = tl.program_id(0) * 1000
+    for t in tl.range(tl.program_id(0), T, NPROG, flatten=True):
+        scale = base % 7 + 1  # the prologue reads the outer loop's carried value
+        acc = 0.0
+        for k in range(0, K):
+            acc += tl.load(x_ptr + base + k) * scale  # so does the inner body
+        tl.store(out_ptr + t, acc)
+        base += K  # which the epilogue updates
+    tl.store(out_ptr + T + tl.program_id(0), base)
+
+
+@pytest.mark.parametrize("k", [0, 1, 5])
+def test_an_outer_carried_value_read_in_the_prologue_and_the_body(k):
+    tiles, nprog = 7, 2
+    x = np.arange(2 * 1000 + tiles * 8, dtype=np.float32) % 13
+    kernel = _compile(running_base, {"x_ptr": "*fp32", "out_ptr": "*fp32", "T": "i32", "K": "i32"},
+                      dict(NPROG=nprog))  # fmt: skip
+    assert not nested(kernel.asm["gir"])
+    outs = {}
+    for side in ("interp", "nvidia"):
+        out = np.zeros(tiles + nprog, np.float32)
+        if side == "interp":
+            running_base[(nprog,)](x, out, tiles, k, NPROG=nprog, backend="interp")
+        else:
+            emulate(kernel, [x, out, tiles, k], (nprog,))
+        outs[side] = out
+    expected = np.zeros(tiles + nprog, np.float32)
+    for p in range(nprog):
+        base = p * 1000
+        for t in range(p, tiles, nprog):
+            expected[t] = sum(x[base + j] for j in range(k)) * (base % 7 + 1)
+            base += k
+        expected[tiles + p] = base
+    np.testing.assert_array_equal(outs["interp"], expected)
+    np.testing.assert_array_equal(outs["nvidia"], expected)
