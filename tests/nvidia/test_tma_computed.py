@@ -23,6 +23,8 @@ from tma_computed_kernels import (
     copy_computed_stride,
     copy_offset_base,
     row_sums_in_loop,
+    row_sums_invariant,
+    scale_in_place,
     store_offset_base,
 )
 
@@ -41,12 +43,13 @@ REPLACE = re.compile(
 
 def _compile(kernel, element="fp16", block=(64, 64), target="sm_90a", **constexprs):
     names = list(kernel.arg_names)
-    signature = {n: (f"*{element}" if n.endswith("_ptr") else "i32") for n in names
+    kinds = {"factor": "fp32"}
+    signature = {n: (f"*{element}" if n.endswith("_ptr") else kinds.get(n, "i32")) for n in names
                  if n not in constexprs and n not in ("BM", "BN")}  # fmt: skip
     return tilec.compile(kernel, signature, constexprs={"BM": block[0], "BN": block[1],
                                                         **constexprs},
                          backend="nvidia", target=target,
-                         divisibility=("x_ptr", "y_ptr"))  # fmt: skip
+                         divisibility=[n for n in names if n.endswith("_ptr")])  # fmt: skip
 
 
 def _offset_copy(element="fp16", block=(64, 64), padding="zero", target="sm_90a"):
@@ -268,6 +271,32 @@ def test_computed_strides_stores_and_loops_build_a_map_an_access(tma_stores_on):
     assert "st.global" in ptx  # the masked store where TMA would not write exactly
     if find_ptxas() is not None:
         assert stride.asm["cubin"] and loop.asm["cubin"] and store.asm["cubin"]
+
+
+def _first_label(ptx: str) -> int:
+    return ptx.index("$L__BB0_")
+
+
+def test_a_map_is_built_once_where_the_descriptor_is_made(tma_stores_on):
+    """A descriptor made in the kernel's top-level code (Triton builds its map there): one map
+    for the loop's loads, built before the loop, in the kernel's own 128 static shared bytes;
+    one map for a load and a store of one descriptor. A descriptor made in the loop builds its
+    map there, each iteration, in the scratch buffer."""
+    invariant = _compile(row_sums_invariant, "fp32", (32, 32)).asm["ptx"]
+    assert invariant.count("tensormap.cp_fenceproxy") == 1
+    assert invariant.index("tensormap.cp_fenceproxy") < _first_label(invariant)
+    assert ".shared .align 128 .b8 tma_made_map[128]" in invariant
+    in_loop = _compile(row_sums_in_loop, "fp32", (32, 32)).asm["ptx"]
+    assert in_loop.count("tensormap.cp_fenceproxy") == 1
+    assert in_loop.index("tensormap.cp_fenceproxy") > _first_label(in_loop)
+    assert "tma_made_map" not in in_loop
+    shared = _compile(scale_in_place, "fp16", (32, 64))
+    assert shared.metadata["global_scratch_size"] == 128
+    ptx = shared.asm["ptx"]
+    assert ptx.count("tensormap.cp_fenceproxy") == 1 and ptx.count("tensormap.replace") == 13
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2  # the load and the store
+    if find_ptxas() is not None:
+        assert shared.asm["cubin"]
 
 
 @pytest.mark.parametrize("target", ["sm_90", "sm_80"])

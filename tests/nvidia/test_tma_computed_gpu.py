@@ -14,6 +14,8 @@ from tma_computed_kernels import (
     copy_computed_stride,
     copy_offset_base,
     row_sums_in_loop,
+    row_sums_invariant,
+    scale_in_place,
     store_offset_base,
 )
 
@@ -45,6 +47,13 @@ def _random(shape, dtype):
     if dtype == torch.int8:
         return torch.randint(-100, 100, shape, dtype=torch.int8)
     return (torch.randn(shape) * 50).to(dtype)
+
+
+def _on_both(run):
+    """`run(backend, device)`'s result on the GPU, the same bit for bit as on interp."""
+    got, expected = (run(b, d).cpu() for b, d in (("nvidia", "cuda"), ("interp", "cpu")))
+    _same(got, expected)
+    return got
 
 
 def _same(got, expected):
@@ -113,30 +122,35 @@ def test_a_computed_stride_and_a_made_store_match_interp(tma_stores_on, scratch,
     rows, columns = shape
     x = _random((rows, 2 * half_ld), DTYPES[element])
     grid = (tilec.cdiv(rows, block[0]), tilec.cdiv(columns, block[1]))
-    outputs = []
-    for backend, device in (("nvidia", "cuda"), ("interp", "cpu")):
+
+    def run(backend, device):
         y = torch.full((rows * columns + 64,), 3, dtype=x.dtype, device=device)
         copy_computed_stride[grid](x.to(device), y, rows, columns, half_ld, BM=block[0],
                                    BN=block[1], backend=backend)  # fmt: skip
-        outputs.append(y.cpu())
-    _same(*outputs)
-    assert (outputs[0][rows * columns :].float() == 3).all()  # nothing written past y
+        return y
+
+    got = _on_both(run)
+    assert (got[rows * columns :].float() == 3).all()  # nothing written past y
 
 
-@pytest.mark.parametrize(("shape", "block"), [((100, 200), (32, 32)), ((64, 64), (64, 16))])
-def test_a_descriptor_made_in_a_loop_matches_interp(tma_on, scratch, shape, block):
+@pytest.mark.parametrize("kernel", [row_sums_in_loop, row_sums_invariant])
+@pytest.mark.parametrize(("shape", "block"), [((100, 200), (32, 32)), ((64, 64), (64, 16)),
+                                              ((70, 36), (16, 32))])  # fmt: skip
+def test_a_descriptor_made_in_or_before_a_loop_matches_interp(tma_on, scratch, kernel, shape,
+                                                              block):  # fmt: skip
+    """Made in the loop: a map each iteration; before it: one map for every iteration (N = 36
+    floats: rows of 144 bytes, a multiple of 16)."""
     torch.manual_seed(2)
     rows, columns = shape
     x = torch.randint(-8, 8, shape).float()  # integers: every order of the sums is exact
-    outputs = []
-    for backend, device in (("nvidia", "cuda"), ("interp", "cpu")):
+
+    def run(backend, device):
         y = torch.zeros(rows, device=device)
-        row_sums_in_loop[(tilec.cdiv(rows, block[0]),)](x.to(device), y, rows, columns,
-                                                        BM=block[0], BN=block[1],
-                                                        backend=backend)  # fmt: skip
-        outputs.append(y.cpu())
-    _same(*outputs)
-    assert torch.equal(outputs[0], x.sum(dim=1))
+        kernel[(tilec.cdiv(rows, block[0]),)](x.to(device), y, rows, columns, BM=block[0],
+                                              BN=block[1], backend=backend)  # fmt: skip
+        return y
+
+    assert torch.equal(_on_both(run), x.sum(dim=1))
 
 
 @pytest.mark.parametrize(("element", "shape", "block"), [
@@ -150,11 +164,31 @@ def test_a_store_whose_base_the_program_offsets_matches_interp(tma_stores_on, sc
     rows, columns = shape
     x = _random(shape, DTYPES[element])
     grid = (tilec.cdiv(rows, block[0]), tilec.cdiv(columns, block[1]))
-    outputs = []
-    for backend, device in (("nvidia", "cuda"), ("interp", "cpu")):
+
+    def run(backend, device):
         y = torch.full((rows * columns + 256,), 5, dtype=x.dtype, device=device)
         store_offset_base[grid](x.to(device), y, rows, columns, BM=block[0], BN=block[1],
                                 backend=backend)  # fmt: skip
-        outputs.append(y.cpu())
-    _same(*outputs)
-    assert torch.equal(outputs[0][: rows * columns].view(shape), x)
+        return y
+
+    assert torch.equal(_on_both(run)[: rows * columns].view(shape), x)
+
+
+@pytest.mark.parametrize(("element", "shape", "block"), [
+    ("fp16", (100, 128), (32, 64)), ("bf16", (64, 40), (16, 32)), ("fp32", (33, 24), (16, 16)),
+])  # fmt: skip
+def test_a_load_and_a_store_sharing_a_map_match_interp(tma_stores_on, scratch, element, shape,
+                                                       block):  # fmt: skip
+    """`scale_in_place`: one map, built where the descriptor is made, read and written (bf16
+    rows of 80 bytes: the last column block stored masked)."""
+    torch.manual_seed(6)
+    rows, columns = shape
+    x = _random(shape, DTYPES[element])
+    grid = (tilec.cdiv(rows, block[0]), tilec.cdiv(columns, block[1]))
+
+    def run(backend, device):
+        y = x.to(device).clone()
+        scale_in_place[grid](y, rows, columns, 3.0, BM=block[0], BN=block[1], backend=backend)
+        return y
+
+    _on_both(run)

@@ -62,3 +62,28 @@ def store_offset_base(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     out = tl.make_tensor_descriptor(y_ptr + i * BM * N, shape=[M - i * BM, N], strides=[N, 1],
                                     block_shape=[BM, BN])  # fmt: skip
     out.store([0, j * BN], block)
+
+
+@tilec.jit
+def row_sums_invariant(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """`row_sums_in_loop` through one descriptor made before the loop (its base program i's
+    first row, its size the rows left): the loop's loads share its map."""
+    i = tl.program_id(0)
+    desc = tl.make_tensor_descriptor(x_ptr + i * BM * N, shape=[M - i * BM, N], strides=[N, 1],
+                                     block_shape=[BM, BN])  # fmt: skip
+    total = tl.zeros([BM], dtype=tl.float32)
+    for k in range(0, tl.cdiv(N, BN)):
+        total += tl.sum(desc.load([0, k * BN]).to(tl.float32), axis=1)
+    rows = i * BM + tl.arange(0, BM)
+    tl.store(y_ptr + rows, total, mask=rows < M)
+
+
+@tilec.jit
+def scale_in_place(x_ptr, M, N, factor, BM: tl.constexpr, BN: tl.constexpr):
+    """x's block (i, j) *= factor, read and written through one descriptor whose base is
+    program i's first row: the load and the store share its map."""
+    i, j = tl.program_id(0), tl.program_id(1)
+    desc = tl.make_tensor_descriptor(x_ptr + i * BM * N, shape=[M - i * BM, N], strides=[N, 1],
+                                     block_shape=[BM, BN])  # fmt: skip
+    block = desc.load([0, j * BN])
+    desc.store([0, j * BN], (block.to(tl.float32) * factor).to(block.dtype))

@@ -40,6 +40,7 @@ from typing import Any
 
 from llvmlite import ir
 
+from tilec.ir.core import BlockArgument
 from tilec.lowering.context import I8, I32, I64, LoweringContext
 from tilec_nvidia import tensor_map, tma_lowering
 from tilec_nvidia.arch import ARCHS
@@ -80,9 +81,30 @@ def claims(arch: str, op: Any) -> bool:
     )
 
 
-def slots(arch: str, func: Any) -> list[Any]:
-    """The claimed made accesses of `func`, in order: access i uses map slot i."""
-    return [op for op in func.walk() if "made" in op.attributes and claims(arch, op)]
+def map_key(op: Any) -> tuple:
+    """Which map the made access `op` uses. Accesses of one descriptor (the same part values,
+    element, block, swizzle and padding) whose parts are all defined in the kernel's top-level
+    block, not all parameters, share one, built once after the last of them is computed, where
+    Triton builds a made descriptor's map (`tl.make_tensor_descriptor`): `("made", parts,
+    ...)`. Any other access builds its own where it stands (a descriptor made in a loop, each
+    iteration): `("access", op)`."""
+    block, swizzle, _box = tma_lowering.layout(op)
+    what = (tma_lowering._element(op), block, swizzle, op.padding.value)
+    func = tma_lowering.enclosing_function(op)
+    parts = tuple(op.made_parts)
+    top = func is not None and all(v.parent_block is func.entry_block for v in parts)
+    if top and not all(isinstance(v, BlockArgument) for v in parts):
+        return ("made", parts, *what)
+    return ("access", op)
+
+
+def slots(arch: str, func: Any) -> list[tuple]:
+    """The maps `func` builds (`map_key`s, in order): map i has slot i."""
+    keys: list[tuple] = []
+    for op in func.walk():
+        if "made" in op.attributes and claims(arch, op) and map_key(op) not in keys:
+            keys.append(map_key(op))
+    return keys
 
 
 def scratch_key(arch: str, func: Any) -> tuple | None:
@@ -168,10 +190,10 @@ def _asm(b: ir.IRBuilder, text: str, constraints: str, operands: Sequence[ir.Val
     b.call(ir.InlineAsm(fn_type, text, constraints, side_effect=True), operands)
 
 
-def _slot(arch: str, ctx: LoweringContext, op: Any) -> ir.Value:
+def _slot(arch: str, ctx: LoweringContext, op: Any, b: ir.IRBuilder) -> ir.Value:
     """The address of `op`'s map slot in this program's part of the global scratch."""
     func = tma_lowering.enclosing_function(op)
-    index = next(i for i, o in enumerate(slots(arch, func)) if o is op)
+    index = slots(arch, func).index(map_key(op))
     key = next(k for k in ctx.added_args if isinstance(k, tuple) and k and k[0] == SCRATCH)
     scratch = ctx.added_args[key]
 
@@ -183,18 +205,22 @@ def _slot(arch: str, ctx: LoweringContext, op: Any) -> ir.Value:
         return p.gep(scratch, [p.mul(linear, I64(key[1]))], source_etype=I8)
 
     base = ctx._entry(("tma.made.program", key), program_base)
-    return ctx.builder.gep(base, [I64(index * SCRATCH_BYTES)], source_etype=I8)
+    return b.gep(base, [I64(index * SCRATCH_BYTES)], source_etype=I8)
 
 
 def build_map(arch: str, ctx: LoweringContext, op: Any, smem: ir.Value, slot: ir.Value,
-              base: ir.Value, sizes: Sequence[ir.Value],
-              strides: Sequence[ir.Value]) -> None:  # fmt: skip
+              base: ir.Value, sizes: Sequence[ir.Value], strides: Sequence[ir.Value],
+              b: ir.IRBuilder | None = None, valid: ir.Value | None = None) -> None:  # fmt: skip
     """Write the map of `op`'s descriptor into `slot` (global), built in `smem` (shared,
-    128-byte aligned, 128 bytes free), visible to every thread's TMA accesses (module doc)."""
-    b, target = ctx.builder, ctx.target
+    128-byte aligned, 128 bytes free), visible to every thread's TMA accesses (module doc);
+    at `b` (the context's builder by default), the fields written only where `valid`."""
+    b = b if b is not None else ctx.builder
+    target = ctx.target
     replace = _check(arch, b, "replace")
     copy, acquire = _check(arch, b, "copy"), _check(arch, b, "acquire")
     issuer = tma_lowering._issuer(ctx)
+    if valid is not None:
+        issuer = b.and_(issuer, valid)
     tid = ctx.thread_id()
     first_warp = ctx._entry("tma.made.warp0", lambda p: p.icmp_unsigned("<", tid, I32(32)))
     target.barrier(b)  # the scratch's earlier readers are done with it
@@ -229,26 +255,94 @@ def build_map(arch: str, ctx: LoweringContext, op: Any, smem: ir.Value, slot: ir
 
 class _Access:
     """A claimed made access: its block in the scratch buffer (room for the map's 128 bytes
-    too) on the map in its slot, the descriptor's values, `usable` of them, and `build`, which
-    writes the map."""
+    too) on the map in its slot (built already where the map is shared: `_shared_map`), the
+    descriptor's values, `usable` of them, and `build`, which writes an access's own map."""
 
     def __init__(self, arch: str, ctx: LoweringContext, op: Any):
         b = ctx.builder
         block, _swizzle, _box = tma_lowering.layout(op)
         nbytes = math.prod(block) * tma_lowering._element_bytes(op)
         ctx.shared_scratch(max(nbytes, SCRATCH_BYTES) + tma_lowering.ALIGN)
-        self.arch, self.op, self.slot = arch, op, _slot(arch, ctx, op)
-        self.place = tma_lowering._prepare(arch, ctx, op, argument=self.slot)
         rank = len(op.offsets)
         self.base, *rest = (ctx.get(v) for v in op.made_parts)
         self.sizes, self.strides = rest[:rank], rest[rank:]
+        self.arch, self.op = arch, op
+        shared = _shared_map(arch, ctx, op, self.base, self.sizes, self.strides)
+        self.built = shared is not None
+        self.slot = shared if shared is not None else _slot(arch, ctx, op, b)
+        self.place = tma_lowering._prepare(arch, ctx, op, argument=self.slot)
         offsets = [ctx.get(v) for v in op.offsets]
         size = self.place.size
         self.usable = usable(b, self.base, self.sizes, self.strides, offsets, size)
 
     def build(self, ctx: LoweringContext) -> None:
-        build_map(self.arch, ctx, self.op, self.place.buffer, self.slot, self.base, self.sizes,
-                  self.strides)  # fmt: skip
+        if not self.built:
+            build_map(self.arch, ctx, self.op, self.place.buffer, self.slot, self.base,
+                      self.sizes, self.strides)  # fmt: skip
+
+
+def _shared_map(arch: str, ctx: LoweringContext, op: Any, base: ir.Value,
+                sizes: Sequence[ir.Value], strides: Sequence[ir.Value]) -> ir.Value | None:  # fmt: skip
+    """The slot of `op`'s map where accesses share it (`map_key`), built the first time: right
+    after the last of its parts' instructions in the kernel's top-level code (which every
+    later access follows), in a static shared buffer of its own (the scratch buffer there may
+    be another op's), its fields written where the parts are `usable`; None where the map is
+    the access's own, or the place cannot be had (the access then builds it)."""
+    key = map_key(op)
+    if key[0] != "made":
+        return None
+    maps = ctx.__dict__.setdefault("tma_made_maps", {})
+    if key in maps:
+        return maps[key]
+    maps[key] = None
+    after = _last_part(ctx, op)
+    main = ctx.builder
+    if after is None or main._anchor != len(main.block.instructions):
+        return None
+    b = ir.IRBuilder(after.parent)
+    b.position_after(after)
+    slot = _slot(arch, ctx, op, b)
+    valid = usable(b, base, sizes, strides, [], tma_lowering._element_bytes(op))
+    build_map(arch, ctx, op, _map_buffer(ctx), slot, base, sizes, strides, b, valid)
+    if main.block is b.block:  # instructions went in before the main builder's place
+        main.position_at_end(main.block)
+    maps[key] = slot
+    return slot
+
+
+def _last_part(ctx: LoweringContext, op: Any) -> ir.Instruction | None:
+    """The last instruction of the kernel's body (after the prologue) that computes a part of
+    `op`'s descriptor, the phis after it included; None where none does."""
+    func = tma_lowering.enclosing_function(op)
+    order = func.entry_block.index_map()
+    prologue = ctx.fn.entry_basic_block
+    last, at = None, -1
+    for value in op.made_parts:
+        lowered = ctx.get(value)
+        if isinstance(value, BlockArgument) or not isinstance(lowered, ir.Instruction):
+            continue
+        if lowered.parent is prologue or order[value.owner] <= at:
+            continue
+        last, at = lowered, order[value.owner]
+    if last is None:
+        return None
+    instructions = last.parent.instructions
+    index = instructions.index(last)
+    while index + 1 < len(instructions) and isinstance(instructions[index + 1], ir.PhiInstr):
+        index += 1
+    return instructions[index]
+
+
+def _map_buffer(ctx: LoweringContext) -> ir.GlobalVariable:
+    """The kernel's 128 bytes of static shared memory (128-byte aligned) for shared maps."""
+    found = ctx.module.globals.get("tma_made_map")
+    if found is not None:
+        return found
+    kind = ir.ArrayType(I8, SCRATCH_BYTES)
+    buffer = ir.GlobalVariable(ctx.module, kind, "tma_made_map", addrspace=3)
+    buffer.align, buffer.linkage = SCRATCH_ALIGN, "internal"
+    buffer.initializer = ir.Constant(kind, None)
+    return buffer
 
 
 def descriptor_load(arch: str, ctx: LoweringContext, op: Any) -> bool:
@@ -282,5 +376,5 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: Any) -> bool:
 
 
 __all__ = ["INSTRUCTIONS", "SCRATCH", "build_map", "claims", "descriptor_load",
-           "descriptor_store", "fields", "scratch_key", "scratch_metadata", "slots",
+           "descriptor_store", "fields", "map_key", "scratch_key", "scratch_metadata", "slots",
            "stride_shift", "usable"]  # fmt: skip
