@@ -4,9 +4,11 @@ A `tl.make_tensor_descriptor` whose base, sizes or strides the kernel computes (
 the program id, a size minus a parameter, a descriptor made in a loop) reaches the backend as a
 `tile.descriptor_load` / `tile.descriptor_store` marked `made`, its parts operands
 (`tilec.frontend.descriptors._made`). Where the block is one TMA copies
-(`tma_lowering.block_claims`) on an arch with `tensormap.replace` (sm_90a), each access builds
-the descriptor's 128-byte `CUtensorMap` in the kernel, as Triton 3.6 does
-(TMAToLLVM.cpp's tensormap create):
+(`tma_lowering.block_claims`) on an arch with `tensormap.replace` (sm_90a), the kernel builds
+the descriptor's 128-byte `CUtensorMap`, as Triton 3.6 does (TMAToLLVM.cpp's tensormap
+create): once where the descriptor is made when its parts are computed in the kernel's
+top-level code (its accesses, in loops too, share the map: `map_key`), else at each access (a
+descriptor made in a loop, each iteration):
 
     bar.sync                          the shared scratch's earlier readers are done
     st.shared.b32 0                   warp 0 zeroes the 128-byte template, bar.warp.sync
@@ -16,7 +18,7 @@ the descriptor's 128-byte `CUtensorMap` in the kernel, as Triton 3.6 does
 
 then reads or writes the block exactly as a host descriptor's access does
 (`tma_lowering.load_where`, `tma_store.store_where`) on that map. The slots are global scratch:
-`SCRATCH_BYTES` a made access and program, one allocation a launch of `grid` times the kernel's
+`SCRATCH_BYTES` a map and program, one allocation a launch of `grid` times the kernel's
 `global_scratch_size` (`metadata`, Triton's names) from `tilec.set_allocator`'s allocator
 (`tma_launch`), passed as the last parameter; program (x, y, z) uses the slots at its linear
 index `x + nx * (y + ny * z)`.
