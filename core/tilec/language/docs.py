@@ -250,8 +250,8 @@ disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_l
 
 A `for` loop iterator, like Python's `range`. `num_stages` pipelines the loop on GPU backends
 (overriding the launch's), `loop_unroll_factor=k` unrolls it k times, `disable_licm` keeps licm
-out, `flatten` fuses it with its inner loop on GPU backends where Triton does (one pipeline
-across both); `warp_specialize` has no effect (results are the same).""",
+out, `flatten` fuses it with its inner loop where Triton does; `warp_specialize` gives it
+producer warps where the backend does so (same results; docs/triton-names.md).""",
     "static_assert": """static_assert(cond, msg="")
 
 Fail compilation with `msg` unless the compile-time constant `cond` is true.""",
