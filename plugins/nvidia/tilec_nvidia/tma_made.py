@@ -318,18 +318,19 @@ def _last_part(ctx: LoweringContext, op: Any) -> ir.Instruction | None:
     func = tma_lowering.enclosing_function(op)
     order = func.entry_block.index_map()
     prologue = ctx.fn.entry_basic_block
-    last, at = None, -1
+    found = []  # (the defining op's place in the top-level block, the instruction)
     for value in op.made_parts:
         lowered = ctx.get(value)
         if isinstance(value, BlockArgument) or not isinstance(lowered, ir.Instruction):
             continue
-        if lowered.parent is prologue or order[value.owner] <= at:
-            continue
-        last, at = lowered, order[value.owner]
-    if last is None:
+        if lowered.parent is not prologue:
+            found.append((order[value.owner], lowered))
+    if not found:
         return None
+    last = max(found, key=lambda item: item[0])[1]
     instructions = last.parent.instructions
-    index = instructions.index(last)
+    # an instruction the lowering reused may stand later in the block than the last op's
+    index = max(instructions.index(i) for _at, i in found if i.parent is last.parent)
     while index + 1 < len(instructions) and isinstance(instructions[index + 1], ir.PhiInstr):
         index += 1
     return instructions[index]
