@@ -30,8 +30,8 @@ from tma_computed_kernels import (
 
 import tilec
 from tilec.runtime import cache
+from tilec_nvidia import codegen, launcher, libcuda, tensor_map, tma_launch, tma_made
 from tilec_nvidia import driver as cuda
-from tilec_nvidia import launcher, libcuda, tensor_map, tma_launch, tma_made
 from tilec_nvidia.codegen import find_ptxas
 
 ELF = b"\x7fELF" + bytes(60)
@@ -74,7 +74,7 @@ def test_a_descriptor_whose_base_the_kernel_offsets_builds_its_map_in_the_kernel
             compiled.metadata["global_scratch_align"]) == (128, 128)  # fmt: skip
     assert "made" in compiled.asm["tir"]
     ptx = compiled.asm["ptx"]
-    assert ".version 8.3" in ptx  # tensormap.replace's PTX ISA (8.5 and older: stride >> 4)
+    assert ".version 8.3" in ptx  # tensormap.replace's PTX ISA
     steps = [line.split()[1].split(".")[0] + "." + line.split()[1].split(".")[1]
              for line in ptx.splitlines()
              if "tensormap." in line or "fence.proxy.tensormap" in line]  # fmt: skip
@@ -187,20 +187,47 @@ def test_the_constant_fields_are_those_triton_writes(tma_on, element, block, pad
     ("fp8e4nv", [3, 4, 5, 6, 64], [4 * 5 * 6 * 64, 5 * 6 * 64, 6 * 64, 64, 1],
      [1, 2, 2, 4, 64], "zero"),
 ])  # fmt: skip
-@pytest.mark.parametrize("arch", ["sm_90a"])
-def test_the_fields_written_are_the_host_encoders(element, shape, strides, block, padding, arch):
+@pytest.mark.parametrize(("release", "shift"), [((12, 6), 4), ((12, 8), 0), ((13, 0), 0),
+                                               (None, 0)])  # fmt: skip
+def test_the_fields_written_are_the_host_encoders(monkeypatch, element, shape, strides, block,
+                                                  padding, release, shift):  # fmt: skip
     """The map the kernel builds for a descriptor's values equals the host encoding of the same
     values (`tensor_map.request`, what `cuTensorMapEncodeTiled` gets for a host descriptor),
-    but for L2 promotion, which Triton's zeroed template leaves at none (0)."""
+    but for L2 promotion, which Triton's zeroed template leaves at none (0); with a ptxas of
+    CUDA 12.6 or older, which takes `global_stride` in 16-byte units, and a later one."""
+    monkeypatch.setattr(tma_made, "ptxas_release", lambda: release)
+    assert tma_made.stride_shift() == shift
     size = tensor_map._element_bytes(element)
     swizzle = tensor_map.swizzle_bytes(block[-1] * size)
-    shift = tma_made.stride_shift(arch)
-    assert shift == 4  # sm_90a's PTX (8.3) is 8.5 or older
     req = tensor_map.request(element, BASE, shape, strides, block, padding, swizzle)
     made = _read_back(_written(element, block, swizzle, padding, BASE, shape, strides, shift),
                       shift)  # fmt: skip
     assert made == {key: getattr(req, key) for key in made}
     assert req.l2_promotion == tensor_map.L2_PROMOTION_128B
+
+
+STRIDE_PTX = "\n".join([
+    ".version 8.3", ".target sm_90a", ".address_size 64",
+    ".shared .align 128 .b8 map[128];",
+    ".visible .entry k(.param .u64 p) {",
+    "  .reg .b64 %rd<3>;",
+    "  ld.param.u64 %rd1, [p];",
+    "  mov.u64 %rd2, map;",
+    "  tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%rd2], 0, 0x123450;",
+    "  tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned"
+    " [%rd1], [%rd2], 128;",
+    "  ret;", "}", "",
+])  # fmt: skip
+
+
+def test_the_ptxas_takes_the_stride_in_the_unit_stride_shift_says():
+    """The map holds a stride in 16-byte units: a ptxas that takes bytes (stride_shift 0)
+    assembles the immediate 0x123450 to 0x12345; one of CUDA 12.6 or older takes the units."""
+    if find_ptxas() is None:
+        pytest.skip("no ptxas")
+    cubin = codegen.ptx_to_cubin(STRIDE_PTX, "sm_90a")
+    units = (0x12345 if tma_made.stride_shift() == 0 else 0x123450).to_bytes(4, "little")
+    assert units in cubin
 
 
 # The run-time rules, on the host through LLVM's JIT ----------------------------------------

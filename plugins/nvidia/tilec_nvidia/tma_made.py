@@ -36,7 +36,10 @@ the template's none, as Triton's.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+import subprocess
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,7 +48,6 @@ from llvmlite import ir
 from tilec.ir.core import BlockArgument
 from tilec.lowering.context import I8, I32, I64, LoweringContext
 from tilec_nvidia import tensor_map, tma_lowering
-from tilec_nvidia.arch import ARCHS
 from tilec_nvidia.cache_hints import require_ptx_version
 from tilec_nvidia.capabilities import has, require
 
@@ -56,9 +58,12 @@ SCRATCH_BYTES = tensor_map.MAP_BYTES
 SCRATCH_ALIGN = 128
 TENSORMAP_PTX_VERSION = 83
 """tensormap.replace, tensormap.cp_fenceproxy, fence.proxy.tensormap: PTX ISA 8.3."""
-STRIDE_WORKAROUND_PTX = 85
-"""Up to this PTX version ptxas takes `global_stride` in units of 16 bytes (Triton's
-TMAToLLVM.cpp: "Workaround for a ptxas bug", the stride shifted right by 4)."""
+STRIDE_WORKAROUND_RELEASE = (12, 6)
+"""Up to this CUDA release ptxas takes `global_stride` in units of 16 bytes (Triton's
+TMAToLLVM.cpp: "Workaround for a ptxas bug", the stride shifted right by 4 where its PTX
+version, that of its ptxas, is 8.5 or older: CUDA 12.6 and older). Later ones take bytes and
+shift themselves, whatever the PTX's `.version` (ptxas 13.0 assembles an immediate 0x123450 to
+0x12345, the same cubin for `.version` 8.3 to 8.7: test_tma_computed)."""
 
 INSTRUCTIONS = {
     "replace": "tensormap.replace.tile.{field}.shared::cta.b1024.{type}",
@@ -145,10 +150,30 @@ def fields(element: str, block: Sequence[int], swizzle: int, padding: str) -> li
     return out
 
 
-def stride_shift(arch: str) -> int:
-    """How far `global_stride`'s bytes are shifted right (`STRIDE_WORKAROUND_PTX`)."""
-    version = max(ARCHS.check(arch).ptx_version, TENSORMAP_PTX_VERSION)
-    return 4 if version <= STRIDE_WORKAROUND_PTX else 0
+def stride_shift() -> int:
+    """How far `global_stride`'s bytes are shifted right: 4 for the ptxas that assembles the
+    kernel where it is CUDA 12.6 or older (`STRIDE_WORKAROUND_RELEASE`), else 0 (without a
+    ptxas the driver compiles the PTX: one that runs sm_90a PTX 8.3 kernels of tilec today)."""
+    release = ptxas_release()
+    return 4 if release is not None and release <= STRIDE_WORKAROUND_RELEASE else 0
+
+
+@functools.cache
+def ptxas_release() -> tuple[int, int] | None:
+    """The CUDA release of the ptxas that assembles kernels (`codegen.find_ptxas`), None
+    without one or where `--version` does not say."""
+    from tilec_nvidia import codegen
+
+    codegen._wait_for_lookup()
+    ptxas = codegen.find_ptxas()
+    if ptxas is None:
+        return None
+    try:
+        out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"release (\d+)\.(\d+)", out.stdout)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 # Run-time rules ----------------------------------------------------------------------------
@@ -230,7 +255,7 @@ def build_map(arch: str, ctx: LoweringContext, op: Any, smem: ir.Value, slot: ir
     _asm(b, "@$1 st.shared.b32 [$0], 0;", "l,b", [word, first_warp])
     _asm(b, "bar.warp.sync -1;", "", [])
     size = tma_lowering._element_bytes(op)
-    shift = stride_shift(arch)
+    shift = stride_shift()
     block, swizzle, _box = tma_lowering.layout(op)
     element = tma_lowering._element(op)
     for field, ordinal, source in fields(element, block, swizzle, op.padding.value):
@@ -379,5 +404,5 @@ def descriptor_store(arch: str, ctx: LoweringContext, op: Any) -> bool:
 
 
 __all__ = ["INSTRUCTIONS", "SCRATCH", "build_map", "claims", "descriptor_load",
-           "descriptor_store", "fields", "map_key", "scratch_key", "scratch_metadata", "slots",
-           "stride_shift", "usable"]  # fmt: skip
+           "descriptor_store", "fields", "map_key", "ptxas_release", "scratch_key",
+           "scratch_metadata", "slots", "stride_shift", "usable"]  # fmt: skip
