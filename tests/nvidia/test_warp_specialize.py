@@ -264,6 +264,7 @@ def test_off_by_default_nothing_changes(tma_on, monkeypatch):
         ((128, 128, 64), 8, 4, 384, (168, 232, 40)),
         ((128, 256, 64), 8, 3, 384, (168, 232, 40)),
         ((128, 128, 64), 4, 2, 256, None),
+        ((256, 128, 64), 16, 3, 640, (96, 112, 40)),  # 4 consumer warpgroups
     ],
 )
 def test_the_specialized_ptx(ws_on, block, warps, stages, threads, registers):
@@ -360,3 +361,12 @@ def test_the_setting_gives_the_producer_warps_and_enters_the_cache_key(monkeypat
     assert backend.bulk_copies("sm_90a").producer_warps == 4
     assert backend.hash() != off
     assert backend.bulk_copies("sm_80") is None  # no TMA: no ring, nothing to specialize
+
+
+def test_a_kernel_given_maxnreg_keeps_it_and_sets_no_registers(ws_on):
+    """`maxnreg` (Triton's option) is the kernel's limit for every warp: no `setmaxnreg`."""
+    compiled = tilec.compile(ws_matmul, signature(128, 128, 64), backend="nvidia",
+                             constexprs={"BM": 128, "BN": 128, "BK": 64, "WS": True},
+                             target="sm_90a", num_warps=8, num_stages=3, maxnreg=128)  # fmt: skip
+    ptx = compiled.asm["ptx"]
+    assert ".maxnreg 128" in ptx and ".reqntid 384" in ptx and "setmaxnreg" not in ptx
