@@ -260,10 +260,11 @@ def test_off_by_default_nothing_changes(tma_on, monkeypatch):
 @pytest.mark.parametrize(
     ("block", "warps", "stages", "threads", "registers"),
     [
-        ((64, 64, 64), 4, 3, 256, None),
+        ((64, 64, 64), 4, 3, 256, (128, 216, 40)),  # two blocks an SM: half the registers
         ((128, 128, 64), 8, 4, 384, (168, 232, 40)),
         ((128, 256, 64), 8, 3, 384, (168, 232, 40)),
-        ((128, 128, 64), 4, 2, 256, None),
+        ((128, 128, 64), 4, 2, 256, (128, 216, 40)),
+        ((128, 128, 64), 4, 4, 256, None),  # one block an SM: 255 registers for every thread
         ((256, 128, 64), 16, 3, 640, (96, 112, 40)),  # 4 consumer warpgroups
     ],
 )

@@ -128,10 +128,12 @@ class TargetInfo:
         later ones). Warp-specialized kernels only (`tilec.lowering.warp_specialize`)."""
         raise self.missing("named_barrier")
 
-    def specialized_registers(self, consumers: int, producers: int) -> tuple[int, int] | None:
+    def specialized_registers(
+        self, consumers: int, producers: int, shared_bytes: int
+    ) -> tuple[int, int] | None:
         """The registers a thread a warp-specialized kernel's producer and consumer warps take
-        (`set_registers`) where the block has `consumers` + `producers` threads, or None to let
-        them keep the kernel's allocation."""
+        (`set_registers`) where the block has `consumers` + `producers` threads and
+        `shared_bytes` of shared memory, or None to let them keep the kernel's allocation."""
         return None
 
     def set_registers(self, builder: ir.IRBuilder, count: int, increase: bool) -> None:

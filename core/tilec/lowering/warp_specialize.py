@@ -56,23 +56,28 @@ def producer_warps(func: Operation) -> int:
 
 
 def begin(ctx: LoweringContext, warps: int) -> Specialized:
-    """Before the kernel's body: the consumers' barriers count them, and they take their
-    registers first thing."""
+    """Before the kernel's body: the consumers' barriers count them."""
     lanes = ctx.threads_per_warp
     spec = Specialized(ctx.num_warps * lanes, warps * lanes, None)
     if ctx.num_warps % 4 or warps % 4:
         raise LoweringError("a warp-specialized kernel has whole warp groups of 4 warps")
-    spec.registers = ctx.target.specialized_registers(spec.consumers, spec.producers)
     ctx.target.barrier_threads = spec.consumers
     ctx.specialized = spec  # type: ignore[attr-defined]
-    if spec.registers is not None:
-        ctx.target.set_registers(ctx.builder, spec.registers[1], increase=True)
     return spec
 
 
 def finish(ctx: LoweringContext, spec: Specialized, prologue: ir.Block, body: ir.Block) -> None:
-    """After the body: the producer's blocks, and the entry's branch to the body or to them."""
+    """After the body: the registers of both sides (the kernel's shared memory known: the
+    consumers' `setmaxnreg` goes first in the body), the producer's blocks, and the entry's
+    branch to the body or to them."""
     ctx.target.barrier_threads = None
+    spec.registers = ctx.target.specialized_registers(
+        spec.consumers, spec.producers, ctx.shared_bytes
+    )
+    if spec.registers is not None:  # the consumers take theirs first thing
+        start = ir.IRBuilder(body)
+        start.position_at_start(body)
+        ctx.target.set_registers(start, spec.registers[1], increase=True)
     producer = ctx.fn.append_basic_block("producer")
     b = ir.IRBuilder(producer)
     if spec.registers is not None:

@@ -185,16 +185,27 @@ class NvidiaTargetInfo(TargetInfo):
         fn_type = ir.FunctionType(ir.VoidType(), [])
         builder.call(ir.InlineAsm(fn_type, text, "~{memory}", side_effect=True), [])
 
-    def specialized_registers(self, consumers: int, producers: int) -> tuple[int, int] | None:
-        """Triton's registers for a warp-specialized block of more than 256 threads (docs/tma.md
-        step 5): the producer 40, the consumers what the rest of the 64K leaves them (a multiple
-        of 8, at most 256), the kernel's `.maxnreg` 65536 / threads; none where the options set
-        `maxnreg` or every thread may have 255 anyway."""
+    def specialized_registers(
+        self, consumers: int, producers: int, shared_bytes: int
+    ) -> tuple[int, int] | None:
+        """The registers of a warp-specialized block (docs/tma.md step 5): the producer Triton's
+        40, the consumers what the rest of the block's share of the register file leaves them (a
+        multiple of 8, at most 256), the kernel's `.maxnreg` that share over its threads. The
+        share is the whole file (Triton's 168 / 40 / 232 at 8 + 4 warps), or half of it for a
+        block of 256 threads (4 + 4 warps) whose shared memory lets two run on an SM (128 / 40 /
+        216: without it the producer's warps would take the consumers' registers and halve the
+        blocks an SM). None where the options set `maxnreg`, or for one block of 256 threads
+        (every thread may have 255 anyway)."""
         threads = consumers + producers
-        if self.maxnreg is not None or threads <= 256 or not capabilities.has(self.arch, "wgmma"):
+        if self.maxnreg is not None or not capabilities.has(self.arch, "wgmma"):
             return None
-        consumer = min((REGISTER_FILE - producers * PRODUCER_REGISTERS) // consumers // 8 * 8, 256)
-        self.kernel_maxnreg = REGISTER_FILE // threads // 8 * 8
+        sm = ARCHS.check(self.arch).sm
+        two = threads <= 256 and sm is not None and sm.blocks(threads // 32, shared_bytes) >= 2
+        if threads <= 256 and not two:
+            return None
+        share = REGISTER_FILE // 2 if two else REGISTER_FILE
+        consumer = min((share - producers * PRODUCER_REGISTERS) // consumers // 8 * 8, 256)
+        self.kernel_maxnreg = share // threads // 8 * 8
         return PRODUCER_REGISTERS, consumer
 
     def set_registers(self, builder: ir.IRBuilder, count: int, increase: bool) -> None:
