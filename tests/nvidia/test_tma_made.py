@@ -67,19 +67,28 @@ def test_a_made_descriptors_load_is_one_tma_copy_on_a_map_the_launch_encodes(tma
     (("y_ptr", "M", "N", "ld", "out_ld"), "the base may be off 16 bytes"),
     (("x_ptr", "y_ptr", "M", "N", "out_ld"), "the row stride may be off 16 bytes"),
 ])  # fmt: skip
-def test_unproven_alignments_keep_the_masked_load(tma_on, monkeypatch, tmp_path, divisibility,
-                                                  why):  # fmt: skip
+def test_unproven_alignments_are_tested_at_run_time_on_a_map_the_kernel_builds(
+    tma_on, monkeypatch, tmp_path, divisibility, why
+):
     """TMA's rules that no host TensorDescriptor checked: where the specialization does not
-    prove them, the load is the masked load it was, the same PTX as with the setting off."""
+    prove them, the launch encodes no map; the kernel builds one in its prologue
+    (`tma_made`: `tensormap.replace`, global scratch) and reads through TMA where the run-time
+    values keep the rules, else the masked load. With the setting off, the masked load."""
     compiled = compile_copy(divisibility)
     assert "tensor_maps" not in compiled.metadata, why
-    assert "cp.async.bulk" not in compiled.asm["ptx"]
+    assert compiled.metadata["global_scratch_size"] == 128
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("tensormap.cp_fenceproxy") == 1
+    assert ptx.index("tensormap.cp_fenceproxy") < ptx.index("$L__BB0_")  # the prologue
+    assert ptx.count("cp.async.bulk.tensor.2d") == 1 and "ld.global" in ptx
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "off"))
     monkeypatch.setenv("TILEC_NVIDIA_TMA", "0")
     cache.clear_memory()
     off = compile_copy(divisibility)
     assert "tile.descriptor_load" not in off.asm["tir"]
-    assert compiled.asm["ptx"] == off.asm["ptx"]
+    assert "cp.async.bulk" not in off.asm["ptx"] and "tensormap" not in off.asm["ptx"]
 
 
 def test_with_the_setting_off_and_on_sm_80_a_made_descriptor_is_the_masked_load(monkeypatch,
@@ -108,6 +117,8 @@ def test_a_constant_stride_is_taken_where_it_is_a_multiple_of_16_bytes(tma_on, e
                              divisibility=("x_ptr", "y_ptr"))  # fmt: skip
     maps = compiled.metadata.get("tensor_maps")
     assert bool(maps) == claimed
+    assert "global_scratch_size" not in compiled.metadata  # no map built for a stride never
+    # a multiple of 16 bytes (`tma_made._possible`)
     if claimed:  # the sizes and strides the kernel was compiled with
         assert maps[0]["shape"] == [["param", 2], ["const", block[1]]]
         assert maps[0]["strides"] == [["const", ld], ["const", 1]]

@@ -298,12 +298,10 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
     """A claimed load: through TMA where its innermost offset is a multiple of 16 bytes (TMA's
     rule: known from the offset's divisibility, else one uniform test, `innermost_aligned`),
     else the masked load it stands for."""
-    if "made" in op.attributes:
+    if not claims(arch, op):  # perhaps on a map the kernel builds
         from tilec_nvidia import tma_made
 
         return tma_made.descriptor_load(arch, ctx, op)
-    if not claims(arch, op):
-        return False
     b = ctx.builder
     place = _prepare(arch, ctx, op)
     info = None if ctx.axis_info is None else ctx.axis_info.get(op.offsets[-1])

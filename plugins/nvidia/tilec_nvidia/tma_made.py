@@ -45,6 +45,7 @@ from typing import Any
 
 from llvmlite import ir
 
+from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
 from tilec.ir.core import BlockArgument
 from tilec.lowering.context import I8, I32, I64, LoweringContext
 from tilec_nvidia import tensor_map, tma_lowering
@@ -82,10 +83,29 @@ MAX_SIZE = 2**31 - 1
 
 
 def claims(arch: str, op: Any) -> bool:
-    """Whether the `made` descriptor access `op` may go through a map the kernel builds."""
-    return (
-        "made" in op.attributes and has(arch, "tensormap") and tma_lowering.block_claims(arch, op)
-    )
+    """Whether the descriptor access `op` may go through a map the kernel builds: one `made`
+    of computed values, or one made of parameters and constants (`in_kernel`) whose
+    alignments the specialization does not prove (`tma_lowering.proven_aligned`: a row stride
+    of 72 halves, not known divisible by 16, is 144 bytes), tested at run time instead."""
+    if not isinstance(op, DescriptorLoadOp | DescriptorStoreOp) or not has(arch, "tensormap"):
+        return False
+    if "made" not in op.attributes and "in_kernel" not in op.attributes:
+        return False  # a host descriptor: its map is the launch's
+    if not tma_lowering.block_claims(arch, op):
+        return False
+    return "made" in op.attributes or (not tma_lowering.proven_aligned(op) and _possible(op))
+
+
+def _possible(op: Any) -> bool:
+    """Whether the constants of a descriptor of parameters and constants keep TMA's rules (a
+    constant stride of 20 halves never does: the masked access, no map)."""
+    size = tma_lowering._element_bytes(op)
+    strides = tma_lowering.parts(op.stride_params)[:-1]
+    sizes = tma_lowering.parts(op.shape_params)
+    return all(
+        -p * size % 16 == 0 and -p * size < tensor_map.MAX_STRIDE
+        for p in strides if isinstance(p, int) and p < 0
+    ) and all(-p <= MAX_SIZE for p in sizes if isinstance(p, int) and p < 0)  # fmt: skip
 
 
 def map_key(op: Any) -> tuple:
@@ -93,10 +113,14 @@ def map_key(op: Any) -> tuple:
     element, block, swizzle and padding) whose parts are all defined in the kernel's top-level
     block, not all parameters, share one, built once after the last of them is computed, where
     Triton builds a made descriptor's map (`tl.make_tensor_descriptor`): `("made", parts,
-    ...)`. Any other access builds its own where it stands (a descriptor made in a loop, each
-    iteration): `("access", op)`."""
+    ...)`. Accesses of one descriptor of parameters and constants share one built in the
+    kernel's prologue (`("params", ...)`; in a warp-specialized kernel, whose prologue all
+    warps run, at each access). Any other access builds its own where it stands (a
+    descriptor made in a loop, each iteration): `("access", op)`."""
     block, swizzle, _box = tma_lowering.layout(op)
     what = (tma_lowering._element(op), block, swizzle, op.padding.value)
+    if "made" not in op.attributes:  # parameters and constants: built once, in the prologue
+        return ("params", _parameters_key(op), *what)
     func = tma_lowering.enclosing_function(op)
     parts = tuple(op.made_parts)
     top = func is not None and all(v.parent_block is func.entry_block for v in parts)
@@ -109,7 +133,7 @@ def slots(arch: str, func: Any) -> list[tuple]:
     """The maps `func` builds (`map_key`s, in order): map i has slot i."""
     keys: list[tuple] = []
     for op in func.walk():
-        if "made" in op.attributes and claims(arch, op) and map_key(op) not in keys:
+        if claims(arch, op) and map_key(op) not in keys:
             keys.append(map_key(op))
     return keys
 
@@ -290,9 +314,7 @@ class _Access:
         block, _swizzle, _box = tma_lowering.layout(op)
         nbytes = math.prod(block) * tma_lowering._element_bytes(op)
         ctx.shared_scratch(max(nbytes, SCRATCH_BYTES) + tma_lowering.ALIGN)
-        rank = len(op.offsets)
-        self.base, *rest = (ctx.get(v) for v in op.made_parts)
-        self.sizes, self.strides = rest[:rank], rest[rank:]
+        self.base, self.sizes, self.strides = _parts(ctx, op)
         self.arch, self.op = arch, op
         shared = _shared_map(arch, ctx, op, self.base, self.sizes, self.strides)
         self.built = shared is not None
@@ -316,6 +338,17 @@ def _shared_map(arch: str, ctx: LoweringContext, op: Any, base: ir.Value,
     be another op's), its fields written where the parts are `usable`; None where the map is
     the access's own, or the place cannot be had (the access then builds it)."""
     key = map_key(op)
+    if key[0] == "params":
+        if ctx.target.barrier_threads is not None:  # the producer warps run the prologue too
+            return None
+
+        def prologue(p: ir.IRBuilder) -> ir.Value:
+            slot = _slot(arch, ctx, op, p)
+            valid = usable(p, base, sizes, strides, [], tma_lowering._element_bytes(op))
+            build_map(arch, ctx, op, _map_buffer(ctx), slot, base, sizes, strides, p, valid)
+            return slot
+
+        return ctx._entry(("tma.made.map", key), prologue)
     if key[0] != "made":
         return None
     maps = ctx.__dict__.setdefault("tma_made_maps", {})
@@ -335,6 +368,39 @@ def _shared_map(arch: str, ctx: LoweringContext, op: Any, base: ir.Value,
         main.position_at_end(main.block)
     maps[key] = slot
     return slot
+
+
+def _parameters_key(op: Any) -> tuple:
+    return (op.base_param.value, tma_lowering.parts(op.shape_params),
+            tma_lowering.parts(op.stride_params))  # fmt: skip
+
+
+def _parts(ctx: LoweringContext, op: Any) -> tuple[ir.Value, list, list]:
+    """The descriptor's base, sizes and outer strides (i64): a made one's operands, else its
+    parameters and constants, computed in the prologue (a product in its own width)."""
+    if "made" in op.attributes:
+        rank = len(op.offsets)
+        base, *rest = (ctx.get(v) for v in op.made_parts)
+        return base, rest[:rank], rest[rank:]
+    args = ctx.fn.args
+
+    def compute(p: ir.IRBuilder) -> tuple:
+        def value(part: Any) -> ir.Value:
+            if isinstance(part, int):
+                found = I64(-part) if part < 0 else args[part]
+            else:
+                _kind, width, factors = part
+                kind = ir.IntType(width)
+                found = ir.Constant(kind, 1)
+                for factor in factors:
+                    found = p.mul(found, ir.Constant(kind, -factor) if factor < 0 else args[factor])
+            return p.sext(found, I64) if found.type.width < 64 else found
+
+        sizes = [value(part) for part in tma_lowering.parts(op.shape_params)]
+        strides = [value(part) for part in tma_lowering.parts(op.stride_params)[:-1]]
+        return args[op.base_param.value], sizes, strides
+
+    return ctx._entry(("tma.made.parameters", _parameters_key(op)), compute)
 
 
 def _last_part(ctx: LoweringContext, op: Any) -> ir.Instruction | None:

@@ -43,12 +43,10 @@ from tilec_nvidia import tma, tma_lowering
 
 def descriptor_store(arch: str, ctx: LoweringContext, op: DescriptorStoreOp) -> bool:
     """Lower a claimed descriptor store (module doc); False where `op` is not claimed."""
-    if "made" in op.attributes:
+    if not tma_lowering.claims(arch, op):  # perhaps on a map the kernel builds
         from tilec_nvidia import tma_made
 
         return tma_made.descriptor_store(arch, ctx, op)
-    if not tma_lowering.claims(arch, op):
-        return False
     b = ctx.builder
     place = tma_lowering._prepare(arch, ctx, op)
     sizes = [_size(b, ctx.fn.args, part) for part in tma_lowering.parts(op.shape_params)]
