@@ -3,12 +3,13 @@
 A `tl.make_tensor_descriptor` whose base, sizes or strides the kernel computes (a base offset by
 the program id, a size minus a parameter, a descriptor made in a loop) reaches the backend as a
 `tile.descriptor_load` / `tile.descriptor_store` marked `made`, its parts operands
-(`tilec.frontend.descriptors._made`). Where the block is one TMA copies
+(`tilec.frontend.descriptors._made`); so does one made of parameters and constants whose
+alignments the specialization does not prove (`claims`). Where the block is one TMA copies
 (`tma_lowering.block_claims`) on an arch with `tensormap.replace` (sm_90a), the kernel builds
 the descriptor's 128-byte `CUtensorMap`, as Triton 3.6 does (TMAToLLVM.cpp's tensormap
 create): once where the descriptor is made when its parts are computed in the kernel's
-top-level code (its accesses, in loops too, share the map: `map_key`), else at each access (a
-descriptor made in a loop, each iteration):
+top-level code (its accesses, in loops too, share the map: `map_key`), in the prologue for
+parameters and constants, else at each access (a descriptor made in a loop, each iteration):
 
     bar.sync                          the shared scratch's earlier readers are done
     st.shared.b32 0                   warp 0 zeroes the 128-byte template, bar.warp.sync
@@ -30,7 +31,7 @@ case: the base 16-byte aligned, each size 1 to 2**31 - 1, each outer stride posi
 multiple of 16 bytes below 2**40, each offset an i32, and for a load the innermost offset a
 multiple of 16 bytes (`usable`; stores add `tma_store.exact`). So results never differ from
 the masked path's. A map's fields are written from the same values the masked access reads
-(`fields`, modelled in test_tma_made_maps.py against `tensor_map.request`); L2 promotion stays
+(`fields`, modelled in test_tma_computed.py against `tensor_map.request`); L2 promotion stays
 the template's none, as Triton's.
 """
 
@@ -176,8 +177,8 @@ def fields(element: str, block: Sequence[int], swizzle: int, padding: str) -> li
 
 def stride_shift() -> int:
     """How far `global_stride`'s bytes are shifted right: 4 for the ptxas that assembles the
-    kernel where it is CUDA 12.6 or older (`STRIDE_WORKAROUND_RELEASE`), else 0 (without a
-    ptxas the driver compiles the PTX: one that runs sm_90a PTX 8.3 kernels of tilec today)."""
+    kernel where it is CUDA 12.6 or older (`STRIDE_WORKAROUND_RELEASE`), else 0 (also without
+    a ptxas, where the driver compiles the PTX: a driver of CUDA 12.7 or later assumed)."""
     release = ptxas_release()
     return 4 if release is not None and release <= STRIDE_WORKAROUND_RELEASE else 0
 
