@@ -72,10 +72,14 @@ def _fused_loop(gir: str) -> str:
     return loops[-1]
 
 
+_PROLOGUE = r"scf\.if .*\{\n\s+%\S+ = arith\.addi .*\n\s+%\S+ = arith\.divsi"
+
+
 def test_the_fused_loop_is_pipelined_across_tiles():
-    """128x128x64, 8 warps (the default order): after the dot, a barrier, the prologue's scf.if
-    cloned for iteration i + 2 (tile // num_n, ...), its copies, then the epilogue's scf.if,
-    which waits for the dot in flight before it stores the tile (Triton's order)."""
+    """128x128x64, 8 warps (the default order): the prologue's scf.if cloned for iteration
+    i + 2 (tile // num_n, ...) and the copies' addresses and masks before the dot; after it a
+    barrier, the copies alone, then the epilogue's scf.if, which waits for the dot in flight
+    before it stores the tile (Triton's order)."""
     gir = compiled(blocks=(128, 128, 64), warps=8).asm["gir"]
     loop = _fused_loop(gir)
     assert gir.count("scf.for") == 2  # the versioned copy without the K loop, the fused loop
@@ -83,15 +87,19 @@ def test_the_fused_loop_is_pipelined_across_tiles():
     # the prologue for this iteration, its clone for iteration i + 2 (which the updates of the
     # carried values reuse: `pipeline_branches.updates_left`), the epilogue
     assert loop.count("scf.if") == 3
-    after = loop.split("gpu.warp_group_dot ", 1)[1]
-    marks = [r"tile\.barrier", r"scf\.if .*\{\n\s+%\S+ = arith\.addi .*\n\s+%\S+ = arith\.divsi",
-             r"gpu\.async_copy_global_to_local", r"gpu\.async_commit_group",
+    before, after = loop.split("gpu.warp_group_dot ", 1)
+    assert len(re.findall(_PROLOGUE, before)) == 2  # this iteration's, the clone for i + 2
+    assert "tile.addptr" in before and "tile.addptr" not in after.split("scf.if", 1)[0]
+    marks = [r"tile\.barrier", r"gpu\.async_copy_global_to_local", r"gpu\.async_commit_group",
              r"scf\.if .*\{\n\s+%\S+ = gpu\.warp_group_dot_wait %acc\S* \{pendings = 0",
              r"tile\.store"]  # fmt: skip
     found = [re.search(mark, after) for mark in marks]
     assert all(found), [bool(f) for f in found]
     starts = [f.start() for f in found]  # type: ignore[union-attr]
     assert starts == sorted(starts), starts
+    # between the barrier and the commit: the copies, nothing computed (`address_anchor`)
+    issue = after[starts[0] : starts[2]].splitlines()[1:-1]
+    assert all("gpu.async_copy_global_to_local" in line for line in issue), issue
 
 
 def test_in_the_loads_first_order_the_copies_lead():

@@ -146,6 +146,21 @@ def _within(op: Operation, block: Block) -> bool:
     return False
 
 
+def address_anchor(loop: Operation, dots: list[Operation]) -> Operation | None:
+    """Where a fused loop (`FUSED_ATTR`) whose asynchronous `dots` stay in flight computes the
+    addresses and masks of the copies it issues (the prologue's `scf.if` cloned for that
+    iteration, the pointer math): before its first dot, so that only the copies follow the
+    barrier before them (`issue_anchor`), as in Triton's fused loop, whose pointer math ptxas
+    schedules among the wgmmas. After the barrier, the math (a 64-bit multiply-add a copy,
+    behind the `scf.if`'s branch) delayed each copy and shortened the time its tile has to
+    land, where the unfused nest's pointer increments and Triton's copies issue back to back.
+    None elsewhere: other loops keep their address ops after the barrier."""
+    if FUSED_ATTR not in loop.attributes or not dots:
+        return None
+    order = loop.regions[0].block.index_map()
+    return min(dots, key=order.__getitem__)
+
+
 def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
     """Where a loop whose asynchronous `dots` stay in flight issues the copies of a later
     iteration: before the yield, or before the epilogue `scf.if` a dot's result goes through
@@ -161,6 +176,7 @@ def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
 
 
 __all__ = [
+    "address_anchor",
     "carried_index",
     "issue_anchor",
     "operands",

@@ -149,6 +149,7 @@ from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Type, i1, i32
 from tilec.layout.pipeline_branches import (
+    address_anchor,
     carried_index,
     issue_anchor,
     operands,
@@ -480,20 +481,23 @@ class _Emitter:
         in_range: Value,
         registers: bool = False,
         ring: _BulkRing | None = None,
+        addresses: _Emitter | None = None,
     ) -> list[Value]:
         """The copies of one iteration (its address ops cloned under `mapping`), committed; with
         `registers`, its tiles loaded into registers instead (zeros where masked off), returned
-        for `store`; the loads `ring` takes, by its bulk copies (module doc)."""
-        self.clone(plan.address_ops, mapping)
+        for `store`; the loads `ring` takes, by its bulk copies (module doc). With `addresses`,
+        the address ops and masks go there (earlier in the block) and only the copies here."""
+        at = addresses or self
+        at.clone(plan.address_ops, mapping)
         tiles = []
         for load, buffer in zip(plan.loads, buffers, strict=True):
             if ring is not None and load in ring.loads:
                 continue
             ptr = mapping.get(load.ptr, load.ptr)
             mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
-            mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
+            mask = at.add(SplatOp(operands=[in_range], result_types=[mask_type]))
             if load.mask is not None:
-                mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+                mask = at.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
             hints = {k: v for k, v in load.attributes.items() if k in ("cache", "eviction")}
             if registers:
                 t: TensorType = load.result.type  # type: ignore[assignment]
@@ -807,13 +811,22 @@ def _pipeline(
     # (Before a fused loop's epilogue: `pipeline_branches.issue_anchor`.)
     anchor = issue_anchor(block, [dot for dot, _ in async_dots])
     issuer = _Emitter(block, anchor) if async_dots and not first else inside
+    # In a fused nest, the addresses (the prologue's clone, 64-bit pointer math) go before the
+    # dots, where ptxas schedules them among the wgmmas, as Triton's: the barrier is followed by
+    # the copies (`pipeline_branches.address_anchor`). Between the dots and the barrier, ptxas
+    # sinks the math past the barrier again.
+    early = (
+        address_anchor(loop, [dot for dot, _ in async_dots]) if not first and ring is None else None
+    )
+    addresser = _Emitter(block, early) if early is not None else issuer
     if async_dots and not first:
         issuer.add(BarrierOp())
-    at = issuer.binary(AddIOp, iv, issuer.const(ahead * plan.step, iv.type))
+    at = addresser.binary(AddIOp, iv, addresser.const(ahead * plan.step, iv.type))
     mapping = {iv: at, **{args[j]: a for j, a in zip(plan.carried, ahead_args, strict=True)}}
-    target_slot = _slot_ahead(issuer, slot, ahead, stages)
-    in_range = issuer.less_than(at, ub)
-    tiles = issuer.issue(plan, buffers, target_slot, mapping, in_range, registers, ring)
+    target_slot = _slot_ahead(addresser, slot, ahead, stages)
+    in_range = addresser.less_than(at, ub)
+    tiles = issuer.issue(plan, buffers, target_slot, mapping, in_range, registers, ring,
+                         addresses=addresser if early is not None else None)  # fmt: skip
     if first:  # then iteration i's tile: S - 1 groups after it may stay in flight
         inside.add(AsyncWaitOp(attributes={"num": IntegerAttr(ahead, i32)}))
         inside.add(BarrierOp())
