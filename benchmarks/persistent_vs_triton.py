@@ -16,6 +16,8 @@ tilec); TFLOP/s = 2 M N K / time; every result is checked against torch.matmul f
 Variants:
 - `plain`: one program a tile, pointer loads (tutorial 03's kernel), the baseline;
 - `persistent`: `NUM_SMS` programs, `tl.range(start, tiles, NUM_SMS, flatten=True)`;
+- `persistent-nest`: the same with `flatten=False` (the K loop pipelined alone, each tile's
+  pipeline drained and refilled): whether fusing pays, on each side;
 - `host-desc` / `host-desc-ws`: one program a tile, host-side descriptors, the K loop
   `tl.range(..., warp_specialize=False/True)`;
 - `device-desc-persistent` / `...-ws`: `NUM_SMS` programs, descriptors made in the kernel
@@ -74,10 +76,11 @@ def plain_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
 
 @jit
 def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                      BK: tl.constexpr, GROUP: tl.constexpr, NUM_SMS: tl.constexpr):
+                      BK: tl.constexpr, GROUP: tl.constexpr, NUM_SMS: tl.constexpr,
+                      FLATTEN: tl.constexpr):
     num_m = tl.cdiv(M, BM)
     num_n = tl.cdiv(N, BN)
-    for tile in tl.range(tl.program_id(0), num_m * num_n, NUM_SMS, flatten=True):
+    for tile in tl.range(tl.program_id(0), num_m * num_n, NUM_SMS, flatten=FLATTEN):
         pid_m, pid_n = tile_of(tile, num_m, num_n, GROUP)
         acc = tile_product(a_ptr, b_ptr, pid_m, pid_n, M, N, K, BM, BN, BK)
         store_tile(c_ptr, acc, pid_m, pid_n, M, N, BM, BN)
@@ -124,6 +127,7 @@ CONFIGS = [  # BM, BN, BK, warps, stages
 VARIANTS = (
     "plain",
     "persistent",
+    "persistent-nest",
     "host-desc",
     "host-desc-ws",
     "device-desc-persistent",
@@ -160,9 +164,10 @@ def launcher(ns: dict, variant: str, a, b, c, config, num_sms: int):
     meta = dict(BM=bm, BN=bn, BK=bk, GROUP=8, num_warps=warps, num_stages=stages)
     if variant == "plain":
         return lambda: ns["plain_matmul"][(tiles,)](a, b, c, m, n, k, **meta)
-    if variant == "persistent":
+    if variant.startswith("persistent"):
         kernel, grid = ns["persistent_matmul"], (min(num_sms, tiles),)
-        return lambda: kernel[grid](a, b, c, m, n, k, NUM_SMS=num_sms, **meta)
+        flat = variant == "persistent"
+        return lambda: kernel[grid](a, b, c, m, n, k, NUM_SMS=num_sms, FLATTEN=flat, **meta)
     if variant.startswith("host-desc"):
         descs = [ns["TensorDescriptor"].from_tensor(t, block)
                  for t, block in ((a, [bm, bk]), (b, [bn, bk]), (c, [bm, bn]))]  # fmt: skip
