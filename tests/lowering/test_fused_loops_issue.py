@@ -13,7 +13,9 @@ import re
 
 import numpy as np
 import pytest
+from gir_check import needs_ptxas
 from test_fused_loops_emulated import nested
+from test_lower_wgmma import _ptxas_report
 from test_lower_wgmma_emulated import _operands, run_emulated
 
 import tilec
@@ -93,6 +95,23 @@ def test_ptx_issues_the_copies_right_after_the_barrier():
     assert not re.search(r"\bbra\b|\brem\.|\bdiv\.", issue), issue
     # the slot's shared address a ring (A's, B's), no global address: LLVM sinks the former
     assert len(re.findall(r"\b(?:mad|mul)\.(?:wide|lo)", issue)) <= 2, issue
+
+
+def test_the_row_pointers_are_carried(tmp_path):
+    """`a_ptr + rm[:, None] * K` and `b_ptr + rn[None, :] * K` are computed in the prologue's
+    `scf.if` (and its clone for the copies' iteration) and carried, not recomputed each
+    iteration (`fuse_nested_loops._compact`): the K iteration's PTX multiplies no row index by
+    K, and the kernel holds no more registers than Triton's (212), without spills."""
+    kernel = compiled()
+    loop = _fused_loop(kernel.asm["gir"])
+    header = loop.split("\n", 2)[1]
+    assert "tensor<128x1x!tile.ptr<f16>" in header and "tensor<1x256x!tile.ptr<f16>" in header
+    ptx = kernel.asm["ptx"]
+    step = ptx.split("wgmma.commit_group.sync.aligned;", 1)[1].split("cp.async.commit_group", 1)[0]
+    assert not re.search(r"\bmul\.lo\.s32|\brem\.", step), step
+    needs_ptxas()
+    registers, report = _ptxas_report(ptx, tmp_path)
+    assert registers <= 212 and "0 bytes spill stores" in report
 
 
 @pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 192), (136, 264, 200), (128, 256, 0)])

@@ -51,7 +51,9 @@ loop runs (its results are its initial values); else the fused loop runs
 Before that, as Triton's `optimizeEpilogueDependencies` does, prologue ops that only the
 epilogue uses move after the inner loop, and cheap pure ops (shape ops, pointer and integer
 adds and multiplies: what `licm` hoisted out of the inner loop) that only the inner loop uses
-move into its body, so that a broadcast tensor of pointers is not carried from tile to tile.
+move into its body, so that a broadcast tensor of pointers is not carried from tile to tile;
+those computing a row or a column from no broadcast (row pointers `a_ptr + rm[:, None] * K`)
+stay in the prologue and are carried (`_compact`), as the nest's K loop has them hoisted.
 The fused loop takes the larger of the two loops' `num_stages`, and `disable_licm` where
 either has it; not `warp_specialize` (as Triton's, whose Hopper tutorial turns `flatten` off
 where it asks for warp specialization: "Hopper warpspec doesn't work with flatten"). Counts are 64-bit, so no product of 32-bit trip counts overflows.
@@ -368,14 +370,21 @@ def _constant_trips(loop: ForOp) -> int | None:
     return max(0, -(-(ub - lb) // step))
 
 
-def _sink(ops: list[Operation], into: Block, before: Operation | None, region: Callable) -> None:
+def _sink(
+    ops: list[Operation],
+    into: Block,
+    before: Operation | None,
+    region: Callable,
+    keep: Callable = lambda op: False,
+) -> None:
     """Move the pure ops of `ops` (`CHEAP` ones where `into` is not their block) whose every user
-    is in `region` (a predicate) or moved too, in order, to before `before` in `into`."""
+    is in `region` (a predicate) or moved too, in order, to before `before` in `into`; not those
+    `keep` names."""
     sunk: set[Operation] = set()
     for op in reversed(ops):
         if not op.has_trait(Pure) or op.regions or isinstance(op, DotOp) or not op.results:
             continue
-        if into is not op.parent and not isinstance(op, CHEAP):
+        if (into is not op.parent and not isinstance(op, CHEAP)) or keep(op):
             continue
         users = [u for r in op.results for u in r.users]
         if users and all(region(u) or u in sunk for u in users):
@@ -386,6 +395,31 @@ def _sink(ops: list[Operation], into: Block, before: Operation | None, region: C
             into.append(op)
         else:
             into.insert_before(op, before)
+
+
+def _compact(prologue: list[Operation]) -> Callable[[Operation], bool]:
+    """Which of the prologue's `CHEAP` ops stay in it (their results carried from tile to tile)
+    rather than move into the inner body: those computing a row or a column (a tensor with one
+    dimension above 1) from no broadcast of the prologue, such as the row pointers
+    `a_ptr + rm[:, None] * K`. Recomputed in the fused loop, they cost a 32-bit multiply and a
+    64-bit multiply-add a pointer each iteration, which the nest's K loop (where `licm` left
+    them) does not run; carried, a thread holds the pointers of its rows (a few registers).
+    Broadcasts and what is computed from them move, so no broadcast tensor is carried, nor
+    are splats, ranges and constants (sources recomputed for nothing)."""
+    expanded: set[Operation] = set()
+    for op in prologue:
+        if isinstance(op, BroadcastOp) or any(
+            getattr(v, "op", None) in expanded for v in op.operands
+        ):
+            expanded.add(op)
+
+    def keep(op: Operation) -> bool:
+        if op in expanded or isinstance(op, SplatOp | MakeRangeOp | ConstantOp):
+            return False
+        t = op.results[0].type
+        return isinstance(t, TensorType) and sum(d > 1 for d in t.shape) <= 1
+
+    return keep
 
 
 def _replace_uses(value: Value, new: Value, where: Operation | None = None) -> None:
@@ -407,7 +441,8 @@ def fuse(outer: ForOp, inner: ForOp) -> None:
     after_inner = lambda user: order.get(top_op(user, block), -1) > order[inner]  # noqa: E731
     _sink(_ops_before(block, inner), block, inner.next_op, after_inner)
     in_inner = lambda user: user is not inner and inner.is_ancestor_of(user)  # noqa: E731
-    _sink(_ops_before(block, inner), inner_block, inner_block.first_op, in_inner)
+    prologue = _ops_before(block, inner)
+    _sink(prologue, inner_block, inner_block.first_op, in_inner, _compact(prologue))
     location = outer.location
     trips = _constant_trips(inner)
     len_inner = before_outer.trip_count(inner)
