@@ -114,11 +114,14 @@ def test_the_row_pointers_are_carried(tmp_path):
     assert registers <= 212 and "0 bytes spill stores" in report
 
 
-@pytest.mark.parametrize(("m", "n", "k"), [(256, 256, 192), (136, 264, 200), (128, 256, 0)])
-def test_on_the_emulator(m, n, k):
-    """128x128x64 w8 s3 on the CPU wgmma emulator: several tiles a program (and more programs'
-    tiles than programs), ragged M, N and K, K = 0 (the epilogue stores zeros)."""
-    kernel = compiled((128, 128, 64), 8, 3, programs=2)
+@pytest.mark.parametrize(("m", "n", "k", "bn"), [(256, 256, 192, 128), (144, 272, 208, 128),
+                                                (128, 256, 0, 128), (256, 512, 208, 256),
+                                                (208, 304, 80, 256)])  # fmt: skip
+def test_on_the_emulator(m, n, k, bn):
+    """128x128x64 and 128x256x64, 8 warps, 3 stages on the CPU wgmma emulator: several tiles a
+    program, M, N and K not multiples of the tile (multiples of 16, as the divisibility the
+    kernel is compiled with says), K = 0 (the epilogue stores zeros)."""
+    kernel = compiled((128, bn, 64), 8, 3, programs=2)
     a, b, a64, b64 = _operands("fp16", m, n, max(k, 1))
     a, bt = a[:, :k].copy(), b[:k].T.copy()  # B stored N x K
     c = np.full(m * n, np.nan, np.float16)
