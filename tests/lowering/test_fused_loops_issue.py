@@ -74,15 +74,19 @@ def _fused_loop(gir: str) -> str:
                                                          ((128, 128, 64), 8, 4)])  # fmt: skip
 def test_the_copies_addresses_come_before_the_dot(blocks, warps, stages):
     """The prologue's clone for the copies' iteration and their pointers and masks before the
-    dot; after it, the barrier and the copies only (the default order, one block an SM; the
-    loads-first order issues everything before the dot, as before)."""
+    dot; after it, the barrier and the copies only, then this iteration's prologue and the
+    epilogue (the default order, one block an SM; the loads-first order issues everything
+    before the dot, as before)."""
     gir = compiled(blocks, warps, stages).asm["gir"]
     assert not nested(gir)
     loop = _fused_loop(gir)
     before, after = loop.split("gpu.warp_group_dot ", 1)
-    assert before.count("tile.addptr") >= 2 and before.count("scf.if") == 2
-    epilogue = after.split("scf.if", 1)[0]
-    assert "tile.addptr" not in epilogue and "arith." not in epilogue.split("tile.barrier", 1)[-1]
+    assert before.count("tile.addptr") >= 2 and before.count("scf.if") == 1  # the clone
+    issue = after.split("scf.if", 1)[0]
+    assert "tile.addptr" not in issue and "arith." not in issue.split("tile.barrier", 1)[-1]
+    # this iteration's prologue, which only the epilogue reads, after the copies
+    # (`pipeline_branches.defer_prologue`), then the epilogue
+    assert after.count("scf.if") == 2 and "arith.divsi" in after.split("scf.if", 2)[1]
 
 
 def test_ptx_issues_the_copies_right_after_the_barrier():

@@ -161,6 +161,29 @@ def address_anchor(loop: Operation, dots: list[Operation]) -> Operation | None:
     return min(dots, key=order.__getitem__)
 
 
+def defer_prologue(loop: Operation, dots: list[Operation]) -> None:
+    """In a fused loop (`FUSED_ATTR`) whose asynchronous `dots` stay in flight, move each pure
+    `scf.if` of the body that nothing before the last dot reads (the prologue of the current
+    iteration, once the copies read its clone: at a tile's first iteration it computes what the
+    epilogue stores to, two integer divisions and more) to right before its first reader, so
+    that the tile's first wgmmas are issued before it runs, as Triton's fused loop, whose
+    epilogue reads values its prologue computed iterations earlier, issues them."""
+    if FUSED_ATTR not in loop.attributes or not dots:
+        return
+    block: Block = loop.regions[0].block  # type: ignore[assignment]
+    order = block.index_map()
+    last = max(order[dot] for dot in dots)
+    for op in list(block.ops):
+        if not isinstance(op, IfOp) or order[op] > last or not _pure_if(op):
+            continue
+        readers = [top_op(user, block) for r in op.results for user in r.users]
+        if not readers or any(order[r] <= last for r in readers):  # type: ignore[index]
+            continue
+        first = min(readers, key=order.__getitem__)  # type: ignore[arg-type]
+        op.detach()
+        block.insert_before(op, first)  # type: ignore[arg-type]
+
+
 def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
     """Where a loop whose asynchronous `dots` stay in flight issues the copies of a later
     iteration: before the yield, or before the epilogue `scf.if` a dot's result goes through
@@ -178,6 +201,7 @@ def issue_anchor(block: Block, dots: list[Operation]) -> Operation:
 __all__ = [
     "address_anchor",
     "carried_index",
+    "defer_prologue",
     "issue_anchor",
     "operands",
     "pure",

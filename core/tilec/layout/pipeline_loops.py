@@ -102,7 +102,9 @@ is pipelined the same way across its former outer iterations (`tilec.layout.pipe
 its prologue's `scf.if` of pure ops is part of the address slice, cloned for the iteration the
 copies are for (the updates reuse that clone); an asynchronous dot whose result goes on through
 the epilogue's `scf.if` stays in flight, the then-region waiting for it first, and the copies go
-before that `scf.if`.
+before that `scf.if`. The copies' addresses and masks (with the clone) go before the dots, the
+copies alone after the barrier (`address_anchor`), and the prologue of the current iteration,
+which only the epilogue then reads, after the copies (`defer_prologue`).
 """
 
 from __future__ import annotations
@@ -151,6 +153,7 @@ from tilec.ir.types import IntegerType, MemDescType, PointerType, TensorType, Ty
 from tilec.layout.pipeline_branches import (
     address_anchor,
     carried_index,
+    defer_prologue,
     issue_anchor,
     operands,
     pure,
@@ -862,6 +865,7 @@ def _pipeline(
         wait_in_branches(dot)
     if not first:
         _wait_for_carried(block, async_dots)
+        defer_prologue(loop, [dot for dot, _ in async_dots])
     new_loop = _rebuild(loop, inits)
     after = _Emitter(new_loop.parent, new_loop.next_op)  # type: ignore[arg-type]
     waits: list[Operation] = []
