@@ -68,13 +68,14 @@ def test_forward_loops_keep_the_softmax_rows_in_the_accumulator_layout(head_dim,
     for body in loops:
         converts = re.findall(r"gpu\.convert_layout %\S+ : tensor<[^,]+, #(\w+)>", body)
         assert all(c.startswith("dot_op") or c in mma_slices for c in converts), converts
-    # Q, the kernel's first shared-memory access (no barrier before its stores), published by
-    # one barrier that the ring's prologue copies follow (they had one of their own after it):
-    # Triton's one barrier before the loop
+    # the ring's prologue copies, then Q, the kernel's first shared-memory access (no barrier
+    # before its stores, the ring's neither), published by one barrier before the loop:
+    # Triton's one barrier (the copies no longer wait for Q's load: wgmma_lowering._Publication)
     ptx = compiled.asm["ptx"]
     stored = ptx.index("fence.proxy.async")
     assert "bar.sync" not in ptx[:stored]
-    assert ptx[stored : ptx.index("cp.async.cg", stored)].count("bar.sync") == 1
+    assert "cp.async.commit_group" in ptx[:stored]
+    assert ptx[stored : ptx.index("cp.async.wait_group", stored)].count("bar.sync") == 1
     loops = _ptx_loops(ptx)
     # the diagonal loop runs BLOCK_M / BLOCK_N times: no loop left in the PTX where that is 1
     assert len(loops) == (2 if causal and config[0] > config[1] else 1)

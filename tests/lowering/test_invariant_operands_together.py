@@ -36,7 +36,7 @@ def two_invariant_operands(A, C, B, X, Y, OUT, REDUCE_FIRST: tl.constexpr):
 
 
 def _prologue(reduce_first: bool) -> str:
-    """The PTX up to the loop's first copy."""
+    """The PTX up to the loop's first wait for its copies."""
     signature = {"A": "*fp16", "C": "*fp16", "B": "*fp16", "X": "*fp32", "Y": "*fp32",
                  "OUT": "*fp32"}  # fmt: skip
     compiled = tilec.compile(
@@ -45,7 +45,7 @@ def _prologue(reduce_first: bool) -> str:
     )  # fmt: skip
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async") >= 8
-    return ptx[: ptx.index("cp.async")]
+    return ptx[: ptx.index("cp.async.wait_group")]
 
 
 @pytest.mark.parametrize("reduce_first", [False, True])
@@ -55,15 +55,16 @@ def test_two_operands_share_one_fence_and_one_barrier(reduce_first):
     stores = [m.start() for m in re.finditer(r"st\.shared\.v4", prologue) if m.start() > start]
     assert len(stores) == 8  # two 64 x 64 fp16 tiles, 4 x 16 bytes a thread each
     assert prologue.count("fence.proxy.async") == 1
-    assert prologue.index("fence.proxy.async") > stores[-1]
-    between = prologue[stores[0] : stores[-1]]
-    assert "bar.sync" not in between
-    after = prologue[stores[-1] :]
-    assert after.count("bar.sync") == 1
+    fence = prologue.index("fence.proxy.async")
+    assert fence > stores[-1]
+    assert "bar.sync" not in prologue[stores[0] : fence]
+    assert prologue[fence:].count("bar.sync") == 1
+    # the loop's prologue copies go before the stores
     before = prologue[: stores[0]]
-    if reduce_first:  # the reduction's scratch bytes are the operands': one barrier first
-        assert "bar.sync" in before[before.rindex("ld.shared") :]
-    else:
+    assert "cp.async.commit_group" in before
+    if reduce_first:  # the reduction's scratch bytes are the operands': one barrier after it
+        assert before[before.rindex("ld.shared") :].count("bar.sync") == 1
+    else:  # the kernel's first shared-memory use: no barrier before it at all
         assert "bar.sync" not in before
 
 

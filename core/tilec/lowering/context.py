@@ -155,6 +155,8 @@ class LoweringContext:
         self.added_args: dict[Any, ir.Argument] = {}
         """The parameters the target added after the kernel's own, by its key
         (`TargetInfo.added_parameters`)."""
+        self.deferred: list[Callable[[Operation], bool]] = []
+        """Code put off until a later op needs it (`defer`)."""
 
     # Values ----------------------------------------------------------------------------------
 
@@ -330,7 +332,14 @@ class LoweringContext:
 
     # Regions --------------------------------------------------------------------------------
 
+    def defer(self, flush: Callable[[Operation], bool]) -> None:
+        """Put code off: before each op lowered from now on, `flush(op)` may emit it at the
+        builder (before `op`'s own code) and returns whether it did; it is not asked again."""
+        self.deferred.append(flush)
+
     def lower_op(self, op: Operation) -> None:
+        if self.deferred:
+            self.deferred = [flush for flush in self.deferred if not flush(op)]
         lowering = LOWERINGS.get(type(op))
         if lowering is None:
             reason = NOT_LOWERED.get(type(op))

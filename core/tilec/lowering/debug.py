@@ -16,6 +16,8 @@ import contextlib
 
 from llvmlite import ir
 
+from tilec.dialects.gpu_shared import LocalAllocOp
+from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import AssertOp, BarrierOp, PrintOp
 from tilec.ir.types import FloatType, IntegerType, PointerType, element_type
 from tilec.lowering.context import (
@@ -135,7 +137,10 @@ def _assert(ctx: LoweringContext, op: AssertOp) -> None:
 def _barrier(ctx: LoweringContext, op: BarrierOp) -> None:
     """The target's barrier, unless the code just before it is that same barrier (nothing
     between them to order: a pipelined loop's prologue barrier right after the one that
-    publishes a tile stored into shared memory before the loop, as in the attention forward)."""
+    publishes a tile stored into shared memory before the loop, as in the attention forward),
+    or it only guards buffers no thread has touched (`guards_untouched_buffers`)."""
+    if guards_untouched_buffers(ctx, op):
+        return
     instructions = ctx.builder.block.instructions
     old = {id(i) for i in instructions}
     ctx.target.barrier(ctx.builder)
@@ -149,6 +154,23 @@ def _barrier(ctx: LoweringContext, op: BarrierOp) -> None:
         del instructions[start : start + count]
 
 
+def guards_untouched_buffers(ctx: LoweringContext, op: BarrierOp) -> bool:
+    """Whether `op` stands right before buffers are allocated (`pipeline-loops`' barrier before
+    its rings and their prologue copies: it waits for the earlier readers of their bytes) where
+    no thread can have read those bytes: they go above the live buffers (a stack), nothing
+    above those has been used yet (`shared_bytes`, the extent of every use so far, is no more
+    than what is reserved), and no loop holds the barrier (an earlier iteration would have). The
+    kernel's first pipelined loop then has no barrier before its copies, as in Triton."""
+    if not isinstance(op.next_op, LocalAllocOp) or ctx.shared_bytes > ctx.shared_reserved:
+        return False
+    at = op.parent_op
+    while at is not None:
+        if isinstance(at, ForOp | WhileOp):
+            return False
+        at = at.parent_op
+    return True
+
+
 def _same(first: list[ir.Instruction], second: list[ir.Instruction]) -> bool:
     """Whether two runs of instructions are the same operations on the same operands, none with
     a result (barriers and fences)."""
@@ -158,4 +180,4 @@ def _same(first: list[ir.Instruction], second: list[ir.Instruction]) -> bool:
     )
 
 
-__all__: list[str] = []
+__all__ = ["guards_untouched_buffers"]

@@ -6,7 +6,8 @@
   1024-byte aligned), then `fence.proxy.async` and a barrier. A conversion read inside a loop
   (a loop-invariant operand that `accelerate-matmul` converts before the loop) stores at once,
   into shared memory of its own that stays reserved for the rest of the kernel; such conversions
-  one right after the other are published together (one fence and one barrier after them all). An operand that is a
+  one right after the other are published together (one fence and one barrier after them all),
+  after the prologue of the pipelined loop that follows them (`_Publication`). An operand that is a
   `gpu.local_load` of a pipelined ring is a `SharedView` of its slot already (written by cp.async).
 - `tile.trans` of a tensor in shared memory is the same bytes seen transposed (no code).
 - A may also be in registers (`#gpu.dot_op` of the version 3 layout, mma.sync's A fragment per
@@ -41,7 +42,11 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.gpu import ConvertLayoutOp, layout_of
+from tilec.dialects.gpu_shared import AsyncCommitGroupOp, AsyncCopyGlobalToLocalOp, LocalAllocOp
 from tilec.dialects.scf import ForOp, WhileOp
+from tilec.dialects.tile import BarrierOp
+from tilec.ir.core import Operation
+from tilec.ir.traits import Pure
 from tilec.ir.types import TensorType, element_type
 from tilec.lowering.context import (
     F32,
@@ -55,6 +60,7 @@ from tilec.lowering.context import (
     lowers,
     memory_type,
 )
+from tilec.lowering.debug import guards_untouched_buffers
 from tilec.lowering.matrix_units import lowers_conversion_to, pack_registers
 from tilec.lowering.memory import byte_size
 from tilec.lowering.shared_memory import store_registers
@@ -119,15 +125,52 @@ def lower_to_shared(ctx: LoweringContext, op: ConvertLayoutOp) -> bool:
         places.append((conversion, tile, element, offset, _untouched(ctx, conversion, offset)))
         ctx.shared_reserved = offset + _round_up(tile.nbytes, NVMMA_ALIGNMENT)
     ctx.shared_bytes = max(ctx.shared_bytes, ctx.shared_reserved)
-    if not all(untouched for *_, untouched in places):
-        ctx.target.barrier(b)  # earlier readers of the scratch buffer these bytes may overlap
+    stores = []
     for conversion, tile, element, offset, _ in places:
         at = b.gep(ctx.shared_base(NVMMA_ALIGNMENT), [I32(offset)], source_etype=I8)
-        store_registers(ctx, ctx.get(conversion.source), tile, element, at)
+        stores.append((ctx.get(conversion.source), tile, element, at))
         ctx.set(conversion.result, SharedView(at, tile))
-    ctx.target.fence_async_shared(b)
-    ctx.target.barrier(b)
+    barrier_first = not all(untouched for *_, untouched in places)
+    results = frozenset(conversion.result for conversion in batch)
+    ctx.defer(_Publication(ctx, stores, barrier_first, results))
     return True
+
+
+_PASSED = (LocalAllocOp, AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, BarrierOp)
+"""Ops a publication waits behind (`_Publication`): a pipelined loop's prologue before it."""
+
+
+@attrs.define
+class _Publication:
+    """The stores of conversions stored once (`_stored_together`), put off past the ops that
+    cannot read them (`_PASSED`, pure ops without regions: a pipelined loop's prologue, which
+    `pipeline-loops` places between them and their loop), then a barrier first where an earlier
+    reader may still read those bytes and no barrier has passed since, the stores,
+    `fence.proxy.async` and a barrier. The prologue's copies then go before the stores, which
+    wait for the operands' global loads: the two latencies overlap (one before the loop where
+    they were two in a row; the attention backward's K and V, then Q and dO). The bytes are
+    reserved already, so nothing placed meanwhile overlaps them."""
+
+    ctx: LoweringContext
+    stores: list[tuple]
+    barrier_first: bool
+    results: frozenset
+    """The conversions' values: an op reading one gets them stored first."""
+
+    def __call__(self, op: Operation) -> bool:
+        passes = isinstance(op, _PASSED) or op.has_trait(Pure)
+        if passes and not op.regions and self.results.isdisjoint(op.operands):
+            if isinstance(op, BarrierOp) and not guards_untouched_buffers(self.ctx, op):
+                self.barrier_first = False  # a barrier after every earlier reader
+            return False
+        b = self.ctx.builder
+        if self.barrier_first:
+            self.ctx.target.barrier(b)  # earlier readers of the scratch these bytes may overlap
+        for source, tile, element, at in self.stores:
+            store_registers(self.ctx, source, tile, element, at)
+        self.ctx.target.fence_async_shared(b)
+        self.ctx.target.barrier(b)
+        return True
 
 
 def _stored_once(op: ConvertLayoutOp) -> bool:
