@@ -76,3 +76,20 @@ def test_across_16_warps_by_lane_butterflies_match_the_interpreter(kind: str):
     np.testing.assert_allclose(got[1][0], x.astype(np.float64).sum(), rtol=1e-4)
     x[RNG.integers(0, 4096, 9)] = np.nan
     compare_with_interp("reduce-across-warps.gir", [x, *outs], rtol=1e-5, run=run)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_across_8_warps_in_a_loop_read_whole_match_the_interpreter(kind: str):
+    """In a loop, 8 warps' partials read whole and combined by a tree (reduce-across-warps-loop
+    .gir): each row's a ^ (3 * b) keeps the interpreter's order exactly; after the loop the
+    8-warp sum goes by lane."""
+    rows = 3
+    x = RNG.standard_normal(rows * 1024).astype(np.float32)
+    k = RNG.integers(-1000, 1000, rows * 1024).astype(np.int32)
+    outs = [np.zeros(rows, np.float32), np.zeros(rows, np.int32), np.zeros(1, np.float32)]
+    run = runner(kind)
+    args = [x, k, *outs, np.int32(rows)]
+    got = compare_with_interp("reduce-across-warps-loop.gir", args, rtol=1e-5, run=run)
+    sums = x.astype(np.float64).reshape(rows, 1024).sum(axis=1)
+    np.testing.assert_allclose(got[2], sums, rtol=1e-4)
+    np.testing.assert_allclose(got[4][0], sums.sum(), rtol=1e-4)

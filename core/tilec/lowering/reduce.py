@@ -1,9 +1,9 @@
 """`tile.reduce` -> LLVM IR, as Triton lowers it: within each thread's registers along the axis,
 then across the lanes that span the axis (`shuffle_xor` butterflies), then across the warps that
 span it (one partial per warp through shared memory, read back whole where a group's partials
-fit one 16-byte load, else one a lane and combined by a butterfly over the low lane bits), result
-in the slice layout (every thread along the axis gets the value; a rank-1 source gives a scalar
-that every thread holds).
+fit one 16-byte load, or two in a loop, else one a lane and combined by a butterfly over the low
+lane bits), result in the slice layout (every thread along the axis gets the value; a rank-1
+source gives a scalar that every thread holds).
 
 Order. Along the axis, an element's index is, from its lowest bits up: its place among the
 thread's contiguous registers, the lane coordinate, the warp coordinate, the repetition of the
@@ -26,6 +26,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.arith import BinaryOp
+from tilec.dialects.scf import ForOp, WhileOp
 from tilec.dialects.tile import ReduceOp
 from tilec.ir.core import Operation
 from tilec.ir.traits import Commutative
@@ -295,9 +296,9 @@ def _across_warps(
     commutative: bool,
 ) -> dict[tuple[int, ...], list[Values]]:
     """Each warp's partials to its slots, a barrier, then per group and repetition the `warps`
-    partials read back: by every thread, where each type's partials fit one 16-byte load, else
-    one per lane (lane `l` reads warp `l % warps`'s) and combined by a butterfly over the low
-    lane bits (Triton's inter-warp step, without its second round through shared memory): a
+    partials read back: by every thread, where each type's partials fit `_whole_bytes(op)`,
+    else one per lane (lane `l` reads warp `l % warps`'s) and combined by a butterfly over the
+    low lane bits (Triton's inter-warp step, without its second round through shared memory): a
     thread then holds one partial rather than `warps` (at 16 warps, 16 registers a reduction
     live beside the row, which cost a block an SM in the layer norm)."""
     b = ctx.builder
@@ -318,7 +319,8 @@ def _across_warps(
             for base, value in zip(bases, partial, strict=True):
                 store_slot(ctx, base, slot, value)
     ctx.target.barrier(b)
-    by_lane = warps <= ctx.threads_per_warp and any(warps * element_bytes(t) > 16 for t in types)
+    limit = _whole_bytes(op)
+    by_lane = warps <= ctx.threads_per_warp and any(warps * element_bytes(t) > limit for t in types)
     lane_warp = b.urem(ctx.lane_id(), I32(warps)) if by_lane else None
     merged: dict[tuple[int, ...], list[Values]] = {}
     for key, first in indices.items():
@@ -338,6 +340,28 @@ def _across_warps(
                 )
             merged[key].append(tree(ctx, op, items))
     return merged
+
+
+def _whole_bytes(op: Operation) -> int:
+    """The bytes of one type's partials that every thread reads whole: one 16-byte load, two in
+    a loop. Whole, 8 warps' f32 partials are two 16-byte loads issued together and a tree of
+    three adds; by lane, a load then three dependent shuffles and adds (on sm_90a about 45
+    against 125 cycles). Outside loops (a row a program: softmax, the layer norm forward) the
+    registers the butterfly saves decide the blocks an SM. In a loop the latency comes back each
+    iteration: the layer norm backward's row loop (two sums a row, each behind a barrier every
+    warp waits at; two programs an SM, so registers do not set its blocks) has 8-warp loops of
+    7 SASS instructions fewer by lane but 3 dependent shuffles more a sum, and by lane its
+    8-warp candidates lost up to 6% against Triton's on the H200 (8192x1024: 64.3 -> 68.1 us,
+    Triton's 66.2 -> 65.8; x5120 3%, others within 1%, fp32 gained 2%). Above 8 warps the butterfly stays in loops too: 16 partials whole hold
+    16 registers beside the row at a 128-register ceiling (512 threads) and lengthen the loop
+    (bf16 5120 columns w16: 127 registers and 349 SASS an iteration whole, 124 and 326 by lane;
+    no slower on the H200)."""
+    parent = op.parent_op
+    while parent is not None:
+        if isinstance(parent, ForOp | WhileOp):
+            return 32
+        parent = parent.parent_op
+    return 16
 
 
 def _bind_results(
