@@ -22,6 +22,7 @@ from test_nvidia_hot_path import torch_stream as fake_torch  # noqa: F401
 from tma_computed_kernels import (
     copy_computed_stride,
     copy_offset_base,
+    copy_tail_1d,
     row_sums_in_loop,
     row_sums_invariant,
     scale_in_place,
@@ -176,6 +177,7 @@ def test_the_constant_fields_are_those_triton_writes(tma_on, element, block, pad
 
 @pytest.mark.parametrize(("element", "shape", "strides", "block", "padding"), [
     ("fp16", [100, 72], [80, 1], [64, 64], "zero"),
+    ("fp32", [100], [1], [32], "nan"),
     ("fp64", [30, 10], [12, 1], [8, 16], "nan"),
     ("i16", [30, 10], [16, 1], [8, 16], "zero"),
     ("u32", [30, 10], [12, 1], [8, 16], "zero"),
@@ -324,6 +326,20 @@ def test_a_map_is_built_once_where_the_descriptor_is_made(tma_stores_on):
     assert ptx.count("cp.async.bulk.tensor.2d") == 2  # the load and the store
     if find_ptxas() is not None:
         assert shared.asm["cubin"]
+
+
+def test_a_one_dimensional_descriptor_writes_no_stride(tma_on):
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
+    compiled = tilec.compile(copy_tail_1d, signature, constexprs={"BLOCK": 32},
+                             backend="nvidia", target="sm_90a",
+                             divisibility=("x_ptr", "y_ptr"))  # fmt: skip
+    written = _replaces(compiled.asm["ptx"])
+    assert [f for f, _o, _v in written] == [f for f, _o, _s in tma_made.fields(
+        "fp32", (32,), 128, "zero")]  # fmt: skip
+    assert "global_stride" not in {f for f, _o, _v in written}
+    assert "cp.async.bulk.tensor.1d" in compiled.asm["ptx"]
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
 
 
 @pytest.mark.parametrize("target", ["sm_90", "sm_80"])

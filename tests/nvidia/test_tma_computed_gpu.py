@@ -13,6 +13,7 @@ from test_tma_gpu import gpu  # noqa: F401  (the fixture: an sm_90 device)
 from tma_computed_kernels import (
     copy_computed_stride,
     copy_offset_base,
+    copy_tail_1d,
     row_sums_in_loop,
     row_sums_invariant,
     scale_in_place,
@@ -192,3 +193,16 @@ def test_a_load_and_a_store_sharing_a_map_match_interp(tma_stores_on, scratch, e
         return y
 
     _on_both(run)
+
+
+@pytest.mark.parametrize(("n", "block"), [(1000, 32), (100, 16), (4, 32), (300, 256)])
+def test_a_one_dimensional_descriptor_matches_interp(tma_on, scratch, n, block):
+    torch.manual_seed(7)
+    x = torch.randn(n)
+
+    def run(backend, device):
+        y = torch.full((n,), 9.0, device=device)
+        copy_tail_1d[(tilec.cdiv(n, block),)](x.to(device), y, n, BLOCK=block, backend=backend)
+        return y
+
+    assert torch.equal(_on_both(run), x)

@@ -87,3 +87,14 @@ def scale_in_place(x_ptr, M, N, factor, BM: tl.constexpr, BN: tl.constexpr):
                                      block_shape=[BM, BN])  # fmt: skip
     block = desc.load([0, j * BN])
     desc.store([0, j * BN], (block.to(tl.float32) * factor).to(block.dtype))
+
+
+@tilec.jit
+def copy_tail_1d(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y[i] = x[i] for i < n, block by block through a 1-D descriptor whose base is the
+    program's block and whose size is what is left of x."""
+    i = tl.program_id(0)
+    desc = tl.make_tensor_descriptor(x_ptr + i * BLOCK, shape=[n - i * BLOCK], strides=[1],
+                                     block_shape=[BLOCK])  # fmt: skip
+    offs = i * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, desc.load([0]), mask=offs < n)
