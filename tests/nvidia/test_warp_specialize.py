@@ -42,7 +42,8 @@ PREDICATES.setdefault("sgt", lambda x, y: x > y)
 
 @pytest.fixture
 def ws_on(tma_on, monkeypatch):
-    """TMA on, a fresh cache, and `TILEC_NVIDIA_WARP_SPECIALIZE` on (off by default)."""
+    """TMA on, a fresh cache, and `TILEC_NVIDIA_WARP_SPECIALIZE` on (the default, set here so
+    that an environment setting it to `0` does not change the tests)."""
     monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "1")
 
 
@@ -251,10 +252,17 @@ def test_the_model_catches_an_early_release(ws_on):
 # The compiled kernel ---------------------------------------------------------------------------
 
 
-def test_off_by_default_nothing_changes(tma_on, monkeypatch):
-    """Without `TILEC_NVIDIA_WARP_SPECIALIZE` the hint changes nothing in the PTX."""
-    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE", raising=False)
+def test_setting_off_nothing_changes(tma_on, monkeypatch):
+    """With `TILEC_NVIDIA_WARP_SPECIALIZE=0` the hint changes nothing in the PTX."""
+    monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "0")
     assert compile_ws(True).asm["ptx"] == compile_ws(False).asm["ptx"]
+
+
+def test_on_by_default(tma_on, monkeypatch):
+    """Unset, `TILEC_NVIDIA_WARP_SPECIALIZE` is on: the hinted kernel has the producer's warps."""
+    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE", raising=False)
+    hinted, plain = compile_ws(True).asm["ptx"], compile_ws(False).asm["ptx"]
+    assert "setmaxnreg" in hinted and "setmaxnreg" not in plain
 
 
 @pytest.mark.parametrize(
@@ -355,12 +363,17 @@ def test_the_setting_gives_the_producer_warps_and_enters_the_cache_key(monkeypat
     from tilec_nvidia.backend import NvidiaBackend
 
     backend = NvidiaBackend()
-    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE", raising=False)
+    monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "0")
     off = backend.hash()
     assert backend.bulk_copies("sm_90a").producer_warps == 0
+    for value in ("false", "no"):
+        monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", value)
+        assert backend.bulk_copies("sm_90a").producer_warps == 0 and backend.hash() == off
     monkeypatch.setenv("TILEC_NVIDIA_WARP_SPECIALIZE", "1")
     assert backend.bulk_copies("sm_90a").producer_warps == 4
     assert backend.hash() != off
+    monkeypatch.delenv("TILEC_NVIDIA_WARP_SPECIALIZE")  # unset: on
+    assert backend.bulk_copies("sm_90a").producer_warps == 4
     assert backend.bulk_copies("sm_80") is None  # no TMA: no ring, nothing to specialize
 
 

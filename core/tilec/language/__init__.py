@@ -26,7 +26,8 @@ never dropped):
 - `tl.range` takes every hint of Triton 3.6: `num_stages`, `loop_unroll_factor`,
   `disable_licm` and `flatten` (GPU backends fuse the nest where Triton does) are honoured,
   `disallow_acc_multi_buffer` holds either way, and `warp_specialize` (a scheduling hint that
-  leaves results unchanged) has an effect only on sm_90a with `TILEC_NVIDIA_WARP_SPECIALIZE=1`.
+  leaves results unchanged) has an effect only on sm_90a, where it gives the loop producer warps
+  (`TILEC_NVIDIA_WARP_SPECIALIZE`, on by default; `0` turns it off).
 """
 
 from __future__ import annotations

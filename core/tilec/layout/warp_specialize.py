@@ -16,8 +16,8 @@ and issues its copies at offsets cloned from the loop's with the producer's indu
 After the loop `%empty` is invalidated with `%full`. The function gets `gpu.producer_warps`.
 
 It applies where the target's `bulk_copies` has `producer_warps` (NVIDIA: 4, a warpgroup, on
-archs with TMA where `TILEC_NVIDIA_WARP_SPECIALIZE` is on: off until the GPU tests pass,
-docs/tma.md), the kernel's warps are whole warpgroups, the loop (or its zero-trip guard) is in the kernel's top-level block, every
+archs with TMA unless `TILEC_NVIDIA_WARP_SPECIALIZE` is `0`: on by default since the GPU tests
+passed, docs/tma.md), the kernel's warps are whole warpgroups, the loop (or its zero-trip guard) is in the kernel's top-level block, every
 load of the loop is in the bulk ring (no cp.async, no register staging), the offsets depend on
 the loop only through the iteration they are issued for, and the bounds and the offsets'
 invariant parts are pure scalar ops of the top-level block (which the producer, starting at the

@@ -43,19 +43,26 @@ matmuls among them); `0` is the way back to the masked loads."""
 
 WARP_SPECIALIZE = Setting(
     "TILEC_NVIDIA_WARP_SPECIALIZE",
-    "off",
+    "on",
     "On sm_90a, a loop marked `tl.range(..., warp_specialize=True)` whose ring TMA fills gets a "
     "producer warpgroup issuing the copies while the kernel's warps run the wgmmas (docs/tma.md "
-    "step 5); elsewhere the hint has no effect, as in Triton. Off until the GPU tests pass; read "
-    "at each compile (in the cache key).",
+    "step 5); elsewhere the hint has no effect, as in Triton. `0` leaves every loop to the "
+    "kernel's warps (the hint then has no effect); read at each compile (in the cache key).",
 )
-"""`tilec.layout.warp_specialize` applies where `RingCopies.producer_warps` is positive: 4 with
-the setting on, 0 without."""
+"""On by default since the GPU tests passed with it on, on the H200 (2026-11-27, seventh session,
+tree 75ab4c6: `TILEC_NVIDIA_WARP_SPECIALIZE=1 pytest -m gpu tests/nvidia tests/compat`, 524 passed,
+the one failure a test's K = 16 in 64-column tensors, fixed in a1eff37 and 55b9c75; tree d9d3368:
+`TILEC_NVIDIA_WARP_SPECIALIZE=1 TILEC_TEST_BACKEND=nvidia pytest tests/compat -k "attention or
+persistent or warp or descriptor"`, 63 passed; benchmarks/persistent_vs_triton.py with it on:
+host-desc-ws 1.204/1.205 and device-desc-persistent-ws 1.018/0.948 of Triton at 4096^3/8192^3).
+`tilec.layout.warp_specialize` applies where `RingCopies.producer_warps` is positive: 4 with the
+setting on, 0 with `0`."""
 
 
 def warp_specialize_enabled() -> bool:
-    """`TILEC_NVIDIA_WARP_SPECIALIZE` as a flag (unset: off)."""
-    return WARP_SPECIALIZE.enabled()
+    """`TILEC_NVIDIA_WARP_SPECIALIZE` as a flag that is on unless set to `0`, `false`, `no`
+    (unset: on)."""
+    return WARP_SPECIALIZE.get() is None or WARP_SPECIALIZE.enabled()
 
 
 def tma_enabled() -> bool:

@@ -56,7 +56,7 @@ class RingCopies:
     pipelined descriptor load's block into its ring slot, or None (it keeps cp.async);
     `producer_warps`: the warps `warp-specialize` gives a loop's producer (a warpgroup, which
     `setmaxnreg` takes as a whole: docs/tma.md step 5), 0 for none (`TILEC_NVIDIA_WARP_SPECIALIZE`
-    off)."""
+    set to `0`)."""
 
     arch: str
     producer_warps: int = 0
