@@ -55,7 +55,7 @@ from tilec.layout.assign_layouts import (
 )
 from tilec.layout.sink_conversions import convert_before, sink_conversions
 from tilec.passes.base import ModulePass, PassContext
-from tilec.passes.dead_code_elimination import iter_arg_slice
+from tilec.passes.dead_code_elimination import has_no_effects, iter_arg_slice
 
 
 class RemoveLayoutConversions(ModulePass):
@@ -228,7 +228,12 @@ class _Remover:
             self.loops.append(loop)
         loop.set_operands([*loop.operands, init])
         loop.results.append(OpResult(new_type, loop, len(loop.results)))
-        terminator.set_operands([*terminator.operands, self.recompute(yielded, layout)])
+        # the yield's slot is taken before the yielded value is computed again: that may carry
+        # other values anew (a loaded row whose pointers step a carried index), whose slots
+        # come after this one, as their block arguments do
+        slot = len(terminator.operands)
+        terminator.set_operands([*terminator.operands, yielded])
+        terminator.set_operand(slot, self.recompute(yielded, layout))
         self.changed = True
         return new_arg
 
@@ -264,12 +269,18 @@ class _Remover:
         values left carried for nothing (with what only they used)."""
         self._drain(list(self.maybe_dead))
         for loop in self.loops:
-            self._drain([v.op for v in _drop_dead_carried(loop) if isinstance(v, OpResult)])
+            while True:  # a dropped value's ops drained may leave another carried for nothing
+                read = _drop_dead_carried(loop)
+                if not read:
+                    break
+                self._drain([v.op for v in read if isinstance(v, OpResult)])
 
     def _drain(self, worklist: list[Operation]) -> None:
         while worklist:
             op = worklist.pop()
             if op.parent is None or any(r.has_uses() for r in op.results):
+                continue
+            if not has_no_effects(op):  # a yielded atomic's result: the op stays
                 continue
             operands = [v for v in op.operands if isinstance(v.type, TensorType)]
             op.erase()
@@ -285,8 +296,8 @@ class _Remover:
 def _drop_dead_carried(loop: ForOp) -> list[Value]:
     """Drop the values `loop` carries only for themselves: an unused result whose block
     argument feeds nothing but pure ops that lead only to its own yield (an index vector
-    `recompute_carried` carries again in another layout). Returns the values the dropped ops
-    and initial values read (which may be left unused)."""
+    `recompute_carried` carries again in another layout). Returns the values the dropped ops,
+    yields and initial values read (which may be left unused)."""
     block = loop.regions[0].block
     terminator = block.last_op
     dead, read = [], []
@@ -297,6 +308,7 @@ def _drop_dead_carried(loop: ForOp) -> list[Value]:
         chain = iter_arg_slice(loop, index)
         if chain is None:
             continue
+        read.append(terminator.operands[index])  # type: ignore[union-attr]
         terminator.set_operand(index, arg)  # type: ignore[union-attr]
         for op in reversed(chain):
             read += op.operands
