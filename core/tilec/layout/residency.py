@@ -4,10 +4,14 @@ The kernel's shared memory is estimated from its ops as the lowering will place 
 (`tilec.lowering.shared_memory`: a stack): a conversion to a shared-memory encoding
 (`#gpu.nvmma_shared`: a loop-invariant wgmma operand) holds its bytes to the end of the kernel,
 and the rings `pipeline-loops` is about to give a loop are allocated before it and freed after it
-(unless memory was held above them meanwhile, as the lowering's dealloc does). The scratch of
-layout conversions through shared memory is left out, so the estimate is a lower bound, and the
-blocks an SM (`tilec.arch.SmResources.blocks`) an upper bound; registers, which ptxas decides
-after the layout passes, too. Where it says one block, one block it is.
+(unless memory was held above them meanwhile, as the lowering's dealloc does); a kernel with
+descriptor accesses also gets the bytes a backend may place above the rest for them
+(`DESCRIPTOR_TAIL_BYTES`: NVIDIA's TMA barrier and the map a kernel builds for a descriptor made
+in it, `LoweringContext.shared_tail`; at most 136 bytes that a kernel whose descriptor loads
+all fill rings does not use). The scratch of layout conversions through shared memory is left
+out, so the estimate is a lower bound (but for those tail bytes), and the blocks an SM
+(`tilec.arch.SmResources.blocks`) an upper bound; registers, which ptxas decides after the layout
+passes, too. Where it says one block, one block it is.
 
 `pipeline-loops` reads it to decide where a vector load used in registers gets a ring
 (`vector_rings_pay`): measured on the H200 (benchmarks/RESULTS.md, the fifth session's A/B of the
@@ -26,11 +30,16 @@ from typing import Any
 
 from tilec.dialects.gpu import ConvertLayoutOp, SharedEncodingAttr
 from tilec.dialects.gpu_shared import LocalAllocOp, LocalDeallocOp
+from tilec.dialects.tile import DescriptorLoadOp, DescriptorStoreOp
 from tilec.ir.core import Operation
 from tilec.ir.types import MemDescType, TensorType, Type
 
 ALIGNMENT = 128
 """The lowering's alignment of a buffer (1024 for wgmma's tiles: the estimate rounds to 128)."""
+DESCRIPTOR_TAIL_BYTES = {"access": 8, "made": 128}
+"""Shared memory above every other use where the kernel has a descriptor access (`access`: a
+TMA copy's mbarrier) and one made in the kernel (`made`, `in_kernel`: the 128-byte map it
+builds), once each (`tilec_nvidia.tma_lowering`, `tilec_nvidia.tma_made`)."""
 
 
 def tile_bytes(shape: Iterable[int], element: Type) -> int:
@@ -74,7 +83,18 @@ def shared_bytes(
     is about to get, `replaced` the conversions those rings replace (read from a slot instead)."""
     stack = _Stack()
     _walk(module, rings, replaced, stack)
-    return stack.peak
+    return stack.peak + _tail_bytes(module)
+
+
+def _tail_bytes(module: Operation) -> int:
+    """`DESCRIPTOR_TAIL_BYTES` of the kernel's descriptor accesses (module doc)."""
+    kinds = set()
+    for op in module.walk():
+        if isinstance(op, DescriptorLoadOp | DescriptorStoreOp):
+            kinds.add("access")
+            if "made" in op.attributes or "in_kernel" in op.attributes:
+                kinds.add("made")
+    return sum(DESCRIPTOR_TAIL_BYTES[kind] for kind in kinds)
 
 
 def _walk(

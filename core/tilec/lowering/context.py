@@ -16,8 +16,9 @@ Shared memory: one block-wide scratch buffer. A user writes, waits at a barrier 
 address space) and emits the barrier before the writes where an earlier access may still read
 them (`tilec.lowering.scratch`); the user emits the barrier between its writes and reads.
 `ctx.shared_scratch(nbytes)` is the older form whose users bracket the use with both barriers
-themselves (`barrier; write; barrier; read`). The largest extent becomes the kernel's dynamic
-shared memory size (`ctx.shared_bytes`).
+themselves (`barrier; write; barrier; read`). `ctx.shared_tail(key, nbytes)` gives bytes of
+a user's own above every other use, placed when the body is lowered (`place_tail`). The largest
+extent becomes the kernel's dynamic shared memory size (`ctx.shared_bytes`).
 """
 
 from __future__ import annotations
@@ -147,6 +148,8 @@ class LoweringContext:
         """Where the next `scratch` use goes and whether it barriers first; `lower_module`
         starts it at the kernel's body."""
         self._entry_values: dict[Any, ir.Value] = {}
+        self._tail: list[tuple[ir.Constant, int, int]] = []
+        """`shared_tail`'s uses: (their offset, set by `place_tail`; bytes; alignment)."""
         self.axis_info: Any = None
         """The kernel's axis-info analysis (contiguity, divisibility, constancy), set by
         `lower_module`; memory lowerings use it to choose vector widths."""
@@ -305,6 +308,26 @@ class LoweringContext:
         if not reserved:
             return base
         return self.builder.gep(base, [ir.Constant(I32, reserved)], source_etype=I8)
+
+    def shared_tail(self, key: Any, nbytes: int, align: int = 16) -> ir.Value:
+        """The base (in the prologue, `align`-byte aligned) of `nbytes` of shared memory that
+        only its user touches, the same for one `key`: above every buffer and scratch use of
+        the kernel, placed by `place_tail` once the body is lowered (so counted in
+        `shared_bytes`, which the launch allocates and the arch's limit checks)."""
+
+        def place(p: ir.IRBuilder) -> ir.Value:
+            offset = ir.Constant(I32, 0)  # set by `place_tail`
+            self._tail.append((offset, nbytes, align))
+            return p.gep(self._global_smem(align), [offset], source_etype=I8)
+
+        return self._entry(("shared_tail", key), place)
+
+    def place_tail(self) -> None:
+        """Place `shared_tail`'s uses above `shared_bytes` and count them in it."""
+        for offset, nbytes, align in self._tail:
+            offset.constant = -(-self.shared_bytes // align) * align
+            self.shared_bytes = offset.constant + nbytes
+        self._tail.clear()
 
     def shared_base(self, align: int = 16) -> ir.Value:
         """The start of the block's dynamic shared memory (`global_smem`), aligned to at least

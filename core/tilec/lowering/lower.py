@@ -78,6 +78,7 @@ def lower_module(module: Operation, target_info: TargetInfo, kernel_name: str) -
         lower_block(ctx, func.entry_block)
     finally:
         target_info.barrier_threads = None
+    ctx.place_tail()  # before `finish`, whose registers depend on the shared memory
     if specialized is None:
         ir.IRBuilder(prologue).branch(body)
     else:  # the producer warps' blocks (docs/tma.md step 5)

@@ -445,14 +445,13 @@ def _issuer(ctx: LoweringContext) -> ir.Value:
 
 
 def _kernel_state(arch: str, ctx: LoweringContext) -> tuple[ir.Value, ir.Value, ir.Value]:
-    """The kernel's issuing-thread flag, mbarrier (initialized once, in the prologue) and
-    phase bit (an i32 slot that LLVM keeps in a register)."""
+    """The kernel's issuing-thread flag, mbarrier (initialized once, in the prologue; in the
+    dynamic shared memory above every other use, so counted in `shared_bytes`:
+    `LoweringContext.shared_tail`) and phase bit (an i32 slot that LLVM keeps in a register)."""
     issuer = _issuer(ctx)
 
     def make(p: ir.IRBuilder) -> Any:
-        barrier = ir.GlobalVariable(ctx.module, I64, "tma_barrier", addrspace=3)
-        barrier.align, barrier.linkage = 8, "internal"
-        barrier.initializer = ir.Constant(I64, None)
+        barrier = ctx.shared_tail("tma.barrier", 8, 8)
         tma.init(arch, p, barrier, issuer)
         phase = p.alloca(I32, name="tma.phase")
         p.store(I32(0), phase)

@@ -335,8 +335,8 @@ def _shared_map(arch: str, ctx: LoweringContext, op: Any, base: ir.Value,
                 sizes: Sequence[ir.Value], strides: Sequence[ir.Value]) -> ir.Value | None:  # fmt: skip
     """The slot of `op`'s map where accesses share it (`map_key`), built the first time: right
     after the last of its parts' instructions in the kernel's top-level code (which every
-    later access follows), in a static shared buffer of its own (the scratch buffer there may
-    be another op's), its fields written where the parts are `usable`; None where the map is
+    later access follows), in a shared buffer of its own above every other (the scratch
+    buffer there may be another op's: `_map_buffer`), its fields written where the parts are `usable`; None where the map is
     the access's own, or the place cannot be had (the access then builds it)."""
     key = map_key(op)
     if key[0] == "params":
@@ -428,16 +428,11 @@ def _last_part(ctx: LoweringContext, op: Any) -> ir.Instruction | None:
     return instructions[index]
 
 
-def _map_buffer(ctx: LoweringContext) -> ir.GlobalVariable:
-    """The kernel's 128 bytes of static shared memory (128-byte aligned) for shared maps."""
-    found = ctx.module.globals.get("tma_made_map")
-    if found is not None:
-        return found
-    kind = ir.ArrayType(I8, SCRATCH_BYTES)
-    buffer = ir.GlobalVariable(ctx.module, kind, "tma_made_map", addrspace=3)
-    buffer.align, buffer.linkage = SCRATCH_ALIGN, "internal"
-    buffer.initializer = ir.Constant(kind, None)
-    return buffer
+def _map_buffer(ctx: LoweringContext) -> ir.Value:
+    """The kernel's 128 bytes of shared memory (128-byte aligned) for shared maps: above
+    every other use of its dynamic shared memory (`LoweringContext.shared_tail`), so counted
+    in `shared_bytes` (the launch's allocation, the arch's limit)."""
+    return ctx.shared_tail("tma.made.map", SCRATCH_BYTES, SCRATCH_ALIGN)
 
 
 def descriptor_load(arch: str, ctx: LoweringContext, op: Any) -> bool:
