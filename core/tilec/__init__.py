@@ -60,7 +60,8 @@ def set_allocator(allocator) -> None:
     through TMA on sm_90a: docs/tma.md) asks it at each launch for 128 bytes a map and program,
     as Triton's launcher does; without one (None) such a kernel uses memory of its own, where
     Triton raises. Anything else than a function or None is an `OptionTypeError` (a
-    `TypeError`)."""
+    `TypeError`), and so is a return value that gives no address (None, no `data_ptr()`:
+    `tilec_nvidia.tma_launch.GlobalScratch`), at the launch."""
     global _allocator
     if allocator is not None and not callable(allocator):
         raise OptionTypeError(

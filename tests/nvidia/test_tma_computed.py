@@ -30,6 +30,7 @@ from tma_computed_kernels import (
 )
 
 import tilec
+from tilec.errors import OptionTypeError, OptionValueError
 from tilec.runtime import cache
 from tilec_nvidia import codegen, launcher, libcuda, tensor_map, tma_launch, tma_made
 from tilec_nvidia import driver as cuda
@@ -416,6 +417,45 @@ def test_a_launch_passes_scratch_for_every_program_from_the_allocator(tma_on, al
     driver.launch(kernel, (5,), 4, 32, [BASE, BASE + 2**20, 100, 72, 80], stream=7)
     assert allocator[-1] == (5 * 128, 128, 7)
     assert fake.launches[-1][-1][-1] == 0x5002_0000
+
+
+class _NoPointer:
+    def data_ptr(self):
+        return None
+
+
+@pytest.mark.parametrize(
+    ("returned", "error", "what"),
+    [
+        (None, OptionTypeError, "it returned None, not an int address"),
+        (object(), OptionTypeError, "it returned <object object"),
+        (_NoPointer(), OptionTypeError, "whose data_ptr\\(\\) gave None"),
+        ("0x7f00", OptionTypeError, "it returned '0x7f00'"),
+        (0, OptionValueError, "it returned the address 0x0"),
+        (-128, OptionValueError, "it returned the address -0x80"),
+    ],
+)
+def test_an_allocator_that_gives_no_address_is_a_tilec_error(tma_on, returned, error, what):
+    """What `tilec.set_allocator`'s allocator returns that is no device address is a tilec
+    error naming the kernel, the request and the fix (Triton 3.6 passes None on as a null
+    pointer, which the kernel writes through, and raises a TypeError for an object without
+    `data_ptr()`): nothing is launched."""
+    compiled = _offset_copy()
+    fake = FakeLibCuda()
+    driver = cuda.CudaDriver(cu=libcuda.LibCuda(fake.lookup))
+    kernel = driver.load(ELF, "k", is_ptx=False, signature=tuple(compiled.metadata["params"]))
+    tma_launch.install(driver, kernel, compiled.metadata)
+    tilec.set_allocator(lambda size, alignment, stream: returned)
+    try:
+        with pytest.raises(error, match=what) as raised:
+            driver.launch(kernel, (3, 2), 4, 32, [BASE, BASE + 2**20, 100, 72, 80])
+    finally:
+        tilec.set_allocator(None)
+    message = str(raised.value)
+    assert "kernel 'k'" in message and "768 bytes (128-byte aligned)" in message
+    assert "tilec.set_allocator(None)" in message and "torch.empty(size" in message
+    assert isinstance(raised.value, TypeError if error is OptionTypeError else ValueError)
+    assert not fake.launches
 
 
 def test_without_an_allocator_the_kernel_keeps_scratch_of_its_own_a_stream():

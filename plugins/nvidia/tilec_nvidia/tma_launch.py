@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from tilec.errors import TensorDescriptorError
+from tilec.errors import OptionTypeError, OptionValueError, TensorDescriptorError
 from tilec.interop.device import stream_handle
 from tilec_nvidia import tensor_map
 from tilec_nvidia.driver import Packer
@@ -162,10 +162,13 @@ class GlobalScratch:
     (`fn(size, alignment, stream)`, an int or an object with `data_ptr()`), keeping what it
     gave until the next launch; without one, memory of the kernel's own, one allocation a
     stream, grown as needed (a launch on a stream finds the stream's earlier launches done
-    with it)."""
+    with it). What the allocator returns that gives no address (None, an object without
+    `data_ptr()`, an address of 0) is an `OptionTypeError` / `OptionValueError` naming the
+    kernel (`given_address`: Triton 3.6 passes None on as a null pointer, which the kernel
+    then writes through, and raises a `TypeError` for the rest)."""
 
-    def __init__(self, size: int, align: int):
-        self.size, self.align = size, align
+    def __init__(self, size: int, align: int, kernel: str = "?"):
+        self.size, self.align, self.kernel = size, align, kernel
         self._given: Any = None
         self._own: dict[int, tuple[int, int]] = {}
 
@@ -177,13 +180,42 @@ class GlobalScratch:
         if tilec._allocator is not None:
             given = tilec._allocator(nbytes, self.align, handle)
             self._given = given  # alive until the next launch (Triton drops it at once)
-            address = int(given) if isinstance(given, int) else int(given.data_ptr())
+            address = self.given_address(given, nbytes)
             if address % self.align:
                 raise TensorDescriptorError(
-                    f"tilec.set_allocator's allocator gave {nbytes} bytes at {address:#x}, not "
-                    f"{self.align}-byte aligned as asked"
+                    f"kernel '{self.kernel}': tilec.set_allocator's allocator gave {nbytes} "
+                    f"bytes at {address:#x}, not {self.align}-byte aligned as asked"
                 )
             return address
+        return self._own_address(driver, nbytes, handle)
+
+    def given_address(self, given: Any, nbytes: int) -> int:
+        """The device address of what the allocator returned for `nbytes` (class doc)."""
+        asked = (
+            f"kernel '{self.kernel}' builds tensor maps in global scratch (docs/tma.md) and "
+            f"asked tilec.set_allocator's allocator for {nbytes} bytes ({self.align}-byte "
+            "aligned)"
+        )
+        fix = (
+            "return device memory of that size, e.g. torch.empty(size, dtype=torch.int8, "
+            "device='cuda'), or call tilec.set_allocator(None) to let tilec allocate it"
+        )
+        address, returned = given, repr(given)
+        if isinstance(given, bool) or not isinstance(given, int):
+            data_ptr = getattr(given, "data_ptr", None)
+            address = data_ptr() if callable(data_ptr) else None
+            if callable(data_ptr):
+                returned += f" whose data_ptr() gave {address!r}"
+        if isinstance(address, bool) or not isinstance(address, int):
+            raise OptionTypeError(
+                f"{asked}; it returned {returned}, not an int address or an object whose "
+                f"data_ptr() gives one: {fix}"
+            )
+        if address < 0 or address >= 2**64 or (address == 0 and nbytes):
+            raise OptionValueError(f"{asked}; it returned the address {address:#x}: {fix}")
+        return address
+
+    def _own_address(self, driver: Any, nbytes: int, handle: int) -> int:
         address, held = self._own.get(handle, (0, 0))
         if held < nbytes:
             if held:
@@ -206,7 +238,8 @@ def install(driver: Any, kernel: Any, metadata: dict[str, Any],
     size = metadata.get("global_scratch_size", 0)
     if maps or size:
         specs = [TensorMapParameter.from_json(m) for m in maps]
-        scratch = GlobalScratch(size, metadata["global_scratch_align"]) if size else None
+        align, name = metadata["global_scratch_align"], getattr(kernel, "name", "?")
+        scratch = GlobalScratch(size, align, name) if size else None
         kernel.packer = TmaPacker(driver, metadata["params"], names, specs, scratch=scratch)
     return kernel
 
