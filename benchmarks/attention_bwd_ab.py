@@ -22,6 +22,8 @@ Variants (`--list`):
   no-defer    loop-invariant dot operands stored where they stand (before 4ec2c7d).
   hoist-a     wgmma's A registers packed before wgmma.fence (attention_static.hoist_a_packing,
               a PTX patch: no C7519 warpgroup.arrive injected by ptxas).
+  hoist-lowering  the same in the lowering (wgmma_lowering.HOIST_A_MIN_N = 0: A packed and
+              threaded through the fence at every N, not from N = 128 on; d128 unchanged).
   ahead       source variant (tilec side only): the dK/dV loops load m and Delta of the next
               iteration at the end of the current one (masked past the loop's last row), a
               register prefetch one iteration ahead.
@@ -61,7 +63,7 @@ control (at Triton's speed in the sweep)."""
 CONFIG = (64, 64, 64, 64, 2, 4, 3)
 """BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, SLICE, num_warps, num_stages."""
 STAGES = {"s2": 2, "s4": 4}
-DEFAULT_VARIANTS = "base,rings,no-defer,hoist-a,ahead,s2,ptxas-triton,base-again"
+DEFAULT_VARIANTS = "base,rings,no-defer,hoist-lowering,ahead,s2,ptxas-triton,base-again"
 
 
 # The variants' switches (applied in the variant's process, before anything compiles) ---------
@@ -112,6 +114,14 @@ def _hoist_a() -> None:
     codegen.avoid_ptxas_negation_bugs = lambda ptx: hoist_a_packing(fix(ptx))
 
 
+def _hoist_lowering() -> None:
+    """The lowering's own hoisting (wgmma_lowering.HOIST_A_MIN_N, 128: the backward's RS dots at
+    d64 have N = 64) at every N."""
+    import tilec_nvidia.wgmma_lowering as wgmma
+
+    wgmma.HOIST_A_MIN_N = 0
+
+
 def _triton_ptxas() -> None:
     """tilec's PTX assembled by the ptxas in Triton's wheel (12.8 for Triton 3.6), the one that
     assembles Triton's side (`--triton-ptxas` names it where Triton is not importable)."""
@@ -142,7 +152,7 @@ def ptxas_version() -> str:
 
 
 PATCHES = {"rings": _rings, "no-rings": _no_rings, "no-defer": _no_defer, "hoist-a": _hoist_a,
-           "ptxas-triton": _triton_ptxas}  # fmt: skip
+           "hoist-lowering": _hoist_lowering, "ptxas-triton": _triton_ptxas}  # fmt: skip
 VARIANTS = ("base", "base-again", *PATCHES, "ahead", *STAGES)
 
 _LOOP = """    for _ in range(steps):
