@@ -16,6 +16,8 @@ kernels once (compiling into the variants' caches, in parallel); `base` is timed
 
 Variants (`--list`):
   base        tilec as it is.
+  main-only   tilec as it is, both sides timed without the Delta kernel (sweep_attn_bwd alone):
+              how much of a case's gap is the main kernel's.
   rings       the dK/dV loop's m and Delta loads ringed (LDGSTS into shared memory) whatever the
               residency (05bfca6 rings them only at one block an SM: d128).
   no-rings    m and Delta plain loads in every loop (TILEC_AB_NO_RING of the fifth session).
@@ -63,7 +65,9 @@ control (at Triton's speed in the sweep)."""
 CONFIG = (64, 64, 64, 64, 2, 4, 3)
 """BLOCK_M1, BLOCK_N1, BLOCK_M2, BLOCK_N2, SLICE, num_warps, num_stages."""
 STAGES = {"s2": 2, "s4": 4}
-DEFAULT_VARIANTS = "base,rings,no-defer,hoist-lowering,ahead,s2,ptxas-triton,base-again"
+SAME_AS_BASE = ("base-again", "main-only")
+"""Variants that compile as `base` (its cache)."""
+DEFAULT_VARIANTS = "base,main-only,rings,no-defer,hoist-lowering,ahead,s2,ptxas-triton,base-again"
 
 
 # The variants' switches (applied in the variant's process, before anything compiles) ---------
@@ -153,7 +157,7 @@ def ptxas_version() -> str:
 
 PATCHES = {"rings": _rings, "no-rings": _no_rings, "no-defer": _no_defer, "hoist-a": _hoist_a,
            "hoist-lowering": _hoist_lowering, "ptxas-triton": _triton_ptxas}  # fmt: skip
-VARIANTS = ("base", "base-again", *PATCHES, "ahead", *STAGES)
+VARIANTS = ("base", "base-again", "main-only", *PATCHES, "ahead", *STAGES)
 
 _LOOP = """    for _ in range(steps):
         q_t = tl.load(q_t_ptrs)
@@ -223,6 +227,22 @@ def tilec_config(variant: str) -> tuple:
     return (*CONFIG[:-1], STAGES[variant]) if variant in STAGES else CONFIG
 
 
+def main_launcher(case, kernels, inputs, outputs, config):
+    """The launch of `sweep_attn_bwd` alone (AttentionCase.launch without the Delta kernel,
+    whose output the check left in `outputs`)."""
+    q = inputs["q"]
+    batch, heads, n, d = q.shape
+    block_m1, block_n1, block_m2, block_n2, slice_, warps, stages = config
+    kernel = kernels["sweep_attn_bwd"][(n // block_n1, batch * heads)]
+    args = (q, inputs["k_scaled"], inputs["v"], inputs["scale"], inputs["do"], outputs["dq"],
+            outputs["dk"], outputs["dv"], inputs["m"], outputs["delta"], *q.stride()[:3], heads,
+            n)  # fmt: skip
+    meta = dict(BLOCK_M1=block_m1, BLOCK_N1=block_n1, BLOCK_M2=block_m2, BLOCK_N2=block_n2,
+                SLICE=slice_, HEAD_DIM=d, CAUSAL=case.fields["causal"], num_warps=warps,
+                num_stages=stages)  # fmt: skip
+    return lambda: kernel(*args, **meta)
+
+
 # One variant's process --------------------------------------------------------------------------
 
 
@@ -253,7 +273,8 @@ def worker(variant: str, names: list[str], mode: str, folder: Path, quick: bool)
                 row[side]["failure"] = first_line(failure)
                 continue
             row[side]["error"] = error
-            chosen[side] = sweep.launcher(case, namespace, inputs, outputs, config)
+            launch = main_launcher if variant == "main-only" else sweep.launcher
+            chosen[side] = launch(case, namespace, inputs, outputs, config)
         if mode == "time":
             for side in chosen:
                 row[side]["failures"] = []
@@ -399,10 +420,12 @@ def main(argv=None) -> int:
         print("AB-ROWS " + json.dumps(rows), flush=True)
         return 0
     with tempfile.TemporaryDirectory(prefix="attention-bwd-ab-cache-") as top:
-        # one cache a variant; base-again reuses base's compiles
-        caches = {v: Path(top) / ("base" if v == "base-again" else v) for v in variants}
+        # one cache a variant; base-again and main-only use base's
+        caches = {v: Path(top) / ("base" if v in SAME_AS_BASE else v) for v in variants}
         rows = []
-        compiled = {v: c for v, c in caches.items() if v != "base-again"}
+        compiled = {v: c for v, c in caches.items() if v not in SAME_AS_BASE}
+        if "base" not in variants and any(v in SAME_AS_BASE for v in variants):
+            compiled["base"] = caches[next(v for v in variants if v in SAME_AS_BASE)]
         if args.dry_run:
             print_rows(in_parallel(args, "dry", compiled), True)
         else:
