@@ -439,8 +439,15 @@ def main(argv=None) -> int:
                 print(f"warm-up of {r['variant']} failed: {r['failure']}")
             for variant in variants:
                 start = time.perf_counter()
-                rows += collect(spawn(variant, args, "time", caches[variant]), variant)
-                print(f"{variant}: {time.perf_counter() - start:.0f} s", flush=True)
+                done = collect(spawn(variant, args, "time", caches[variant]), variant)
+                rows += done
+                speeds = ", ".join(
+                    f"{r['case'].split()[1]} {r['case'].split()[2][:3]} {r['speed']:.3f}"
+                    if "speed" in r
+                    else f"{r.get('case', '-')} failed"
+                    for r in done
+                )
+                print(f"{variant} ({time.perf_counter() - start:.0f} s): {speeds}", flush=True)
                 if args.json:
                     Path(args.json).write_text(json.dumps(rows, indent=1))
             print_rows(rows, False)
