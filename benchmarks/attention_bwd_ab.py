@@ -33,6 +33,8 @@ Variants (`--list`):
   ptxas-triton  tilec's PTX assembled by Triton's own ptxas (12.8 in Triton 3.6's wheel), not
               the one tilec finds (the CPU machine's is 13.0): the same assembler both sides.
 
+`a+b` combines variants (`hoist-lowering+rings`: both switches).
+
 `--dry-run` needs no GPU: each variant compiles the cases' kernels for sm_90a (tilec.compile)
 and prints ptxas's registers, spills and shared memory (a check that every variant builds).
 """
@@ -192,7 +194,7 @@ def tilec_kernels(variant: str, folder: Path) -> dict:
     (tilec reads a kernel's source back from its file, so the copy is written to `folder`)."""
     from sweep import KERNEL_FILES, load_kernels
 
-    if variant != "ahead":
+    if "ahead" not in parts(variant):
         return load_kernels("tilec")
     import tilec
     import tilec.language as tl
@@ -208,9 +210,15 @@ def tilec_kernels(variant: str, folder: Path) -> dict:
     return namespace
 
 
+def parts(variant: str) -> list[str]:
+    """A variant's switches: `a+b` applies a and b."""
+    return variant.split("+")
+
+
 def apply(variant: str) -> None:
-    if variant in PATCHES:
-        PATCHES[variant]()
+    for part in parts(variant):
+        if part in PATCHES:
+            PATCHES[part]()
 
 
 def case_list(names: list[str]) -> list:
@@ -224,7 +232,8 @@ def case_list(names: list[str]) -> list:
 
 
 def tilec_config(variant: str) -> tuple:
-    return (*CONFIG[:-1], STAGES[variant]) if variant in STAGES else CONFIG
+    stages = [STAGES[p] for p in parts(variant) if p in STAGES]
+    return (*CONFIG[:-1], stages[-1]) if stages else CONFIG
 
 
 def main_launcher(case, kernels, inputs, outputs, config):
@@ -273,7 +282,7 @@ def worker(variant: str, names: list[str], mode: str, folder: Path, quick: bool)
                 row[side]["failure"] = first_line(failure)
                 continue
             row[side]["error"] = error
-            launch = main_launcher if variant == "main-only" else sweep.launcher
+            launch = main_launcher if "main-only" in parts(variant) else sweep.launcher
             chosen[side] = launch(case, namespace, inputs, outputs, config)
         if mode == "time":
             for side in chosen:
@@ -367,7 +376,8 @@ def print_rows(rows: list[dict], dry: bool) -> None:
     print("tilec's ptxas: " + ", ".join(f"{v} {p}" for v, p in assemblers.items()))
     print("| case | variant | tilec us (rounds) | triton us (rounds) | speed | tilec err |")
     print("|---|---|---|---|---|---|")
-    for r in sorted(rows, key=lambda r: (r.get("case", ""), VARIANTS.index(r["variant"]))):
+    order = list(dict.fromkeys(r["variant"] for r in rows))
+    for r in sorted(rows, key=lambda r: (r.get("case", ""), order.index(r["variant"]))):
         if "failure" in r:
             print(f"| - | {r['variant']} | FAILED: {r['failure']} | | | |")
             continue
@@ -382,7 +392,8 @@ def print_rows(rows: list[dict], dry: bool) -> None:
         speed = f"{r['speed']:.3f}" if "speed" in r else "-"
         err = r["tilec"].get("error")
         err = f"{err:.1e}" if err is not None else "-"
-        label = r["case"] + (f" [{r['tilec']['config']}]" if r["variant"] in STAGES else "")
+        staged = any(p in STAGES for p in parts(r["variant"]))
+        label = r["case"] + (f" [{r['tilec']['config']}]" if staged else "")
         print(f"| {label} | {r['variant']} | {cells[0]} | {cells[1]} | {speed} | {err} |")
 
 
@@ -402,7 +413,7 @@ def main(argv=None) -> int:
     args.cases = args.cases.split(",")
     variants = args.variants.split(",")
     for name in variants:
-        if name not in VARIANTS:
+        if not all(part in VARIANTS for part in parts(name)):
             parser.error(f"unknown variant {name!r}; the variants: {', '.join(VARIANTS)}")
     for name in args.cases:
         if name not in CASES:
