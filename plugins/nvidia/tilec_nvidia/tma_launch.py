@@ -238,8 +238,8 @@ def install(driver: Any, kernel: Any, metadata: dict[str, Any],
     size = metadata.get("global_scratch_size", 0)
     if maps or size:
         specs = [TensorMapParameter.from_json(m) for m in maps]
-        align, name = metadata["global_scratch_align"], getattr(kernel, "name", "?")
-        scratch = GlobalScratch(size, align, name) if size else None
+        name = getattr(kernel, "name", "?")
+        scratch = GlobalScratch(size, metadata["global_scratch_align"], name) if size else None
         kernel.packer = TmaPacker(driver, metadata["params"], names, specs, scratch=scratch)
     return kernel
 
