@@ -118,6 +118,23 @@ def test_the_row_pointers_are_carried(tmp_path):
     assert registers <= 212 and "0 bytes spill stores" in report
 
 
+def test_the_epilogue_recomputes_its_tile():
+    """The epilogue computes the tile's row and column (`tile_of`'s divisions) from the tile
+    index itself (`fuse_nested_loops._recompute_scalars`): the prologue's scf.if passes the
+    epilogue nothing, so its original, which the copies no longer read, is dead code (LLVM drops
+    it) and a K iteration branches over two blocks (the clone, the epilogue), as Triton's."""
+    loop = _fused_loop(compiled().asm["gir"])
+    epilogue = loop.split("gpu.warp_group_dot_wait", 1)[1].split("tile.store", 1)[0]
+    assert "arith.divsi" in epilogue
+    ptx = compiled().asm["ptx"]
+    body = ptx.split("wgmma.commit_group.sync.aligned;", 1)[1]
+    # after the dots: the copies, then one branch over the epilogue (none over a prologue)
+    between = body.split("cp.async.commit_group;", 1)[1].split("wgmma.wait_group.sync.aligned 0;")[
+        0
+    ]
+    assert len(re.findall(r"\bbra(?:\.uni)?\s", between)) == 1, between
+
+
 @pytest.mark.parametrize(("m", "n", "k", "bn"), [(256, 256, 192, 128), (144, 272, 208, 128),
                                                 (128, 256, 0, 128), (256, 512, 208, 256),
                                                 (208, 304, 80, 256)])  # fmt: skip

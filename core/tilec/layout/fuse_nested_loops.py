@@ -53,7 +53,9 @@ epilogue uses move after the inner loop, and cheap pure ops (shape ops, pointer 
 adds and multiplies: what `licm` hoisted out of the inner loop) that only the inner loop uses
 move into its body, so that a broadcast tensor of pointers is not carried from tile to tile;
 those computing a row or a column from no broadcast (row pointers `a_ptr + rm[:, None] * K`)
-stay in the prologue and are carried (`_compact`), as the nest's K loop has them hoisted.
+stay in the prologue and are carried (`_compact`), as the nest's K loop has them hoisted;
+pure scalar prologue ops that the epilogue reads too (a tile's indices) are recomputed there
+(`_recompute_scalars`), so that the epilogue reads nothing the prologue's `scf.if` passes on.
 The fused loop takes the larger of the two loops' `num_stages`, and `disable_licm` where
 either has it; not `warp_specialize` (as Triton's, whose Hopper tutorial turns `flatten` off
 where it asks for warp specialization: "Hopper warpspec doesn't work with flatten"). Counts are 64-bit, so no product of 32-bit trip counts overflows.
@@ -397,6 +399,45 @@ def _sink(
             into.insert_before(op, before)
 
 
+def _recompute_scalars(block: Block, inner: ForOp, after_inner: Callable) -> None:
+    """The prologue's pure scalar ops (no regions) whose results the code after `inner` (the
+    epilogue) reads, recomputed there from their own operands (cloned after `inner`, in order),
+    where the epilogue's reads then need none of the prologue's results: the epilogue
+    recomputes a tile's indices (a few integer divisions a tile) rather than the fused loop
+    carry them from a prologue `scf.if` whose clone `pipeline-loops` keeps for the copies and
+    whose original would then run, at every tile's first iteration, only for the epilogue."""
+    prologue = _ops_before(block, inner)
+    members = set(prologue)
+    wanted: list[Operation] = []
+    pending = [op for op in prologue if any(after_inner(u) for r in op.results for u in r.users)]
+    seen: set[Operation] = set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        wanted.append(op)
+        pending.extend(o for v in op.operands if (o := getattr(v, "op", None)) in members)
+    if not wanted or not all(_scalar_pure(op) for op in wanted):
+        return
+    order = block.index_map()
+    at = inner.next_op
+    mapping: dict[Value, Value] = {}
+    for op in sorted(wanted, key=order.__getitem__):
+        copy = op.clone(mapping)
+        block.insert_before(copy, at)  # type: ignore[arg-type]
+        for old, new in zip(op.results, copy.results, strict=True):
+            mapping[old] = new
+            for user, index in list(old.uses):
+                if after_inner(user):
+                    user.set_operand(index, new)
+
+
+def _scalar_pure(op: Operation) -> bool:
+    return (op.has_trait(Pure) and not op.regions
+            and not any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results)))  # fmt: skip
+
+
 def _compact(prologue: list[Operation]) -> Callable[[Operation], bool]:
     """Which of the prologue's `CHEAP` ops stay in it (their results carried from tile to tile)
     rather than move into the inner body: those computing a row or a column (a tensor with one
@@ -440,6 +481,8 @@ def fuse(outer: ForOp, inner: ForOp) -> None:
     order = block.index_map()
     after_inner = lambda user: order.get(top_op(user, block), -1) > order[inner]  # noqa: E731
     _sink(_ops_before(block, inner), block, inner.next_op, after_inner)
+    order = block.index_map()  # the epilogue's ops, with those just moved there
+    _recompute_scalars(block, inner, after_inner)
     in_inner = lambda user: user is not inner and inner.is_ancestor_of(user)  # noqa: E731
     prologue = _ops_before(block, inner)
     _sink(prologue, inner_block, inner_block.first_op, in_inner, _compact(prologue))
