@@ -20,7 +20,7 @@ Variants (`--list`):
               how much of a case's gap is the main kernel's.
   rings       the dK/dV loop's m and Delta loads ringed (LDGSTS into shared memory) whatever the
               residency (05bfca6 rings them only at one block an SM: d128).
-  no-rings    m and Delta plain loads in every loop (TILEC_AB_NO_RING of the fifth session).
+  no-rings    m and Delta plain loads in every loop (the fifth session's no-ring A/B).
   no-defer    loop-invariant dot operands stored where they stand (before 4ec2c7d).
   hoist-a     wgmma's A registers packed before wgmma.fence (attention_static.hoist_a_packing,
               a PTX patch: no C7519 warpgroup.arrive injected by ptxas).
