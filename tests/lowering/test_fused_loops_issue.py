@@ -1,11 +1,12 @@
-"""Where a fused persistent matmul (`tl.range(..., flatten=True)`, benchmarks/persistent_vs_triton.py's
-`persistent` kernel: B stored N x K, tiles in groups of 8 rows) computes the addresses of the
-copies it issues: before its dots (`pipeline_branches.address_anchor`), so that the barrier after
-the wgmma wait is followed by the copies alone, as in Triton 3.6's fused loop, whose pointer math
-ptxas schedules among the wgmmas. With the math after the barrier (the prologue's `scf.if`
-cloned for iteration i + 2, then a 32-bit multiply and two 64-bit multiply-adds a copy), each
-copy was issued later than in the unfused nest or in Triton's loop. Checked in the gir, in the
-PTX, and on the CPU wgmma emulator against NumPy."""
+"""Where a fused persistent matmul (`tl.range(..., flatten=True)`: fused_loops_kernels.py's, as
+benchmarks/persistent_vs_triton.py's `persistent` kernel, B stored N x K, tiles in groups of 8
+rows) computes the addresses of the copies it issues: before its dots
+(`pipeline_branches.address_anchor`), so that the barrier after the wgmma wait is followed by
+the copies alone, as in Triton 3.6's fused loop, whose pointer math ptxas schedules among the
+wgmmas. With the math after the barrier (the prologue's `scf.if` cloned for iteration i + 2,
+then a 32-bit multiply and two 64-bit multiply-adds a copy), each copy was issued later than in
+the unfused nest or in Triton's loop. Checked in the gir, in the PTX, and on the CPU wgmma
+emulator against NumPy."""
 
 from __future__ import annotations
 
@@ -13,45 +14,13 @@ import re
 
 import numpy as np
 import pytest
+from fused_loops_kernels import persistent_matmul
 from gir_check import needs_ptxas
 from test_fused_loops_emulated import nested
 from test_lower_wgmma import _ptxas_report
 from test_lower_wgmma_emulated import _operands, run_emulated
 
 import tilec
-import tilec.language as tl
-
-
-@tilec.jit
-def tile_of(tile, num_m, num_n, GROUP: tl.constexpr):
-    per_group = GROUP * num_n
-    first_m = (tile // per_group) * GROUP
-    rows = tl.minimum(num_m - first_m, GROUP)
-    return first_m + (tile % per_group) % rows, (tile % per_group) // rows
-
-
-@tilec.jit
-def persistent(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-               BK: tl.constexpr, PROGRAMS: tl.constexpr):  # fmt: skip
-    num_m = tl.cdiv(M, BM)
-    num_n = tl.cdiv(N, BN)
-    for tile in tl.range(tl.program_id(0), num_m * num_n, PROGRAMS, flatten=True):
-        pid_m, pid_n = tile_of(tile, num_m, num_n, 8)
-        rm = (pid_m * BM + tl.arange(0, BM)) % M
-        rn = (pid_n * BN + tl.arange(0, BN)) % N
-        rk = tl.arange(0, BK)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
-                        mask=(k * BK + rk)[None, :] < K, other=0.0)  # fmt: skip
-            b = tl.load(b_ptr + rn[None, :] * K + (k * BK + rk)[:, None],
-                        mask=(k * BK + rk)[:, None] < K, other=0.0)  # fmt: skip
-            acc = tl.dot(a, b, acc)
-        cm = pid_m * BM + tl.arange(0, BM)
-        cn = pid_n * BN + tl.arange(0, BN)
-        tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(tl.float16),
-                 mask=(cm[:, None] < M) & (cn[None, :] < N))  # fmt: skip
-
 
 SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
              "K": "i32"}  # fmt: skip
@@ -60,7 +29,8 @@ PROGRAMS = 3
 
 def compiled(blocks=(128, 256, 64), warps: int = 8, stages: int = 3, programs: int = PROGRAMS):
     bm, bn, bk = blocks
-    return tilec.compile(persistent, SIGNATURE, dict(BM=bm, BN=bn, BK=bk, PROGRAMS=programs),
+    return tilec.compile(persistent_matmul, SIGNATURE,
+                         dict(BM=bm, BN=bn, BK=bk, PROGRAMS=programs),
                          divisibility=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"),
                          backend="nvidia", target="sm_90a", num_warps=warps,
                          num_stages=stages)  # fmt: skip

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 import pytest
+from fused_loops_kernels import persistent_matmul
 from gir_check import needs_ptxas
 from test_fused_loops_emulated import emulate, nested
 from test_lower_mma import _nvidia_available
@@ -22,31 +23,6 @@ from test_lower_wgmma_emulated import _operands, run_emulated
 import tilec
 import tilec.language as tl
 from tilec.runtime import check
-
-
-@tilec.jit
-def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                      BK: tl.constexpr, NUM_SMS: tl.constexpr, FLAT: tl.constexpr):  # fmt: skip
-    num_m = tl.cdiv(M, BM)
-    num_n = tl.cdiv(N, BN)
-    for tile in tl.range(tl.program_id(0), num_m * num_n, NUM_SMS, flatten=FLAT):
-        pid_m = tile // num_n
-        pid_n = tile % num_n
-        rm = (pid_m * BM + tl.arange(0, BM)) % M
-        rn = (pid_n * BN + tl.arange(0, BN)) % N
-        rk = tl.arange(0, BK)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
-                        mask=(k * BK + rk)[None, :] < K, other=0.0)  # fmt: skip
-            b = tl.load(b_ptr + (k * BK + rk)[:, None] * N + rn[None, :],
-                        mask=(k * BK + rk)[:, None] < K, other=0.0)  # fmt: skip
-            acc = tl.dot(a, b, acc)
-        cm = pid_m * BM + tl.arange(0, BM)
-        cn = pid_n * BN + tl.arange(0, BN)
-        tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(c_ptr.dtype.element_ty),
-                 mask=(cm[:, None] < M) & (cn[None, :] < N))  # fmt: skip
-
 
 SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
              "K": "i32"}  # fmt: skip
@@ -59,7 +35,8 @@ def compiled(flat: bool = True, stages: int = 3, blocks=(64, 64, 32), warps: int
     options = {} if backend == "interp" else {"target": target}
     return tilec.compile(
         persistent_matmul, {**SIGNATURE, "c_ptr": f"*{out}"},
-        dict(BM=bm, BN=bn, BK=bk, NUM_SMS=PROGRAMS, FLAT=flat),
+        dict(BM=bm, BN=bn, BK=bk, PROGRAMS=PROGRAMS, GROUP=1, B_NK=False,
+             FLAT=flat),
         divisibility=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"), backend=backend,
         num_warps=warps, num_stages=stages, **options,
     )  # fmt: skip

@@ -7,6 +7,9 @@ tests/nvidia/test_fused_loops_gpu.py`."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from test_tma_gpu import gpu  # noqa: F401  (the fixture: an sm_90 device)
 
@@ -15,39 +18,12 @@ import tilec.language as tl
 from tilec.dialects.scf import ForOp
 from tilec.ir.parser import parse_module
 
+sys.path.insert(0, str(Path(__file__).parent.parent / "lowering"))
+from fused_loops_kernels import persistent_matmul as pointers
+from fused_loops_kernels import tile_of
+
 torch = pytest.importorskip("torch", reason="needs PyTorch")
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("gpu")]
-
-
-@tilec.jit
-def tile_of(tile, num_m, num_n, GROUP: tl.constexpr):
-    per_group = GROUP * num_n
-    first_m = (tile // per_group) * GROUP
-    rows = tl.minimum(num_m - first_m, GROUP)
-    return first_m + (tile % per_group) % rows, (tile % per_group) // rows
-
-
-@tilec.jit
-def pointers(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-             BK: tl.constexpr, PROGRAMS: tl.constexpr):  # fmt: skip
-    num_m = tl.cdiv(M, BM)
-    num_n = tl.cdiv(N, BN)
-    for tile in tl.range(tl.program_id(0), num_m * num_n, PROGRAMS, flatten=True):
-        pid_m, pid_n = tile_of(tile, num_m, num_n, 8)
-        rm = (pid_m * BM + tl.arange(0, BM)) % M
-        rn = (pid_n * BN + tl.arange(0, BN)) % N
-        rk = tl.arange(0, BK)
-        acc = tl.zeros((BM, BN), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :],
-                        mask=(k * BK + rk)[None, :] < K, other=0.0)  # fmt: skip
-            b = tl.load(b_ptr + rn[None, :] * K + (k * BK + rk)[:, None],
-                        mask=(k * BK + rk)[:, None] < K, other=0.0)  # fmt: skip
-            acc = tl.dot(a, b, acc)
-        cm = pid_m * BM + tl.arange(0, BM)
-        cn = pid_n * BN + tl.arange(0, BN)
-        tl.store(c_ptr + cm[:, None] * N + cn[None, :], acc.to(tl.float16),
-                 mask=(cm[:, None] < M) & (cn[None, :] < N))  # fmt: skip
 
 
 @tilec.jit
