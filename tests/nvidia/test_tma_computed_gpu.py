@@ -9,16 +9,8 @@ from `tilec.set_allocator`'s allocator and without one. Needs an sm_90 device:
 from __future__ import annotations
 
 import pytest
+import tma_computed_kernels as kernels
 from test_tma_gpu import gpu  # noqa: F401  (the fixture: an sm_90 device)
-from tma_computed_kernels import (
-    copy_computed_stride,
-    copy_offset_base,
-    copy_tail_1d,
-    row_sums_in_loop,
-    row_sums_invariant,
-    scale_in_place,
-    store_offset_base,
-)
 
 import tilec
 
@@ -80,8 +72,9 @@ COPIES = [
 def _copy(x, rows, columns, ld, block, padding, cut, shift, backend, device):
     grid = (tilec.cdiv(rows, block[0]), tilec.cdiv(columns, block[1]))
     y = torch.full((grid[0] * block[0], grid[1] * block[1]), 7, dtype=x.dtype, device=device)
-    copy_offset_base[grid](x, y, rows, columns, ld, CUT=cut, SHIFT=shift, BM=block[0],
-                           BN=block[1], PADDING=padding, backend=backend)  # fmt: skip
+    kernels.copy_offset_base[grid](x, y, rows, columns, ld, CUT=cut, SHIFT=shift,
+                                   BM=block[0], BN=block[1], PADDING=padding,
+                                   backend=backend)  # fmt: skip
     return y.cpu()
 
 
@@ -126,15 +119,15 @@ def test_a_computed_stride_and_a_made_store_match_interp(tma_stores_on, scratch,
 
     def run(backend, device):
         y = torch.full((rows * columns + 64,), 3, dtype=x.dtype, device=device)
-        copy_computed_stride[grid](x.to(device), y, rows, columns, half_ld, BM=block[0],
-                                   BN=block[1], backend=backend)  # fmt: skip
+        kernels.copy_computed_stride[grid](x.to(device), y, rows, columns, half_ld,
+                                           BM=block[0], BN=block[1], backend=backend)  # fmt: skip
         return y
 
     got = _on_both(run)
     assert (got[rows * columns :].float() == 3).all()  # nothing written past y
 
 
-@pytest.mark.parametrize("kernel", [row_sums_in_loop, row_sums_invariant])
+@pytest.mark.parametrize("kernel", [kernels.row_sums_in_loop, kernels.row_sums_invariant])
 @pytest.mark.parametrize(("shape", "block"), [((100, 200), (32, 32)), ((64, 64), (64, 16)),
                                               ((70, 36), (16, 32))])  # fmt: skip
 def test_a_descriptor_made_in_or_before_a_loop_matches_interp(tma_on, scratch, kernel, shape,
@@ -168,8 +161,8 @@ def test_a_store_whose_base_the_program_offsets_matches_interp(tma_stores_on, sc
 
     def run(backend, device):
         y = torch.full((rows * columns + 256,), 5, dtype=x.dtype, device=device)
-        store_offset_base[grid](x.to(device), y, rows, columns, BM=block[0], BN=block[1],
-                                backend=backend)  # fmt: skip
+        kernels.store_offset_base[grid](x.to(device), y, rows, columns, BM=block[0],
+                                        BN=block[1], backend=backend)  # fmt: skip
         return y
 
     assert torch.equal(_on_both(run)[: rows * columns].view(shape), x)
@@ -189,7 +182,9 @@ def test_a_load_and_a_store_sharing_a_map_match_interp(tma_stores_on, scratch, e
 
     def run(backend, device):
         y = x.to(device).clone()
-        scale_in_place[grid](y, rows, columns, 3.0, BM=block[0], BN=block[1], backend=backend)
+        kernels.scale_in_place[grid](
+            y, rows, columns, 3.0, BM=block[0], BN=block[1], backend=backend
+        )
         return y
 
     _on_both(run)
@@ -202,7 +197,9 @@ def test_a_one_dimensional_descriptor_matches_interp(tma_on, scratch, n, block):
 
     def run(backend, device):
         y = torch.full((n,), 9.0, device=device)
-        copy_tail_1d[(tilec.cdiv(n, block),)](x.to(device), y, n, BLOCK=block, backend=backend)
+        kernels.copy_tail_1d[(tilec.cdiv(n, block),)](
+            x.to(device), y, n, BLOCK=block, backend=backend
+        )
         return y
 
     assert torch.equal(_on_both(run), x)
