@@ -179,6 +179,17 @@ def parts(attr: Any) -> tuple:
     )  # fmt: skip
 
 
+def product(b: ir.IRBuilder, args: Any, part: tuple) -> ir.Value:
+    """A `(PRODUCT, width, factors)` part's value (`parts`): its factors (a parameter index, -c
+    the constant c) multiplied in `width` bits, as the kernel computed it."""
+    _kind, width, factors = part
+    kind = ir.IntType(width)
+    found = ir.Constant(kind, 1)
+    for factor in factors:
+        found = b.mul(found, ir.Constant(kind, -factor) if factor < 0 else args[factor])
+    return found
+
+
 def _part(index: Any) -> list:
     """A size's or stride's metadata: `["param", index]`, `["const", c]` for `-c`, or
     `["mul", width, [factors...]]`."""

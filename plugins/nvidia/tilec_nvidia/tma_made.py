@@ -390,11 +390,7 @@ def _parts(ctx: LoweringContext, op: Any) -> tuple[ir.Value, list, list]:
             if isinstance(part, int):
                 found = I64(-part) if part < 0 else args[part]
             else:
-                _kind, width, factors = part
-                kind = ir.IntType(width)
-                found = ir.Constant(kind, 1)
-                for factor in factors:
-                    found = p.mul(found, ir.Constant(kind, -factor) if factor < 0 else args[factor])
+                found = tma_lowering.product(p, args, part)
             return p.sext(found, I64) if found.type.width < 64 else found
 
         sizes = [value(part) for part in tma_lowering.parts(op.shape_params)]

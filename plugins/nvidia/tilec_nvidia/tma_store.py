@@ -83,14 +83,7 @@ def _size(b: ir.IRBuilder, args: Any, part: Any) -> ir.Value:
     the product's width, as the kernel computed it."""
     if isinstance(part, int) and part < 0:
         return I32(min(-part, 2**31 - 1))
-    if isinstance(part, int):
-        arg = args[part]
-    else:
-        _kind, width, factors = part
-        kind = ir.IntType(width)
-        arg = ir.Constant(kind, 1)
-        for factor in factors:
-            arg = b.mul(arg, ir.Constant(kind, -factor) if factor < 0 else args[factor])
+    arg = args[part] if isinstance(part, int) else tma_lowering.product(b, args, part)
     if arg.type.width <= 32:
         return arg
     limit = ir.Constant(arg.type, 2**31 - 1)
