@@ -1,11 +1,10 @@
-"""`pipeline-loops` gives a vector load used in registers a ring when a dot of the loop depends on
-it and the kernel runs one block an SM (issue 23: the attention backward's m and Delta rows,
-loaded with a synchronous `ld.global` whose latency nothing hid at d128, one block an SM; with
-two, at d64, the rings measured slower): its copies go with the operands', and a
-`gpu.local_load` in the load's own layout reads the slot where the load stood. Checked in gir
-(a ring where one block has the SM, a load where several share it) and run on the CPU emulator
-(cp.async performed when a `wait_group` forces it) against NumPy, masked tail included; a vector
-no dot depends on stays a load."""
+"""`pipeline-loops` loads a vector used in registers that a dot of the loop depends on one iteration
+ahead in registers (issue 23: the attention backward's m and Delta rows, whose synchronous
+`ld.global` exposed its latency at d64, two blocks an SM, and whose rings cost more than the
+loads ahead at d128, one block): the first before the loop, carried, the next at the end of each
+iteration under `k + 1 < ub`, whatever the blocks an SM; no ring. Checked in gir and run on the
+CPU emulator against NumPy and, bit for bit, against the same kernel with the vector loaded in
+place (masked tail, zero-trip and one-trip loops); a vector no dot depends on stays a load."""
 
 from __future__ import annotations
 
@@ -20,7 +19,9 @@ from test_lower_mma import _bits, _floats
 import tilec
 import tilec.language as tl
 from tilec.ir.parser import parse_module
+from tilec.layout import pipeline_loops
 from tilec.lowering import lower_module
+from tilec.runtime import cache
 
 RNG = np.random.default_rng(29)
 
@@ -57,8 +58,7 @@ BLOCKS = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
 """8 KiB of operands a stage: at 3 stages an sm_80 SM holds six blocks (the vector stays a load)."""
 ONE_BLOCK = dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=64)
 """16 KiB a stage, on sm_86 (an SM of 100 KiB, 1 KiB reserved a block): one block an SM from 4
-stages on (64 KiB), where the vector gets a ring (`tilec.layout.residency`); two at 3 stages,
-where it does not."""
+stages on (64 KiB), where the vector had a ring before it was loaded ahead; two at 3 stages."""
 
 
 def _compiled(stages: int, blocks: dict = BLOCKS, target: str = "sm_80"):
@@ -79,29 +79,27 @@ def _loop(text: str) -> str:
     return text[start : text.index("scf.yield", start)]
 
 
-def test_the_vector_a_dot_depends_on_is_read_from_a_ring():
-    compiled = _one_block(4)
+@pytest.mark.parametrize("where", ["one block", "two blocks", "six blocks"])
+def test_the_vector_a_dot_depends_on_is_loaded_an_iteration_ahead(where: str):
+    """One block an SM (sm_86, 4 x 16 KiB), where it had a ring, two (sm_86, 3 stages) and six
+    (sm_80, 3 x 8 KiB), where it was loaded in place: `s` is loaded before the loop and carried
+    (`%s`, an iter-arg), the next one at the end of the body; t's load stays where it is."""
+    compiled = {"one block": lambda: _one_block(4), "two blocks": lambda: _one_block(3),
+                "six blocks": lambda: _compiled(3)}[where]()  # fmt: skip
     gir = compiled.asm["gir"]
-    assert gir.count("gpu.local_alloc : !gpu.memdesc<4x64xf32>") == 1
+    assert not re.search(r"gpu\.local_alloc : !gpu\.memdesc<\dx64xf32>", gir), gir  # no ring
+    before = gir[: gir.index("scf.for")]
+    assert re.search(r"= tile\.load %\S+, %\S+, %\S+ : tensor<64xf32, #slice", before), before
     body = _loop(gir)
-    loads = re.findall(r"= tile\.load .* : tensor<(\w+)", body)
-    assert loads == ["64xf32"], loads  # t's: no dot reads it
-    assert re.search(r"gpu\.local_load %\S+, %slot : tensor<64xf32, #", body), body
-    assert body.count("gpu.async_copy_global_to_local") == 3  # A, B and s of iteration i + 3
-    # the estimate the decision read is the lowering's: 4 x 16 KiB and 4 x 256 bytes of s
-    assert compiled.metadata["shared_bytes"] == 4 * 16384 + 4 * 256
-
-
-def test_a_kernel_of_several_blocks_an_sm_keeps_the_vector_a_load():
-    """Two or more blocks an SM: the other blocks' warps run while one waits for the vector,
-    which stays a load (the attention backward at d64: two blocks an SM, where the rings
-    measured slower); the operands are pipelined as ever."""
-    # sm_80, 3 x 8 KiB: six blocks an SM; sm_86, 3 x 16 KiB: two
-    for compiled, block_k in ((_compiled(3), 32), (_one_block(3), 64)):
-        body = _loop(compiled.asm["gir"])
-        loads = re.findall(r"= tile\.load .* : tensor<(\w+)", body)
-        assert sorted(loads) == sorted([f"{block_k}xf32", "64xf32"]), loads
-        assert body.count("gpu.async_copy_global_to_local") == 2, body  # A and B
+    assert re.search(r"\^bb0\(.*%s: tensor<64xf32, #slice>", body), body
+    loads = re.findall(r"= tile\.load .* : tensor<(\w+), #(\w+)", body)
+    t_elements = "64" if where != "six blocks" else "32"
+    assert sorted(loads) == sorted([(f"{t_elements}xf32", "blocked"), ("64xf32", "slice")]), loads
+    # the ahead load is the body's last load, after the dot
+    assert body.rindex("tile.load") > body.index("tile.dot"), body
+    assert "gpu.local_load %" in body and body.count("gpu.async_copy_global_to_local") == 2  # A, B
+    if where == "one block":  # no ring bytes for s
+        assert compiled.metadata["shared_bytes"] == 4 * 16384
 
 
 def test_one_stage_leaves_the_vector_a_load():
@@ -137,29 +135,51 @@ def test_a_gathered_vector_stays_a_load_and_the_operands_are_pipelined():
     assert re.search(r"= tile\.load .* : tensor<128xf32", body), body
 
 
-@pytest.mark.parametrize("stages", [3, 4, 5])
-def test_rescaled_matmul_on_the_cpu_emulator(stages: int):
-    """K = 160 with BLOCK_K 64: three iterations, the last masked; L = 2 BLOCK_N + 40: the last
-    s is zero from column 40 on (its masked copies fill zeros). At 4 and 5 stages s comes
-    through its ring, at 3 it stays a load (`ONE_BLOCK`)."""
-    compiled = _one_block(stages)
+def _lowered(stages: int, ahead: bool, monkeypatch, tmp_path):
+    """The one-block kernel on the CPU emulator, with `s` loaded ahead or (`ahead` False) in
+    place (`prefetch_vectors` off; a cache of its own)."""
+    if not ahead:
+        monkeypatch.setattr(pipeline_loops, "prefetch_vectors", lambda loop: loop)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / f"{stages}-{ahead}"))
+    cache.clear_memory()
+    try:
+        compiled = _one_block(stages)
+    finally:
+        cache.clear_memory()
+        monkeypatch.undo()
+    assert ("%s: tensor<64xf32" in _loop(compiled.asm["gir"])) == ahead
     module = parse_module(compiled.asm["gir"], "scaled.gir")
     lowered = lower_module(module, MmaHostTargetInfo(), compiled.metadata["kernel"])
-    address = compile_kernel(lowered.llvm_ir, lowered.name)
-    m, n, k, block_k = 64, 128, 160, ONE_BLOCK["BLOCK_K"]
-    a = _bits(RNG.standard_normal((m, k)), "fp16")
-    b = _bits(RNG.standard_normal((k, n)), "fp16")
+    return lowered, compile_kernel(lowered.llvm_ir, lowered.name)
+
+
+@pytest.mark.parametrize("stages", [3, 4])
+def test_rescaled_matmul_on_the_cpu_emulator(stages: int, monkeypatch, tmp_path):
+    """K = 160 with BLOCK_K 64: three iterations, the last masked; L = 2 BLOCK_N + 40: the last
+    s is zero from column 40 on (its masked lanes take `other`); K = 64: one iteration (the
+    ahead load of iteration 1 entirely masked off); K = 0: none (the load before the loop masked
+    off, its value unused). Against NumPy, and bit for bit against `s` loaded in place."""
+    kernels = {ahead: _lowered(stages, ahead, monkeypatch, tmp_path) for ahead in (True, False)}
+    m, n, block_k = 64, 128, ONE_BLOCK["BLOCK_K"]
     length = 2 * 64 + 40
     s = RNG.uniform(0.5, 2.0, 3 * 64).astype(np.float32)
-    t = RNG.standard_normal(k).astype(np.float32)
-    c = np.full(m * n, np.nan, np.float32)
-    args = [a.reshape(-1), b.reshape(-1), s, t, c, m, n, k, length]
-    launch(address, lowered.params, args, (1, 2), lowered.num_warps * 32)
-    a64, b64 = _floats(a, "fp16").astype(np.float64), _floats(b, "fp16").astype(np.float64)
-    expected = np.zeros((m, n))
-    for step in range(3):
-        scale = np.where(np.arange(64) + step * 64 < length, s[step * 64 : step * 64 + 64], 0)
-        block = slice(step * block_k, step * block_k + block_k)
-        expected = expected * np.tile(scale, 2)[None, :] + a64[:, block] @ b64[block]
-    expected += t.astype(np.float64).sum()
-    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-4, atol=1e-3)
+    for k in (160, 64, 0):
+        a = _bits(RNG.standard_normal((m, k)), "fp16")
+        b = _bits(RNG.standard_normal((k, n)), "fp16")
+        t = RNG.standard_normal(k).astype(np.float32)
+        results = {}
+        for ahead, (lowered, address) in kernels.items():
+            c = np.full(m * n, np.nan, np.float32)
+            flat = [x.reshape(-1) if x.size else np.zeros(1, x.dtype) for x in (a, b)]
+            args = [*flat, s, t if t.size else np.zeros(1, np.float32), c, m, n, k, length]
+            launch(address, lowered.params, args, (1, 2), lowered.num_warps * 32)
+            results[ahead] = c.reshape(m, n)
+        a64, b64 = _floats(a, "fp16").astype(np.float64), _floats(b, "fp16").astype(np.float64)
+        expected = np.zeros((m, n))
+        for step in range(-(-k // block_k)):
+            scale = np.where(np.arange(64) + step * 64 < length, s[step * 64 : step * 64 + 64], 0)
+            block = slice(step * block_k, step * block_k + block_k)
+            expected = expected * np.tile(scale, 2)[None, :] + a64[:, block] @ b64[block]
+        expected += t.astype(np.float64).sum()
+        np.testing.assert_allclose(results[True], expected, rtol=1e-4, atol=1e-3, err_msg=f"K={k}")
+        assert results[True].tobytes() == results[False].tobytes(), f"K={k}"

@@ -39,19 +39,22 @@ says why).
 
 Loads that feed a matrix unit's operand layout in registers are pipelined the same way.
 
-In a loop so pipelined on a target with asynchronous copies, a vector load of 4-byte elements
-used in registers (no conversion) whose value flows into a dot of the loop (the attention
-backward's m and Delta rows, which `exp2(qk - m)` and `p (dp - Delta)` read before the dV and dK
-dots) gets a ring too, as Triton's pipeliner gives every load a dot depends on: its copies go
-with the operands' (each thread copies the elements its layout holds, replicas the same bytes)
-and a `gpu.local_load` of the slot, in the load's own layout, replaces it where it stood. A
-synchronous load there is waited for where its value is first used, with nothing else in
-flight to hide it when one warpgroup has the SM (the d128 backward: about an L2 round trip an
-iteration); read from the ring it is a shared-memory access. Only where the kernel runs one
-block an SM (`tilec.layout.residency`, from the target's `LayoutRules.sm`; an unknown one: always)
-and their rings cost no block: with two or more, the other blocks' warps run during the wait, and
-the rings' copies and reads cost more than they save (measured: the d64 backward, two blocks an
-SM, lost up to 10% with them, the d128 one, one block, gained up to 14%).
+In a loop so pipelined on a target with asynchronous copies, a vector `tile.load` of 4-byte
+elements used in registers (no conversion) whose value flows into a dot of the loop (the
+attention backward's m and Delta rows, which `exp2(qk - m)` and `p (dp - Delta)` read before the
+dV and dK dots) is loaded one iteration ahead in registers (`prefetch_vectors`, issue 23): its
+address ops (pure ops of the body, from the induction variable and carried values) are cloned
+for iteration i + 1 at the end of the body (the carried values their yielded updates, `iv +
+step` for the induction variable), loaded under `iv + step < ub` and its own mask with its own
+`other` (zero where it has none: a masked-off lane of an iteration past the end is never read),
+and carried as a new iter-arg, which its uses read; the first is loaded before the loop (under
+`lb < ub`). Loaded synchronously where it stood, its latency was exposed where its value is
+first used; from a ring (as Triton's pipeliner gives every load a dot depends on) it cost the
+rings' copies and shared-memory reads, and a block an SM where two fit. The values are those of
+the load in place, bit for bit. `VECTOR_RINGS` (off) gives such vectors rings instead where
+the kernel runs one block an SM (`tilec.layout.residency.vector_rings_pay`): its copies go with
+the operands' (each thread copies the elements its layout holds, replicas the same bytes) and a
+`gpu.local_load` of the slot, in the load's own layout, replaces it where it stood.
 A target without asynchronous copies (`LayoutRules.async_copies` false, such as AMD's) stages the
 ring through registers instead, as Triton's AMD stream pipeliner does: the prologue loads tiles
 0..D-1 and stores them (`tile.load`, zeros where masked off, then `gpu.local_store`); in each
@@ -197,6 +200,7 @@ class PipelineLoops(ModulePass):
         sm = getattr(rules, "sm", None)
         sizes = _kernel_shared(module, loops, default) if sm is not None else None
         vectors = not registers and _vector_rings(sizes, context.target)
+        ahead = not registers and not vectors
         first = {1: True, 2: False}.get(self.options.loads_first, LOADS_FIRST)
         if first is None:  # by the blocks an SM; where the SM is unknown, the default order
             blocks = 0 if sizes is None else sm.blocks(context.target.num_warps, sizes[vectors])
@@ -204,6 +208,9 @@ class PipelineLoops(ModulePass):
         for loop in loops:
             stages = loop_stages(loop, default)
             plan = plan_loop(loop, register_loads=vectors) if stages >= 2 else None
+            if plan is not None and ahead:  # a new loop where it loads vectors ahead
+                loop = prefetch_vectors(loop)
+                plan = plan_loop(loop)
             if plan is not None:
                 _pipeline(loop, plan, stages, registers, bulk, loads_first=first)
                 changed = True
@@ -227,15 +234,70 @@ def _kernel_shared(module: Operation, loops: list[ForOp], default: int) -> dict[
     return {vectors: shared_bytes(module, rings[vectors], held) for vectors in (False, True)}
 
 
+VECTOR_RINGS = False
+"""Whether the vector loads used in registers that a pipelined loop's dots depend on get rings
+where `tilec.layout.residency.vector_rings_pay` says so (True), rather than being loaded one
+iteration ahead in registers (`prefetch_vectors`) wherever they qualify (False, the default).
+Measured on the H200 (the attention backward's losing sweep cases, benchmarks/attention_bwd_ab.py,
+the loads ahead written in the source): ahead beat the plain loads at d64 (two blocks an SM:
+0.894 -> 1.008, 0.925 -> 1.043 of Triton) and the rings at d128 (one block: 0.949 -> 1.016,
+0.946 -> 1.012), the control 0.985 -> 1.029; rings forced at two blocks an SM measured 0.85."""
+
+
 def _vector_rings(sizes: dict[bool, int] | None, target: Any) -> bool:
-    """Whether the kernel's vector loads used in registers get rings (module doc): where it
-    runs one block an SM, by its shared memory `sizes` without and with them (None: the SM is
-    unknown; `tilec.layout.residency.vector_rings_pay`)."""
+    """Whether the kernel's vector loads used in registers get rings (module doc): with
+    `VECTOR_RINGS`, where it runs one block an SM, by its shared memory `sizes` without and with
+    them (None: the SM is unknown; `tilec.layout.residency.vector_rings_pay`)."""
+    if not VECTOR_RINGS:
+        return False
     if sizes is None:
         return True
     rules = target.rules
     return vector_rings_pay(rules.sm, target.num_warps, rules.shared_memory_bytes,
                             sizes[False], sizes[True])  # fmt: skip
+
+
+def prefetch_vectors(loop: ForOp) -> ForOp:
+    """`loop` with its `tile.load`s of vectors used in registers that its dots depend on
+    (`_register_load`) loaded one iteration ahead (module doc), or `loop` itself where it has
+    none whose pointers, mask and `other` pure ops of the body compute (a gathered index)."""
+    block = loop.regions[0].block
+    iv, terminator = block.args[0], block.last_op
+    yields = list(terminator.operands)  # type: ignore[union-attr]
+    outside, at_end = _Emitter(loop.parent, loop), _Emitter(block, terminator)  # type: ignore[arg-type]
+    inits, nexts = [], []
+    next_iv = runs = None
+    for load in [op for op in block.ops if isinstance(op, LoadOp) and _register_load(op, block)]:
+        roots = [v for v in (load.ptr, load.mask, load.other) if v is not None]
+        address = _slice(roots, block)
+        if address is None:
+            continue
+        order = block.index_map()
+        ops = tuple(sorted(address, key=order.__getitem__))
+        args = {a for op in ops for a in _block_args(op, block)}
+        args |= {v for v in roots if isinstance(v, BlockArgument) and v.owner is block}
+        args.discard(iv)
+        if next_iv is None:
+            next_iv = at_end.binary(AddIOp, iv, loop.step)
+            runs = outside.less_than(loop.lower_bound, loop.upper_bound)
+        first = {iv: loop.lower_bound, **{a: loop.init_args[a.index - 1] for a in args}}
+        inits.append(outside.load_ahead(load, ops, first, runs))
+        following = {iv: next_iv, **{a: yields[a.index - 1] for a in args}}
+        nexts.append(
+            at_end.load_ahead(load, ops, following, at_end.less_than(next_iv, loop.upper_bound))
+        )
+        arg = block.add_arg(load.result.type, load.result.name_hint)
+        load.result.replace_all_uses_with(arg)
+        load.erase()
+    if not inits:
+        return loop
+    terminator.set_operands([*yields, *nexts])  # type: ignore[union-attr]
+    _erase_dead(block)
+    marks = dict(loop.attributes)  # `num_stages`, a fused nest's (`pipeline_branches`), ...
+    new_loop = _rebuild(loop, [*loop.init_args, *inits])
+    for name, value in marks.items():
+        new_loop.attributes.setdefault(name, value)
+    return new_loop
 
 
 def loop_stages(loop: ForOp, default: int) -> int:
@@ -516,6 +578,26 @@ class _Emitter:
         if not registers and (ring is None or ring.mixed):
             self.add(AsyncCommitGroupOp())
         return tiles  # type: ignore[return-value]
+
+    def load_ahead(self, load: LoadOp, ops: tuple[Operation, ...], mapping: dict[Value, Value],
+                   in_range: Value) -> Value:  # fmt: skip
+        """`load` of the iteration `mapping` maps the loop's values to (its address `ops`
+        cloned), masked off where `in_range` is false: its `other` there, or zero."""
+        self.clone(ops, mapping)
+        ptr = mapping.get(load.ptr, load.ptr)
+        t: TensorType = load.result.type  # type: ignore[assignment]
+        mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
+        mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
+        if load.mask is not None:
+            mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+        if load.other is not None:
+            other = mapping.get(load.other, load.other)
+        else:
+            other = self.add(ConstantOp(DenseAttr(_zero(t.element_type), t), t))
+        ahead = LoadOp(operands=[ptr, mask, other], result_types=[t],
+                       attributes=dict(load.attributes))  # fmt: skip
+        ahead.location = load.location
+        return self.add(ahead)  # type: ignore[return-value]
 
     def store(self, tiles: list[Value], buffers: list[Value], slot: Value) -> None:
         """`issue(registers=True)`'s tiles written into `slot` of their rings."""
@@ -977,4 +1059,4 @@ def _rebuild(loop: ForOp, inits: list[Value]) -> ForOp:
     return new_loop
 
 
-__all__ = ["PipelineLoops", "Plan", "plan_loop"]
+__all__ = ["PipelineLoops", "Plan", "plan_loop", "prefetch_vectors"]
