@@ -291,7 +291,8 @@ def prefetch_vectors(loop: ForOp) -> ForOp:
         load.erase()
     if not inits:
         return loop
-    terminator.set_operands([*yields, *nexts])  # type: ignore[union-attr]
+    # (a yielded load now yields its iter-arg: this iteration's value, as before)
+    terminator.set_operands([*terminator.operands, *nexts])  # type: ignore[union-attr]
     _erase_dead(block)
     marks = dict(loop.attributes)  # `num_stages`, a fused nest's (`pipeline_branches`), ...
     new_loop = _rebuild(loop, [*loop.init_args, *inits])
