@@ -71,6 +71,12 @@ def set_allocator(allocator) -> None:
     _allocator = allocator
 
 
+def get_allocator():
+    """The function `set_allocator` set, or None: what a backend's launcher asks for a kernel's
+    global scratch (docs/backend-guide.md)."""
+    return _allocator
+
+
 _LAZY = {
     "Config": ("tilec.runtime.autotune", "Config"),
     "autotune": ("tilec.runtime.autotune", "autotune"),

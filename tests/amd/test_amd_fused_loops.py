@@ -28,7 +28,7 @@ from tilec.lowering import lower_module
 @pytest.mark.parametrize(("m", "n", "k"), [(128, 128, 64), (64, 128, 0)])
 def test_fused_persistent_matmul_on_the_emulator(arch, lanes, m, n, k):
     kernel = tilec.compile(
-        persistent_matmul, SIGNATURE, dict(BM=64, BN=64, BK=32, NUM_SMS=PROGRAMS, FLAT=True),
+        persistent_matmul, SIGNATURE, dict(BM=64, BN=64, BK=32, PROGRAMS=PROGRAMS, GROUP=1, B_NK=False, FLAT=True),
         backend="amd", target=arch, num_warps=4, num_stages=2, divisibility=list(SIGNATURE),
     )  # fmt: skip
     gir = kernel.asm["gir"]

@@ -432,6 +432,18 @@ SAMPLES["gpu.init_barriers"] = (
 for _name in ("barrier_expect", "async_bulk_copy_global_to_local", "wait_barrier",
               "inval_barriers"):  # fmt: skip
     SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.init_barriers"]
+SAMPLES["gpu.warp_specialize"] = _func(
+    "  %bars = gpu.init_barriers : !gpu.memdesc<3x1xi64>\n"
+    "  gpu.warp_specialize {producer_warps = 4} {\n"
+    "    gpu.arrive_barrier %bars, %s, %p\n"
+    "    gpu.warp_return\n"
+    "  }\n"
+    "  gpu.inval_barriers %bars\n"
+    "  tile.return",
+    "%s: i32, %p: i1",
+)
+for _name in ("arrive_barrier", "warp_return"):
+    SAMPLES[f"gpu.{_name}"] = SAMPLES["gpu.warp_specialize"]
 SAMPLES["scf.yield"] = SAMPLES["scf.for"]
 SAMPLES["scf.condition"] = SAMPLES["scf.while"]
 SAMPLES["tile.reduce.return"] = SAMPLES["tile.reduce"]

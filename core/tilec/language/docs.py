@@ -251,7 +251,7 @@ disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_l
 A `for` loop iterator, like Python's `range`. `num_stages` pipelines the loop on GPU backends
 (overriding the launch's), `loop_unroll_factor=k` unrolls it k times, `disable_licm` keeps licm
 out, `flatten` fuses it with its inner loop where Triton does; `warp_specialize` gives it producer
-warps on sm_90a unless `TILEC_NVIDIA_WARP_SPECIALIZE=0` (same results; docs/triton-names.md).""",
+warps where the backend can (same results; docs/triton-names.md says where and how to turn it off).""",
     "static_assert": """static_assert(cond, msg="")
 
 Fail compilation with `msg` unless the compile-time constant `cond` is true.""",

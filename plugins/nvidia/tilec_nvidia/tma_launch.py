@@ -177,8 +177,9 @@ class GlobalScratch:
 
         nbytes = programs * self.size
         handle = stream_handle(stream)
-        if tilec._allocator is not None:
-            given = tilec._allocator(nbytes, self.align, handle)
+        allocator = tilec.get_allocator()
+        if allocator is not None:
+            given = allocator(nbytes, self.align, handle)
             self._given = given  # alive until the next launch (Triton drops it at once)
             address = self.given_address(given, nbytes)
             if address % self.align:
