@@ -510,10 +510,11 @@ def _const(value: int, type_: Type) -> ConstantOp:
     return ConstantOp(IntegerAttr(value, type_), type_)
 
 
-class _Emitter:
-    """Inserts new ops before `anchor` (or at the end of `block` without one)."""
+class Emitter:
+    """Inserts new ops before `anchor` (or at the end of `block` without one): the ops of a
+    rewrite of the ring passes (this one, `tilec.layout.warp_specialize`)."""
 
-    def __init__(self, block: Block, anchor: Operation | None):
+    def __init__(self, block: Block, anchor: Operation | None = None):
         self.block, self.anchor = block, anchor
 
     def add(self, op: Operation) -> Value | None:
@@ -529,10 +530,17 @@ class _Emitter:
     def binary(self, cls: type[Operation], lhs: Value, rhs: Value) -> Value:
         return self.add(cls(lhs, rhs))  # type: ignore[return-value, call-arg]
 
-    def less_than(self, lhs: Value, rhs: Value) -> Value:
-        attrs_ = {"predicate": StringAttr("slt")}
-        op = CmpIOp(operands=[lhs, rhs], result_types=[i1], attributes=attrs_)
+    def compare(self, predicate: str, lhs: Value, rhs: Value) -> Value:
+        op = CmpIOp(operands=[lhs, rhs], result_types=[i1],
+                    attributes={"predicate": StringAttr(predicate)})  # fmt: skip
         return self.add(op)  # type: ignore[return-value]
+
+    def less_than(self, lhs: Value, rhs: Value) -> Value:
+        return self.compare("slt", lhs, rhs)
+
+
+class _Emitter(Emitter):
+    """`Emitter` with the pipelining's own steps (clones, copies, the loads ahead)."""
 
     def clone(self, ops: tuple[Operation, ...], mapping: dict[Value, Value]) -> None:
         for op in ops:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilec.dialects.arith import AddIOp, CmpIOp, ConstantOp, ExtUIOp, RemUIOp, XOrIOp
+from tilec.dialects.arith import AddIOp, CmpIOp, ExtUIOp, RemUIOp, XOrIOp
 from tilec.dialects.gpu_bulk import (
     AsyncBulkCopyGlobalToLocalOp,
     BarrierExpectOp,
@@ -21,10 +21,10 @@ from tilec.dialects.gpu_shared import (
     LocalStoreOp,
 )
 from tilec.dialects.scf import ForOp, YieldOp
-from tilec.ir.attributes import IntegerAttr, StringAttr
 from tilec.ir.core import Block, BlockArgument, Operation, Value
 from tilec.ir.traits import Pure
 from tilec.ir.types import IntegerType, i1, i32
+from tilec.layout.pipeline_loops import Emitter
 
 _STAGING = (AsyncCopyGlobalToLocalOp, AsyncCommitGroupOp, AsyncWaitOp, LocalStoreOp)
 
@@ -90,29 +90,8 @@ def scalar_slice(
     return sorted(found, key=order.__getitem__), outer
 
 
-class At:
-    """Appends ops to `block` (before `anchor` where given)."""
-
-    def __init__(self, block: Block, anchor: Operation | None = None):
-        self.block, self.anchor = block, anchor
-
-    def add(self, op: Operation) -> Value | None:
-        if self.anchor is None:
-            self.block.append(op)
-        else:
-            self.block.insert_before(op, self.anchor)
-        return op.results[0] if op.results else None
-
-    def const(self, value: int, type_: Any) -> Value:
-        return self.add(ConstantOp(IntegerAttr(value, type_), type_))  # type: ignore[return-value]
-
-    def compare(self, predicate: str, lhs: Value, rhs: Value) -> Value:
-        op = CmpIOp(operands=[lhs, rhs], result_types=[i1],
-                    attributes={"predicate": StringAttr(predicate)})  # fmt: skip
-        return self.add(op)  # type: ignore[return-value]
-
-    def binary(self, cls: type[Operation], lhs: Value, rhs: Value) -> Value:
-        return self.add(cls(lhs, rhs))  # type: ignore[call-arg, return-value]
+At = Emitter
+"""Appends ops to a block (before an anchor where given): `pipeline_loops.Emitter`."""
 
 
 def k_loop(
