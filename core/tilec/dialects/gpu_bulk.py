@@ -46,7 +46,8 @@ def barriers_type(stages: int) -> MemDescType:
     return MemDescType((stages, 1), BARRIER)
 
 
-def _check_barriers(op: Operation, value: Value) -> None:
+def check_barriers(op: Operation, value: Value) -> None:
+    """A `VerifyError` of `op` where `value` is no `barriers_type`."""
     t = value.type
     if not isinstance(t, MemDescType) or t != barriers_type(t.slots):
         raise VerifyError(f"barriers must be !gpu.memdesc<Sx1xi64>, got {t}", op)
@@ -71,7 +72,7 @@ class InitBarriersOp(Operation):
         super().__init__(result_types=[barriers_type(stages)])
 
     def verify_(self) -> None:
-        _check_barriers(self, self.result)
+        check_barriers(self, self.result)
 
 
 @register_op
@@ -82,7 +83,7 @@ class InvalBarriersOp(Operation):
     barriers = operand_def(MEMDESC)
 
     def verify_(self) -> None:
-        _check_barriers(self, self.barriers)
+        check_barriers(self, self.barriers)
 
 
 @register_op
@@ -97,7 +98,7 @@ class BarrierExpectOp(Operation):
     nbytes = attr_def(IntegerAttr)
 
     def verify_(self) -> None:
-        _check_barriers(self, self.barriers)
+        check_barriers(self, self.barriers)
         _check_scalar(self, self.slot, "the slot")
         if self.pred.type != i1:
             raise VerifyError(f"the predicate must be i1, got {self.pred.type}", self)
@@ -147,7 +148,7 @@ class AsyncBulkCopyGlobalToLocalOp(Operation):
         if not isinstance(buffer, MemDescType):
             raise VerifyError(f"the buffer must be a !gpu.memdesc, got {buffer}", self)
         _check_scalar(self, self.slot, "the slot")
-        _check_barriers(self, self.barriers)
+        check_barriers(self, self.barriers)
         if self.pred.type != i1:
             raise VerifyError(f"the predicate must be i1, got {self.pred.type}", self)
         if len(self.offsets) != len(buffer.tile_shape):
@@ -169,7 +170,7 @@ class WaitBarrierOp(Operation):
     phase = operand_def(INT_SCALAR)
 
     def verify_(self) -> None:
-        _check_barriers(self, self.barriers)
+        check_barriers(self, self.barriers)
         _check_scalar(self, self.slot, "the slot")
         _check_scalar(self, self.phase, "the phase", 32)
 

@@ -16,7 +16,7 @@ warp_specialize=True)`:
 from __future__ import annotations
 
 from tilec.dialects.func import FuncOp
-from tilec.dialects.gpu_bulk import barriers_type
+from tilec.dialects.gpu_bulk import check_barriers
 from tilec.dialects.gpu_shared import MEMDESC
 from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import (
@@ -50,9 +50,7 @@ class ArriveBarrierOp(Operation):
     pred = operand_def(BOOL_SCALAR)
 
     def verify_(self) -> None:
-        t = self.barriers.type
-        if not isinstance(t, MemDescType) or t != barriers_type(t.slots):
-            raise VerifyError(f"barriers must be !gpu.memdesc<Sx1xi64>, got {t}", self)
+        check_barriers(self, self.barriers)
         if self.pred.type != i1:
             raise VerifyError(f"the predicate must be i1, got {self.pred.type}", self)
 
