@@ -2,7 +2,7 @@
 config of the same candidates, over the operators of issue 23.
 
     python benchmarks/sweep.py [--quick] [--only FAMILIES] [--json FILE] [--jobs N]
-                               [--time-limit SECONDS] [--seed N] [--timer own|triton]
+                               [--time-limit SECONDS] [--seed N] [--timer paired|own|triton]
     python benchmarks/sweep.py --interp-smoke [--only FAMILIES] [--json FILE]
 
 Families: matmul (fp16, bf16, fp8 e4m3/e5m2, tf32; square, ragged, skinny, short and long K,
@@ -14,19 +14,22 @@ The kernels (sweep_kernels.py, sweep_attention.py) are executed twice, with tile
 Triton's `jit` and `tl`, so both compile one source; the cases are in sweep_cases.py and
 sweep_memory_cases.py. For each case and side, every candidate config is launched on fresh random
 inputs with poisoned outputs and checked against torch (relative error of the norm); the configs
-that pass are timed briefly (do_bench medians: tilec.testing's for tilec, Triton's for Triton),
-and the best of each side is timed again, longer: in 4 rounds whose order alternates (tilec
-first, then Triton first, ...), each side's time the median of its rounds. speed = Triton time / tilec time; per family
+that pass are timed briefly (Triton's do_bench, median), and the best of each side is timed
+again, longer, writing one set of outputs both share: 4 rounds of the paired timer
+(paired_timer.py: the two sides turn about in one loop, one L2 flush and one timer for both),
+each side's time the median of its rounds. speed = Triton time / tilec time; per family
 the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
 is reported with its error's first line; the sweep goes on. Configs are written short: the
 BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
 
 Compiling dominates a fresh run, so `--jobs N` worker processes first launch every case's
 configs once on both sides (filling both disk caches) before the main process checks and times
-(nothing is timed while they run). The header shows both timers on one torch matmul and on
-one memory-bound copy;
-`--timer triton` times both sides with Triton's do_bench. `--time-limit` lists the cases not begun in time as skipped,
-so that a run cut short still prints its tables; `--json` is rewritten after every case.
+(nothing is timed while they run). The header shows both do_bench timers on one torch matmul
+and on one memory-bound copy, and the paired timer on that copy against itself (two equal
+launches: the ratio a fair timer gives for equal code). `--timer own` times each side with its
+own do_bench (tilec.testing's for tilec) and `--timer triton` both with Triton's, side after
+side, the order alternating round by round. `--time-limit` lists the cases not begun in time as
+skipped, so that a run cut short still prints its tables; `--json` is rewritten after every case.
 `--interp-smoke` runs tiny shapes on tilec's interp backend with CPU tensors: correctness only,
 no GPU, no Triton (tests/testing/test_sweep_smoke.py runs it).
 """
@@ -48,6 +51,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from gpu_vs_triton import bench, rel_error  # noqa: E402
+from paired_timer import paired_bench  # noqa: E402
 
 KERNEL_FILES = ("sweep_kernels.py", "sweep_attention.py")
 SIDES = ("tilec", "triton")
@@ -72,8 +76,10 @@ ROUNDS = {True: 1, False: 4}
 after the other read its inputs ran 2-4% faster on the H200 (benchmarks/memory_timer_ab.py);
 each side's time is the median of its rounds."""
 OWN_TIMER = {"tilec": True, "triton": False}
-"""Whether a side is timed with tilec.testing's do_bench (else Triton's); `--timer triton` times
-both with Triton's."""
+"""Whether a side is timed with tilec.testing's do_bench (else Triton's): `--timer own`;
+`--timer triton` and `paired` time both with Triton's (`paired` only to choose configs)."""
+TIMER = {"paired": True}
+"""Whether the final rounds time the two sides turn about in one loop (`--timer paired`)."""
 WARM_LIMIT_S = 240
 """The longest the workers that compile ahead may take."""
 
@@ -164,11 +170,12 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
         row["status"] = f"setup failed: {first_line(error)}"
         return row
     chosen = {}
+    shared = case.outputs(inputs) if timing else None  # both sides timed writing these
     for side, namespace in kernels.items():
         row[side] = {"failures": []}
-        launch = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
-        if launch is not None:
-            chosen[side] = launch
+        bind = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
+        if bind is not None:
+            chosen[side] = bind(shared)
     if timing:
         time_rounds(case, chosen, row, quick)
     failed = [side for side in kernels if side not in chosen]
@@ -179,12 +186,21 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
 
 
 def time_rounds(case, chosen: dict, row: dict, quick: bool) -> None:
-    """Each chosen side's time in `row`: the median of ROUNDS do_bench medians, the sides'
-    order alternating round by round (the first side first in even rounds). A side whose timing
-    fails is dropped from `chosen`, its failure in its row."""
+    """Each chosen side's time in `row`: the median of ROUNDS medians. With the paired timer
+    (TIMER["paired"], two sides) a round times both turn about (benchmarks/paired_timer.py);
+    else each side with its do_bench, the sides' order alternating round by round (the first
+    side first in even rounds). A side whose timing fails is dropped from `chosen`, its failure
+    in its row."""
     warmup, rep = FINAL[quick]
     rounds: dict[str, list[float]] = {side: [] for side in chosen}
     for index in range(ROUNDS[quick]):
+        if TIMER["paired"] and len(chosen) == 2:
+            try:
+                for side, us in paired_bench(chosen, warmup, rep).items():
+                    rounds[side].append(us)
+                continue
+            except Exception:  # each side alone below, to name the one that fails
+                pass
         order = list(chosen) if index % 2 == 0 else list(chosen)[::-1]
         for side in order:
             if side not in chosen:
@@ -201,9 +217,9 @@ def time_rounds(case, chosen: dict, row: dict, quick: bool) -> None:
 
 
 def choose(case, side, namespace, inputs, expected, sync, result, timing, quick):
-    """The launch of `side`'s best config (None if none passed): every config checked, those
-    that pass timed briefly (timing, more than one); `result` gets the failures, the chosen
-    config, its error and the candidates' times."""
+    """The launch of `side`'s best config as a function of the outputs it writes (None if none
+    passed): every config checked, those that pass timed briefly (timing, more than one);
+    `result` gets the failures, the chosen config, its error and the candidates' times."""
     passed = []
     for config in case.configs:
         try:
@@ -225,7 +241,7 @@ def choose(case, side, namespace, inputs, expected, sync, result, timing, quick)
     config, outputs, error = min(passed, key=lambda p: times.get(p[0], 0.0))
     result.update(config=case.describe(config), error=error)
     result["candidates_us"] = {case.describe(c): t for c, t in times.items()}
-    return launcher(case, namespace, inputs, outputs, config)
+    return lambda outputs: launcher(case, namespace, inputs, outputs, config)
 
 
 def launcher(case, namespace, inputs, outputs, config):
@@ -272,7 +288,11 @@ def timer_check(quick: bool, copy: bool = False) -> str:
         x = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
         run = lambda: x @ x  # noqa: E731
     times = [bench(run, quick, tilec_side, *FINAL[quick]) for tilec_side in (True, False)]
-    return f"tilec.testing {times[0]:.1f} us, triton.testing {times[1]:.1f} us"
+    text = f"tilec.testing {times[0]:.1f} us, triton.testing {times[1]:.1f} us"
+    if copy:  # the same copy as both sides of the paired timer
+        pair = paired_bench({"a": run, "b": lambda: y.copy_(x)}, *FINAL[quick])
+        text += f"; paired, against itself: {pair['a']:.2f} and {pair['b']:.2f} us"
+    return text
 
 
 def warm_caches(args, jobs: int, limit_s: float = WARM_LIMIT_S) -> float:
@@ -403,8 +423,9 @@ def main(argv=None) -> int:
         "--time-limit", type=float, help="seconds: the cases not begun by then are skipped"
     )
     parser.add_argument(
-        "--timer", choices=("own", "triton"), default="own",
-        help="own: each side's do_bench (tilec.testing's for tilec); triton: Triton's for both",
+        "--timer", choices=("paired", "own", "triton"), default="paired",
+        help="paired: both sides turn about in one loop (paired_timer.py); own: each side's "
+        "do_bench (tilec.testing's for tilec); triton: Triton's for both",
     )  # fmt: skip
     parser.add_argument("--warm-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -429,6 +450,7 @@ def main(argv=None) -> int:
             Path(args.json).write_text(json.dumps({"seed": seed, "rows": rows}, indent=1))
 
     OWN_TIMER["tilec"] = args.timer == "own"
+    TIMER["paired"] = args.timer == "paired"
     deadline = None if args.time_limit is None else start + args.time_limit
     rows = run_sweep(families, args.quick, args.interp_smoke, seed, progress, deadline)
     info = header(args.interp_smoke, seed, time.perf_counter() - start, warm_s)
