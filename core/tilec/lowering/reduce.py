@@ -46,6 +46,11 @@ from tilec.lowering.context import (
 
 Values = list[ir.Value]
 
+THREAD_CHAINS = 0
+"""How a commutative combiner folds a thread's registers: 0, a balanced tree (`tree`); k > 0,
+k interleaved left folds (register i into fold i % k), then a tree of the k (`chains`; at 1,
+Triton's order, where a sum of products contracts to one fma a register)."""
+
 
 @attrs.frozen
 class AxisSpread:
@@ -142,6 +147,15 @@ def tree(ctx: LoweringContext, op: Operation, items: Sequence[Values]) -> Values
             merged.append(level[-1])
         level = merged
     return level[0]
+
+
+def chains(ctx: LoweringContext, op: Operation, items: Sequence[Values], k: int) -> Values:
+    """`items` folded left in `k` interleaved chains (item i into chain i % k), then the chains
+    combined by `tree`."""
+    folds = list(items[:k])
+    for i, item in enumerate(items[k:], start=k):
+        folds[i % k] = combine(ctx, op, folds[i % k], item)
+    return tree(ctx, op, folds)
 
 
 def _powers_below(n: int) -> list[int]:
@@ -266,7 +280,8 @@ def _lower_reduce(ctx: LoweringContext, op: ReduceOp) -> None:
     for key, regs in groups.items():
         items = [[s.values[i] for s in sources] for i in regs]
         if commutative:
-            partials[key] = [tree(ctx, op, items)]
+            fold = chains(ctx, op, items, THREAD_CHAINS) if THREAD_CHAINS else tree(ctx, op, items)
+            partials[key] = [fold]
             continue
         chunks = [
             items[r * spread.elements : (r + 1) * spread.elements] for r in range(spread.reps)
