@@ -93,3 +93,31 @@ def test_across_8_warps_in_a_loop_read_whole_match_the_interpreter(kind: str):
     sums = x.astype(np.float64).reshape(rows, 1024).sum(axis=1)
     np.testing.assert_allclose(got[2], sums, rtol=1e-4)
     np.testing.assert_allclose(got[4][0], sums.sum(), rtol=1e-4)
+
+
+def _sum_of_squares_ptx(block: int, warps: int) -> str:
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def sum_of_squares(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(out_ptr, tl.sum(x * x, axis=0))
+
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    compiled = tilec.compile(sum_of_squares, signature, {"BLOCK": block}, backend="nvidia",
+                             target="sm_90a", num_warps=warps)  # fmt: skip
+    return compiled.asm["ptx"]
+
+
+@pytest.mark.parametrize(("block", "warps", "per_thread"), [(1024, 4, 8), (8192, 8, 32)])
+def test_a_threads_registers_fold_left_so_products_contract(block, warps, per_thread):
+    """A commutative combiner folds a thread's registers left, as Triton does: `sum(x * x)` is
+    one mul and then one fma a register before the first shuffle (a balanced tree took a mul and
+    an fma a pair plus an add a pair: 47 instead of 32 at 32 registers, and layer norm forward
+    at 8 warps ran 59.2 against Triton's 56.3 us on the H200)."""
+    ptx = _sum_of_squares_ptx(block, warps)
+    within = ptx[: ptx.index("shfl.sync.bfly")]
+    assert within.count("fma.rn.f32") == per_thread - 1
+    assert within.count("mul.f32") + within.count("mul.rn.f32") == 1
+    assert "add.f32" not in within and "add.rn.f32" not in within
