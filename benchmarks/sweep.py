@@ -14,8 +14,8 @@ The kernels (sweep_kernels.py, sweep_attention.py) are executed twice, with tile
 Triton's `jit` and `tl`, so both compile one source; the cases are in sweep_cases.py and
 sweep_memory_cases.py. For each case and side, every candidate config is launched on fresh random
 inputs with poisoned outputs and checked against torch (relative error of the norm); the configs
-that pass are timed briefly (Triton's do_bench, median), and the best of each side is timed
-again, longer, writing one set of outputs both share: 4 rounds of the paired timer
+that pass are timed briefly, both sides' in one loop of the paired timer, and the best of each
+side is timed again, longer, writing one set of outputs both share: 4 rounds of the paired timer
 (paired_timer.py: the two sides turn about in one loop, one L2 flush and one timer for both),
 each side's time the median of its rounds. speed = Triton time / tilec time; per family
 the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
@@ -160,7 +160,8 @@ def check(case, kernels, inputs, expected, config, sync) -> tuple[dict, float]:
 
 
 def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
-    """Check every config on each side, then (timing) choose and time each side's best."""
+    """Check every config on each side, then (timing) time the candidates, choose each side's
+    best and time the two."""
     row = {"family": case.family, "case": case.label, "unit": case.unit, "work": case.work}
     sync = torch_sync(env.device)
     try:
@@ -169,13 +170,26 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
     except Exception as error:
         row["status"] = f"setup failed: {first_line(error)}"
         return row
+    passed = {}
+    for side, namespace in kernels.items():
+        row[side] = {"failures": []}
+        passed[side] = checked(case, namespace, inputs, expected, sync, row[side])
+    times = time_candidates(case, kernels, inputs, passed, row, quick) if timing else {}
     chosen = {}
     shared = case.outputs(inputs) if timing else None  # both sides timed writing these
     for side, namespace in kernels.items():
-        row[side] = {"failures": []}
-        bind = choose(case, side, namespace, inputs, expected, sync, row[side], timing, quick)
-        if bind is not None:
-            chosen[side] = bind(shared)
+        if timing:
+            passed[side] = [
+                p for p in passed[side] if (side, p[0]) in times or len(passed[side]) == 1
+            ]
+        if not passed[side]:
+            continue
+        config, _, error = min(passed[side], key=lambda p, s=side: times.get((s, p[0]), 0.0))
+        row[side].update(config=case.describe(config), error=error)
+        row[side]["candidates_us"] = {
+            case.describe(c): times[side, c] for c, _, _ in passed[side] if (side, c) in times
+        }
+        chosen[side] = launcher(case, namespace, inputs, shared, config)
     if timing:
         time_rounds(case, chosen, row, quick)
     failed = [side for side in kernels if side not in chosen]
@@ -216,10 +230,9 @@ def time_rounds(case, chosen: dict, row: dict, quick: bool) -> None:
         row[side]["rate"] = case.work / us / 1e6
 
 
-def choose(case, side, namespace, inputs, expected, sync, result, timing, quick):
-    """The launch of `side`'s best config as a function of the outputs it writes (None if none
-    passed): every config checked, those that pass timed briefly (timing, more than one);
-    `result` gets the failures, the chosen config, its error and the candidates' times."""
+def checked(case, namespace, inputs, expected, sync, result) -> list[tuple]:
+    """(config, outputs, error) of each config that passes its check; `result` gets the
+    failures."""
     passed = []
     for config in case.configs:
         try:
@@ -227,21 +240,32 @@ def choose(case, side, namespace, inputs, expected, sync, result, timing, quick)
             passed.append((config, outputs, error))
         except Exception as error:
             result["failures"].append(f"{case.describe(config)}: {first_line(error)}")
-    times = {}
-    for config, outputs, _ in passed if timing and len(passed) > 1 else ():
-        launch = launcher(case, namespace, inputs, outputs, config)
+    return passed
+
+
+def time_candidates(case, kernels, inputs, passed, row, quick) -> dict:
+    """{(side, config): microseconds} of the passed configs of each side with more than one,
+    timed briefly: with the paired timer all in one loop (paired_timer.py), else each alone
+    with its side's do_bench. A config whose timing fails is left out, its failure in its
+    side's row."""
+    launches = {
+        (side, config): launcher(case, kernels[side], inputs, outputs, config)
+        for side, configs in passed.items()
+        if len(configs) > 1
+        for config, outputs, _ in configs
+    }
+    if TIMER["paired"] and len(launches) > 1:
         try:
-            times[config] = bench(launch, quick, OWN_TIMER[side], *SELECT[quick])
+            return paired_bench(launches, *SELECT[quick])
+        except Exception:  # each alone below, to name the one that fails
+            pass
+    times = {}
+    for (side, config), launch in launches.items():
+        try:
+            times[side, config] = bench(launch, quick, OWN_TIMER[side], *SELECT[quick])
         except Exception as error:
-            result["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
-    if timing and len(passed) > 1:
-        passed = [p for p in passed if p[0] in times]
-    if not passed:
-        return None
-    config, outputs, error = min(passed, key=lambda p: times.get(p[0], 0.0))
-    result.update(config=case.describe(config), error=error)
-    result["candidates_us"] = {case.describe(c): t for c, t in times.items()}
-    return lambda outputs: launcher(case, namespace, inputs, outputs, config)
+            row[side]["failures"].append(f"timing {case.describe(config)}: {first_line(error)}")
+    return times
 
 
 def launcher(case, namespace, inputs, outputs, config):
