@@ -86,6 +86,7 @@ class FakeCu:
     CUfunction_attribute = SimpleNamespace(
         **{f"CU_FUNC_ATTRIBUTE_{name}": name for name in FUNCTION_ATTRIBUTES}
     )
+    CUfunc_cache = SimpleNamespace(CU_FUNC_CACHE_PREFER_SHARED="PREFER_SHARED")
 
     def __init__(self, num_regs: int = 32, current_context: int = 0, device_count: int = 2):
         self.num_regs = num_regs
@@ -94,6 +95,7 @@ class FakeCu:
         self.current = current_context
         self.images: list[bytes] = []
         self.function_attributes: dict[str, int] = {}
+        self.cache_config: str | None = None
         self.launches: list[tuple] = []
         self.launch_result = CUresult.CUDA_SUCCESS
         self.fail_context_once = False
@@ -169,6 +171,10 @@ class FakeCu:
 
     def cuFuncSetAttribute(self, function, attribute, value):
         self.function_attributes[attribute] = value
+        return (CUresult.CUDA_SUCCESS,)
+
+    def cuFuncSetCacheConfig(self, function, config):
+        self.cache_config = config
         return (CUresult.CUDA_SUCCESS,)
 
     def cuFuncGetAttribute(self, attribute, function):

@@ -59,6 +59,7 @@ PROTOTYPES = {
     "cuModuleLoadData": (POINTER(c_void_p), c_void_p),  # CUmodule *module, const void *image
     "cuModuleGetFunction": (POINTER(c_void_p), c_void_p, c_char_p),
     "cuFuncSetAttribute": (c_void_p, c_int, c_int),
+    "cuFuncSetCacheConfig": (c_void_p, c_int),
     "cuFuncGetAttribute": (POINTER(c_int), c_int, c_void_p),
     # f, grid x y z, block x y z, sharedMemBytes, hStream, void **kernelParams, void **extra
     "cuLaunchKernel": (c_void_p, *[c_uint] * 7, c_void_p, c_void_p, c_void_p),
@@ -96,6 +97,7 @@ class FakeLibCuda:
         self.images: list[bytes] = []
         self.image_contexts: list[int] = []
         self.function_attributes: dict[int, int] = {}
+        self.cache_config: int | None = None
         self.launches: list[tuple] = []
         self.launch_contexts: list[int] = []
         self.params_read = 0
@@ -207,6 +209,10 @@ class FakeLibCuda:
 
     def cuFuncSetAttribute(self, function, attribute, value):
         self.function_attributes[attribute] = value
+        return 0
+
+    def cuFuncSetCacheConfig(self, function, config):
+        self.cache_config = config
         return 0
 
     def cuFuncGetAttribute(self, value, attribute, function):

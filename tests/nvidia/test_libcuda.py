@@ -70,6 +70,7 @@ def test_load_and_launch_pass_what_cuda_bindings_would():
         1024,
     )
     assert fake.function_attributes == {8: 64 << 10}  # MAX_DYNAMIC_SHARED_SIZE_BYTES, opted in
+    assert fake.cache_config == 1  # CU_FUNC_CACHE_PREFER_SHARED
     stream = 0x7F12_3456_7000  # 64 bits, as the handles and the kernelParams address
     driver.launch(kernel, (3, 2), 4, 32, [0x1000, 0x2000, 0x3000, 77], stream=stream)
     assert fake.launches == [

@@ -183,10 +183,13 @@ def test_load_ptx_appends_a_nul(driver, cu):
 
 
 def test_load_opts_in_to_large_shared_memory(driver, cu):
+    """Over 48 KB, the kernel opts in to its shared bytes and prefers shared memory to L1, as
+    Triton's loader does (below, neither: the driver's defaults)."""
     driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=48 * 1024)
-    assert cu.function_attributes == {}
+    assert cu.function_attributes == {} and cu.cache_config is None
     driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=100 * 1024)
     assert cu.function_attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 100 * 1024}
+    assert cu.cache_config == "PREFER_SHARED"
 
 
 def test_load_rejects_too_much_shared_memory(driver):

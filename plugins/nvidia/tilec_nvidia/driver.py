@@ -34,6 +34,10 @@ from tilec_nvidia import libcuda
 from tilec_nvidia.arch import device_target
 
 DEFAULT_SHARED_LIMIT = 48 * 1024
+PREFER_SHARED = True
+"""Whether a kernel over DEFAULT_SHARED_LIMIT bytes of shared memory is loaded with
+`CU_FUNC_CACHE_PREFER_SHARED`, as Triton's loader does (else the driver chooses the L1/shared
+split); a switch for the GPU A/B of issue 23."""
 """Dynamic shared memory a kernel gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...)."""
 
 INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-bindings"
@@ -347,6 +351,9 @@ class CudaDriver:
                 shared_bytes,
                 kernel=name,
             )
+            if PREFER_SHARED:
+                prefer = self.cu.CUfunc_cache.CU_FUNC_CACHE_PREFER_SHARED
+                self.call("cuFuncSetCacheConfig", function, prefer, kernel=name)
 
         def get(attr: str) -> int:
             value = getattr(attribute, f"CU_FUNC_ATTRIBUTE_{attr}")

@@ -3,7 +3,8 @@
 Importing `cuda.bindings.driver` costs about 15 ms (on the H100 host, after torch): three
 quarters of what a program's first launch of a kernel from the disk cache may cost. That launch
 needs a handful of driver calls: `cuInit`, the device and its limits, the current or primary
-context (torch's), `cuModuleLoadData`, `cuModuleGetFunction`, the function's attributes,
+context (torch's), `cuModuleLoadData`, `cuModuleGetFunction`, the function's attributes and
+cache configuration,
 `cuLaunchKernel`, and the errors' names. `LibCuda` makes those calls through ctypes on
 `libcuda.so.1` (the library cuda-bindings loads too, found by the same system search) and
 answers them as `cuda.bindings.driver` does, `(CUresult, *values)`, with the same argument
@@ -115,6 +116,7 @@ _SIGNATURES: dict[str, tuple[Any, ...]] = {
     "cuModuleLoadData": (_Out(Handle), _TEXT),
     "cuModuleGetFunction": (_Out(Handle), _PTR, _TEXT),
     "cuFuncSetAttribute": (_PTR, _INT, _INT),
+    "cuFuncSetCacheConfig": (_PTR, _INT),
     "cuFuncGetAttribute": (_Out(_INT), _INT, _PTR),
     "cuLaunchKernel": (_PTR, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _PTR, _PTR, _PTR),
     "cuGetErrorName": (_INT, _Out(_TEXT)),
@@ -172,6 +174,7 @@ class LibCuda:
         "CUfunction_attribute", "CU_FUNC_ATTRIBUTE_", MAX_THREADS_PER_BLOCK=0, SHARED_SIZE_BYTES=1,
         LOCAL_SIZE_BYTES=3, NUM_REGS=4, MAX_DYNAMIC_SHARED_SIZE_BYTES=8,
     )  # fmt: skip
+    CUfunc_cache = _Constants("CUfunc_cache", "CU_FUNC_CACHE_", PREFER_SHARED=1)
 
     def __init__(self, lookup: Callable[[str], int | None]):
         self._lookup = lookup  # keeps the library (or a fake's callbacks) alive with the functions
