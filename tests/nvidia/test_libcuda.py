@@ -58,7 +58,8 @@ def test_a_current_context_is_used_as_it_is():
     assert "cuDevicePrimaryCtxRetain" not in fake.calls and "cuCtxSetCurrent" not in fake.calls
 
 
-def test_load_and_launch_pass_what_cuda_bindings_would():
+def test_load_and_launch_pass_what_cuda_bindings_would(monkeypatch):
+    monkeypatch.setattr(cuda, "PREFER_SHARED", True)  # cuFuncSetCacheConfig called too
     fake = FakeLibCuda()
     fake.params_read = 4
     driver = driver_on(fake)

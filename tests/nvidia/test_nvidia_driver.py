@@ -11,6 +11,7 @@ from fake_cuda import CUresult, FakeCu
 
 from tilec.interop.device import stream_handle
 from tilec.runtime.packing import float_to_bf16_bits
+from tilec_nvidia import driver as driver_module
 from tilec_nvidia.driver import CudaDriver, CudaError, CudaProperties, Packer, normalize_grid
 
 VECTOR_ADD = ("*fp32", "*fp32", "*fp32", "i32")
@@ -182,13 +183,17 @@ def test_load_ptx_appends_a_nul(driver, cu):
     assert cu.images[-1] == b"\x7fELF...."
 
 
-def test_load_opts_in_to_large_shared_memory(driver, cu):
-    """Over 48 KB, the kernel opts in to its shared bytes and prefers shared memory to L1, as
-    Triton's loader does (below, neither: the driver's defaults)."""
+def test_load_opts_in_to_large_shared_memory(driver, cu, monkeypatch):
+    """Over 48 KB, the kernel opts in to its shared bytes; it prefers shared memory to L1 (as
+    Triton's loader does) only where PREFER_SHARED asks, off by default (below, neither: the
+    driver's defaults)."""
     driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=48 * 1024)
     assert cu.function_attributes == {} and cu.cache_config is None
     driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=100 * 1024)
     assert cu.function_attributes == {"MAX_DYNAMIC_SHARED_SIZE_BYTES": 100 * 1024}
+    assert cu.cache_config is None
+    monkeypatch.setattr(driver_module, "PREFER_SHARED", True)
+    driver.load(b"\x7fELF", "k", is_ptx=False, shared_bytes=100 * 1024)
     assert cu.cache_config == "PREFER_SHARED"
 
 
