@@ -1,0 +1,123 @@
+"""Whether the sweep's fp16 128x128x64 w8 s3 matmul loses to Triton in its binary or its launch
+(issue 23): both sides' cubins launched by tilec's driver, beside each side's own launch.
+
+    python benchmarks/matmul_cubin_ab.py [--cases square3072,longk1024,skinny] [--rounds 3]
+
+Needs an NVIDIA GPU, torch and Triton. For each case of benchmarks/matmul_static.py, each side
+compiles the sweep's `sweep_matmul` through its own `warmup` on CUDA tensors (the binary its
+launches run); both cubins are then loaded and launched by `tilec_nvidia.driver.CudaDriver` (Triton's
+with its own parameters: the unit strides compiled in, its global and profile scratch pointers
+null). Every launch is checked against torch, then the four (each cubin under tilec's driver,
+each side's own `[grid]` launch) are timed turn about by benchmarks/paired_timer.py over
+`--rounds`. Triton's cubin as slow as tilec's under one driver means the binary; level there but
+not in the own launches means the launch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from matmul_static import CASES  # noqa: E402
+from paired_timer import paired_bench  # noqa: E402
+from sweep import load_kernels  # noqa: E402
+
+
+def ptx_params(ptx: str) -> list[str]:
+    """The entry's parameter types in order (`u64` or `u32`)."""
+    head = ptx[ptx.index(".entry") : ptx.index(")", ptx.index(".entry"))]
+    return re.findall(r"\.param \.(u64|u32|b64|b32|s32)", head)
+
+
+def case_launches(case: str, driver) -> tuple[dict, float]:
+    import torch
+
+    m, n, k, dtype, config, _ = CASES[case]
+    kind = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    block_m, block_n, block_k, warps, stages = config
+    a = torch.randn(1, m, k, device="cuda", dtype=kind)
+    b = torch.randn(1, k, n, device="cuda", dtype=kind)
+    c = torch.empty(1, m, n, device="cuda", dtype=kind)
+    strides = [*a.stride(), *b.stride(), *c.stride()]
+    grid = ((m + block_m - 1) // block_m * ((n + block_n - 1) // block_n), 1)
+    meta = dict(BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8, BIAS_RELU=False,
+                num_warps=warps, num_stages=stages)  # fmt: skip
+    args = (a, b, c, c, m, n, k, *strides)
+    pointers = [t.data_ptr() for t in (a, b, c, c)]
+    launches = {}
+    for side in ("tilec", "triton"):
+        jitted = load_kernels(side)["sweep_matmul"]
+        compiled = jitted.warmup(*args, grid=grid, **meta)
+        ptx = compiled.asm["ptx"]
+        if side == "tilec":
+            values = [*pointers, m, n, k, *strides]
+            shared = compiled.metadata["shared_bytes"]
+            name = compiled.metadata["name"]
+        else:
+            values = [*pointers, m, n, k, *[s for s in strides if s != 1], 0, 0]
+            shared, name = compiled.metadata.shared, compiled.metadata.name
+        kinds = ptx_params(ptx)
+        if len(kinds) != len(values):
+            raise SystemExit(f"{side}: {len(kinds)} parameters in the PTX, {len(values)} built")
+        signature = ["*i8" if t in ("u64", "b64") else "i32" for t in kinds]
+        loaded = driver.load(compiled.asm["cubin"], name, is_ptx=False, shared_bytes=shared,
+                             signature=signature)  # fmt: skip
+
+        def by_driver(loaded=loaded, values=values):
+            stream = torch.cuda.current_stream().cuda_stream
+            driver.launch(loaded, grid, warps, 32, values, stream=stream)
+
+        def own(jitted=jitted):
+            jitted[grid](*args, **meta)
+
+        launches[f"{side} cubin, tilec's driver"] = by_driver
+        launches[f"{side} own launch"] = own
+    reference = torch.matmul(a.float(), b.float())
+    for label, launch in launches.items():
+        c.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        error = float(torch.linalg.norm((c.float() - reference).flatten())
+                      / torch.linalg.norm(reference.flatten()))  # fmt: skip
+        if not error < 2e-2:
+            raise SystemExit(f"{case}: {label} is wrong (relative error {error:.2e})")
+    return launches, 2.0 * m * n * k
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=lambda s: s.split(","),
+                        default=["square3072", "longk1024", "skinny"])  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    import torch
+
+    from tilec_nvidia.driver import CudaDriver
+
+    torch.empty(1, device="cuda")  # torch's context, current: the driver uses it
+    driver = CudaDriver()
+    print(torch.cuda.get_device_name())
+    for case in args.cases:
+        launches, flops = case_launches(case, driver)
+        times = {label: [] for label in launches}
+        for _ in range(args.rounds):
+            for label, us in paired_bench(launches, 25, 100).items():
+                times[label].append(us)
+        base = statistics.median(times["triton own launch"])
+        print(f"\n{case} ({CASES[case][:4]}, {CASES[case][4]})")
+        print("| launch | us | TFLOP/s | Triton own launch / this |")
+        print("|---|---:|---:|---:|")
+        for label, values in times.items():
+            us = statistics.median(values)
+            print(f"| {label} | {us:.1f} | {flops / us / 1e6:.0f} | {base / us:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
