@@ -2,6 +2,7 @@
 (issue 23): both sides' cubins launched by tilec's driver, beside each side's own launch.
 
     python benchmarks/matmul_cubin_ab.py [--cases square3072,longk1024,skinny] [--rounds 3]
+        [--ptxas PATH[,PATH...]] [--triton-ptxas]
 
 Needs an NVIDIA GPU, torch and Triton. For each case of benchmarks/matmul_static.py, each side
 compiles the sweep's `sweep_matmul` through its own `warmup` on CUDA tensors (the binary its
@@ -11,14 +12,23 @@ null). Every launch is checked against torch, then the four (each cubin under ti
 each side's own `[grid]` launch) are timed turn about by benchmarks/paired_timer.py over
 `--rounds`. Triton's cubin as slow as tilec's under one driver means the binary; level there but
 not in the own launches means the launch.
+
+`--ptxas` (and `--triton-ptxas`, the ptxas Triton's wheel ships) adds tilec's PTX assembled by
+each ptxas named (`-arch=sm_90a -O3`), launched by tilec's driver: ptxas 13.0 and Triton's 12.8
+give tilec's PTX the same SASS, but their cubins differ in ELF ABI (8 against 7) and in 13.0's
+compatibility attributes (`EICOMPAT_ATTR_ENABLE_OPPORTUNISTIC_FINALIZATION`), the one difference
+left between the two sides' binaries that the disassembly does not show (eighth session).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +45,29 @@ def ptx_params(ptx: str) -> list[str]:
     return re.findall(r"\.param \.(u64|u32|b64|b32|s32)", head)
 
 
-def case_launches(case: str, driver) -> tuple[dict, float]:
+def assemble(ptx: str, ptxas: str) -> bytes:
+    """`ptx` assembled for sm_90a by `ptxas`."""
+    with tempfile.TemporaryDirectory() as folder:
+        source, binary = os.path.join(folder, "k.ptx"), os.path.join(folder, "k.cubin")
+        Path(source).write_text(ptx)
+        subprocess.run([ptxas, "-arch=sm_90a", "-O3", source, "-o", binary], check=True)
+        return Path(binary).read_bytes()
+
+
+def release(ptxas: str) -> str:
+    """`ptxas`'s CUDA release, as its `--version` names it (`12.8`)."""
+    text = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout
+    found = re.search(r"cuda_(\d+\.\d+)", text)
+    return found.group(1) if found else ptxas
+
+
+def triton_ptxas() -> str:
+    import triton
+
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+def case_launches(case: str, driver, assemblers: list[str]) -> tuple[dict, float]:
     import torch
 
     m, n, k, dtype, config, _ = CASES[case]
@@ -66,17 +98,22 @@ def case_launches(case: str, driver) -> tuple[dict, float]:
         if len(kinds) != len(values):
             raise SystemExit(f"{side}: {len(kinds)} parameters in the PTX, {len(values)} built")
         signature = ["*i8" if t in ("u64", "b64") else "i32" for t in kinds]
-        loaded = driver.load(compiled.asm["cubin"], name, is_ptx=False, shared_bytes=shared,
-                             signature=signature)  # fmt: skip
+        binaries = {f"{side} cubin": compiled.asm["cubin"]}
+        for ptxas in assemblers if side == "tilec" else ():
+            binaries[f"tilec PTX, ptxas {release(ptxas)}"] = assemble(ptx, ptxas)
+        for label, binary in binaries.items():
+            loaded = driver.load(binary, name, is_ptx=False, shared_bytes=shared,
+                                 signature=signature)  # fmt: skip
 
-        def by_driver(loaded=loaded, values=values):
-            stream = torch.cuda.current_stream().cuda_stream
-            driver.launch(loaded, grid, warps, 32, values, stream=stream)
+            def by_driver(loaded=loaded, values=values):
+                stream = torch.cuda.current_stream().cuda_stream
+                driver.launch(loaded, grid, warps, 32, values, stream=stream)
+
+            launches[f"{label}, tilec's driver"] = by_driver
 
         def own(jitted=jitted):
             jitted[grid](*args, **meta)
 
-        launches[f"{side} cubin, tilec's driver"] = by_driver
         launches[f"{side} own launch"] = own
     reference = torch.matmul(a.float(), b.float())
     for label, launch in launches.items():
@@ -95,7 +132,12 @@ def main() -> int:
     parser.add_argument("--cases", type=lambda s: s.split(","),
                         default=["square3072", "longk1024", "skinny"])  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--ptxas", type=lambda s: s.split(","), default=[],
+                        help="also tilec's PTX assembled by these ptxas")  # fmt: skip
+    parser.add_argument("--triton-ptxas", action="store_true",
+                        help="also tilec's PTX assembled by the ptxas Triton ships")  # fmt: skip
     args = parser.parse_args()
+    assemblers = args.ptxas + ([triton_ptxas()] if args.triton_ptxas else [])
     import torch
 
     from tilec_nvidia.driver import CudaDriver
@@ -104,7 +146,7 @@ def main() -> int:
     driver = CudaDriver()
     print(torch.cuda.get_device_name())
     for case in args.cases:
-        launches, flops = case_launches(case, driver)
+        launches, flops = case_launches(case, driver, assemblers)
         times = {label: [] for label in launches}
         for _ in range(args.rounds):
             for label, us in paired_bench(launches, 25, 100).items():
