@@ -34,13 +34,13 @@ from tilec_nvidia import libcuda
 from tilec_nvidia.arch import device_target
 
 DEFAULT_SHARED_LIMIT = 48 * 1024
+"""Dynamic shared memory a kernel gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...)."""
 PREFER_SHARED = False
 """Whether a kernel over DEFAULT_SHARED_LIMIT bytes of shared memory is loaded with
 `CU_FUNC_CACHE_PREFER_SHARED`, as Triton's loader does; off, the driver chooses the L1/shared
 split. Off by measurement (H200, paired sweep of the matmuls and attention forward, eighth
 session of issue 23): on, the ragged matmuls, whose unaligned loads go through L1, ran 4-16%
 slower (fp16 8191^3 16%), the rest within 1%."""
-"""Dynamic shared memory a kernel gets without opting in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...)."""
 
 INSTALL_HINT = "cuda-python (cuda-bindings) is not installed: pip install cuda-bindings"
 

@@ -1,15 +1,15 @@
 """The CUDA driver entry points a launch from the disk cache needs, called through ctypes.
 
-Importing `cuda.bindings.driver` costs about 15 ms (on the H100 host, after torch): three
-quarters of what a program's first launch of a kernel from the disk cache may cost. That launch
-needs a handful of driver calls: `cuInit`, the device and its limits, the current or primary
-context (torch's), `cuModuleLoadData`, `cuModuleGetFunction`, the function's attributes and
-cache configuration,
-`cuLaunchKernel`, and the errors' names. `LibCuda` makes those calls through ctypes on
-`libcuda.so.1` (the library cuda-bindings loads too, found by the same system search) and
-answers them as `cuda.bindings.driver` does, `(CUresult, *values)`, with the same argument
-order, so `tilec_nvidia.driver.CudaDriver` runs on it unchanged and turns a failed call into
-the same `CudaError` with the same name (`cuGetErrorName` gives the enum's name).
+Importing `cuda.bindings.driver` costs about 15 ms (on the H100 host, after torch): three quarters
+of what a program's first launch of a kernel from the disk cache may cost. That launch needs a
+handful of driver calls: `cuInit`, the device and its limits, the current or primary context
+(torch's), `cuModuleLoadData`, `cuModuleGetFunction`, the function's attributes (and its cache
+configuration, where `driver.PREFER_SHARED` asks), `cuLaunchKernel`, and the errors' names.
+`LibCuda` makes those calls through ctypes on `libcuda.so.1` (the library cuda-bindings loads too,
+found by the same system search) and answers them as `cuda.bindings.driver` does, `(CUresult,
+*values)`, with the same argument order, so `tilec_nvidia.driver.CudaDriver` runs on it unchanged
+and turns a failed call into the same `CudaError` with the same name (`cuGetErrorName` gives the
+enum's name).
 
 Every other name (`cuMemAlloc`, `cuStreamIsCapturing`, `cuEventCreate`, `CUdeviceptr`, ...) is
 `cuda.bindings.driver`'s, imported the first time one is asked for: copies of NumPy arrays,
