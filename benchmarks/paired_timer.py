@@ -12,9 +12,9 @@ kernel by 5% (benchmarks/memory_placement_ab.py, eighth session: layer norm forw
 Triton's do_bench) and times one side's launch between two CUDA events, then the other's, the
 order swapped every repetition, both launches writing the same outputs; each side's time is the
 median of its repetitions, as do_bench's `return_mode="median"`. The sweep also chooses each
-side's config this way, all candidates of both sides in one loop: one side's candidates timed
-before the other's ran cooler (the attention forward's candidates, timed tilec's first, read
-tilec's fastest 3% under Triton's; timed paired, it was 3% over).
+side's config this way, all candidates of both sides in one loop: timed one side after the other,
+the candidates disagreed with the paired final (the attention forward's, tilec's timed first,
+read tilec's fastest 3% under Triton's; timed paired, it was 3% over).
 """
 
 from __future__ import annotations
