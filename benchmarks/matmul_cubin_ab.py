@@ -2,7 +2,7 @@
 (issue 23): both sides' cubins launched by tilec's driver, beside each side's own launch.
 
     python benchmarks/matmul_cubin_ab.py [--cases square3072,longk1024,skinny] [--rounds 3]
-        [--ptxas PATH[,PATH...]] [--triton-ptxas]
+        [--ptxas PATH[,PATH...]] [--triton-ptxas] [--variants NAME[,NAME...]]
 
 Needs an NVIDIA GPU, torch and Triton. For each case of benchmarks/matmul_static.py, each side
 compiles the sweep's `sweep_matmul` through its own `warmup` on CUDA tensors (the binary its
@@ -18,6 +18,10 @@ each ptxas named (`-arch=sm_90a -O3`), launched by tilec's driver: ptxas 13.0 an
 give tilec's PTX the same SASS, but their cubins differ in ELF ABI (8 against 7) and in 13.0's
 compatibility attributes (`EICOMPAT_ATTR_ENABLE_OPPORTUNISTIC_FINALIZATION`), the one difference
 left between the two sides' binaries that the disassembly does not show (eighth session).
+`--variants` adds tilec's PTX rewritten by benchmarks/matmul_ptx_variants.py's `VARIANTS` (those
+that apply), assembled by tilec's ptxas: the place for a bisection of the PTX. A variant that
+faults (the sixth session's `matmul_launch_ab.py` stopped on an illegal instruction) takes the
+process's CUDA context with it: run `--variants` in an invocation of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from matmul_ptx_variants import VARIANTS  # noqa: E402
 from matmul_static import CASES  # noqa: E402
 from paired_timer import paired_bench  # noqa: E402
 from sweep import load_kernels  # noqa: E402
@@ -67,7 +72,9 @@ def triton_ptxas() -> str:
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
 
 
-def case_launches(case: str, driver, assemblers: list[str]) -> tuple[dict, float]:
+def case_launches(
+    case: str, driver, assemblers: list[str], variants: list[str]
+) -> tuple[dict, float]:
     import torch
 
     m, n, k, dtype, config, _ = CASES[case]
@@ -101,6 +108,14 @@ def case_launches(case: str, driver, assemblers: list[str]) -> tuple[dict, float
         binaries = {f"{side} cubin": compiled.asm["cubin"]}
         for ptxas in assemblers if side == "tilec" else ():
             binaries[f"tilec PTX, ptxas {release(ptxas)}"] = assemble(ptx, ptxas)
+        for variant in variants if side == "tilec" else ():
+            from tilec_nvidia.codegen import find_ptxas
+
+            text = VARIANTS[variant](ptx)
+            if text is None:
+                print(f"{case}: variant {variant} does not apply")
+                continue
+            binaries[f"tilec PTX, {variant}"] = assemble(text, find_ptxas() or "ptxas")
         for label, binary in binaries.items():
             loaded = driver.load(binary, name, is_ptx=False, shared_bytes=shared,
                                  signature=signature)  # fmt: skip
@@ -136,6 +151,8 @@ def main() -> int:
                         help="also tilec's PTX assembled by these ptxas")  # fmt: skip
     parser.add_argument("--triton-ptxas", action="store_true",
                         help="also tilec's PTX assembled by the ptxas Triton ships")  # fmt: skip
+    parser.add_argument("--variants", type=lambda s: s.split(","), default=[],
+                        help="also tilec's PTX rewritten by these matmul_ptx_variants")  # fmt: skip
     args = parser.parse_args()
     assemblers = args.ptxas + ([triton_ptxas()] if args.triton_ptxas else [])
     import torch
@@ -146,7 +163,7 @@ def main() -> int:
     driver = CudaDriver()
     print(torch.cuda.get_device_name())
     for case in args.cases:
-        launches, flops = case_launches(case, driver, assemblers)
+        launches, flops = case_launches(case, driver, assemblers, args.variants)
         times = {label: [] for label in launches}
         for _ in range(args.rounds):
             for label, us in paired_bench(launches, 25, 100).items():
