@@ -384,3 +384,13 @@ def test_a_kernel_given_maxnreg_keeps_it_and_sets_no_registers(ws_on):
                              target="sm_90a", num_warps=8, num_stages=3, maxnreg=128)  # fmt: skip
     ptx = compiled.asm["ptx"]
     assert ".maxnreg 128" in ptx and ".reqntid 384" in ptx and "setmaxnreg" not in ptx
+
+
+def test_triton_names_report_the_warps_a_program_runs(ws_on):
+    """`compiled.num_warps` and `packed_metadata` count the producer warpgroup, as Triton's
+    `metadata.num_warps` (`ttg.total-num-warps`) and `pack_metadata` do: what a launcher given
+    them must start (the option alone would start no producer)."""
+    specialized, plain = compile_ws(True), compile_ws(False)
+    assert specialized.options.num_warps == 4 and specialized.num_warps == 8
+    assert specialized.packed_metadata[0] == 8 == specialized.metadata["num_warps"]
+    assert plain.num_warps == 4 and plain.packed_metadata[0] == 4

@@ -70,12 +70,15 @@ class TritonKernelAPI:
 
     @property
     def num_warps(self) -> int:
-        return self.options.num_warps
+        """The warps a program runs, as Triton's `metadata.num_warps`: the `num_warps` option
+        plus a warp-specialized kernel's producer warps (Triton's `ttg.total-num-warps`)."""
+        return self.metadata.get("num_warps", self.options.num_warps)
 
     @property
     def packed_metadata(self) -> tuple[int, int, int]:
-        """Triton's `(num_warps, num_ctas, shared)`, what its launcher is handed."""
-        return (self.options.num_warps, 1, self.metadata.get("shared", 0))
+        """Triton's `(num_warps, num_ctas, shared)`, what its launcher is handed (the warps a
+        program runs, producers included, as Triton's `pack_metadata`)."""
+        return (self.num_warps, 1, self.metadata.get("shared", 0))
 
     def _functions(self) -> list[Any]:
         return [loaded.function for loaded in self.runtime.get("loaded_on", {}).values()]
