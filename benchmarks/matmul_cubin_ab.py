@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from matmul_launch_ab import print_table  # noqa: E402
 from matmul_ptx_variants import VARIANTS  # noqa: E402
 from matmul_static import CASES  # noqa: E402
 from paired_timer import paired_bench  # noqa: E402
@@ -168,13 +168,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for label, us in paired_bench(launches, 25, 100).items():
                 times[label].append(us)
-        base = statistics.median(times["triton own launch"])
-        print(f"\n{case} ({CASES[case][:4]}, {CASES[case][4]})")
-        print("| launch | us | TFLOP/s | Triton own launch / this |")
-        print("|---|---:|---:|---:|")
-        for label, values in times.items():
-            us = statistics.median(values)
-            print(f"| {label} | {us:.1f} | {flops / us / 1e6:.0f} | {base / us:.3f} |", flush=True)
+        print_table(f"{case} ({CASES[case][:4]}, {CASES[case][4]})", times, flops)
     return 0
 
 

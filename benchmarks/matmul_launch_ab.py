@@ -185,6 +185,12 @@ def time_table(title: str, timed: list, rounds: int, flops: float) -> None:
     for _ in range(rounds):
         for name, launch, bench in timed:
             times[name].append(bench(launch, warmup=25, rep=200, return_mode="median") * 1e3)
+    print_table(title, times, flops)
+
+
+def print_table(title: str, times: dict[str, list[float]], flops: float) -> None:
+    """`times` ({variant: microseconds a round}) as a table of medians against "triton own
+    launch"."""
     base = statistics.median(times["triton own launch"])
     print(f"\n{title}")
     print("| variant | us (median of rounds) | TFLOP/s | Triton own launch / this |")

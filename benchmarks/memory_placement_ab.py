@@ -16,7 +16,6 @@ in memory, not the code.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -26,29 +25,14 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from gpu_vs_triton import bench  # noqa: E402
-from memory_source_ab import cases  # noqa: E402
-from sweep import (  # noqa: E402
-    FINAL,
-    OWN_TIMER,
-    SIDES,
-    check,
-    launcher,
-    load_kernels,
-    make_env,
-    torch_sync,
-)
+from memory_source_ab import cases, start  # noqa: E402
+from sweep import OWN_TIMER, SIDES, check, launcher, load_kernels  # noqa: E402
 
 BUFFERS = ("tilec's", "Triton's", "third")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=6)
-    args = parser.parse_args()
-    env = make_env(False, 23)
-    kernels = {side: load_kernels(side) for side in SIDES}
-    sync = torch_sync(env.device)
-    warmup, rep = FINAL[False]
+    args, env, kernels, sync, warmup, rep = start(__doc__, 6, load_kernels)
     print("| case | outputs | tilec us | Triton us | Triton / tilec |")
     print("|---|---|---:|---:|---:|")
     for case, config, _ in cases():

@@ -61,14 +61,20 @@ def load(side: str) -> dict:
     return namespace
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+def start(doc: str, rounds: int, loader=None) -> tuple:
+    """(args, env, kernels by side, sync, warm-up ms, repetition ms) of an A/B script: its
+    `--rounds`, the sweep's environment and final timing, the kernels `loader` gives a side
+    (default: the sweep's and memory_variants.py's)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=rounds)
     args = parser.parse_args()
     env = make_env(False, 23)
-    kernels = {side: load(side) for side in SIDES}
-    sync = torch_sync(env.device)
-    warmup, rep = FINAL[False]
+    kernels = {side: (loader or load)(side) for side in SIDES}
+    return (args, env, kernels, torch_sync(env.device), *FINAL[False])
+
+
+def main() -> int:
+    args, env, kernels, sync, warmup, rep = start(__doc__, 5)
     print("| case | kernel | tilec us | Triton us | tilec / Triton base | Triton / Triton base |")
     print("|---|---|---:|---:|---:|---:|")
     for case, config, name in cases():
