@@ -510,6 +510,10 @@ def _const(value: int, type_: Type) -> ConstantOp:
     return ConstantOp(IntegerAttr(value, type_), type_)
 
 
+def _mapped(value: Value | None, mapping: dict[Value, Value]) -> Value | None:
+    return None if value is None else mapping.get(value, value)
+
+
 class Emitter:
     """Inserts new ops before `anchor` (or at the end of `block` without one): the ops of a
     rewrite of the ring passes (this one, `tilec.layout.warp_specialize`)."""
@@ -546,6 +550,12 @@ class _Emitter(Emitter):
         for op in ops:
             self.add(op.clone(mapping))
 
+    def in_range_mask(self, ptr: Value, mask: Value | None, in_range: Value) -> Value:
+        """`in_range` splat to `ptr`'s shape, and'ed with a load's `mask` where it has one."""
+        mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
+        splat = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
+        return splat if mask is None else self.binary(AndIOp, mask, splat)  # type: ignore[return-value]
+
     def issue(
         self,
         plan: Plan,
@@ -568,10 +578,7 @@ class _Emitter(Emitter):
             if ring is not None and load in ring.loads:
                 continue
             ptr = mapping.get(load.ptr, load.ptr)
-            mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
-            mask = at.add(SplatOp(operands=[in_range], result_types=[mask_type]))
-            if load.mask is not None:
-                mask = at.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+            mask = at.in_range_mask(ptr, _mapped(load.mask, mapping), in_range)
             hints = {k: v for k, v in load.attributes.items() if k in ("cache", "eviction")}
             if registers:
                 t: TensorType = load.result.type  # type: ignore[assignment]
@@ -595,10 +602,7 @@ class _Emitter(Emitter):
         self.clone(ops, mapping)
         ptr = mapping.get(load.ptr, load.ptr)
         t: TensorType = load.result.type  # type: ignore[assignment]
-        mask_type = TensorType(ptr.type.shape, i1, ptr.type.encoding)  # type: ignore[attr-defined]
-        mask = self.add(SplatOp(operands=[in_range], result_types=[mask_type]))
-        if load.mask is not None:
-            mask = self.binary(AndIOp, mapping.get(load.mask, load.mask), mask)  # type: ignore[arg-type]
+        mask = self.in_range_mask(ptr, _mapped(load.mask, mapping), in_range)
         if load.other is not None:
             other = mapping.get(load.other, load.other)
         else:
