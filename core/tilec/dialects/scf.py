@@ -188,3 +188,14 @@ class ConditionOp(Operation):
     condition = operand_def(BOOL_SCALAR)
     args = operand_def(variadic=True)
     traits = (IsTerminator(), Pure(), HasParent(WhileOp))
+
+
+def in_loop(op: Operation) -> bool:
+    """Whether `op` is inside an `scf.for` or `scf.while` (at any depth): code an earlier
+    iteration may have run."""
+    parent = op.parent_op
+    while parent is not None:
+        if isinstance(parent, ForOp | WhileOp):
+            return True
+        parent = parent.parent_op
+    return False

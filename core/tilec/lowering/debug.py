@@ -17,7 +17,7 @@ import contextlib
 from llvmlite import ir
 
 from tilec.dialects.gpu_shared import LocalAllocOp
-from tilec.dialects.scf import ForOp, WhileOp
+from tilec.dialects.scf import in_loop
 from tilec.dialects.tile import AssertOp, BarrierOp, PrintOp
 from tilec.ir.types import FloatType, IntegerType, PointerType, element_type
 from tilec.lowering.context import (
@@ -163,12 +163,7 @@ def guards_untouched_buffers(ctx: LoweringContext, op: BarrierOp) -> bool:
     kernel's first pipelined loop then has no barrier before its copies, as in Triton."""
     if not isinstance(op.next_op, LocalAllocOp) or ctx.shared_bytes > ctx.shared_reserved:
         return False
-    at = op.parent_op
-    while at is not None:
-        if isinstance(at, ForOp | WhileOp):
-            return False
-        at = at.parent_op
-    return True
+    return not in_loop(op)
 
 
 def _same(first: list[ir.Instruction], second: list[ir.Instruction]) -> bool:

@@ -27,7 +27,7 @@ import attrs
 from llvmlite import ir
 
 from tilec.dialects.arith import BinaryOp
-from tilec.dialects.scf import ForOp, WhileOp
+from tilec.dialects.scf import in_loop
 from tilec.dialects.tile import ReduceOp
 from tilec.ir.core import Operation
 from tilec.ir.traits import Commutative
@@ -375,12 +375,7 @@ def _whole_bytes(op: Operation) -> int:
     16 registers beside the row at a 128-register ceiling (512 threads) and lengthen the loop
     (bf16 5120 columns w16: 127 registers and 349 SASS an iteration whole, 124 and 326 by lane;
     no slower on the H200)."""
-    parent = op.parent_op
-    while parent is not None:
-        if isinstance(parent, ForOp | WhileOp):
-            return 32
-        parent = parent.parent_op
-    return 16
+    return 32 if in_loop(op) else 16
 
 
 def _bind_results(
