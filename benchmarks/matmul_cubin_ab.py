@@ -154,6 +154,9 @@ def main() -> int:
     parser.add_argument("--variants", type=lambda s: s.split(","), default=[],
                         help="also tilec's PTX rewritten by these matmul_ptx_variants")  # fmt: skip
     args = parser.parse_args()
+    unknown = [name for name in args.variants if name not in VARIANTS]
+    if unknown:
+        parser.error(f"--variants: unknown {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     assemblers = args.ptxas + ([triton_ptxas()] if args.triton_ptxas else [])
     import torch
 
