@@ -21,6 +21,12 @@ Variants (each a function of tilec's PTX text, None where the loop is not of the
   one group in flight). The price: no wgmma group is in flight across iterations, so the
   tensor cores idle from one group's end to the next group's issue (a barrier, the copies'
   issue, the wait, a barrier).
+- `wide-as-shift`: each `mul.wide.s32 d, x, 2^k` as `cvt.s64.s32 d, x; shl.b64 d, d, k`, the
+  form of Triton's PTX. ncu (ninth session) shows tilec's loop stalled on dispatch at the
+  `IMAD.WIDE`s that ptxas rematerializes from the `mul.wide`s into the loop (the B copies'
+  64-bit addresses from 32-bit offsets); from `cvt` and `shl` ptxas builds them with `LEA`.
+  The compiler now does this for the multiplies of loops (`tilec_nvidia.codegen.widen_then_shift`);
+  the variant rewrites every one, those outside the loops too.
 """
 
 from __future__ import annotations
@@ -105,7 +111,24 @@ def loads_first(ptx: str) -> str | None:
     return ptx[: loop.start(2)] + new_body + ptx[loop.end(2) :]
 
 
-VARIANTS = {"select-slot": select_slot, "loads-first": loads_first}
+_WIDE = re.compile(r"mul\.wide\.s32\s+(%rd\d+), (%r\d+), (\d+);")
+
+
+def wide_as_shift(ptx: str) -> str | None:
+    """Each `mul.wide.s32` by a power of two as a sign extension and a 64-bit shift."""
+
+    def rewrite(found: re.Match) -> str:
+        wide, narrow, factor = found.group(1), found.group(2), int(found.group(3))
+        if factor & (factor - 1):
+            return found.group(0)
+        shift = factor.bit_length() - 1
+        return f"cvt.s64.s32 \t{wide}, {narrow};\n\tshl.b64 \t{wide}, {wide}, {shift};"
+
+    text = _WIDE.sub(rewrite, ptx)
+    return None if text == ptx else text
+
+
+VARIANTS = {"select-slot": select_slot, "loads-first": loads_first, "wide-as-shift": wide_as_shift}
 
 
 def both(ptx: str) -> str | None:

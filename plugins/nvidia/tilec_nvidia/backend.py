@@ -162,9 +162,11 @@ class NvidiaBackend(GpuBackend):
         stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
 
     def _make_ptx(self, llvm_ir: str, metadata: dict[str, Any], options: NvidiaOptions) -> str:
-        from tilec_nvidia.codegen import llir_to_ptx
+        from tilec_nvidia.codegen import keep_widened_unless_it_spills, llir_to_ptx
 
-        return llir_to_ptx(llvm_ir, metadata["target"], opt_level=options.opt_level)
+        target = metadata["target"]
+        plain = llir_to_ptx(llvm_ir, target, opt_level=options.opt_level, widen=False)
+        return keep_widened_unless_it_spills(plain, target)
 
     def _make_cubin(self, ptx: str, metadata: dict[str, Any]) -> bytes | None:
         """The cubin, or None (no `cubin` stage: the driver JIT-compiles the PTX at load) where

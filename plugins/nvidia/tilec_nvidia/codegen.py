@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -75,9 +76,11 @@ kernel, 10-30% of the emission, for byte-identical PTX in 12 of them; in the 13t
 128x256x64, level 2 computes one comparison of the prologue twice (one `setp` more)."""
 
 
-def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
+def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3, widen: bool = True) -> str:
     """Optimize `llvm_ir` at `opt_level` (0-3) and emit PTX for `arch` (`sm_90`, ...), the code
-    generation at `CODEGEN_LEVEL` at most.
+    generation at `CODEGEN_LEVEL` at most; with `widen`, the loops' wide multiplies rewritten
+    (`widen_then_shift`: the backend's `ptx` stage passes False and rewrites them itself, unless
+    that spills).
 
     Raises ValueError for an unsupported arch or level, CodegenError when LLVM rejects the module.
     """
@@ -95,7 +98,110 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3) -> str:
             raise CodegenError(
                 f"LLVM could not emit PTX for {_describe(llvm_ir)}: {error}"
             ) from None
-    return avoid_ptxas_negation_bugs(ptx)
+    ptx = avoid_ptxas_negation_bugs(ptx)
+    return widen_then_shift(ptx) if widen else ptx
+
+
+WIDE_AS_SHIFT = True
+"""Whether `llir_to_ptx` rewrites the wide multiplies of loops as a widening and a shift
+(`widen_then_shift`)."""
+
+_WIDE_BY_CONSTANT = re.compile(r"^([ \t]*)mul\.wide\.s32\s+(%rd\d+),\s*(%r\d+),\s*(\d+);$")
+_LABEL = re.compile(r"^(\$L__BB\w+):")
+_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$L__BB\w+);")
+
+
+def widen_then_shift(ptx: str) -> str:
+    """Each `mul.wide.s32 d, x, 2^k` of a loop (inside one, or outside with `d` read inside one)
+    written as `cvt.s64.s32 d, x; shl.b64 d, d, k`. Nothing else changes: a multiply outside
+    every loop and unread in them, other factors, `mul.wide.u32`, `mad.wide`, a register factor.
+    A loop is the lines from a label to a branch back to it.
+
+    LLVM's NVPTX backend folds the sign extension and scaling of a 32-bit index into a 64-bit
+    byte offset (`getelementptr half, ptr, i32 %i`) into one `mul.wide`, and ptxas makes of it
+    an `IMAD.WIDE` in the loop: the loop's own, or one rematerialized each iteration from a
+    32-bit index for a loop-invariant offset rather than its 64 bits kept in registers. Beside
+    wgmmas in flight these stall the loop on dispatch: ncu counted 22.7% of the pipelined
+    matmul's warp samples there against Triton's 3.9% (benchmarks/RESULTS.md, ninth session).
+    From a widening and a shift, the form of Triton's PTX, ptxas builds the offsets with `LEA`:
+    the 128x128x64 matmul at 3072^3 went from 105.4 to 98.3 us (Triton 97.6), and the attention
+    forward from 0.98 to 1.04 of Triton's speed at head dim 128. The cost is registers: the
+    caller keeps LLVM's form where this one spills (`keep_widened_unless_it_spills`).
+    `WIDE_AS_SHIFT` turns it off."""
+    if not WIDE_AS_SHIFT or "mul.wide.s32" not in ptx:
+        return ptx
+    lines = ptx.split("\n")
+    labels: dict[str, int] = {}
+    in_loop = [False] * len(lines)
+    for index, line in enumerate(lines):
+        label = _LABEL.match(line)
+        if label:
+            labels[label.group(1)] = index
+            continue
+        branch = _BRANCH.search(line)
+        if branch and branch.group(1) in labels:  # back to a label above: a loop
+            for inside in range(labels[branch.group(1)], index + 1):
+                in_loop[inside] = True
+    read_in_loops = set(re.findall(r"%rd\d+\b", "\n".join(
+        line for line, inside in zip(lines, in_loop, strict=True) if inside)))  # fmt: skip
+    for index, line in enumerate(lines):
+        found = _WIDE_BY_CONSTANT.match(line)
+        if found is None:
+            continue
+        indent, wide, narrow, factor = found.groups()
+        value = int(factor)
+        if value == 0 or value & (value - 1):
+            continue
+        if not in_loop[index] and wide not in read_in_loops:
+            continue
+        shift = value.bit_length() - 1
+        lines[index] = f"{indent}cvt.s64.s32 \t{wide}, {narrow};" + (
+            f"\n{indent}shl.b64 \t{wide}, {wide}, {shift};" if shift else ""
+        )
+    return "\n".join(lines)
+
+
+def keep_widened_unless_it_spills(plain: str, arch: str) -> str:
+    """`widen_then_shift(plain)` unless ptxas spills more registers for it than for `plain`
+    (the PTX of LLVM); then `plain`. Where the rewrite changes nothing or there is no ptxas,
+    the rewritten text without assembling. The cubin of the text returned is kept for the
+    `ptx_to_cubin` that follows (the `cubin` stage), so that a kernel is assembled once where
+    the rewrite does not spill, twice where it does."""
+    widened = widen_then_shift(plain)
+    if widened == plain or find_ptxas() is None:
+        return widened
+    info: dict[str, PtxasInfo] = {}
+    cubin = ptx_to_cubin(widened, arch, info=info)
+    if cubin is None or not _spilled(info):
+        return _remember(widened, arch, cubin, info)
+    plain_info: dict[str, PtxasInfo] = {}
+    plain_cubin = ptx_to_cubin(plain, arch, info=plain_info)
+    if plain_cubin is not None and _spilled(plain_info) < _spilled(info):
+        return _remember(plain, arch, plain_cubin, plain_info)
+    return _remember(widened, arch, cubin, info)
+
+
+def _spilled(info: dict[str, PtxasInfo]) -> int:
+    return sum(i.spill_stores + i.spill_loads + i.stack_bytes for i in info.values())
+
+
+_ASSEMBLED: dict[tuple, tuple[bytes, dict]] = {}
+_ASSEMBLED_LOCK = threading.Lock()
+ASSEMBLED_KEPT = 8
+"""How many cubins `keep_widened_unless_it_spills` keeps for `ptx_to_cubin` (the oldest go)."""
+
+
+def _remember(ptx: str, arch: str, cubin: bytes | None, info: dict) -> str:
+    if cubin is not None:
+        with _ASSEMBLED_LOCK:
+            _ASSEMBLED[_assembled_key(ptx, arch)] = (cubin, dict(info))
+            while len(_ASSEMBLED) > ASSEMBLED_KEPT:
+                del _ASSEMBLED[next(iter(_ASSEMBLED))]
+    return ptx
+
+
+def _assembled_key(ptx: str, arch: str) -> tuple:
+    return (hashlib.sha256(ptx.encode()).hexdigest(), arch, find_ptxas())
 
 
 _NEG = re.compile(r"^(\s*)neg\.s(16|32)\s+(%\w+),\s*(%\w+);", re.MULTILINE)
@@ -243,6 +349,12 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
     ptxas = find_ptxas()
     if ptxas is None:
         return None
+    with _ASSEMBLED_LOCK:
+        kept = _ASSEMBLED.pop(_assembled_key(ptx, arch), None)
+    if kept is not None:  # assembled by keep_widened_unless_it_spills just before
+        if info is not None:
+            info.update(kept[1])
+        return kept[0]
     names = re.findall(r"\.entry\s+([\w.$]+)", ptx) or ["<no .entry>"]
     with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as folder:
         source, binary = Path(folder) / "kernel.ptx", Path(folder) / "kernel.cubin"
