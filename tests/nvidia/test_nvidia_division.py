@@ -104,3 +104,54 @@ def test_divisions_on_the_gpu(op, rng):
     ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
     slack = 8.0 if op == "sigmoid" else 2.0  # sigmoid: tl.exp's own error (test_language_math)
     assert (np.abs(out - exact) <= slack * ulp).all(), np.max(np.abs(out - exact) / ulp)
+
+
+@tilec.jit
+def integer_divide_kernel(x_ptr, y_ptr, q_ptr, r_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(q_ptr + offs, x // y)
+    tl.store(r_ptr + offs, x % y)
+
+
+def _integer_operands(dtype):
+    """Every pair of a few dividends (the type's ends among them) and divisors (0, 1, -1 or the
+    largest unsigned value, and others)."""
+    info = np.iinfo(dtype)
+    xs = np.array([info.min, info.min + 1, -7, -1, 0, 1, 7, 100, info.max], np.int64)
+    ys = np.array([0, 1, -1, 3, -3, 7, info.max], np.int64)
+    xs, ys = (np.unique(np.clip(a, info.min, info.max)).astype(dtype) for a in (xs, ys))
+    x, y = (a.ravel() for a in np.meshgrid(xs, ys))
+    pad = BLOCK - x.size
+    return np.concatenate([x, np.ones(pad, dtype)]), np.concatenate([y, np.ones(pad, dtype)])
+
+
+def test_a_remainder_needs_no_select_after_its_guarded_divisor():
+    """x % y divides by 1 where y is 0 (or -1, signed): x % 1 is 0, the result tilec defines for
+    both, so no select follows the `srem`/`urem` (a quotient keeps its select: x // 1 is x)."""
+    for dtype in ("i32", "u32"):
+        signature = {"x_ptr": f"*{dtype}", "y_ptr": f"*{dtype}", "q_ptr": f"*{dtype}",
+                     "r_ptr": f"*{dtype}"}  # fmt: skip
+        llir = tilec.compile(integer_divide_kernel, signature, {"BLOCK": BLOCK}, backend="nvidia",
+                             target="sm_90a").asm["llir"]  # fmt: skip
+        rem = re.search(r"(%\S+) = [su]rem i32 %\S+, %", llir)  # by a register: the data's
+        assert rem, llir
+        assert not re.search(rf"select\s+i1 [^\n]*{re.escape(rem.group(1))}", llir)
+        div = re.search(r"(%\S+) = [su]div i32 %\S+, %", llir)
+        assert re.search(rf"select\s+i1 [^\n]*{re.escape(div.group(1))}", llir)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_integer_division_by_zero_and_minus_one_on_the_gpu(dtype):
+    """x // 0 and x % 0 are 0, x // -1 is -x (wrapping) and x % -1 is 0, on the device as in the
+    interpreter (the reference)."""
+    x, y = _integer_operands(dtype)
+    outs = {b: (np.zeros(BLOCK, dtype), np.zeros(BLOCK, dtype)) for b in ("nvidia", "interp")}
+    for backend, (q, r) in outs.items():
+        integer_divide_kernel[(1,)](x, y, q, r, BLOCK=BLOCK, backend=backend)
+    np.testing.assert_array_equal(outs["nvidia"][0], outs["interp"][0])
+    np.testing.assert_array_equal(outs["nvidia"][1], outs["interp"][1])
+    zero = y == 0
+    assert (outs["nvidia"][0][zero] == 0).all() and (outs["nvidia"][1][zero] == 0).all()

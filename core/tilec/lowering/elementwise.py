@@ -244,7 +244,9 @@ def _divrem(ctx: LoweringContext, op: arith.BinaryOp) -> None:
             result = b.srem(x, divisor) if remainder else b.sdiv(x, divisor)
         else:
             result = b.urem(x, divisor) if remainder else b.udiv(x, divisor)
-        by_minus_one = _zero(x) if remainder else b.sub(_zero(x), x)
+        if remainder:  # x % 1 is 0: what x % 0 and x % -1 give, so no select
+            return result
+        by_minus_one = b.sub(_zero(x), x)
         if not signed:
             return b.select(unsafe, _zero(x), result)
         special = b.select(b.icmp_unsigned("==", y, _zero(y)), _zero(x), by_minus_one)
