@@ -8,9 +8,10 @@
 Needs an NVIDIA GPU, torch and (for SIDE triton) Triton. SIDE is `tilec` or `triton`; CASE is a
 part of one sweep case's "family label" (`benchmarks/sweep.py`'s rows, e.g. "attention fwd fp16
 2x16x8192x128 non-causal"), and it must name exactly one; CONFIG is the config as the sweep
-prints it (`128x64 w8 s3`). The config is checked against torch once, then launched `--launches`
-times (default 3; the first compiles), each followed by a synchronize, so that a profiler's
-`--launch-skip 2 --launch-count 1` sees a warm launch of the same binary that the sweep times.
+prints it (`128x64 w8 s3`). The config is launched and checked against torch once (the launch
+that compiles), then launched `--launches` times more (default 3), each followed by a synchronize,
+so that a profiler's `--launch-skip 2 --launch-count 1` sees a warm launch of the binary that the
+sweep times.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def find_case(words: str):
     if len(found) != 1:
         names = "\n  ".join(f"{c.family} {c.label}" for c in (found or cases))
         what = "no case" if not found else f"{len(found)} cases"
-        raise SystemExit(f"{what} named by {words!r}; {'these' if found else 'the cases'}:\n  {names}")
+        raise SystemExit(
+            f"{what} named by {words!r}; {'these' if found else 'the cases'}:\n  {names}"
+        )
     return found[0]
 
 

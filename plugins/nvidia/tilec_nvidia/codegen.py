@@ -103,8 +103,9 @@ def llir_to_ptx(llvm_ir: str, arch: str, *, opt_level: int = 3, widen: bool = Tr
 
 
 WIDE_AS_SHIFT = True
-"""Whether `llir_to_ptx` rewrites the wide multiplies of loops as a widening and a shift
-(`widen_then_shift`)."""
+"""Whether `widen_then_shift` rewrites the wide multiplies of loops (in `llir_to_ptx` and in the
+backend's `ptx` stage); off, the PTX is LLVM's. The compile cache does not key on it: set it
+before compiling, with a `TILEC_CACHE_DIR` of its own."""
 
 _WIDE_BY_CONSTANT = re.compile(r"^([ \t]*)mul\.wide\.s32\s+(%rd\d+),\s*(%r\d+),\s*(\d+);$")
 _LABEL = re.compile(r"^(\$L__BB\w+):")
