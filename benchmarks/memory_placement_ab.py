@@ -24,9 +24,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from gpu_vs_triton import bench  # noqa: E402
-from memory_source_ab import cases, start  # noqa: E402
-from sweep import OWN_TIMER, SIDES, check, launcher, load_kernels  # noqa: E402
+from memory_source_ab import alternate_rounds, cases, start  # noqa: E402
+from sweep import SIDES, check, launcher, load_kernels  # noqa: E402
 
 BUFFERS = ("tilec's", "Triton's", "third")
 
@@ -45,12 +44,7 @@ def main() -> int:
             for side in SIDES
             for where in range(len(BUFFERS))
         }
-        times = {key: [] for key in launches}
-        for round_ in range(args.rounds):
-            order = list(launches) if round_ % 2 == 0 else list(launches)[::-1]
-            for side, where in order:
-                us = bench(launches[side, where], False, OWN_TIMER[side], warmup, rep)
-                times[side, where].append(us)
+        times = alternate_rounds(launches, args.rounds, warmup, rep)
         for where, name in enumerate(BUFFERS):
             ours = statistics.median(times["tilec", where])
             theirs = statistics.median(times["triton", where])

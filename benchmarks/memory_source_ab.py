@@ -73,6 +73,16 @@ def start(doc: str, rounds: int, loader=None) -> tuple:
     return (args, env, kernels, torch_sync(env.device), *FINAL[False])
 
 
+def alternate_rounds(launches: dict, rounds: int, warmup: float, rep: float) -> dict:
+    """{key: microseconds of each round} of `launches` (keyed by (side, ...)): each timed alone
+    with its side's do_bench, in `rounds` rounds, the order reversed every other round."""
+    times = {key: [] for key in launches}
+    for round_ in range(rounds):
+        for key in launches if round_ % 2 == 0 else list(launches)[::-1]:
+            times[key].append(bench(launches[key], False, OWN_TIMER[key[0]], warmup, rep))
+    return times
+
+
 def main() -> int:
     args, env, kernels, sync, warmup, rep = start(__doc__, 5)
     print("| case | kernel | tilec us | Triton us | tilec / Triton base | Triton / Triton base |")
@@ -88,12 +98,7 @@ def main() -> int:
                     namespace[name] = namespace[variant]
                 outputs, _ = check(case, namespace, inputs, expected, config, sync)
                 launches[side, variant] = launcher(case, namespace, inputs, outputs, config)
-        times = {key: [] for key in launches}
-        for round_ in range(args.rounds):
-            order = list(launches) if round_ % 2 == 0 else list(launches)[::-1]
-            for side, variant in order:
-                us = bench(launches[side, variant], False, OWN_TIMER[side], warmup, rep)
-                times[side, variant].append(us)
+        times = alternate_rounds(launches, args.rounds, warmup, rep)
         median = {key: statistics.median(value) for key, value in times.items()}
         base = median["triton", "base"]
         for variant in ("base", *VARIANTS[name]):
