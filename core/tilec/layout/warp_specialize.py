@@ -48,8 +48,8 @@ from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import i32
 from tilec.layout import warp_specialize_tiles as tiles
+from tilec.layout.pipeline_loops import Emitter
 from tilec.layout.warp_specialize_ring import (
-    At,
     erase_dead,
     inner_slice,
     k_loop,
@@ -175,7 +175,7 @@ def _specialize(func: FuncOp, loop: ForOp, producer: int) -> None:
     for op in list(entry.ops):
         if isinstance(op, BarrierExpectOp | AsyncBulkCopyGlobalToLocalOp) and op.barriers is full:
             op.erase()
-    here = At(body, expect)
+    here = Emitter(body, expect)
     later = here.compare("sgt", body.args[0], loop.lower_bound)
     here.add(ArriveBarrierOp(operands=[empty, expect.slot, later]))
     for op in [*copies, expect]:
@@ -201,7 +201,7 @@ def _producer(
     empty: Value,
 ) -> None:
     """The producer's region (module doc) into `block`."""
-    top = At(block)
+    top = Emitter(block)
     mapping: dict[Value, Value] = {}
     for op in outer_ops:
         top.add(op.clone(mapping))

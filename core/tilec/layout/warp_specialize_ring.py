@@ -90,12 +90,8 @@ def scalar_slice(
     return sorted(found, key=order.__getitem__), outer
 
 
-At = Emitter
-"""Appends ops to a block (before an anchor where given): `pipeline_loops.Emitter`."""
-
-
 def k_loop(
-    top: At,
+    top: Emitter,
     bounds: list[Value],
     mapping: dict[Value, Value],
     inner_ops: list[Operation],
@@ -115,7 +111,7 @@ def k_loop(
     inside = loop.regions[0].block
     iv, slot, phase = inside.args
     iv.name_hint, slot.name_hint, phase.name_hint = "k", "slot", "phase"
-    at_ = At(inside)
+    at_ = Emitter(inside)
     one = at_.const(1, i32)
     at_.add(WaitBarrierOp(operands=[empty, slot, at_.binary(XOrIOp, phase, one)]))
     issue = at_.const(1, i1)
@@ -149,4 +145,4 @@ def erase_dead(block: Block) -> None:
                 again = True
 
 
-__all__ = ["At", "erase_dead", "inner_slice", "k_loop", "ring", "scalar_slice"]
+__all__ = ["erase_dead", "inner_slice", "k_loop", "ring", "scalar_slice"]

@@ -46,6 +46,7 @@ from tilec.ir.attributes import IntegerAttr
 from tilec.ir.core import Block, Operation, Value
 from tilec.ir.types import TensorType, i1, i32
 from tilec.layout import warp_specialize_ring as ws
+from tilec.layout.pipeline_loops import Emitter
 from tilec.layout.residency import shared_bytes, tile_bytes
 
 
@@ -173,7 +174,7 @@ def specialize(func: FuncOp, k: ForOp, producer: int) -> None:
             op.erase()
     k_body = k.regions[0].block
     expect = parts["expect"]
-    here = ws.At(k_body, expect)
+    here = Emitter(k_body, expect)
     later = here.compare("sgt", k_body.args[0], k.lower_bound)
     here.add(ArriveBarrierOp(operands=[empty, expect.slot, later]))
     for op in [*parts["copies"], expect]:
@@ -200,7 +201,7 @@ def _release_last(k: ForOp, holder: Operation, empty: Value, slot_index: int, ph
     last iteration's slot. Returns the (slot, phase) T's body has after the K loop."""
     if holder is k:  # no guard: release where the loop ran
         block = k.parent
-        at = ws.At(block, k.next_op)  # type: ignore[arg-type]
+        at = Emitter(block, k.next_op)  # type: ignore[arg-type]
         at.add(BarrierOp())
         ran = at.compare("slt", k.lower_bound, k.upper_bound)
         last = _previous(at, k.results[slot_index], stages)
@@ -208,7 +209,7 @@ def _release_last(k: ForOp, holder: Operation, empty: Value, slot_index: int, ph
         return k.results[slot_index], k.results[phase_index]
     then_block = holder.regions[0].block
     yield_op = then_block.last_op
-    at = ws.At(then_block, yield_op)
+    at = Emitter(then_block, yield_op)
     at.add(BarrierOp())
     last = _previous(at, k.results[slot_index], stages)
     at.add(ArriveBarrierOp(operands=[empty, last, at.const(1, i1)]))
@@ -218,7 +219,7 @@ def _release_last(k: ForOp, holder: Operation, empty: Value, slot_index: int, ph
     return holder.results[slot_at], holder.results[phase_at]
 
 
-def _previous(at: ws.At, slot: Value, stages: int) -> Value:
+def _previous(at: Emitter, slot: Value, stages: int) -> Value:
     """The slot before `slot` in a ring of `stages`."""
     shifted = at.binary(AddIOp, slot, at.const(stages - 1, i32))
     return at.binary(RemUIOp, shifted, at.const(stages, i32))
@@ -228,7 +229,7 @@ def _carry(tile: ForOp, k: ForOp, holder: Operation, slot_index: int, phase_inde
            state_out: tuple[Value, Value]) -> ForOp:  # fmt: skip
     """T rebuilt carrying (slot, phase) into the K loop and out of its body."""
     entry = tile.parent
-    at = ws.At(entry, tile)  # type: ignore[arg-type]
+    at = Emitter(entry, tile)  # type: ignore[arg-type]
     zero = at.const(0, i32)
     new = ForOp(tile.lower_bound, tile.upper_bound, tile.step, [*tile.init_args, zero, zero])
     new.location = tile.location
@@ -265,7 +266,7 @@ def _producer(block: Block, tile: ForOp, k: ForOp, top_ops: list[Operation],
               middle_ops: list[Operation], inner_ops: list[Operation], parts: dict[str, Any],
               empty: Value) -> None:  # fmt: skip
     """The producer's region: T's range, each tile's K-loop producer (module doc)."""
-    top = ws.At(block)
+    top = Emitter(block)
     mapping: dict[Value, Value] = {}
     for op in top_ops:
         top.add(op.clone(mapping))
@@ -277,7 +278,7 @@ def _producer(block: Block, tile: ForOp, k: ForOp, top_ops: list[Operation],
     index, slot, phase = inside.args
     index.name_hint = "tile"
     mapping[tile.regions[0].block.args[0]] = index
-    at = ws.At(inside)
+    at = Emitter(inside)
     for op in middle_ops:
         at.add(op.clone(mapping))
     k_bounds = [mapping.get(v, v) for v in (k.lower_bound, k.upper_bound, k.step)]
