@@ -55,6 +55,8 @@ def main(argv=None) -> int:
     parser.add_argument("--launches", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.launches < 0:
+        parser.error(f"--launches must be 0 or more, got {args.launches}")
     case = find_case(args.case)
     config = find_config(case, args.config)
     env = make_env(False, args.seed)

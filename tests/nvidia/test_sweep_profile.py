@@ -32,3 +32,10 @@ def test_an_unknown_config_stops_with_the_case_s_configs():
     case = sweep_profile.find_case("matmul float16 3072x3072x3072")
     with pytest.raises(SystemExit, match="no config '64x64'; its configs: 128x256x64 w8 s3"):
         sweep_profile.find_config(case, "64x64")
+
+
+def test_a_negative_launch_count_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        sweep_profile.main(["tilec", "matmul float16 3072x3072x3072", "128x128x64 w8 s3",
+                            "--launches", "-1"])  # fmt: skip
+    assert "--launches must be 0 or more, got -1" in capsys.readouterr().err
