@@ -112,6 +112,8 @@ class FakeCu:
         self.stream_calls: list[tuple[str, int]] = []
         """Copies and synchronizations, with the stream handle each went to."""
         self.on_launch = None
+        self.function_registers: dict[int, int] = {}
+        """Registers a thread of a function (by handle), where not `num_regs`."""
         """Called as on_launch(params) inside cuLaunchKernel (tests read the packed values)."""
 
     def cuInit(self, flags):
@@ -167,7 +169,7 @@ class FakeCu:
     def cuModuleGetFunction(self, module, name):
         if name == b"missing":
             return (CUresult.CUDA_ERROR_NOT_FOUND, None)
-        return (CUresult.CUDA_SUCCESS, Handle(0xF00))
+        return (CUresult.CUDA_SUCCESS, Handle(0xF00 + int(module) - 1))
 
     def cuFuncSetAttribute(self, function, attribute, value):
         self.function_attributes[attribute] = value
@@ -178,13 +180,18 @@ class FakeCu:
         return (CUresult.CUDA_SUCCESS,)
 
     def cuFuncGetAttribute(self, attribute, function):
+        regs = self.function_registers.get(int(function), self.num_regs)
         values = {
-            "NUM_REGS": self.num_regs,
-            "MAX_THREADS_PER_BLOCK": min(1024, 65536 // self.num_regs // 32 * 32),
+            "NUM_REGS": regs,
+            "MAX_THREADS_PER_BLOCK": min(1024, 65536 // regs // 32 * 32),
             "SHARED_SIZE_BYTES": 0,
             "LOCAL_SIZE_BYTES": 0,
         }
         return (CUresult.CUDA_SUCCESS, values[attribute])
+
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, function, threads, shared):
+        regs = self.function_registers.get(int(function), self.num_regs)
+        return (CUresult.CUDA_SUCCESS, min(32, 65536 // (regs * threads), 2048 // threads))
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         if self.fail_context_once:

@@ -61,6 +61,13 @@ PROTOTYPES = {
     "cuFuncSetAttribute": (c_void_p, c_int, c_int),
     "cuFuncSetCacheConfig": (c_void_p, c_int),
     "cuFuncGetAttribute": (POINTER(c_int), c_int, c_void_p),
+    # int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor": (
+        POINTER(c_int),
+        c_void_p,
+        c_int,
+        ctypes.c_size_t,
+    ),
     # f, grid x y z, block x y z, sharedMemBytes, hStream, void **kernelParams, void **extra
     "cuLaunchKernel": (c_void_p, *[c_uint] * 7, c_void_p, c_void_p, c_void_p),
     "cuGetErrorName": (c_int, POINTER(c_char_p)),
@@ -223,6 +230,10 @@ class FakeLibCuda:
             4: self.num_regs,  # NUM_REGS
         }
         value[0] = values[attribute]
+        return 0
+
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, blocks, function, threads, shared):
+        blocks[0] = min(32, 65536 // (self.num_regs * threads), 2048 // threads)
         return 0
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):

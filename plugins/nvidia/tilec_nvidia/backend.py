@@ -158,8 +158,10 @@ class NvidiaBackend(GpuBackend):
         from tilec_nvidia.codegen import look_for_ptxas_early
 
         look_for_ptxas_early()  # the cubin stage waits for it; without a ptxas it gives None
+        one_wave: dict[str, bytes | None] = {}  # the cubin stage's second cubin, for the next
         stages["ptx"] = lambda src, metadata: self._make_ptx(src, metadata, options)
-        stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata)
+        stages["cubin"] = lambda src, metadata: self._make_cubin(src, metadata, one_wave)
+        stages["cubin_one_wave"] = lambda src, metadata: one_wave.pop("cubin", None)
 
     def _make_ptx(self, llvm_ir: str, metadata: dict[str, Any], options: NvidiaOptions) -> str:
         from tilec_nvidia.codegen import keep_widened_unless_it_spills, llir_to_ptx
@@ -168,9 +170,18 @@ class NvidiaBackend(GpuBackend):
         plain = llir_to_ptx(llvm_ir, target, opt_level=options.opt_level, widen=False)
         return keep_widened_unless_it_spills(plain, target)
 
-    def _make_cubin(self, ptx: str, metadata: dict[str, Any]) -> bytes | None:
+    def _make_cubin(
+        self, ptx: str, metadata: dict[str, Any], one_wave: dict[str, bytes | None]
+    ) -> bytes | None:
         """The cubin, or None (no `cubin` stage: the driver JIT-compiles the PTX at load) where
-        there is no ptxas or it cannot assemble for the arch (CUDA 13 dropped sm_70)."""
-        from tilec_nvidia.codegen import ptx_to_cubin
+        there is no ptxas or it cannot assemble for the arch (CUDA 13 dropped sm_70). Where
+        `tilec_nvidia.one_wave` applies, its second cubin goes into `one_wave` for the
+        `cubin_one_wave` stage that follows (None: no such stage)."""
+        from tilec_nvidia.codegen import PtxasInfo, ptx_to_cubin
+        from tilec_nvidia.one_wave import one_wave_cubin
 
-        return ptx_to_cubin(ptx, metadata["target"])
+        info: dict[str, PtxasInfo] = {}
+        cubin = ptx_to_cubin(ptx, metadata["target"], info=info)
+        if cubin is not None:
+            one_wave["cubin"] = one_wave_cubin(ptx, metadata["target"], info)
+        return cubin

@@ -132,17 +132,7 @@ def widen_then_shift(ptx: str) -> str:
     if not WIDE_AS_SHIFT or "mul.wide.s32" not in ptx:
         return ptx
     lines = ptx.split("\n")
-    labels: dict[str, int] = {}
-    in_loop = [False] * len(lines)
-    for index, line in enumerate(lines):
-        label = _LABEL.match(line)
-        if label:
-            labels[label.group(1)] = index
-            continue
-        branch = _BRANCH.search(line)
-        if branch and branch.group(1) in labels:  # back to a label above: a loop
-            for inside in range(labels[branch.group(1)], index + 1):
-                in_loop[inside] = True
+    in_loop = in_loops(lines)
     read_in_loops = set(re.findall(r"%rd\d+\b", "\n".join(
         line for line, inside in zip(lines, in_loop, strict=True) if inside)))  # fmt: skip
     for index, line in enumerate(lines):
@@ -162,6 +152,23 @@ def widen_then_shift(ptx: str) -> str:
     return "\n".join(lines)
 
 
+def in_loops(lines: list[str]) -> list[bool]:
+    """Whether each line of a PTX text is in a loop: the lines from a label to a branch back
+    to it."""
+    labels: dict[str, int] = {}
+    in_loop = [False] * len(lines)
+    for index, line in enumerate(lines):
+        label = _LABEL.match(line)
+        if label:
+            labels[label.group(1)] = index
+            continue
+        branch = _BRANCH.search(line)
+        if branch and branch.group(1) in labels:  # back to a label above: a loop
+            for inside in range(labels[branch.group(1)], index + 1):
+                in_loop[inside] = True
+    return in_loop
+
+
 def keep_widened_unless_it_spills(plain: str, arch: str) -> str:
     """`widen_then_shift(plain)` unless ptxas spills more registers for it than for `plain`
     (the PTX of LLVM); then `plain`. Where the rewrite changes nothing or there is no ptxas,
@@ -173,16 +180,16 @@ def keep_widened_unless_it_spills(plain: str, arch: str) -> str:
         return widened
     info: dict[str, PtxasInfo] = {}
     cubin = ptx_to_cubin(widened, arch, info=info)
-    if cubin is None or not _spilled(info):
+    if cubin is None or not spilled(info):
         return _remember(widened, arch, cubin, info)
     plain_info: dict[str, PtxasInfo] = {}
     plain_cubin = ptx_to_cubin(plain, arch, info=plain_info)
-    if plain_cubin is not None and _spilled(plain_info) < _spilled(info):
+    if plain_cubin is not None and spilled(plain_info) < spilled(info):
         return _remember(plain, arch, plain_cubin, plain_info)
     return _remember(widened, arch, cubin, info)
 
 
-def _spilled(info: dict[str, PtxasInfo]) -> int:
+def spilled(info: dict[str, PtxasInfo]) -> int:
     return sum(i.spill_stores + i.spill_loads + i.stack_bytes for i in info.values())
 
 

@@ -175,7 +175,15 @@ class CudaProperties(DeviceProperties):
 class CudaKernel(LoadedKernel):
     """A loaded kernel with its resource usage (a plain class, as its base)."""
 
-    __slots__ = ("local_bytes", "max_threads", "num_regs", "static_shared_bytes")
+    __slots__ = (
+        "local_bytes",
+        "max_threads",
+        "num_regs",
+        "one_wave_function",
+        "one_wave_module",
+        "one_wave_programs",
+        "static_shared_bytes",
+    )
 
     def __init__(
         self,
@@ -195,6 +203,20 @@ class CudaKernel(LoadedKernel):
         """The most threads a block may have with this kernel's register use."""
         self.static_shared_bytes = static_shared_bytes
         self.local_bytes = local_bytes
+        self.one_wave_function: Any = None
+        """The kernel assembled for launches of at most one wave (`tilec_nvidia.one_wave`), or
+        None; `one_wave_module` its module."""
+        self.one_wave_module: Any = None
+        self.one_wave_programs = 0
+        """The most programs a launch of `one_wave_function` may have: those the device runs
+        at once with it."""
+
+    def function_for(self, programs: int) -> Any:
+        """The function a launch of `programs` programs runs: the one-wave kernel where it
+        runs them all at once, else the kernel."""
+        if self.one_wave_function is not None and programs <= self.one_wave_programs:
+            return self.one_wave_function
+        return self.function
 
 
 def normalize_grid(grid: Any, kernel_name: str) -> tuple[int, int, int]:
@@ -397,9 +419,34 @@ class CudaDriver:
             f"{reason}. Use num_warps={fitting} or less, or smaller blocks."
         )
 
+    def add_one_wave(self, kernel: CudaKernel, binary: bytes, threads: int) -> None:
+        """Load `binary`, `kernel` assembled for launches of at most one wave
+        (`tilec_nvidia.one_wave`), as `kernel`'s one-wave function: launches of at most as many
+        programs as the device runs at once with it (its blocks an SM, as the driver's occupancy
+        calculator gives them, times the SMs) run it. Left out where a block of `threads`
+        cannot run it."""
+        wave = self.load(binary, kernel.name, is_ptx=False, shared_bytes=kernel.shared_bytes)
+        if threads > wave.max_threads:
+            self.unload(wave)
+            return
+        try:
+            blocks = int(self.call(
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor", wave.function, threads,
+                kernel.shared_bytes, kernel=kernel.name,
+            ))  # fmt: skip
+        except AttributeError:  # a driver binding without the occupancy calculator
+            blocks = 1
+        kernel.one_wave_function = wave.function
+        kernel.one_wave_module = wave.module
+        kernel.one_wave_programs = max(blocks, 1) * self.properties.sm_count
+
     def unload(self, kernel: CudaKernel) -> None:
-        """Unload the kernel's module; the kernel must not be launched again."""
+        """Unload the kernel's module (and its one-wave module); the kernel must not be
+        launched again."""
         self.call("cuModuleUnload", kernel.module, kernel=kernel.name)
+        if kernel.one_wave_module is not None:
+            self.call("cuModuleUnload", kernel.one_wave_module, kernel=kernel.name)
+            kernel.one_wave_function = kernel.one_wave_module = None
 
     # Launches --------------------------------------------------------------------------------
 
@@ -452,16 +499,16 @@ class CudaDriver:
                 params = packer.pack(args, x * y * z, stream)
             else:
                 params = packer.pack(args)
+            function = kernel.function_for(x * y * z)
             if MULTI_DEVICE[0]:
                 with self.active():
                     result = self.cu.cuLaunchKernel(
-                        kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream,
-                        params, 0,
+                        function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params,
+                        0,
                     )  # fmt: skip
             else:
                 result = self.cu.cuLaunchKernel(
-                    kernel.function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream,
-                    params, 0,
+                    function, x, y, z, threads, 1, 1, kernel.shared_bytes, hstream, params, 0,
                 )  # fmt: skip
             if result[0]:
                 self._launch_error(kernel, result, (x, y, z), threads, hstream, params)
@@ -488,8 +535,9 @@ class CudaDriver:
     ) -> None:
         if result[0] == self.cu.CUresult.CUDA_ERROR_INVALID_CONTEXT:  # a new thread: retry
             self.make_current()
+            function = kernel.function_for(grid[0] * grid[1] * grid[2])
             result = self.cu.cuLaunchKernel(
-                kernel.function, *grid, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
+                function, *grid, threads, 1, 1, kernel.shared_bytes, hstream, params, 0
             )
             if not result[0]:
                 return

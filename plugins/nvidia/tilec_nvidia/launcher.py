@@ -44,6 +44,9 @@ class NvidiaDriver(GpuDriver):
             num_warps=md["num_warps"],
             threads_per_warp=md["threads_per_warp"],
         )
+        one_wave = compiled.asm.get("cubin_one_wave")
+        if isinstance(one_wave, bytes) and not is_ptx:
+            runtime.add_one_wave(kernel, one_wave, md["num_warps"] * md["threads_per_warp"])
         if not md.get("tensor_maps") and not md.get("global_scratch_size"):
             return kernel
         # deferred: the tensor maps' packer and encoder (4-5 ms to import) wait for a kernel
@@ -97,7 +100,8 @@ class NvidiaDriver(GpuDriver):
             "pack_into": loaded.packer.struct.pack_into, "buffer": loaded.packer.buffer,
             "params": loaded.packer.address, "acquire": loaded.packer.lock.acquire,
             "release": loaded.packer.lock.release, "GRID": None, "XYZ": None,
-            "struct_error": struct.error,
+            "struct_error": struct.error, "one_wave_function": loaded.one_wave_function,
+            "one_wave_programs": loaded.one_wave_programs,
         }  # fmt: skip
         names = [f"a{i}" for i in range(len(getters))]
         values = []
@@ -120,11 +124,22 @@ class NvidiaDriver(GpuDriver):
                 namespace,
                 functools.partial(_launch_body, loaded, default),
                 max_grid=(max_x, max_y, max_z),
-                native=None  # the native launch packs in C: no tensor maps, no scratch
-                if md.get("tensor_maps") or md.get("global_scratch_size")
-                else _native(driver, loaded, threads, current, (max_x, max_y, max_z)),
+                native=_native(driver, loaded, threads, current, (max_x, max_y, max_z))
+                if native_packs(md, loaded)
+                else None,
             )
         return run
+
+
+def native_packs(md: dict, loaded: Any) -> bool:
+    """Whether the native launch (`tilec.runtime.native_launch`) may launch the kernel: it packs
+    the parameters in C (no tensor maps, no global scratch) and launches one function (not a
+    kernel with a one-wave function, `tilec_nvidia.one_wave`)."""
+    return not (
+        md.get("tensor_maps")
+        or md.get("global_scratch_size")
+        or loaded.one_wave_function is not None
+    )
 
 
 def _native(
@@ -176,7 +191,14 @@ def _launch_body(loaded: Any, default: str, values: str, result: str) -> str:
     else:
         spread = values[1:-1] if values.startswith("(") else f"*{values}"
         pack = _PACK_DIRECT.format(spread=spread, values=values)
-    return _LAUNCH.format(default=default, values=values, result=result, pack=pack)
+    function = (
+        "function"
+        if getattr(loaded, "one_wave_function", None) is None
+        else "(one_wave_function if x * y * z <= one_wave_programs else function)"
+    )
+    return _LAUNCH.format(
+        default=default, values=values, result=result, pack=pack, function=function
+    )
 
 
 _PACK_DIRECT = """try:
@@ -211,9 +233,9 @@ try:
     {pack}
     if multi[0]:
         with active():
-            result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
+            result = cu_launch({function}, x, y, z, threads, 1, 1, shared, hstream, params, 0)
     else:
-        result = cu_launch(function, x, y, z, threads, 1, 1, shared, hstream, params, 0)
+        result = cu_launch({function}, x, y, z, threads, 1, 1, shared, hstream, params, 0)
 finally:
     release()
 if result[0]:
@@ -221,7 +243,8 @@ if result[0]:
 """
 """A launch on a cache hit: the stream (torch's current one unless `stream=`), the grid (checked
 against the device's limits unless it is the very tuple `GRID` checked when the code was made),
-the arguments packed into the kernel's buffer with one `struct.pack_into` and `cuLaunchKernel`,
+the arguments packed into the kernel's buffer with one `struct.pack_into` and `cuLaunchKernel`
+(of the one-wave function where the kernel has one and the grid fits it: `CudaKernel.function_for`),
 under the kernel's lock (the driver copies the buffer during the call), so that a launch costs
 little more than `cuLaunchKernel` itself. A grid over the limits or of a zero size goes to the
 general path (`driver.launch`: the error, or nothing to do)."""

@@ -118,6 +118,7 @@ _SIGNATURES: dict[str, tuple[Any, ...]] = {
     "cuFuncSetAttribute": (_PTR, _INT, _INT),
     "cuFuncSetCacheConfig": (_PTR, _INT),
     "cuFuncGetAttribute": (_Out(_INT), _INT, _PTR),
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor": (_Out(_INT), _PTR, _INT, ctypes.c_size_t),
     "cuLaunchKernel": (_PTR, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _UINT, _PTR, _PTR, _PTR),
     "cuGetErrorName": (_INT, _Out(_TEXT)),
     "cuGetErrorString": (_INT, _Out(_TEXT)),
