@@ -103,7 +103,9 @@ class NativeLaunch:
     (`cuLaunchKernel`, `hipModuleLaunchKernel`), with the stream `current_stream(ordinal)`
     (torch's current stream's handle). `several_devices` is a list whose first item is true
     while the process uses several devices (the native launch then leaves the launch to the
-    Python path, which enters the device's context)."""
+    Python path, which enters the device's context). Where `one_wave_function` is not 0, a
+    launch of at most `one_wave_programs` programs calls the entry with it instead of `function`
+    (the kernel assembled for launches of one wave: `tilec_nvidia.one_wave`)."""
 
     entry: int
     function: int
@@ -113,6 +115,8 @@ class NativeLaunch:
     ordinal: int
     several_devices: list
     max_grid: tuple[int, int, int]
+    one_wave_function: int = 0
+    one_wave_programs: int = 0
 
 
 @attrs.frozen

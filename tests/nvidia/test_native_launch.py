@@ -22,6 +22,7 @@ from tilec.backend import Availability
 from tilec.runtime import compiler, hot_path, native_launch
 from tilec_nvidia import driver as cuda
 from tilec_nvidia.backend import NvidiaBackend
+from tilec_nvidia.codegen import find_ptxas
 
 ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
                          ctypes.c_void_p, ctypes.c_void_p)  # fmt: skip
@@ -51,6 +52,8 @@ class Recorder:
 
     def __init__(self):
         self.launches: list[tuple] = []
+        self.functions: list[int] = []
+        """The function each launch called."""
         self.result = 0
         self.lock = threading.Lock()
         self.callback = ENTRY(self._entry)
@@ -61,6 +64,7 @@ class Recorder:
         values = [ctypes.c_uint64.from_address(p).value for p in pointers]
         with self.lock:
             self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream or 0, values))
+            self.functions.append(function)
         return self.result
 
 
@@ -376,3 +380,27 @@ def test_stream_handles_go_native_and_stream_objects_take_the_python_path(gpu):
     launch(*tensors(0x10000), 4096, BLOCK=1024, stream=Stream())
     assert len(gpu.native) == 3 and len(gpu.python) == 2
     assert int(gpu.python[-1][8]) == 0x54  # the Python path's CUstream
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas: no cubins")
+def test_a_kernel_with_a_one_wave_cubin_launches_it_natively_where_the_grid_fits(gpu):
+    """The column sum's loop reads global memory: it has a one-wave function (the fake's second
+    module, 0xF01; 32 registers, 128 threads: 16 blocks an SM, 132 SMs), which the native launch
+    calls for grids of up to 2112 programs, the plain one (0xF00) above."""
+
+    @tilec.jit
+    def column_sum(part_ptr, out_ptr, rows, N, BLOCK_ROWS: tl.constexpr):
+        cols = tl.program_id(0) * 128 + tl.arange(0, 128)
+        acc = tl.zeros([BLOCK_ROWS, 128], dtype=tl.float32)
+        for first in range(0, rows, BLOCK_ROWS):
+            lines = first + tl.arange(0, BLOCK_ROWS)
+            inside = (lines[:, None] < rows) & (cols[None, :] < N)
+            acc += tl.load(part_ptr + lines[:, None] * N + cols[None, :], mask=inside, other=0.0)
+        tl.store(out_ptr + cols, tl.sum(acc, axis=0), mask=cols < N)
+
+    part, out, _ = tensors(0x10000)
+    for grid in ((2,), (2,), (2112,), (2113,), (7, 2)):
+        column_sum[grid](part, out, 64, 256, BLOCK_ROWS=32)
+    assert len(gpu.python) == 1 and int(gpu.python[0][0]) == 0xF01  # the first launch
+    assert [int(f) for f in gpu.recorder.functions] == [0xF01, 0xF01, 0xF00, 0xF01]
+    assert [g for g, *_ in gpu.native] == [(2, 1, 1), (2112, 1, 1), (2113, 1, 1), (7, 2, 1)]

@@ -175,15 +175,3 @@ def test_launches_of_the_jit_pick_the_function_by_grid(fake_gpu):
         column_sum[grid](a, b, 64, 256, BLOCK_ROWS=32, BLOCK_COLS=128, backend="nvidia")
     functions = [int(launch[0]) for launch in fake_gpu.launches]
     assert functions == [0xF01, 0xF01, 0xF00, 0xF00, 0xF01]
-
-
-def test_the_native_launch_is_not_offered_a_kernel_with_a_one_wave_function():
-    from types import SimpleNamespace
-
-    from tilec_nvidia.launcher import native_packs
-
-    plain, wave = SimpleNamespace(one_wave_function=None), SimpleNamespace(one_wave_function=1)
-    assert native_packs({}, plain)
-    assert not native_packs({}, wave)  # it launches one function
-    assert not native_packs({"tensor_maps": [{}]}, plain)
-    assert not native_packs({"global_scratch_size": 128}, plain)

@@ -458,8 +458,13 @@ class _Emitter:
         entry = ir.Function(self.module, ir.FunctionType(*_ENTRY), entry_symbol(native.entry))
         saved = self.call("PyEval_SaveThread")
         bx, by, bz = native.block
-        args = [ir.Constant(I64, native.function).inttoptr(PTR), x, y, z, I32_T(bx), I32_T(by),
-                I32_T(bz), I32_T(native.shared), stream, params, ir.Constant(PTR, None)]  # fmt: skip
+        function = ir.Constant(I64, native.function)
+        if native.one_wave_function:  # the one-wave kernel where the grid fits it
+            programs = b.mul(b.mul(b.zext(x, I64), b.zext(y, I64)), b.zext(z, I64))
+            fits = b.icmp_unsigned("<=", programs, I64(native.one_wave_programs))
+            function = b.select(fits, I64(native.one_wave_function), function)
+        args = [b.inttoptr(function, PTR), x, y, z, I32_T(bx), I32_T(by), I32_T(bz),
+                I32_T(native.shared), stream, params, ir.Constant(PTR, None)]  # fmt: skip
         result = b.call(entry, args)
         self.call("PyEval_RestoreThread", saved)
         self.check(b.icmp_signed("==", result, I32_T(0)))

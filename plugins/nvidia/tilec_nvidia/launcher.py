@@ -125,21 +125,16 @@ class NvidiaDriver(GpuDriver):
                 functools.partial(_launch_body, loaded, default),
                 max_grid=(max_x, max_y, max_z),
                 native=_native(driver, loaded, threads, current, (max_x, max_y, max_z))
-                if native_packs(md, loaded)
+                if native_packs(md)
                 else None,
             )
         return run
 
 
-def native_packs(md: dict, loaded: Any) -> bool:
+def native_packs(md: dict) -> bool:
     """Whether the native launch (`tilec.runtime.native_launch`) may launch the kernel: it packs
-    the parameters in C (no tensor maps, no global scratch) and launches one function (not a
-    kernel with a one-wave function, `tilec_nvidia.one_wave`)."""
-    return not (
-        md.get("tensor_maps")
-        or md.get("global_scratch_size")
-        or loaded.one_wave_function is not None
-    )
+    the parameters in C (no tensor maps, no global scratch)."""
+    return not (md.get("tensor_maps") or md.get("global_scratch_size"))
 
 
 def _native(
@@ -155,12 +150,15 @@ def _native(
         return None
     try:
         function = int(loaded.function)
+        one_wave = loaded.one_wave_function
+        one_wave = 0 if one_wave is None else int(one_wave)
     except (TypeError, ValueError):
         return None
     return NativeLaunch(
         entry=entry, function=function, block=(threads, 1, 1), shared=loaded.shared_bytes,
         current_stream=current, ordinal=driver.properties.ordinal,
-        several_devices=cuda.MULTI_DEVICE, max_grid=max_grid,
+        several_devices=cuda.MULTI_DEVICE, max_grid=max_grid, one_wave_function=one_wave,
+        one_wave_programs=loaded.one_wave_programs,
     )  # fmt: skip
 
 
