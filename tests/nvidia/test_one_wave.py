@@ -175,3 +175,23 @@ def test_launches_of_the_jit_pick_the_function_by_grid(fake_gpu):
         column_sum[grid](a, b, 64, 256, BLOCK_ROWS=32, BLOCK_COLS=128, backend="nvidia")
     functions = [int(launch[0]) for launch in fake_gpu.launches]
     assert functions == [0xF01, 0xF01, 0xF00, 0xF00, 0xF01]
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
+def test_the_second_assembly_runs_beside_the_first_once_a_text(monkeypatch):
+    ptx = compiled_sum().asm["ptx"]
+    first = one_wave.start(ptx, "sm_90a")
+    assert first is not None and one_wave.start(ptx, "sm_90a") is first
+    assert (
+        one_wave.start(ptx.replace(".reqntid 128", ".reqntid 128\n.maxnreg 64"), "sm_90a") is None
+    )
+    plain = {"column_sum": PtxasInfo(registers=40)}
+    assert one_wave.one_wave_cubin(ptx, "sm_90a", plain) == first.result()[0]
+    assert one_wave.start(ptx, "sm_90a") is not first  # taken: a later compile assembles anew
+
+    def rejected(text, arch):
+        raise codegen.CodegenError("ptxas rejected it")
+
+    monkeypatch.setattr(one_wave, "_assemble", rejected)
+    other = ptx.replace("ret;", "ret;\n", 1)
+    assert one_wave.one_wave_cubin(other, "sm_90a", plain) is None  # the plain cubin stands

@@ -178,8 +178,9 @@ class NvidiaBackend(GpuBackend):
         `tilec_nvidia.one_wave` applies, its second cubin goes into `one_wave` for the
         `cubin_one_wave` stage that follows (None: no such stage)."""
         from tilec_nvidia.codegen import PtxasInfo, ptx_to_cubin
-        from tilec_nvidia.one_wave import one_wave_cubin
+        from tilec_nvidia.one_wave import one_wave_cubin, start
 
+        start(ptx, metadata["target"])  # the second cubin's ptxas, beside this one's
         info: dict[str, PtxasInfo] = {}
         cubin = ptx_to_cubin(ptx, metadata["target"], info=info)
         if cubin is not None:

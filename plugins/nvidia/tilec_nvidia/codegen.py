@@ -178,6 +178,9 @@ def keep_widened_unless_it_spills(plain: str, arch: str) -> str:
     widened = widen_then_shift(plain)
     if widened == plain or find_ptxas() is None:
         return widened
+    from tilec_nvidia import one_wave  # deferred: it imports this module
+
+    one_wave.start(widened, arch)  # its second cubin, beside this assembly
     info: dict[str, PtxasInfo] = {}
     cubin = ptx_to_cubin(widened, arch, info=info)
     if cubin is None or not spilled(info):
