@@ -195,3 +195,29 @@ def test_the_second_assembly_runs_beside_the_first_once_a_text(monkeypatch):
     monkeypatch.setattr(one_wave, "_assemble", rejected)
     other = ptx.replace("ret;", "ret;\n", 1)
     assert one_wave.one_wave_cubin(other, "sm_90a", plain) is None  # the plain cubin stands
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
+def test_a_forked_child_assembles_with_threads_of_its_own():
+    """The autotuner forks its compile workers: a child must not wait on the parent's worker
+    threads (absent there) for an assembly the parent had started."""
+    import multiprocessing
+
+    ptx = compiled_sum().asm["ptx"]
+    started = one_wave.start(ptx, "sm_90a")  # the parent's pool, its thread idle once done
+    assert started is not None and started.result()[0] is not None
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def child():  # another text: work the child's own threads must run
+        other = ptx.replace("ret;", "ret;\n", 1)
+        cubin = one_wave.one_wave_cubin(other, "sm_90a", {"column_sum": PtxasInfo(registers=40)})
+        queue.put(cubin is not None)
+
+    process = context.Process(target=child)
+    process.start()
+    process.join(30)
+    alive = process.is_alive()
+    if alive:
+        process.kill()
+    assert not alive and process.exitcode == 0 and queue.get(timeout=5) is True

@@ -30,6 +30,7 @@ The second ptxas runs on a worker thread beside the first (`start`): compiled fo
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -82,6 +83,19 @@ _PENDING_LOCK = threading.Lock()
 PENDING_KEPT = 8
 """How many assemblies `start` keeps for `one_wave_cubin` (the oldest go)."""
 _POOL: ThreadPoolExecutor | None = None
+
+
+def _forget_threads() -> None:
+    """In a forked child (the autotuner's compile workers): the parent's worker threads and the
+    assemblies they were running do not exist there, and the lock may have been held."""
+    global _POOL, _PENDING_LOCK
+    _POOL = None
+    _PENDING_LOCK = threading.Lock()
+    _PENDING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)
 
 
 def start(ptx: str, arch: str) -> Future | None:
