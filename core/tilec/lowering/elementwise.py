@@ -228,16 +228,30 @@ _DIVISIONS: dict[type[Operation], tuple[bool, bool]] = {
 """Per integer division op: (signed, remainder)."""
 
 
+def _never_minus_one(ctx: LoweringContext, value: Value) -> bool:
+    """Whether the axis-info analysis proves no element of `value` is -1: a known constant other
+    than -1, or every element divisible by 2 or more (each the start of its group: contiguity 1
+    along every dimension), as a parameter the specialization found a multiple of 16."""
+    info = None if ctx.axis_info is None else ctx.axis_info.get(value)
+    if info is None:
+        return False
+    if info.constant is not None:
+        return info.constant != -1
+    return all(c == 1 for c in info.contiguity) and min(info.divisibility, default=1) >= 2
+
+
 @lowers(*_DIVISIONS)
 def _divrem(ctx: LoweringContext, op: arith.BinaryOp) -> None:
     b = ctx.builder
     signed, remainder = _DIVISIONS[type(op)]
+    # -1 is replaced too where it may be the divisor: x / -1 is -x (wrapping), x % -1 is 0, with
+    # no INT_MIN overflow
+    minus_one = signed and not _never_minus_one(ctx, op.operands[1])
 
     def emit(x: ir.Value, y: ir.Value) -> ir.Value:
         ty = x.type
         unsafe = b.icmp_unsigned("==", y, _zero(y))
-        if signed:
-            # -1 is replaced too: x / -1 is -x (wrapping), x % -1 is 0, with no INT_MIN overflow.
+        if minus_one:
             unsafe = b.or_(unsafe, b.icmp_signed("==", y, ir.Constant(ty, -1)))
         divisor = b.select(unsafe, ir.Constant(ty, 1), y)
         if signed:
@@ -246,9 +260,9 @@ def _divrem(ctx: LoweringContext, op: arith.BinaryOp) -> None:
             result = b.urem(x, divisor) if remainder else b.udiv(x, divisor)
         if remainder:  # x % 1 is 0: what x % 0 and x % -1 give, so no select
             return result
-        by_minus_one = b.sub(_zero(x), x)
-        if not signed:
+        if not minus_one:  # unsafe: y is 0, and x / 0 is 0
             return b.select(unsafe, _zero(x), result)
+        by_minus_one = b.sub(_zero(x), x)
         special = b.select(b.icmp_unsigned("==", y, _zero(y)), _zero(x), by_minus_one)
         return b.select(unsafe, special, result)
 
