@@ -22,7 +22,7 @@ specialization's `setmaxnreg`), matrix-unit kernels (`mma`, `wgmma`: tuned by th
 and kernels with copies into shared memory (`cp.async`, TMA) keep the one cubin. `ONE_WAVE`
 turns it off.
 
-The second ptxas runs on a worker thread beside the first (`start`): compiled for sm_90a on a
+The second ptxas runs on a thread of its own beside the first (`start`): compiled for sm_90a on a
 2-core machine, the sweep's column sum, layer norm backward and cross entropy kernels took
 0.10-0.16 s with it and 0.09-0.18 s without (0.15-0.25 s with the two run one after the other).
 """
@@ -33,7 +33,7 @@ import hashlib
 import os
 import re
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 from tilec_nvidia import codegen
 
@@ -82,14 +82,12 @@ _PENDING: dict[tuple, Future] = {}
 _PENDING_LOCK = threading.Lock()
 PENDING_KEPT = 8
 """How many assemblies `start` keeps for `one_wave_cubin` (the oldest go)."""
-_POOL: ThreadPoolExecutor | None = None
 
 
 def _forget_threads() -> None:
-    """In a forked child (the autotuner's compile workers): the parent's worker threads and the
-    assemblies they were running do not exist there, and the lock may have been held."""
-    global _POOL, _PENDING_LOCK
-    _POOL = None
+    """In a forked child (the autotuner's compile workers): the parent's assembling threads do
+    not exist there, so their assemblies would never end, and the lock may have been held."""
+    global _PENDING_LOCK
     _PENDING_LOCK = threading.Lock()
     _PENDING.clear()
 
@@ -99,12 +97,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def start(ptx: str, arch: str) -> Future | None:
-    """Assemble `ptx` at its `budget` on a worker thread where it `applies` (None where not, or
-    without a ptxas, or with `ONE_WAVE` off), so that the second ptxas runs beside the first:
+    """Assemble `ptx` at its `budget` on a thread of its own where it `applies` (None where not,
+    or without a ptxas, or with `ONE_WAVE` off), so that the second ptxas runs beside the first:
     the `ptx` stage starts it for the text it assembles to decide its form
     (`codegen.keep_widened_unless_it_spills`), the `cubin` stage for its own text, and the same
-    text gets the same assembly."""
-    global _POOL
+    text gets the same assembly. The thread ends with its ptxas (no pool stays behind)."""
     if not ONE_WAVE or codegen.find_ptxas() is None:
         return None
     threads = applies(ptx)
@@ -113,14 +110,22 @@ def start(ptx: str, arch: str) -> Future | None:
     key = (hashlib.sha256(ptx.encode()).hexdigest(), arch)
     with _PENDING_LOCK:
         future = _PENDING.get(key)
-        if future is None:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tilec-ptxas")
-            future = _POOL.submit(_assemble, with_budget(ptx, budget(threads)), arch)
-            _PENDING[key] = future
-            while len(_PENDING) > PENDING_KEPT:
-                del _PENDING[next(iter(_PENDING))]
+        if future is not None:
+            return future
+        future = _PENDING[key] = Future()
+        while len(_PENDING) > PENDING_KEPT:
+            del _PENDING[next(iter(_PENDING))]
+    text = with_budget(ptx, budget(threads))
+    threading.Thread(target=_run, args=(future, text, arch), name="tilec-one-wave").start()
     return future
+
+
+def _run(future: Future, ptx: str, arch: str) -> None:
+    future.set_running_or_notify_cancel()
+    try:
+        future.set_result(_assemble(ptx, arch))
+    except BaseException as error:  # given to the waiting compile
+        future.set_exception(error)
 
 
 def _assemble(ptx: str, arch: str) -> tuple[bytes | None, dict[str, codegen.PtxasInfo]]:
