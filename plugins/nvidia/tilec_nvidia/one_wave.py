@@ -24,7 +24,7 @@ turns it off.
 
 The second ptxas runs on a thread of its own beside the first (`start`): compiled for sm_90a on a
 2-core machine, the sweep's column sum, layer norm backward and cross entropy kernels took
-0.10-0.16 s with it and 0.09-0.18 s without (0.15-0.25 s with the two run one after the other).
+0.09-0.12 s with it and 0.08-0.11 s without (0.15-0.25 s with the two run one after the other).
 """
 
 from __future__ import annotations
