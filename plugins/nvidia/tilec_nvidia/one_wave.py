@@ -8,8 +8,8 @@ ahead, where at `.maxnreg 255` it takes 93 and issues all eight back to back (sm
 registers cost blocks an SM, which only matter where the grid has more blocks than the SMs hold
 at once: giving ptxas every register the column sum made the layer norm backward 1.19-1.40x
 Triton's speed where it was 0.97-1.03x, and giving them to the layer norm forward, the cross
-entropy or the backward's row loop (grids of many waves) cost 5-26% (benchmarks/RESULTS.md,
-tenth session, `benchmarks/register_budget_ab.py`).
+entropy or the backward's row loop (grids that need several blocks an SM at once) cost 5-26%
+(benchmarks/RESULTS.md, tenth session, `benchmarks/register_budget_ab.py`).
 
 So a kernel with a loop that reads global memory (`ld.global`) is also assembled with `.maxnreg`
 at the most registers its block may have (`budget`: 65536 / threads, at most 255), and that
