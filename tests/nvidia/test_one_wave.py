@@ -227,3 +227,26 @@ def test_a_forked_child_assembles_with_threads_of_its_own():
         with one_wave._PENDING_LOCK:
             one_wave._PENDING.pop(key, None)
     assert not alive and process.exitcode == 0 and queue.get(timeout=5) is True
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
+def test_a_child_forked_while_the_cubin_memo_is_locked_assembles():
+    """A one-wave assembly's thread may hold `codegen`'s cubin-memo lock when the autotuner
+    forks: the child gets a lock of its own."""
+    import multiprocessing
+
+    ptx = compiled_sum().asm["ptx"]
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def child():
+        queue.put(ptx_to_cubin(ptx, "sm_90a") is not None)
+
+    with codegen._ASSEMBLED_LOCK:  # held across the fork, as by another thread
+        process = context.Process(target=child)
+        process.start()
+    process.join(30)
+    alive = process.is_alive()
+    if alive:
+        process.kill()
+    assert not alive and process.exitcode == 0 and queue.get(timeout=5) is True

@@ -202,6 +202,16 @@ ASSEMBLED_KEPT = 8
 """How many cubins `keep_widened_unless_it_spills` keeps for `ptx_to_cubin` (the oldest go)."""
 
 
+def _new_assembled_lock() -> None:
+    """In a forked child: a lock another thread held at the fork (a one-wave assembly's
+    `ptx_to_cubin`, `tilec_nvidia.one_wave`) would stay held there for ever."""
+    global _ASSEMBLED_LOCK
+    _ASSEMBLED_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_assembled_lock)
+
+
 def _remember(ptx: str, arch: str, cubin: bytes | None, info: dict) -> str:
     if cubin is not None:
         with _ASSEMBLED_LOCK:
