@@ -5,6 +5,11 @@ ptxas where there is one, and a fake cuda.bindings (`fake_cuda.FakeCu`)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import multiprocessing
+from concurrent.futures import Future
+
 import pytest
 from fake_cuda import FakeCu
 
@@ -197,56 +202,41 @@ def test_the_second_assembly_runs_beside_the_first_once_a_text(monkeypatch):
     assert one_wave.one_wave_cubin(other, "sm_90a", plain) is None  # the plain cubin stands
 
 
+def forked(work, before_fork=contextlib.nullcontext) -> bool:
+    """`work()` (a bool) in a forked child started inside `before_fork()`; fails where the
+    child has not ended in 30 s (it waits for ever) or did not return True."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    with before_fork():
+        process = context.Process(target=lambda: queue.put(work()))
+        process.start()
+    process.join(30)
+    alive = process.is_alive()
+    if alive:
+        process.kill()
+    return not alive and process.exitcode == 0 and queue.get(timeout=5) is True
+
+
 @pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
 def test_a_forked_child_assembles_with_threads_of_its_own():
     """The autotuner forks its compile workers: an assembly the parent was running when it
     forked has no thread in the child, which must assemble the text anew, not wait for it."""
-    import hashlib
-    import multiprocessing
-    from concurrent.futures import Future
-
     ptx = compiled_sum().asm["ptx"]
     key = (hashlib.sha256(ptx.encode()).hexdigest(), "sm_90a")
     with one_wave._PENDING_LOCK:
         one_wave._PENDING[key] = Future()  # running in the parent at the fork: never done there
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-
-    def child():
-        cubin = one_wave.one_wave_cubin(ptx, "sm_90a", {"column_sum": PtxasInfo(registers=40)})
-        queue.put(cubin is not None)
-
+    plain = {"column_sum": PtxasInfo(registers=40)}
     try:
-        process = context.Process(target=child)
-        process.start()
-        process.join(30)
-        alive = process.is_alive()
-        if alive:
-            process.kill()
+        assert forked(lambda: one_wave.one_wave_cubin(ptx, "sm_90a", plain) is not None)
     finally:
         with one_wave._PENDING_LOCK:
             one_wave._PENDING.pop(key, None)
-    assert not alive and process.exitcode == 0 and queue.get(timeout=5) is True
 
 
 @pytest.mark.skipif(find_ptxas() is None, reason="no ptxas here")
 def test_a_child_forked_while_the_cubin_memo_is_locked_assembles():
     """A one-wave assembly's thread may hold `codegen`'s cubin-memo lock when the autotuner
     forks: the child gets a lock of its own."""
-    import multiprocessing
-
     ptx = compiled_sum().asm["ptx"]
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-
-    def child():
-        queue.put(ptx_to_cubin(ptx, "sm_90a") is not None)
-
-    with codegen._ASSEMBLED_LOCK:  # held across the fork, as by another thread
-        process = context.Process(target=child)
-        process.start()
-    process.join(30)
-    alive = process.is_alive()
-    if alive:
-        process.kill()
-    assert not alive and process.exitcode == 0 and queue.get(timeout=5) is True
+    # held across the fork, as by another thread
+    assert forked(lambda: ptx_to_cubin(ptx, "sm_90a") is not None, lambda: codegen._ASSEMBLED_LOCK)
