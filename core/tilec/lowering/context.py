@@ -163,6 +163,11 @@ class LoweringContext:
 
     # Values ----------------------------------------------------------------------------------
 
+    def axis_info_of(self, value: Value) -> Any:
+        """The axis info (contiguity, divisibility, constancy) of `value`, or None where the
+        lowering runs without the analysis."""
+        return None if self.axis_info is None else self.axis_info.get(value)
+
     def get(self, value: Value) -> Any:
         try:
             return self.values[value]

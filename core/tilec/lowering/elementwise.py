@@ -62,7 +62,7 @@ def same_registers(ctx: LoweringContext, value: Value, count: int) -> tuple[int,
     same run of `constancy` elements (axis info) along every dimension, where runs start at
     multiples of the constancy and every thread's first element along the dimension is a
     multiple of it too (its lane and warp steps are)."""
-    info = None if ctx.axis_info is None else ctx.axis_info.get(value)
+    info = ctx.axis_info_of(value)
     if info is None or all(c == 1 for c in info.constancy):
         return tuple(range(count))
     mapping = thread_mapping(value.type.encoding, value.type.shape)
@@ -232,7 +232,7 @@ def _never_minus_one(ctx: LoweringContext, value: Value) -> bool:
     """Whether the axis-info analysis proves no element of `value` is -1: a known constant other
     than -1, or every element divisible by 2 or more (each the start of its group: contiguity 1
     along every dimension), as a parameter the specialization found a multiple of 16."""
-    info = None if ctx.axis_info is None else ctx.axis_info.get(value)
+    info = ctx.axis_info_of(value)
     if info is None:
         return False
     if info.constant is not None:

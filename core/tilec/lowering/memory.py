@@ -81,7 +81,7 @@ def vector_width(ctx: LoweringContext, ptr: Value, mask: Value | None, elem_byte
         return 1
     mapping = LTensor(ptr.type, []).mapping
     dim = mapping.contiguous_dim
-    info = _axis_info(ctx, ptr)
+    info = ctx.axis_info_of(ptr)
     if dim is None or info is None:
         return 1
     vec = min(
@@ -91,13 +91,9 @@ def vector_width(ctx: LoweringContext, ptr: Value, mask: Value | None, elem_byte
         max(1, MAX_VECTOR_BYTES // elem_bytes),
     )
     if mask is not None:
-        mask_info = _axis_info(ctx, mask)
+        mask_info = ctx.axis_info_of(mask)
         vec = min(vec, mask_info.constancy[dim] if mask_info is not None else 1)
     return max(1, _power_of_two_floor(vec))
-
-
-def _axis_info(ctx: LoweringContext, value: Value):
-    return None if ctx.axis_info is None else ctx.axis_info.get(value)
 
 
 def _power_of_two_floor(n: int) -> int:

@@ -315,7 +315,7 @@ def descriptor_load(arch: str, ctx: LoweringContext, op: DescriptorLoadOp) -> bo
         return tma_made.descriptor_load(arch, ctx, op)
     b = ctx.builder
     place = _prepare(arch, ctx, op)
-    info = None if ctx.axis_info is None else ctx.axis_info.get(op.offsets[-1])
+    info = ctx.axis_info_of(op.offsets[-1])
     if info is not None and info.divisibility[0] * place.size % 16 == 0:  # known aligned
         ctx.set(op.result, LTensor(op.result.type, _load_boxes(arch, ctx, op, place)))
         return True
