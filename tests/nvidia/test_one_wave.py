@@ -6,7 +6,6 @@ ptxas where there is one, and a fake cuda.bindings (`fake_cuda.FakeCu`)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import multiprocessing
 from concurrent.futures import Future
 
@@ -222,7 +221,7 @@ def test_a_forked_child_assembles_with_threads_of_its_own():
     """The autotuner forks its compile workers: an assembly the parent was running when it
     forked has no thread in the child, which must assemble the text anew, not wait for it."""
     ptx = compiled_sum().asm["ptx"]
-    key = (hashlib.sha256(ptx.encode()).hexdigest(), "sm_90a")
+    key = codegen.assembly_key(ptx, "sm_90a")
     with one_wave._PENDING_LOCK:
         one_wave._PENDING[key] = Future()  # running in the parent at the fork: never done there
     plain = {"column_sum": PtxasInfo(registers=40)}

@@ -98,7 +98,7 @@ def test_the_widened_form_is_kept_unless_it_spills_more(monkeypatch, spills, kep
     chosen = keep_widened_unless_it_spills(LOOP, "sm_90a")
     assert ("cvt.s64.s32" in chosen) == (kept == "widened")
     assert fake.calls == assembled
-    assert codegen._ASSEMBLED[codegen._assembled_key(chosen, "sm_90a")][0] == kept.encode()
+    assert codegen._ASSEMBLED[codegen.assembly_key(chosen, "sm_90a")][0] == kept.encode()
     codegen._ASSEMBLED.clear()
 
 

@@ -215,14 +215,21 @@ os.register_at_fork(after_in_child=_new_assembled_lock)
 def _remember(ptx: str, arch: str, cubin: bytes | None, info: dict) -> str:
     if cubin is not None:
         with _ASSEMBLED_LOCK:
-            _ASSEMBLED[_assembled_key(ptx, arch)] = (cubin, dict(info))
-            while len(_ASSEMBLED) > ASSEMBLED_KEPT:
-                del _ASSEMBLED[next(iter(_ASSEMBLED))]
+            _ASSEMBLED[assembly_key(ptx, arch)] = (cubin, dict(info))
+            keep_newest(_ASSEMBLED, ASSEMBLED_KEPT)
     return ptx
 
 
-def _assembled_key(ptx: str, arch: str) -> tuple:
+def assembly_key(ptx: str, arch: str) -> tuple:
+    """The key of an assembly of `ptx` for `arch` by this ptxas, for the memos of assemblies
+    (this module's, `tilec_nvidia.one_wave`'s)."""
     return (hashlib.sha256(ptx.encode()).hexdigest(), arch, find_ptxas())
+
+
+def keep_newest(memo: dict, kept: int) -> None:
+    """Drop `memo`'s oldest entries (insertion order) beyond `kept`; the caller holds its lock."""
+    while len(memo) > kept:
+        del memo[next(iter(memo))]
 
 
 _NEG = re.compile(r"^(\s*)neg\.s(16|32)\s+(%\w+),\s*(%\w+);", re.MULTILINE)
@@ -371,7 +378,7 @@ def ptx_to_cubin(ptx: str, arch: str, *, info: dict[str, PtxasInfo] | None = Non
     if ptxas is None:
         return None
     with _ASSEMBLED_LOCK:
-        kept = _ASSEMBLED.pop(_assembled_key(ptx, arch), None)
+        kept = _ASSEMBLED.pop(assembly_key(ptx, arch), None)
     if kept is not None:  # assembled by keep_widened_unless_it_spills just before
         if info is not None:
             info.update(kept[1])

@@ -29,7 +29,6 @@ The second ptxas runs on a thread of its own beside the first (`start`): compile
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -92,8 +91,7 @@ def _forget_threads() -> None:
     _PENDING.clear()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_threads)
+os.register_at_fork(after_in_child=_forget_threads)
 
 
 def start(ptx: str, arch: str) -> Future | None:
@@ -104,17 +102,23 @@ def start(ptx: str, arch: str) -> Future | None:
     text gets the same assembly. The thread ends with its ptxas (no pool stays behind)."""
     if not ONE_WAVE or codegen.find_ptxas() is None:
         return None
+    return _start(ptx, arch, codegen.assembly_key(ptx, arch))
+
+
+def _start(ptx: str, arch: str, key: tuple) -> Future | None:
+    with _PENDING_LOCK:
+        future = _PENDING.get(key)
+    if future is not None:  # started for this text: `applies` held
+        return future
     threads = applies(ptx)
     if threads is None:
         return None
-    key = (hashlib.sha256(ptx.encode()).hexdigest(), arch)
     with _PENDING_LOCK:
         future = _PENDING.get(key)
-        if future is not None:
+        if future is not None:  # another thread started it meanwhile
             return future
         future = _PENDING[key] = Future()
-        while len(_PENDING) > PENDING_KEPT:
-            del _PENDING[next(iter(_PENDING))]
+        codegen.keep_newest(_PENDING, PENDING_KEPT)
     text = with_budget(ptx, budget(threads))
     threading.Thread(target=_run, args=(future, text, arch), name="tilec-one-wave").start()
     return future
@@ -137,11 +141,14 @@ def one_wave_cubin(ptx: str, arch: str, plain: dict[str, codegen.PtxasInfo]) -> 
     """The cubin of `ptx` at `budget` registers (`start`'s) where `applies`, ptxas takes more
     registers for it than `plain` (the plain cubin's `ptx_to_cubin` info) reports and spills no
     more; else None (also where ptxas rejects it, without a ptxas, or with `ONE_WAVE` off)."""
-    future = start(ptx, arch) if plain else None
+    if not plain or not ONE_WAVE or codegen.find_ptxas() is None:
+        return None
+    key = codegen.assembly_key(ptx, arch)
+    future = _start(ptx, arch, key)
     if future is None:
         return None
     with _PENDING_LOCK:
-        _PENDING.pop((hashlib.sha256(ptx.encode()).hexdigest(), arch), None)
+        _PENDING.pop(key, None)
     try:
         cubin, info = future.result()
     except codegen.CodegenError:  # the plain cubin stands
