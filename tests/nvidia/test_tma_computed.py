@@ -485,6 +485,7 @@ def test_the_fast_launch_packs_with_the_programs_and_the_stream():
     class Loaded:
         packer = tma_launch.TmaPacker(None, ["*fp16", "i32"], None, [],
                                       scratch=tma_launch.GlobalScratch(128, 128))  # fmt: skip
+        one_wave_function = None
 
     body = launcher._launch_body(Loaded(), "0", "values", "None")
     assert "pack(values, x * y * z, handle)" in body

@@ -191,7 +191,7 @@ def _launch_body(loaded: Any, default: str, values: str, result: str) -> str:
         pack = _PACK_DIRECT.format(spread=spread, values=values)
     function = (
         "function"
-        if getattr(loaded, "one_wave_function", None) is None
+        if loaded.one_wave_function is None
         else "(one_wave_function if x * y * z <= one_wave_programs else function)"
     )
     return _LAUNCH.format(
