@@ -15,8 +15,13 @@ Triton's `jit` and `tl`, so both compile one source; the cases are in sweep_case
 sweep_memory_cases.py. For each case and side, every candidate config is launched on fresh random
 inputs with poisoned outputs and checked against torch (relative error of the norm); the configs
 that pass are timed briefly, both sides' in one loop of the paired timer, and the best of each
-side is timed again, longer, writing one set of outputs both share: 4 rounds of the paired timer
-(paired_timer.py: the two sides turn about in one loop, one L2 flush and one timer for both),
+side is timed again, longer. Every timed launch of a case, candidate or final, writes one set of
+outputs, as the outputs' placement alone moves a memory-bound kernel by up to 5%
+(paired_timer.py); until the eleventh session each candidate wrote the outputs of its own check,
+and a side could choose, among configs within 1% of each other, one that its final rounds then
+timed 1.7% slower (the rotary d128 case, tenth session's tree). The final timing is 4 rounds of
+the paired timer (paired_timer.py: the two sides turn about in one loop, one L2 flush and one
+timer for both),
 each side's time the median of its rounds. speed = Triton time / tilec time; per family
 the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
 is reported with its error's first line; the sweep goes on. Configs are written short: the
@@ -174,9 +179,9 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
     for side, namespace in kernels.items():
         row[side] = {"failures": []}
         passed[side] = checked(case, namespace, inputs, expected, sync, row[side])
-    times = time_candidates(case, kernels, inputs, passed, row, quick) if timing else {}
+    shared = case.outputs(inputs) if timing else None  # every timed launch writes these
+    times = time_candidates(case, kernels, inputs, shared, passed, row, quick) if timing else {}
     chosen = {}
-    shared = case.outputs(inputs) if timing else None  # both sides timed writing these
     for side, namespace in kernels.items():
         if timing:
             passed[side] = [
@@ -243,16 +248,16 @@ def checked(case, namespace, inputs, expected, sync, result) -> list[tuple]:
     return passed
 
 
-def time_candidates(case, kernels, inputs, passed, row, quick) -> dict:
+def time_candidates(case, kernels, inputs, shared, passed, row, quick) -> dict:
     """{(side, config): microseconds} of the passed configs of each side with more than one,
-    timed briefly: with the paired timer all in one loop (paired_timer.py), else each alone
-    with its side's do_bench. A config whose timing fails is left out, its failure in its
-    side's row."""
+    timed briefly, every one writing the `shared` outputs (as the final rounds do): with the
+    paired timer all in one loop (paired_timer.py), else each alone with its side's do_bench.
+    A config whose timing fails is left out, its failure in its side's row."""
     launches = {
-        (side, config): launcher(case, kernels[side], inputs, outputs, config)
+        (side, config): launcher(case, kernels[side], inputs, shared, config)
         for side, configs in passed.items()
         if len(configs) > 1
-        for config, outputs, _ in configs
+        for config, _, _ in configs
     }
     if TIMER["paired"] and len(launches) > 1:
         try:
