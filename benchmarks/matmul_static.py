@@ -39,6 +39,7 @@ CASES = {  # M, N, K, dtype, (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages), bias + 
     "longk": (512, 512, 65536, "fp16", (128, 128, 64, 8, 3), False),
     "square3072": (3072, 3072, 3072, "fp16", (128, 128, 64, 8, 3), False),
     "longk1024": (1024, 1024, 32768, "bf16", (128, 128, 64, 8, 3), False),
+    "skinnyn": (8192, 128, 8192, "fp16", (128, 128, 64, 8, 3), False),
 }
 """fp8 cases as the sweep launches them: B stored K-major (its transpose contiguous), C fp16."""
 EPILOGUE_OPS = ("STS", "STSM", "LDS", "LDSM", "STG", "LOP3", "LEA", "BAR")
