@@ -21,9 +21,8 @@ outputs, as the outputs' placement alone moves a memory-bound kernel by up to 5%
 and a side could choose, among configs within 1% of each other, one that its final rounds then
 timed 1.7% slower (the rotary d128 case, tenth session's tree). The final timing is 4 rounds of
 the paired timer (paired_timer.py: the two sides turn about in one loop, one L2 flush and one
-timer for both),
-each side's time the median of its rounds. speed = Triton time / tilec time; per family
-the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
+timer for both), each side's time the median of its rounds. speed = Triton time / tilec time;
+per family the geometric mean and the worst case. A config or case that fails (compile error, wrong result)
 is reported with its error's first line; the sweep goes on. Configs are written short: the
 BLOCK sizes joined by x, then w<num_warps> s<num_stages> (a matmul's 128x256x64 w8 s3).
 
@@ -189,10 +188,10 @@ def run_case(case, env, kernels: dict, timing: bool, quick: bool) -> dict:
             ]
         if not passed[side]:
             continue
-        config, _, error = min(passed[side], key=lambda p, s=side: times.get((s, p[0]), 0.0))
+        config, error = min(passed[side], key=lambda p, s=side: times.get((s, p[0]), 0.0))
         row[side].update(config=case.describe(config), error=error)
         row[side]["candidates_us"] = {
-            case.describe(c): times[side, c] for c, _, _ in passed[side] if (side, c) in times
+            case.describe(c): times[side, c] for c, _ in passed[side] if (side, c) in times
         }
         chosen[side] = launcher(case, namespace, inputs, shared, config)
     if timing:
@@ -236,13 +235,13 @@ def time_rounds(case, chosen: dict, row: dict, quick: bool) -> None:
 
 
 def checked(case, namespace, inputs, expected, sync, result) -> list[tuple]:
-    """(config, outputs, error) of each config that passes its check; `result` gets the
-    failures."""
+    """(config, error) of each config that passes its check (its outputs are not kept: every
+    timed launch writes the case's one shared set); `result` gets the failures."""
     passed = []
     for config in case.configs:
         try:
-            outputs, error = check(case, namespace, inputs, expected, config, sync)
-            passed.append((config, outputs, error))
+            _, error = check(case, namespace, inputs, expected, config, sync)
+            passed.append((config, error))
         except Exception as error:
             result["failures"].append(f"{case.describe(config)}: {first_line(error)}")
     return passed
@@ -257,7 +256,7 @@ def time_candidates(case, kernels, inputs, shared, passed, row, quick) -> dict:
         (side, config): launcher(case, kernels[side], inputs, shared, config)
         for side, configs in passed.items()
         if len(configs) > 1
-        for config, _, _ in configs
+        for config, _ in configs
     }
     if TIMER["paired"] and len(launches) > 1:
         try:
